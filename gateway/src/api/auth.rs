@@ -1,0 +1,76 @@
+//! Bearer-token authentication and the access rules of §1 rule 9.
+//!
+//! The admin token manages tenants and may act for any tenant. A tenant key
+//! reaches that tenant alone: another tenant's resources are 404 (their existence
+//! is not revealed), and admin routes are 403.
+
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+
+use super::error::ApiError;
+use crate::context::AppContext;
+use crate::token;
+
+/// Who is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    Admin,
+    Tenant(String),
+}
+
+impl Principal {
+    /// Admin routes: a tenant key gets 403.
+    ///
+    /// # Errors
+    /// 403 for a tenant.
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        match self {
+            Self::Admin => Ok(()),
+            Self::Tenant(_) => Err(ApiError::forbidden()),
+        }
+    }
+
+    /// Tenant routes: the admin, or that tenant itself; the tenant must exist.
+    ///
+    /// # Errors
+    /// 404 for another tenant or an unknown one.
+    pub fn require_tenant(&self, ctx: &AppContext, tenant: &str) -> Result<(), ApiError> {
+        match self {
+            Self::Tenant(t) if t == tenant => Ok(()),
+            Self::Tenant(_) => Err(ApiError::not_found("tenant")),
+            Self::Admin if ctx.store.tenant(tenant)?.is_some() => Ok(()),
+            Self::Admin => Err(ApiError::not_found("tenant")),
+        }
+    }
+}
+
+impl FromRequestParts<Arc<AppContext>> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        ctx: &Arc<AppContext>,
+    ) -> Result<Self, ApiError> {
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .ok_or_else(ApiError::unauthorized)?;
+        let value = header.to_str().map_err(|_| ApiError::unauthorized())?;
+        let presented = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .map(str::trim)
+            .filter(|t| t.starts_with(token::PREFIX) && t.len() <= 128)
+            .ok_or_else(ApiError::unauthorized)?;
+        let hash = token::hash(presented);
+        if token::hashes_equal(&hash, &ctx.admin_hash) {
+            return Ok(Self::Admin);
+        }
+        match ctx.store.tenant_by_key(&hash)? {
+            Some(t) => Ok(Self::Tenant(t)),
+            None => Err(ApiError::unauthorized()),
+        }
+    }
+}

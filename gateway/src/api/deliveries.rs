@@ -1,0 +1,158 @@
+//! Deliveries: filtered, paged lists (`state=dead` is the DLQ) and one delivery
+//! with its attempt log across every series.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::auth::Principal;
+use super::error::ApiError;
+use super::{bad_query, list_body};
+use crate::clock::{parse_rfc3339_ms, rfc3339_ms};
+use crate::context::AppContext;
+use crate::policy::PolicySpec;
+use crate::store::{AttemptRecord, DeliveryFilter, DeliveryRecord, DeliveryState};
+
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ListQuery {
+    state: Option<String>,
+    endpoint_id: Option<String>,
+    event_type: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+/// The `max_attempts` that governs a delivery now: its endpoint's current policy.
+fn max_attempts(ctx: &AppContext, d: &DeliveryRecord) -> Result<Option<u32>, ApiError> {
+    let Some(ep) = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)? else {
+        return Ok(None);
+    };
+    let spec = match &ep.policy {
+        Some(p) => PolicySpec::from_json(p).ok(),
+        None => Some(PolicySpec::default()),
+    };
+    Ok(spec.and_then(|s| s.resolve().ok()).map(|p| p.max_attempts))
+}
+
+fn state_of(ctx: &AppContext, d: &DeliveryRecord) -> &'static str {
+    if d.state == DeliveryState::Pending && ctx.delivery.is_in_flight(&d.id) {
+        "in_flight"
+    } else {
+        d.state.as_str()
+    }
+}
+
+/// A delivery as events and lists show it.
+pub(super) fn delivery_summary(ctx: &AppContext, d: &DeliveryRecord) -> Result<Value, ApiError> {
+    Ok(json!({
+        "id": d.id,
+        "event_id": d.event_id,
+        "endpoint_id": d.endpoint_id,
+        "event_type": d.event_type,
+        "state": state_of(ctx, d),
+        "series": d.series,
+        "attempts": d.attempts,
+        "max_attempts": max_attempts(ctx, d)?,
+        "next_attempt_at": d.next_attempt_at_ms.filter(|_| d.state == DeliveryState::Pending).map(rfc3339_ms),
+        "last_status": d.last_status,
+        "last_error": d.last_error,
+        "dead_reason": d.dead_reason,
+        "created_at": rfc3339_ms(d.created_at_ms),
+        "updated_at": rfc3339_ms(d.updated_at_ms),
+    }))
+}
+
+fn attempt_view(a: &AttemptRecord) -> Value {
+    json!({
+        "series": a.series,
+        "attempt": a.attempt,
+        "started_at": rfc3339_ms(a.started_at_ms),
+        "duration_ms": a.duration_ms,
+        "status": a.status,
+        "error_kind": a.error_kind,
+        "response_snippet": a.response_snippet,
+        "verdict": a.verdict,
+        "delay_ms": a.delay_ms,
+        "next_attempt_at": a.next_attempt_at_ms.map(rfc3339_ms),
+        "dead_reason": a.dead_reason,
+        "decided_by": a.decided_by,
+    })
+}
+
+fn time_param(name: &str, v: Option<&str>) -> Result<Option<u64>, ApiError> {
+    v.map(|s| {
+        parse_rfc3339_ms(s).ok_or_else(|| {
+            ApiError::invalid_field(name, format!("{name} must be an RFC 3339 time"))
+        })
+    })
+    .transpose()
+}
+
+pub(super) async fn list(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<String>,
+    q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    who.require_tenant(&ctx, &t)?;
+    let Query(q) = q.map_err(bad_query)?;
+    let page = super::Page {
+        limit: q.limit.clone(),
+        cursor: None,
+    };
+    let (state, in_flight_only) = match q.state.as_deref() {
+        None => (None, false),
+        Some("pending") => (Some(DeliveryState::Pending), false),
+        Some("in_flight") => (Some(DeliveryState::Pending), true),
+        Some("succeeded") => (Some(DeliveryState::Succeeded), false),
+        Some("dead") => (Some(DeliveryState::Dead), false),
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "state",
+                "state must be pending, in_flight, succeeded or dead",
+            ));
+        }
+    };
+    let filter = DeliveryFilter {
+        state,
+        endpoint_id: q.endpoint_id,
+        event_type: q.event_type,
+        since_ms: time_param("since", q.since.as_deref())?,
+        until_ms: time_param("until", q.until.as_deref())?,
+    };
+    let in_flight = |d: &DeliveryRecord| !in_flight_only || ctx.delivery.is_in_flight(&d.id);
+    let result =
+        ctx.store
+            .list_deliveries(&t, &filter, in_flight, page.limit()?, q.cursor.as_deref())?;
+    let data = result
+        .data
+        .iter()
+        .map(|d| delivery_summary(&ctx, d))
+        .collect::<Result<_, _>>()?;
+    Ok(list_body(data, result.next_cursor))
+}
+
+pub(super) async fn show(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    who.require_tenant(&ctx, &t)?;
+    let d = ctx
+        .store
+        .delivery(&t, &id)?
+        .ok_or_else(|| ApiError::not_found("delivery"))?;
+    let mut view = delivery_summary(&ctx, &d)?;
+    view["attempt_log"] = ctx
+        .store
+        .attempt_log(&d.id)?
+        .iter()
+        .map(attempt_view)
+        .collect();
+    Ok(Json(view))
+}

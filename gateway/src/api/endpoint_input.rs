@@ -1,0 +1,231 @@
+//! The endpoint object: what a tenant may set, how it is validated, and how an
+//! endpoint is shown. Create and merge-patch share one validation.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use crate::address_guard::{UrlError, normalize_endpoint_url};
+use crate::clock::rfc3339_ms;
+use crate::context::AppContext;
+use crate::event_type;
+use crate::policy::PolicySpec;
+use crate::store::EndpointRecord;
+
+/// Default request timeout of an endpoint.
+pub(super) const DEFAULT_TIMEOUT_MS: u64 = 15_000;
+/// Default in-flight cap of an endpoint.
+pub(super) const DEFAULT_MAX_IN_FLIGHT: u32 = 16;
+
+/// The settable fields. Absent means "the default" on create and "unchanged" on PATCH
+/// (where RFC 7396 `null` resets a field to its default).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EndpointInput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) event_types: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) policy: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) plugin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) max_in_flight: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) rate_limit_per_s: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) disabled: Option<bool>,
+}
+
+impl EndpointInput {
+    /// The settable fields of an existing endpoint, as a PATCH starts from.
+    pub(super) fn of(ep: &EndpointRecord) -> Self {
+        Self {
+            url: Some(ep.url.clone()),
+            description: Some(ep.description.clone()),
+            event_types: Some(ep.event_types.clone()),
+            policy: ep.policy.clone(),
+            plugin: ep.plugin.clone(),
+            timeout_ms: Some(ep.timeout_ms),
+            max_in_flight: Some(ep.max_in_flight),
+            rate_limit_per_s: ep.rate_limit_per_s,
+            disabled: Some(ep.disabled),
+        }
+    }
+
+    /// Validates every field and writes the result into `ep` (whose id, tenant,
+    /// secrets and breaker are kept).
+    ///
+    /// # Errors
+    /// 422 `validation_failed` naming the field, or 422 `url_blocked`.
+    pub(super) async fn apply_to(
+        self,
+        ctx: &AppContext,
+        ep: &mut EndpointRecord,
+    ) -> Result<(), ApiError> {
+        let limits = &ctx.config.limits;
+        let raw_url = self
+            .url
+            .ok_or_else(|| ApiError::validation("url", "url is required"))?;
+        let url = normalize_endpoint_url(&raw_url, limits.url_len).map_err(|e| match e {
+            UrlError::Blocked { .. } => ApiError::url_blocked(e.to_string()),
+            other => ApiError::validation("url", other.to_string()),
+        })?;
+        ctx.guard
+            .check_at_creation(&url)
+            .await
+            .map_err(|e| match e {
+                UrlError::Blocked { .. } => ApiError::url_blocked(e.to_string()),
+                other => ApiError::validation("url", other.to_string()),
+            })?;
+        let description = self.description.unwrap_or_default();
+        if description.chars().count() > limits.description_len {
+            return Err(ApiError::validation(
+                "description",
+                format!(
+                    "description must be at most {} characters",
+                    limits.description_len
+                ),
+            ));
+        }
+        let event_types = self.event_types.unwrap_or_else(|| vec!["*".to_owned()]);
+        if event_types.is_empty() || event_types.len() > limits.event_types_per_endpoint {
+            return Err(ApiError::validation(
+                "event_types",
+                format!(
+                    "event_types must hold 1 to {} patterns",
+                    limits.event_types_per_endpoint
+                ),
+            ));
+        }
+        for (i, p) in event_types.iter().enumerate() {
+            event_type::validate_pattern(p, limits.event_type_len).map_err(|e| {
+                ApiError::validation(format!("event_types[{i}]"), format!("pattern {p:?}: {e}"))
+            })?;
+        }
+        if let Some(policy) = &self.policy {
+            let spec = PolicySpec::from_json(policy)
+                .map_err(|e| ApiError::validation(e.field, e.message))?;
+            spec.resolve()
+                .map_err(|e| ApiError::validation(e.field, e.message))?;
+        }
+        if let Some(p) = &self.plugin {
+            // Plugin uploads arrive with the plugin platform; until then no name can exist.
+            return Err(ApiError::validation(
+                "plugin",
+                format!("no plugin named {p:?}"),
+            ));
+        }
+        let timeout_ms = self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if !(100..=300_000).contains(&timeout_ms) {
+            return Err(ApiError::validation(
+                "timeout_ms",
+                "timeout_ms must be from 100 to 300000",
+            ));
+        }
+        let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
+        if !(1..=1024).contains(&max_in_flight) {
+            return Err(ApiError::validation(
+                "max_in_flight",
+                "max_in_flight must be from 1 to 1024",
+            ));
+        }
+        if self.rate_limit_per_s == Some(0) {
+            return Err(ApiError::validation(
+                "rate_limit_per_s",
+                "rate_limit_per_s must be at least 1, or null",
+            ));
+        }
+        let disabled = self.disabled.unwrap_or(false);
+        if !disabled {
+            ep.disabled_reason = None;
+        } else if !ep.disabled {
+            ep.disabled_reason = Some("manual".into());
+        }
+        ep.url = url.to_string();
+        ep.description = description;
+        ep.event_types = event_types;
+        ep.policy = self.policy;
+        ep.plugin = self.plugin;
+        ep.timeout_ms = timeout_ms;
+        ep.max_in_flight = max_in_flight;
+        ep.rate_limit_per_s = self.rate_limit_per_s;
+        ep.disabled = disabled;
+        Ok(())
+    }
+}
+
+/// RFC 7396 JSON merge patch.
+pub(super) fn merge_patch(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+/// The endpoint object as the API shows it (never the secret).
+pub(super) fn endpoint_view(ep: &EndpointRecord) -> Value {
+    let effective = ep
+        .policy
+        .as_ref()
+        .map_or_else(
+            || PolicySpec::default().resolve(),
+            |p| PolicySpec::from_json(p).and_then(|s| s.resolve()),
+        )
+        .ok();
+    let breaker_state = if ep.breaker.state.is_empty() {
+        "closed"
+    } else {
+        ep.breaker.state.as_str()
+    };
+    json!({
+        "id": ep.id,
+        "url": ep.url,
+        "description": ep.description,
+        "event_types": ep.event_types,
+        "policy": ep.policy,
+        "policy_effective": effective,
+        "plugin": ep.plugin,
+        "timeout_ms": ep.timeout_ms,
+        "max_in_flight": ep.max_in_flight,
+        "rate_limit_per_s": ep.rate_limit_per_s,
+        "disabled": ep.disabled,
+        "disabled_reason": ep.disabled_reason,
+        "breaker": {
+            "state": breaker_state,
+            "open_until": ep.breaker.open_until_ms.map(rfc3339_ms),
+            "trips": ep.breaker.trips,
+        },
+        "created_at": rfc3339_ms(ep.created_at_ms),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_patch_follows_rfc_7396() {
+        // The RFC's own example.
+        let mut doc = json!({"title":"Goodbye!","author":{"givenName":"John","familyName":"Doe"},"tags":["example","sample"],"content":"This will be unchanged"});
+        let patch = json!({"title":"Hello!","phoneNumber":"+01-234-567-8901","author":{"familyName":null},"tags":["example"]});
+        merge_patch(&mut doc, &patch);
+        assert_eq!(
+            doc,
+            json!({"title":"Hello!","author":{"givenName":"John"},"tags":["example"],"content":"This will be unchanged","phoneNumber":"+01-234-567-8901"})
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! Endpoints: create, list, show, merge-patch, delete, and their signing secrets.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use super::auth::Principal;
+use super::body::{parse_json, read_limited};
+use super::endpoint_input::{EndpointInput, endpoint_view, merge_patch};
+use super::error::ApiError;
+use super::{Page, bad_query, list_body};
+use crate::context::AppContext;
+use crate::delivery::ScheduleChange;
+use crate::delivery::signer::SigningSecret;
+use crate::ids;
+use crate::store::{BreakerRecord, EndpointRecord, StoredSecret};
+
+/// How long a rotated-out secret keeps signing.
+const SECRET_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
+
+type Json201 = (StatusCode, Json<Value>);
+
+fn load(ctx: &AppContext, who: &Principal, t: &str, id: &str) -> Result<EndpointRecord, ApiError> {
+    who.require_tenant(ctx, t)?;
+    ctx.store
+        .endpoint(t, id)?
+        .ok_or_else(|| ApiError::not_found("endpoint"))
+}
+
+fn changed(ctx: &AppContext, ep: &EndpointRecord) {
+    ctx.delivery.notify(ScheduleChange::Endpoint {
+        tenant_id: ep.tenant_id.clone(),
+        endpoint_id: ep.id.clone(),
+    });
+}
+
+pub(super) async fn create(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<String>,
+    body: Body,
+) -> Result<Json201, ApiError> {
+    who.require_tenant(&ctx, &t)?;
+    let input: EndpointInput =
+        parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+    let now = ctx.clock.now_ms();
+    let secret = SigningSecret::generate();
+    let mut ep = EndpointRecord {
+        id: ids::new_id(ids::ENDPOINT, now),
+        tenant_id: t,
+        url: String::new(),
+        description: String::new(),
+        event_types: Vec::new(),
+        policy: None,
+        plugin: None,
+        timeout_ms: 0,
+        max_in_flight: 0,
+        rate_limit_per_s: None,
+        disabled: false,
+        disabled_reason: None,
+        secrets: vec![StoredSecret {
+            secret: secret.as_str().to_owned(),
+            expires_at_ms: None,
+        }],
+        breaker: BreakerRecord::default(),
+        last_success_ms: None,
+        created_at_ms: now,
+    };
+    input.apply_to(&ctx, &mut ep).await?;
+    let max = ctx.config.limits.endpoints_per_tenant;
+    if !ctx.store.create_endpoint(&ep, max).await? {
+        return Err(ApiError::validation(
+            "endpoints",
+            format!("a tenant may have at most {max} endpoints"),
+        ));
+    }
+    changed(&ctx, &ep);
+    let mut view = endpoint_view(&ep);
+    view["secret"] = json!(secret.as_str());
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+pub(super) async fn list(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<String>,
+    page: Result<Query<Page>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    who.require_tenant(&ctx, &t)?;
+    let Query(page) = page.map_err(bad_query)?;
+    let (eps, more) = ctx
+        .store
+        .list_endpoints(&t, page.limit()?, page.cursor.as_deref())?;
+    let next = if more {
+        eps.last().map(|e| e.id.clone())
+    } else {
+        None
+    };
+    Ok(list_body(eps.iter().map(endpoint_view).collect(), next))
+}
+
+pub(super) async fn show(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    Ok(Json(endpoint_view(&load(&ctx, &who, &t, &id)?)))
+}
+
+pub(super) async fn update(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let mut ep = load(&ctx, &who, &t, &id)?;
+    let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+    if !patch.is_object() {
+        return Err(ApiError::invalid_field(
+            "",
+            "a merge patch must be a JSON object",
+        ));
+    }
+    let mut merged = serde_json::to_value(EndpointInput::of(&ep)).unwrap_or_default();
+    merge_patch(&mut merged, &patch);
+    let input: EndpointInput = serde_path_to_error::deserialize(merged).map_err(|e| {
+        let field = e.path().to_string();
+        ApiError::invalid_field(field, e.into_inner().to_string())
+    })?;
+    input.apply_to(&ctx, &mut ep).await?;
+    ctx.store.put_endpoint(&ep).await?;
+    changed(&ctx, &ep);
+    Ok(Json(endpoint_view(&ep)))
+}
+
+pub(super) async fn delete(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let ep = load(&ctx, &who, &t, &id)?;
+    ctx.store.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
+    changed(&ctx, &ep);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn secrets_view(ep: &EndpointRecord, now: u64) -> Value {
+    let valid: Vec<&StoredSecret> = ep
+        .secrets
+        .iter()
+        .filter(|s| s.expires_at_ms.is_none_or(|e| e > now))
+        .collect();
+    json!({
+        "secret": valid.first().map(|s| s.secret.as_str()),
+        "secrets": valid.iter().map(|s| json!({
+            "secret": s.secret,
+            "expires_at": s.expires_at_ms.map(crate::clock::rfc3339_ms),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub(super) async fn secret(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let ep = load(&ctx, &who, &t, &id)?;
+    Ok(Json(secrets_view(&ep, ctx.clock.now_ms())))
+}
+
+pub(super) async fn rotate_secret(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    let mut ep = load(&ctx, &who, &t, &id)?;
+    let now = ctx.clock.now_ms();
+    ep.secrets
+        .retain(|s| s.expires_at_ms.is_none_or(|e| e > now));
+    for s in &mut ep.secrets {
+        s.expires_at_ms.get_or_insert(now + SECRET_GRACE_MS);
+    }
+    ep.secrets.insert(
+        0,
+        StoredSecret {
+            secret: SigningSecret::generate().as_str().to_owned(),
+            expires_at_ms: None,
+        },
+    );
+    ctx.store.put_endpoint(&ep).await?;
+    changed(&ctx, &ep);
+    Ok(Json(secrets_view(&ep, now)))
+}

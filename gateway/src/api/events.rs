@@ -1,0 +1,143 @@
+//! Event ingest (202 only once durable) and event reads.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+use super::auth::Principal;
+use super::body::{parse_json, read_limited};
+use super::deliveries::delivery_summary;
+use super::error::ApiError;
+use crate::clock::rfc3339_ms;
+use crate::context::AppContext;
+use crate::delivery::ScheduleChange;
+use crate::event_type;
+use crate::store::{IngestOutcome, NewEvent};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct IngestBody {
+    event_type: String,
+    /// Kept as the exact bytes received: no re-serialisation, no key reordering.
+    payload: Box<RawValue>,
+}
+
+fn idempotency_key<'h>(headers: &'h HeaderMap, max: usize) -> Result<Option<&'h str>, ApiError> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let field = "Idempotency-Key";
+    let k = v
+        .to_str()
+        .map_err(|_| ApiError::invalid_field(field, "Idempotency-Key must be visible ASCII"))?;
+    if k.is_empty() || k.len() > max || !k.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ApiError::invalid_field(
+            field,
+            format!("Idempotency-Key must be 1 to {max} visible ASCII characters"),
+        ));
+    }
+    Ok(Some(k))
+}
+
+pub(super) async fn ingest(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    who.require_tenant(&ctx, &t)?;
+    let limits = &ctx.config.limits;
+    let key = idempotency_key(&headers, limits.idempotency_key_len)?;
+    let bytes = read_limited(body, limits.json_body_bytes).await?;
+    let input: IngestBody = parse_json(&bytes)?;
+    event_type::validate_type(&input.event_type, limits.event_type_len)
+        .map_err(|e| ApiError::validation("event_type", format!("event_type {e}")))?;
+    if ctx.disk.is_low() {
+        return Err(ApiError::insufficient_storage());
+    }
+    let endpoints = ctx.store.endpoints_of(&t)?;
+    let matching = endpoints
+        .iter()
+        .filter(|ep| !ep.disabled && event_type::any_matches(&ep.event_types, &input.event_type))
+        .collect();
+    let outcome = ctx
+        .store
+        .ingest(NewEvent {
+            tenant_id: &t,
+            event_type: &input.event_type,
+            payload: &input.payload,
+            idempotency: key.map(|k| (k, hex::encode(Sha256::digest(&bytes)))),
+            endpoints: matching,
+            now_ms: ctx.clock.now_ms(),
+        })
+        .await?;
+    match outcome {
+        IngestOutcome::Created {
+            response,
+            deliveries,
+        } => {
+            for d in &deliveries {
+                let due_ms = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
+                ctx.delivery.notify(ScheduleChange::Due {
+                    endpoint_id: d.endpoint_id.clone(),
+                    due_ms,
+                });
+            }
+            Ok((StatusCode::ACCEPTED, Json(response)).into_response())
+        }
+        IngestOutcome::Replayed(response) => {
+            Ok((StatusCode::ACCEPTED, Json(response)).into_response())
+        }
+        IngestOutcome::KeyReused => Err(ApiError::idempotency_key_reused()),
+    }
+}
+
+#[derive(Serialize)]
+struct EventView<'a> {
+    id: &'a str,
+    event_type: &'a str,
+    payload: &'a RawValue,
+    created_at: String,
+    deliveries: Vec<Value>,
+}
+
+pub(super) async fn show(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    who.require_tenant(&ctx, &t)?;
+    let ev = ctx
+        .store
+        .event(&t, &id)?
+        .ok_or_else(|| ApiError::not_found("event"))?;
+    let mut deliveries = Vec::with_capacity(ev.deliveries.len());
+    for (dlv_id, _) in &ev.deliveries {
+        if let Some(d) = ctx.store.delivery(&t, dlv_id)? {
+            deliveries.push(delivery_summary(&ctx, &d)?);
+        }
+    }
+    let view = EventView {
+        id: &ev.id,
+        event_type: &ev.event_type,
+        payload: &ev.payload,
+        created_at: rfc3339_ms(ev.created_at_ms),
+        deliveries,
+    };
+    // Serialised by hand so the payload's raw bytes pass through untouched.
+    let body = serde_json::to_vec(&view).map_err(|e| ApiError::invalid_json(e.to_string()))?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response())
+}

@@ -1,0 +1,90 @@
+//! HTTP API v1: routing, authentication, one file per resource, and the one
+//! place errors become HTTP ([`error`]).
+
+pub mod auth;
+pub mod body;
+mod deliveries;
+mod endpoint_input;
+mod endpoints;
+pub mod error;
+mod events;
+mod health;
+mod tenants;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post};
+use serde::Deserialize;
+
+use crate::context::AppContext;
+use error::ApiError;
+
+/// The whole API.
+pub fn router(ctx: Arc<AppContext>) -> Router {
+    let t = "/v1/tenants/{t}";
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/v1/tenants", post(tenants::create).get(tenants::list))
+        .route(&format!("{t}/rotate-key"), post(tenants::rotate_key))
+        .route(
+            &format!("{t}/endpoints"),
+            post(endpoints::create).get(endpoints::list),
+        )
+        .route(
+            &format!("{t}/endpoints/{{id}}"),
+            get(endpoints::show)
+                .patch(endpoints::update)
+                .delete(endpoints::delete),
+        )
+        .route(
+            &format!("{t}/endpoints/{{id}}/secret"),
+            get(endpoints::secret),
+        )
+        .route(
+            &format!("{t}/endpoints/{{id}}/rotate-secret"),
+            post(endpoints::rotate_secret),
+        )
+        .route(&format!("{t}/events"), post(events::ingest))
+        .route(&format!("{t}/events/{{id}}"), get(events::show))
+        .route(&format!("{t}/deliveries"), get(deliveries::list))
+        .route(&format!("{t}/deliveries/{{id}}"), get(deliveries::show))
+        .fallback(|| async { ApiError::not_found("route") })
+        .with_state(ctx)
+}
+
+/// `limit` and `cursor` of list routes.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct Page {
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+impl Page {
+    /// The page size: 50 by default, 1 to 250.
+    fn limit(&self) -> Result<usize, ApiError> {
+        match &self.limit {
+            None => Ok(50),
+            Some(s) => match s.parse::<usize>() {
+                Ok(n) if (1..=250).contains(&n) => Ok(n),
+                _ => Err(ApiError::invalid_field(
+                    "limit",
+                    "limit must be an integer from 1 to 250",
+                )),
+            },
+        }
+    }
+}
+
+/// Maps a query-string rejection to our error shape.
+fn bad_query(e: axum::extract::rejection::QueryRejection) -> ApiError {
+    ApiError::invalid_field("query", e.body_text())
+}
+
+/// A list body: `{"data":[...],"next_cursor":...}`.
+fn list_body(
+    data: Vec<serde_json::Value>,
+    next_cursor: Option<String>,
+) -> axum::Json<serde_json::Value> {
+    axum::Json(serde_json::json!({ "data": data, "next_cursor": next_cursor }))
+}

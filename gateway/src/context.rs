@@ -1,0 +1,49 @@
+//! The context every part of the running gateway shares.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::address_guard::AddressGuard;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::delivery::DeliveryHandle;
+use crate::store::Store;
+
+/// Shared state of one running gateway.
+pub struct AppContext {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub clock: Arc<dyn Clock>,
+    pub guard: AddressGuard,
+    /// SHA-256 of the admin token.
+    pub admin_hash: [u8; 32],
+    pub disk: DiskWatch,
+    /// Tells the delivery engine about new work and answers which deliveries are in flight.
+    pub delivery: DeliveryHandle,
+}
+
+/// Whether free disk in the data dir has fallen below `min_free_disk`.
+#[derive(Debug, Clone, Default)]
+pub struct DiskWatch(Arc<AtomicBool>);
+
+impl DiskWatch {
+    /// True while free disk is below the minimum: ingest answers 507, `/healthz` 503.
+    pub fn is_low(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Re-reads free space in `dir`; an unreadable filesystem counts as low.
+    pub fn refresh(&self, dir: &std::path::Path, min_free: u64) {
+        let low = match rustix::fs::statvfs(dir) {
+            Ok(s) => s.f_bavail.saturating_mul(s.f_frsize) < min_free,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read free disk space");
+                true
+            }
+        };
+        if low && !self.is_low() {
+            tracing::error!(min_free, "free disk below min_free_disk: refusing ingest");
+        }
+        self.0.store(low, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,273 @@
+//! Standard Webhooks signing (§1 rule 8).
+//!
+//! Each request carries `webhook-signature: v1,<base64 HMAC-SHA256(key, "{id}.{ts}.{body}")>`,
+//! one entry per valid secret (several during a rotation's grace period), separated by
+//! spaces. The official `standardwebhooks` verifiers accept exactly this form.
+
+use std::fmt;
+
+use base64::Engine;
+use base64::engine::DecodePaddingMode;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+use hmac::{Hmac, KeyInit, Mac};
+use rand::Rng;
+use sha2::Sha256;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Prefix of every signing secret.
+const SECRET_PREFIX: &str = "whsec_";
+/// Key sizes accepted by [`SigningSecret::parse`].
+const MIN_KEY_BYTES: usize = 24;
+const MAX_KEY_BYTES: usize = 64;
+/// Key size of a generated secret.
+const GENERATED_KEY_BYTES: usize = 32;
+/// Standard base64 that accepts the key with or without its `=` padding.
+const LENIENT_BASE64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+/// Why a string is not a usable signing secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    /// The `whsec_` prefix is missing.
+    #[error("a signing secret starts with \"whsec_\"")]
+    MissingPrefix,
+    /// The part after the prefix is not standard base64.
+    #[error("a signing secret is \"whsec_\" followed by base64")]
+    InvalidBase64,
+    /// The decoded key is shorter than 24 bytes.
+    #[error("a signing secret's key must be at least {MIN_KEY_BYTES} bytes, got {0}")]
+    TooShort(usize),
+    /// The decoded key is longer than 64 bytes.
+    #[error("a signing secret's key must be at most {MAX_KEY_BYTES} bytes, got {0}")]
+    TooLong(usize),
+}
+
+/// A signing secret: `whsec_` + base64 of 24–64 random bytes (32 generated); the HMAC
+/// key is the decoded bytes.
+#[derive(Clone)]
+pub struct SigningSecret {
+    text: String,
+    key: Vec<u8>,
+}
+
+impl SigningSecret {
+    /// A fresh secret from the thread's CSPRNG, 32 key bytes.
+    pub fn generate() -> Self {
+        let mut key = vec![0u8; GENERATED_KEY_BYTES];
+        rand::rng().fill_bytes(&mut key);
+        let text = format!("{SECRET_PREFIX}{}", STANDARD.encode(&key));
+        Self { text, key }
+    }
+
+    /// Reads a secret in its `whsec_` form, as stored or given by an operator.
+    ///
+    /// # Errors
+    /// [`SecretError`] when the prefix is missing, the rest is not base64, or the key is
+    /// outside 24–64 bytes.
+    pub fn parse(text: &str) -> Result<Self, SecretError> {
+        let encoded = text
+            .strip_prefix(SECRET_PREFIX)
+            .ok_or(SecretError::MissingPrefix)?;
+        let key = LENIENT_BASE64
+            .decode(encoded)
+            .map_err(|_| SecretError::InvalidBase64)?;
+        match key.len() {
+            len if len < MIN_KEY_BYTES => Err(SecretError::TooShort(len)),
+            len if len > MAX_KEY_BYTES => Err(SecretError::TooLong(len)),
+            _ => Ok(Self {
+                text: text.to_owned(),
+                key,
+            }),
+        }
+    }
+
+    /// The `whsec_` form, for storage and for showing the secret to its owner.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The raw HMAC-SHA256 of the signed content `{msg_id}.{timestamp_s}.{body}`.
+    fn signature(&self, msg_id: &str, timestamp_s: i64, body: &[u8]) -> HmacSha256 {
+        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any size");
+        mac.update(msg_id.as_bytes());
+        mac.update(b".");
+        mac.update(timestamp_s.to_string().as_bytes());
+        mac.update(b".");
+        mac.update(body);
+        mac
+    }
+}
+
+impl fmt::Debug for SigningSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SigningSecret(whsec_<redacted>)")
+    }
+}
+
+/// Returns the `webhook-signature` header value: one `v1,<base64 sig>` per secret,
+/// space-separated, in the order given.
+pub fn sign(secrets: &[SigningSecret], msg_id: &str, timestamp_s: i64, body: &[u8]) -> String {
+    secrets
+        .iter()
+        .map(|secret| {
+            let tag = secret
+                .signature(msg_id, timestamp_s, body)
+                .finalize()
+                .into_bytes();
+            format!("v1,{}", STANDARD.encode(tag))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether any `v1` signature in `header` was made with `secret` over this message.
+/// Compares in constant time; checks the signature only, not the timestamp's age.
+/// Used by tests and the `hookgate verify` command.
+pub fn verify(
+    secret: &SigningSecret,
+    msg_id: &str,
+    timestamp_s: i64,
+    body: &[u8],
+    header: &str,
+) -> bool {
+    let expected = secret.signature(msg_id, timestamp_s, body);
+    header
+        .split_whitespace()
+        .filter_map(|entry| entry.strip_prefix("v1,"))
+        .filter_map(|encoded| STANDARD.decode(encoded).ok())
+        .any(|candidate| expected.clone().verify_slice(&candidate).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const SPEC_ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+    const SPEC_TS: i64 = 1_614_265_330;
+    const SPEC_BODY: &[u8] = br#"{"test": 2432232314}"#;
+    const SPEC_SIGNATURE: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+
+    fn spec_secret() -> SigningSecret {
+        SigningSecret::parse(SPEC_SECRET).unwrap()
+    }
+
+    #[test]
+    fn matches_the_standard_webhooks_vector() {
+        assert_eq!(
+            sign(&[spec_secret()], SPEC_ID, SPEC_TS, SPEC_BODY),
+            SPEC_SIGNATURE
+        );
+        assert!(verify(
+            &spec_secret(),
+            SPEC_ID,
+            SPEC_TS,
+            SPEC_BODY,
+            SPEC_SIGNATURE
+        ));
+    }
+
+    #[test]
+    fn signs_once_per_secret() {
+        let other = SigningSecret::generate();
+        let header = sign(&[spec_secret(), other.clone()], SPEC_ID, SPEC_TS, SPEC_BODY);
+        let entries: Vec<&str> = header.split(' ').collect();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0], SPEC_SIGNATURE);
+        assert!(entries[1].starts_with("v1,") && entries[1] != SPEC_SIGNATURE);
+        assert!(verify(&spec_secret(), SPEC_ID, SPEC_TS, SPEC_BODY, &header));
+        assert!(verify(&other, SPEC_ID, SPEC_TS, SPEC_BODY, &header));
+        assert_eq!(sign(&[], SPEC_ID, SPEC_TS, SPEC_BODY), "");
+    }
+
+    #[test]
+    fn verify_rejects_any_change() {
+        let secret = spec_secret();
+        assert!(!verify(
+            &secret,
+            SPEC_ID,
+            SPEC_TS + 1,
+            SPEC_BODY,
+            SPEC_SIGNATURE
+        ));
+        assert!(!verify(
+            &secret,
+            "msg_other",
+            SPEC_TS,
+            SPEC_BODY,
+            SPEC_SIGNATURE
+        ));
+        assert!(!verify(
+            &secret,
+            SPEC_ID,
+            SPEC_TS,
+            br#"{"test": 2432232315}"#,
+            SPEC_SIGNATURE
+        ));
+        assert!(!verify(
+            &SigningSecret::generate(),
+            SPEC_ID,
+            SPEC_TS,
+            SPEC_BODY,
+            SPEC_SIGNATURE
+        ));
+        let v2 = SPEC_SIGNATURE.replacen("v1,", "v2,", 1);
+        assert!(!verify(&secret, SPEC_ID, SPEC_TS, SPEC_BODY, &v2));
+        assert!(!verify(
+            &secret,
+            SPEC_ID,
+            SPEC_TS,
+            SPEC_BODY,
+            "v1,not-base64!"
+        ));
+        assert!(!verify(&secret, SPEC_ID, SPEC_TS, SPEC_BODY, ""));
+        let with_junk = format!("v1a,xyz {SPEC_SIGNATURE}");
+        assert!(verify(&secret, SPEC_ID, SPEC_TS, SPEC_BODY, &with_junk));
+    }
+
+    #[test]
+    fn generated_secrets_have_32_byte_keys_and_round_trip() {
+        let secret = SigningSecret::generate();
+        assert!(secret.as_str().starts_with("whsec_"));
+        let parsed = SigningSecret::parse(secret.as_str()).unwrap();
+        assert_eq!(parsed.key.len(), 32);
+        assert_eq!(parsed.as_str(), secret.as_str());
+        assert_ne!(SigningSecret::generate().as_str(), secret.as_str());
+    }
+
+    fn parse_error(text: &str) -> SecretError {
+        SigningSecret::parse(text).map(|_| ()).unwrap_err()
+    }
+
+    #[test]
+    fn parse_errors() {
+        let key = |len: usize| STANDARD.encode(vec![7u8; len]);
+        assert_eq!(parse_error(&key(32)), SecretError::MissingPrefix);
+        assert_eq!(parse_error("whsec_***"), SecretError::InvalidBase64);
+        assert_eq!(parse_error("whsec_"), SecretError::TooShort(0));
+        assert_eq!(
+            parse_error(&format!("whsec_{}", key(23))),
+            SecretError::TooShort(23)
+        );
+        assert_eq!(
+            parse_error(&format!("whsec_{}", key(65))),
+            SecretError::TooLong(65)
+        );
+        assert!(SigningSecret::parse(&format!("whsec_{}", key(24))).is_ok());
+        assert!(SigningSecret::parse(&format!("whsec_{}", key(64))).is_ok());
+        let unpadded = format!("whsec_{}", key(32).trim_end_matches('='));
+        assert!(SigningSecret::parse(&unpadded).is_ok());
+    }
+
+    #[test]
+    fn debug_does_not_print_the_key() {
+        let printed = format!("{:?}", spec_secret());
+        assert!(
+            !printed.contains("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+            "{printed}"
+        );
+    }
+}

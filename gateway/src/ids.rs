@@ -1,0 +1,59 @@
+//! Identifiers: a type prefix plus a ULID, so ids sort by creation time and say what they name.
+
+use ulid::Ulid;
+
+/// Event ids: `evt_` + ULID.
+pub const EVENT: &str = "evt_";
+/// Endpoint ids: `ep_` + ULID.
+pub const ENDPOINT: &str = "ep_";
+/// Delivery ids: `dlv_` + ULID.
+pub const DELIVERY: &str = "dlv_";
+
+/// A new id with `prefix`, stamped with `now_ms` so that ids sort newest-last.
+pub fn new_id(prefix: &str, now_ms: u64) -> String {
+    let ulid = Ulid::from_parts(now_ms, rand::random::<u128>());
+    format!("{prefix}{ulid}")
+}
+
+/// Whether `id` has the shape of an id with `prefix` (a cheap check before a lookup).
+pub fn looks_like(id: &str, prefix: &str) -> bool {
+    id.strip_prefix(prefix)
+        .is_some_and(|rest| rest.len() == 26 && Ulid::from_string(rest).is_ok())
+}
+
+/// Whether `id` is a valid tenant id: `^[a-z0-9][a-z0-9_-]{0,62}$`.
+pub fn is_valid_tenant_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_carry_prefix_and_sort_by_time() {
+        let a = new_id(EVENT, 1_000);
+        let b = new_id(EVENT, 2_000);
+        assert!(a.starts_with("evt_") && a.len() == 30);
+        assert!(a < b);
+        assert!(looks_like(&a, EVENT));
+        assert!(!looks_like(&a, DELIVERY));
+        assert!(!looks_like("evt_nope", EVENT));
+    }
+
+    #[test]
+    fn tenant_ids() {
+        for ok in ["a", "acme", "0-x_y", &"a".repeat(63)] {
+            assert!(is_valid_tenant_id(ok), "{ok}");
+        }
+        for bad in ["", "-a", "_a", "Acme", "a b", "a/b", &"a".repeat(64), "é"] {
+            assert!(!is_valid_tenant_id(bad), "{bad}");
+        }
+    }
+}

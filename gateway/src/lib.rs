@@ -1,0 +1,152 @@
+//! hookgate: a webhook delivery gateway.
+//!
+//! Events are accepted over HTTP ([`api`]), stored durably in sled with group
+//! commit ([`store`]), and delivered to tenants' endpoints signed per Standard
+//! Webhooks ([`delivery`]), with jittered retries decided by the built-in policy
+//! ([`policy`]). [`run`] is the whole server; `main.rs` only parses the command line.
+
+pub mod address_guard;
+pub mod api;
+pub mod clock;
+pub mod config;
+pub mod context;
+pub mod delivery;
+pub mod event_type;
+pub mod ids;
+pub mod policy;
+pub mod store;
+pub mod token;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::address_guard::AddressGuard;
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::context::{AppContext, DiskWatch};
+use crate::delivery::DeliveryHandle;
+use crate::store::{DurabilityBackend, Store, StoreError};
+
+/// Why the gateway could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("server: {0}")]
+    Serve(#[from] std::io::Error),
+}
+
+/// What tests may substitute in a running gateway.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Replaces sled flush + `syncfs` (to count, delay or fail flushes).
+    pub durability: Option<Arc<dyn DurabilityBackend>>,
+    /// Replaces the system clock.
+    pub clock: Option<Arc<dyn Clock>>,
+}
+
+/// Runs the gateway on `listener` until `shutdown` is cancelled.
+///
+/// # Errors
+/// If the data dir cannot be opened or the server fails.
+pub async fn run(
+    config: Config,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), RunError> {
+    run_with(config, listener, shutdown, RunOptions::default()).await
+}
+
+/// [`run`] with test substitutions.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_with(
+    config: Config,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    options: RunOptions,
+) -> Result<(), RunError> {
+    let store = Store::open(&config.data_dir, config.cache_capacity)?;
+    let admin_hash = admin_token_hash(&store, &config)?;
+    let durability = match options.durability {
+        Some(d) => d,
+        None => store.sled_durability()?,
+    };
+    let flusher_stop = CancellationToken::new();
+    let flusher = store.start_flusher(durability, flusher_stop.clone());
+    let disk = DiskWatch::default();
+    disk.refresh(&config.data_dir, config.min_free_disk);
+    let (delivery, _changes) = DeliveryHandle::new();
+    let ctx = Arc::new(AppContext {
+        guard: AddressGuard::new(config.allow_private_subnets.clone()),
+        config: Arc::new(config),
+        store,
+        clock: options.clock.unwrap_or_else(|| Arc::new(SystemClock)),
+        admin_hash,
+        disk,
+        delivery,
+    });
+    let housekeeping = tokio::spawn(housekeeping(Arc::clone(&ctx), shutdown.clone()));
+    tracing::info!(addr = %listener.local_addr()?, "hookgate listening");
+    let served = axum::serve(listener, api::router(Arc::clone(&ctx)))
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+        .await;
+    housekeeping.abort();
+    // The last flush happens after every request has finished.
+    flusher_stop.cancel();
+    let _ = flusher.await;
+    served?;
+    Ok(())
+}
+
+/// The admin token's hash: from config if set, else stored, else a new token
+/// printed once to stderr (outside the JSON log) and stored hashed.
+fn admin_token_hash(store: &Store, config: &Config) -> Result<[u8; 32], StoreError> {
+    if let Some(t) = &config.admin_token {
+        let hash = token::hash(t);
+        store.meta_put("admin_token_sha256", &hash)?;
+        return Ok(hash);
+    }
+    if let Some(h) = store.meta_get("admin_token_sha256")?
+        && let Ok(hash) = <[u8; 32]>::try_from(h.as_slice())
+    {
+        return Ok(hash);
+    }
+    Ok(reset_admin_token(store)?.1)
+}
+
+/// Replaces the admin token; returns the new token and its hash.
+///
+/// # Errors
+/// On a storage failure.
+pub fn reset_admin_token(store: &Store) -> Result<(String, [u8; 32]), StoreError> {
+    let t = token::generate();
+    let hash = token::hash(&t);
+    store.meta_put("admin_token_sha256", &hash)?;
+    eprintln!("hookgate: admin token (shown once, store it now): {t}");
+    Ok((t, hash))
+}
+
+/// Periodic upkeep: free-disk checks and expiry of idempotency keys.
+async fn housekeeping(ctx: Arc<AppContext>, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    let mut n: u64 = 0;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            () = shutdown.cancelled() => return,
+        }
+        ctx.disk
+            .refresh(&ctx.config.data_dir, ctx.config.min_free_disk);
+        n += 1;
+        if n % 1800 == 0
+            && let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await
+        {
+            tracing::warn!(error = %e, "idempotency sweep failed");
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Retry policy: the policy object (§4), classification, backoff with jitter, and the
+//! decision seam.
+//!
+//! A user gives a [`PolicySpec`] (endpoint API `"policy"`, config `[policy.default]`);
+//! [`PolicySpec::resolve`] turns it into an [`EffectivePolicy`] with concrete values.
+//! After every attempt a [`RetryDecider`] turns the policy and the [`AttemptFacts`] into
+//! a [`Decision`]. [`BuiltinPolicy`] is the built-in decider; the wasm plugin host
+//! implements the same trait and falls back to the built-in.
+
+mod backoff;
+mod builtin;
+mod classify;
+mod duration;
+mod effective;
+mod outcome;
+mod resolve;
+mod retry_after;
+mod spec;
+mod status_pattern;
+mod strategy;
+
+use serde::{Deserialize, Serialize};
+
+pub use backoff::{backoff_delay, strategy_delay_ms};
+pub use builtin::{
+    BUILTIN_DECIDER, BuiltinPolicy, builtin_delay_ms, honored_retry_after_ms, next_step,
+};
+pub use classify::classify;
+pub use effective::{EffectivePolicy, PRESET_NAMES};
+pub use outcome::{AttemptFacts, FailureKind, Outcome};
+pub use retry_after::parse_retry_after;
+pub use spec::{PolicyError, PolicySpec};
+pub use status_pattern::{InvalidStatusPattern, StatusPattern};
+pub use strategy::{Jitter, JitterKind, Strategy, StrategyKind};
+
+/// How an attempt's outcome is classified (§1 rule 3, changed per endpoint by the lists).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A 2xx: the delivery succeeded.
+    Delivered,
+    /// Worth another attempt after a delay, within the limits.
+    Retry,
+    /// Cannot succeed by retrying; the delivery goes dead and an alert fires.
+    GiveUp {
+        /// Why, for the attempt log and the alert.
+        reason: String,
+    },
+    /// 410 Gone: the endpoint is disabled and the delivery goes dead.
+    DisableEndpoint,
+}
+
+impl Verdict {
+    /// The snake_case name recorded in the attempt log.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::Retry => "retry",
+            Self::GiveUp { .. } => "give_up",
+            Self::DisableEndpoint => "disable_endpoint",
+        }
+    }
+}
+
+/// Why a delivery is dead; shown as the delivery's `dead_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadReason {
+    /// The classification gave up (a non-retryable status, or `give_up_on`).
+    GiveUp,
+    /// A retry would exceed `max_attempts`.
+    MaxAttempts,
+    /// A retry would land past `retry_window` from the first attempt.
+    RetryWindow,
+    /// The endpoint answered 410 Gone and was disabled.
+    EndpointDisabled,
+    /// The endpoint was deleted while the delivery was pending.
+    EndpointDeleted,
+    /// The endpoint resolved to a non-global address at connect time.
+    BlockedAddress,
+}
+
+impl DeadReason {
+    /// The snake_case name used in the API, the store and metrics labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::GiveUp => "give_up",
+            Self::MaxAttempts => "max_attempts",
+            Self::RetryWindow => "retry_window",
+            Self::EndpointDisabled => "endpoint_disabled",
+            Self::EndpointDeleted => "endpoint_deleted",
+            Self::BlockedAddress => "blocked_address",
+        }
+    }
+}
+
+impl std::fmt::Display for DeadReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What happens to the delivery next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NextStep {
+    /// Delivered; nothing more to do.
+    Done,
+    /// Attempt again this long after the end of the attempt that just finished.
+    RetryAt {
+        /// Milliseconds from `AttemptFacts::now_ms`.
+        delay_ms: u64,
+    },
+    /// The delivery is dead (it goes to the DLQ).
+    Dead(DeadReason),
+}
+
+/// The result of deciding on one attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The classification's verdict.
+    pub verdict: Verdict,
+    /// The step taken, after the limits (`max_attempts`, `retry_window`) were applied.
+    pub next: NextStep,
+    /// Who decided: `builtin`, `plugin:<name>@<version>` or `fallback:<reason>`.
+    pub decided_by: String,
+}
+
+/// Decides what follows an attempt; the seam that the wasm plugin host also implements.
+pub trait RetryDecider: Send + Sync {
+    /// Classifies the attempt's outcome and picks the next step under `policy`.
+    fn decide(&self, policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> Decision;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dead_reasons_serialise_as_their_names() {
+        for reason in [
+            DeadReason::GiveUp,
+            DeadReason::MaxAttempts,
+            DeadReason::RetryWindow,
+            DeadReason::EndpointDisabled,
+            DeadReason::EndpointDeleted,
+            DeadReason::BlockedAddress,
+        ] {
+            let json = serde_json::to_value(reason).unwrap();
+            assert_eq!(json, serde_json::Value::from(reason.as_str()));
+            assert_eq!(reason.to_string(), reason.as_str());
+        }
+    }
+
+    #[test]
+    fn next_step_serialises_readably() {
+        let retry = serde_json::to_string(&NextStep::RetryAt { delay_ms: 5 }).unwrap();
+        assert_eq!(retry, r#"{"retry_at":{"delay_ms":5}}"#);
+        let dead = serde_json::to_string(&NextStep::Dead(DeadReason::MaxAttempts)).unwrap();
+        assert_eq!(dead, r#"{"dead":"max_attempts"}"#);
+        assert_eq!(serde_json::to_string(&NextStep::Done).unwrap(), r#""done""#);
+    }
+}

@@ -1,0 +1,147 @@
+//! What one delivery attempt produced, and the facts a retry decision needs about it.
+//!
+//! These are the inputs of every [`RetryDecider`](super::RetryDecider): the built-in
+//! policy and, later, the wasm plugin host read the same [`AttemptFacts`].
+
+use serde::{Deserialize, Serialize};
+
+/// Why an attempt ended without an HTTP status; recorded as the attempt's error kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The whole request overran the endpoint's `timeout_ms`.
+    Timeout,
+    /// The TCP connection could not be established.
+    Connect,
+    /// The host name did not resolve.
+    Dns,
+    /// The TLS handshake failed.
+    Tls,
+    /// The connection was reset or closed mid-request.
+    Reset,
+    /// A redirect; hookgate never follows them (3xx statuses report this kind too).
+    Redirect,
+    /// The peer spoke malformed HTTP.
+    Protocol,
+}
+
+impl FailureKind {
+    /// The snake_case name used in the attempt log, metrics and the WIT `failure-kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Connect => "connect",
+            Self::Dns => "dns",
+            Self::Tls => "tls",
+            Self::Reset => "reset",
+            Self::Redirect => "redirect",
+            Self::Protocol => "protocol",
+        }
+    }
+}
+
+/// What one attempt produced: a response status, or a transport failure.
+///
+/// A 3xx response is `Status(3xx)`; [`Outcome::error_kind`] reports it as `redirect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The receiver answered with this HTTP status.
+    Status(u16),
+    /// No usable response arrived.
+    Failure(FailureKind),
+}
+
+impl Outcome {
+    /// The HTTP status, when a response arrived.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Status(status) => Some(*status),
+            Self::Failure(_) => None,
+        }
+    }
+
+    /// The error kind to record for this attempt: the failure itself, or `redirect` for a
+    /// 3xx (redirects are never followed). Other statuses have none.
+    pub fn error_kind(&self) -> Option<FailureKind> {
+        match self {
+            Self::Status(300..=399) => Some(FailureKind::Redirect),
+            Self::Status(_) => None,
+            Self::Failure(kind) => Some(*kind),
+        }
+    }
+}
+
+/// Everything a policy needs about the attempt that just ended.
+///
+/// All times are Unix milliseconds read from the gateway's `Clock`, so the same facts
+/// and seed always give the same decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptFacts<'a> {
+    /// What the attempt produced.
+    pub outcome: &'a Outcome,
+    /// 1-based number of the attempt that just finished, within the current series.
+    pub attempt: u32,
+    /// When the series' first attempt started; `retry_window` runs from here.
+    pub first_attempt_at_ms: u64,
+    /// When this attempt ended; the next delay is measured from here.
+    pub now_ms: u64,
+    /// The raw `Retry-After` header of the response, if any.
+    pub retry_after: Option<&'a str>,
+    /// The raw `Date` header of the response, the reference for an HTTP-date Retry-After.
+    pub date: Option<&'a str>,
+    /// The delay chosen after the previous attempt (decorrelated jitter grows from it).
+    pub prev_delay_ms: Option<u64>,
+    /// Seed for the jitter draw: same facts and seed give the same delay.
+    pub seed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirects_report_the_redirect_kind() {
+        assert_eq!(
+            Outcome::Status(301).error_kind(),
+            Some(FailureKind::Redirect)
+        );
+        assert_eq!(
+            Outcome::Status(308).error_kind(),
+            Some(FailureKind::Redirect)
+        );
+        assert_eq!(Outcome::Status(200).error_kind(), None);
+        assert_eq!(Outcome::Status(503).error_kind(), None);
+        assert_eq!(
+            Outcome::Failure(FailureKind::Dns).error_kind(),
+            Some(FailureKind::Dns)
+        );
+    }
+
+    #[test]
+    fn failure_kinds_serialise_as_snake_case() {
+        for kind in [
+            FailureKind::Timeout,
+            FailureKind::Connect,
+            FailureKind::Dns,
+            FailureKind::Tls,
+            FailureKind::Reset,
+            FailureKind::Redirect,
+            FailureKind::Protocol,
+        ] {
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(json, serde_json::Value::from(kind.as_str()));
+            assert_eq!(serde_json::from_value::<FailureKind>(json).unwrap(), kind);
+        }
+    }
+
+    #[test]
+    fn outcome_serialises_readably() {
+        let status = serde_json::to_string(&Outcome::Status(503)).unwrap();
+        assert_eq!(status, r#"{"status":503}"#);
+        let failure = serde_json::to_string(&Outcome::Failure(FailureKind::Timeout)).unwrap();
+        assert_eq!(failure, r#"{"failure":"timeout"}"#);
+        assert_eq!(Outcome::Status(404).status(), Some(404));
+        assert_eq!(Outcome::Failure(FailureKind::Tls).status(), None);
+    }
+}

@@ -1,0 +1,337 @@
+//! The policy object as a user gives it (§4): the endpoint API's `"policy": {...}`, the
+//! config's `[policy.default]` and the simulator's input. Every field is optional;
+//! [`PolicySpec::resolve`](super::PolicySpec::resolve) fills in the rest.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::duration::{deserialize_opt_ms, deserialize_opt_ms_list, json_type, ms_from_json};
+use super::{JitterKind, StrategyKind};
+
+/// What a user gives (endpoint API `"policy": {...}`, config `[policy.default]`): every
+/// field optional, `_ms` fields as integer ms or humantime strings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySpec {
+    /// Preset the other fields override; `"default"` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Replaces the preset's strategy and its fields wholesale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<StrategyKind>,
+    /// First delay of `exponential`, `linear` and `fixed`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "deserialize_opt_ms"
+    )]
+    pub base_ms: Option<u64>,
+    /// Growth of `exponential`, at least 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
+    /// Increment of `linear`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "deserialize_opt_ms"
+    )]
+    pub step_ms: Option<u64>,
+    /// Delays of `schedule`; the last repeats.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "deserialize_opt_ms_list"
+    )]
+    pub schedule_ms: Option<Vec<u64>>,
+    /// Cap on every delay.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "deserialize_opt_ms"
+    )]
+    pub max_delay_ms: Option<u64>,
+    /// Attempts per series, the first included (1–100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    /// How long after the first attempt retries may still be scheduled.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "deserialize_opt_ms"
+    )]
+    pub retry_window_ms: Option<u64>,
+    /// The jitter kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterKind>,
+    /// r of `proportional` jitter, in (0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ratio: Option<f64>,
+    /// Retry every non-2xx status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_all_non_2xx: Option<bool>,
+    /// Treat `Retry-After` on 429/503 as a floor (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub honor_retry_after: Option<bool>,
+    /// Status patterns to retry (`"429"`, `"5xx"`, `"500-504"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_on: Option<Vec<String>>,
+    /// Status patterns to give up on; beats every other rule but 2xx.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub give_up_on: Option<Vec<String>>,
+}
+
+/// A policy field the user got wrong; the API answers 422 with `field`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct PolicyError {
+    /// Path of the offending field, e.g. `policy.base_ms`.
+    pub field: String,
+    /// What is wrong, for a human.
+    pub message: String,
+}
+
+impl PolicyError {
+    /// An error on `policy.<name>`.
+    pub(crate) fn new(name: &str, message: impl Into<String>) -> Self {
+        Self {
+            field: format!("policy.{name}"),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every field name, for the unknown-field message.
+const FIELD_NAMES: &str = "preset, strategy, base_ms, factor, step_ms, schedule_ms, max_delay_ms, \
+     max_attempts, retry_window_ms, jitter, jitter_ratio, retry_all_non_2xx, honor_retry_after, \
+     retry_on, give_up_on";
+
+impl PolicySpec {
+    /// Parses a JSON object, accepting `_ms` fields as integer ms or humantime strings
+    /// ("30s", "5m"); a `null` field counts as absent. The result is also resolved once,
+    /// so every invalid value is reported here.
+    ///
+    /// # Errors
+    /// Unknown fields, wrong types and invalid values give a [`PolicyError`] whose field
+    /// is `policy.<name>` (`policy` itself when the value is not an object).
+    pub fn from_json(value: &Value) -> Result<PolicySpec, PolicyError> {
+        let Value::Object(fields) = value else {
+            return Err(PolicyError {
+                field: "policy".to_owned(),
+                message: format!("policy must be a JSON object, got {}", json_type(value)),
+            });
+        };
+        let spec = Self::from_fields(fields)?;
+        spec.resolve()?;
+        Ok(spec)
+    }
+
+    fn from_fields(fields: &Map<String, Value>) -> Result<Self, PolicyError> {
+        let mut spec = Self::default();
+        for (name, value) in fields {
+            let name = name.as_str();
+            match name {
+                "preset" => spec.preset = read(name, value, string)?,
+                "strategy" => spec.strategy = read(name, value, strategy_kind)?,
+                "base_ms" => spec.base_ms = read(name, value, ms_from_json)?,
+                "factor" => spec.factor = read(name, value, number)?,
+                "step_ms" => spec.step_ms = read(name, value, ms_from_json)?,
+                "schedule_ms" => spec.schedule_ms = read(name, value, ms_list)?,
+                "max_delay_ms" => spec.max_delay_ms = read(name, value, ms_from_json)?,
+                "max_attempts" => spec.max_attempts = read(name, value, attempts)?,
+                "retry_window_ms" => spec.retry_window_ms = read(name, value, ms_from_json)?,
+                "jitter" => spec.jitter = read(name, value, jitter_kind)?,
+                "jitter_ratio" => spec.jitter_ratio = read(name, value, number)?,
+                "retry_all_non_2xx" => spec.retry_all_non_2xx = read(name, value, boolean)?,
+                "honor_retry_after" => spec.honor_retry_after = read(name, value, boolean)?,
+                "retry_on" => spec.retry_on = read(name, value, strings)?,
+                "give_up_on" => spec.give_up_on = read(name, value, strings)?,
+                _ => {
+                    let message =
+                        format!("unknown policy field {name:?}; known fields: {FIELD_NAMES}");
+                    return Err(PolicyError::new(name, message));
+                }
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// Reads one field: `null` is absent, anything else goes through `parse`.
+fn read<T>(
+    name: &str,
+    value: &Value,
+    parse: impl FnOnce(&Value) -> Result<T, String>,
+) -> Result<Option<T>, PolicyError> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    parse(value)
+        .map(Some)
+        .map_err(|message| PolicyError::new(name, format!("{name}: {message}")))
+}
+
+fn string(value: &Value) -> Result<String, String> {
+    value
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("expected a string, got {}", json_type(value)))
+}
+
+fn strategy_kind(value: &Value) -> Result<StrategyKind, String> {
+    let name = string(value)?;
+    StrategyKind::from_name(&name).ok_or_else(|| {
+        format!(
+            "unknown strategy {name:?}; expected one of {}",
+            StrategyKind::NAMES.join(", ")
+        )
+    })
+}
+
+fn jitter_kind(value: &Value) -> Result<JitterKind, String> {
+    let name = string(value)?;
+    JitterKind::from_name(&name).ok_or_else(|| {
+        format!(
+            "unknown jitter {name:?}; expected one of {}",
+            JitterKind::NAMES.join(", ")
+        )
+    })
+}
+
+fn number(value: &Value) -> Result<f64, String> {
+    value
+        .as_f64()
+        .ok_or_else(|| format!("expected a number, got {}", json_type(value)))
+}
+
+fn boolean(value: &Value) -> Result<bool, String> {
+    value
+        .as_bool()
+        .ok_or_else(|| format!("expected true or false, got {}", json_type(value)))
+}
+
+fn attempts(value: &Value) -> Result<u32, String> {
+    value
+        .as_u64()
+        .and_then(|count| u32::try_from(count).ok())
+        .ok_or_else(|| format!("expected a whole number from 1 to 100, got {value}"))
+}
+
+fn array(value: &Value) -> Result<&Vec<Value>, String> {
+    value
+        .as_array()
+        .ok_or_else(|| format!("expected an array, got {}", json_type(value)))
+}
+
+fn ms_list(value: &Value) -> Result<Vec<u64>, String> {
+    array(value)?
+        .iter()
+        .enumerate()
+        .map(|(index, item)| ms_from_json(item).map_err(|message| format!("[{index}]: {message}")))
+        .collect()
+}
+
+fn strings(value: &Value) -> Result<Vec<String>, String> {
+    array(value)?
+        .iter()
+        .enumerate()
+        .map(|(index, item)| string(item).map_err(|message| format!("[{index}]: {message}")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn field_of(value: Value) -> String {
+        PolicySpec::from_json(&value).unwrap_err().field
+    }
+
+    #[test]
+    fn accepts_humantime_and_outputs_integer_ms() {
+        let value = json!({"base_ms": "30s", "max_delay_ms": "5m", "retry_window_ms": 7_200_000});
+        let spec = PolicySpec::from_json(&value).unwrap();
+        assert_eq!(spec.base_ms, Some(30_000));
+        assert_eq!(spec.max_delay_ms, Some(300_000));
+        assert_eq!(spec.retry_window_ms, Some(7_200_000));
+        let out = serde_json::to_value(&spec).unwrap();
+        assert_eq!(
+            out,
+            json!({"base_ms": 30000, "max_delay_ms": 300000, "retry_window_ms": 7200000})
+        );
+        let effective = serde_json::to_value(spec.resolve().unwrap()).unwrap();
+        assert_eq!(effective["base_ms"], 30_000);
+        assert_eq!(effective["max_delay_ms"], 300_000);
+    }
+
+    #[test]
+    fn schedule_steps_take_humantime_too() {
+        let value = json!({"strategy": "schedule", "schedule_ms": ["5s", 60000, "1h"]});
+        let spec = PolicySpec::from_json(&value).unwrap();
+        assert_eq!(spec.schedule_ms, Some(vec![5_000, 60_000, 3_600_000]));
+    }
+
+    #[test]
+    fn serde_deserialize_accepts_the_same_shapes() {
+        let spec: PolicySpec = serde_json::from_value(json!({
+            "preset": "svix", "max_delay_ms": "2h", "retry_window_ms": "48h",
+            "jitter": "full", "retry_on": ["409"]
+        }))
+        .unwrap();
+        assert_eq!(spec.max_delay_ms, Some(7_200_000));
+        assert_eq!(spec.retry_window_ms, Some(172_800_000));
+        assert_eq!(spec.jitter, Some(JitterKind::Full));
+        assert!(serde_json::from_value::<PolicySpec>(json!({"bogus": 1})).is_err());
+    }
+
+    #[test]
+    fn policy_effective_is_valid_policy_input() {
+        for name in crate::policy::PRESET_NAMES {
+            let preset = crate::policy::EffectivePolicy::preset(name).unwrap();
+            let spec = PolicySpec::from_json(&serde_json::to_value(&preset).unwrap()).unwrap();
+            assert_eq!(spec.resolve().unwrap(), preset, "{name}");
+        }
+    }
+
+    #[test]
+    fn nulls_count_as_absent() {
+        let spec = PolicySpec::from_json(&json!({"base_ms": null, "jitter": null})).unwrap();
+        assert_eq!(spec, PolicySpec::default());
+    }
+
+    #[test]
+    fn unknown_fields_and_wrong_types_name_the_field() {
+        assert_eq!(field_of(json!({"retries": 3})), "policy.retries");
+        assert_eq!(field_of(json!({"base_ms": true})), "policy.base_ms");
+        assert_eq!(field_of(json!({"base_ms": -5})), "policy.base_ms");
+        assert_eq!(field_of(json!({"base_ms": "often"})), "policy.base_ms");
+        assert_eq!(field_of(json!({"factor": "2"})), "policy.factor");
+        assert_eq!(
+            field_of(json!({"max_attempts": 2.5})),
+            "policy.max_attempts"
+        );
+        assert_eq!(
+            field_of(json!({"honor_retry_after": "yes"})),
+            "policy.honor_retry_after"
+        );
+        assert_eq!(field_of(json!({"retry_on": "5xx"})), "policy.retry_on");
+        assert_eq!(field_of(json!({"give_up_on": [404]})), "policy.give_up_on");
+        assert_eq!(
+            field_of(json!({"schedule_ms": [1, "x"]})),
+            "policy.schedule_ms"
+        );
+        assert_eq!(field_of(json!({"strategy": "random"})), "policy.strategy");
+        assert_eq!(field_of(json!({"jitter": "half"})), "policy.jitter");
+        assert_eq!(field_of(json!([1, 2])), "policy");
+    }
+
+    #[test]
+    fn invalid_values_are_reported_at_parse_time() {
+        assert_eq!(field_of(json!({"base_ms": 0})), "policy.base_ms");
+        assert_eq!(field_of(json!({"preset": "turbo"})), "policy.preset");
+        assert_eq!(field_of(json!({"retry_on": ["6xx"]})), "policy.retry_on");
+        let error = PolicySpec::from_json(&json!({"max_attempts": 0})).unwrap_err();
+        assert_eq!(error.field, "policy.max_attempts");
+        assert!(error.to_string().contains("max_attempts"), "{error}");
+    }
+}

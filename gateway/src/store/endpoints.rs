@@ -1,0 +1,131 @@
+//! Endpoints: create, read, list, replace, delete.
+
+use super::{DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError, keys, records};
+
+impl Store {
+    /// Stores a new endpoint unless the tenant already has `max` of them; `false` then.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn create_endpoint(
+        &self,
+        ep: &EndpointRecord,
+        max: usize,
+    ) -> Result<bool, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let count = self
+            .inner
+            .records
+            .scan_prefix(keys::endpoints_of(&ep.tenant_id))
+            .keys()
+            .take(max)
+            .count();
+        if count >= max {
+            return Ok(false);
+        }
+        self.put_endpoint(ep).await?;
+        Ok(true)
+    }
+
+    /// Replaces an endpoint record.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        batch.insert(keys::endpoint(&ep.tenant_id, &ep.id), records::encode(ep));
+        self.commit(batch).await
+    }
+
+    /// One endpoint of one tenant.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn endpoint(&self, tenant: &str, id: &str) -> Result<Option<EndpointRecord>, StoreError> {
+        self.get(&keys::endpoint(tenant, id))
+    }
+
+    /// A tenant's endpoints, newest first, after `cursor`; `true` if more follow.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn list_endpoints(
+        &self,
+        tenant: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<EndpointRecord>, bool), StoreError> {
+        let mut out = Vec::new();
+        for item in self.scan_rev::<EndpointRecord>(&keys::endpoints_of(tenant)) {
+            let (_, ep) = item?;
+            if cursor.is_some_and(|c| ep.id.as_str() >= c) {
+                continue;
+            }
+            if out.len() == limit {
+                return Ok((out, true));
+            }
+            out.push(ep);
+        }
+        Ok((out, false))
+    }
+
+    /// All of a tenant's endpoints (for fan-out).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
+        self.scan_rev::<EndpointRecord>(&keys::endpoints_of(tenant))
+            .map(|r| r.map(|(_, ep)| ep))
+            .collect()
+    }
+
+    /// Every endpoint of every tenant (for the scheduler at start).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
+        self.scan_rev::<EndpointRecord>(&keys::all_endpoints())
+            .map(|r| r.map(|(_, ep)| ep))
+            .collect()
+    }
+
+    /// Deletes an endpoint; its pending deliveries become dead (`endpoint_deleted`).
+    /// Returns how many deliveries that ended.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn delete_endpoint(
+        &self,
+        ep: &EndpointRecord,
+        now_ms: u64,
+    ) -> Result<usize, StoreError> {
+        let mut batch = sled::Batch::default();
+        let mut ended = 0;
+        for key in self
+            .inner
+            .records
+            .scan_prefix(keys::schedule_of(&ep.id))
+            .keys()
+        {
+            let key = key?;
+            batch.remove(key.clone());
+            let Some(entry) = keys::ScheduleKey::decode(&key) else {
+                continue;
+            };
+            let dkey = keys::delivery(&ep.tenant_id, &entry.delivery_id);
+            if let Some(mut d) = self.get::<DeliveryRecord>(&dkey)?
+                && d.state == DeliveryState::Pending
+            {
+                d.state = DeliveryState::Dead;
+                d.dead_reason = Some("endpoint_deleted".into());
+                d.next_attempt_at_ms = None;
+                d.updated_at_ms = now_ms;
+                batch.insert(dkey, records::encode(&d));
+                ended += 1;
+            }
+        }
+        batch.remove(keys::endpoint(&ep.tenant_id, &ep.id));
+        self.commit(batch).await?;
+        Ok(ended)
+    }
+}

@@ -1,0 +1,184 @@
+//! Event ingest (one atomic batch, durable before the ack) and event reads.
+
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::{
+    DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, IdempotencyRecord, Store,
+    StoreError, keys, records,
+};
+use crate::ids;
+
+/// How long an `Idempotency-Key` is remembered.
+pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Stripes of the idempotency-key locks: repeats of one key serialise, others don't.
+const KEY_LOCK_STRIPES: usize = 64;
+
+/// An event to ingest, already validated and matched to its endpoints.
+pub struct NewEvent<'a> {
+    pub tenant_id: &'a str,
+    pub event_type: &'a str,
+    pub payload: &'a RawValue,
+    /// `(Idempotency-Key, sha256 hex of the request body)`.
+    pub idempotency: Option<(&'a str, String)>,
+    pub endpoints: Vec<&'a EndpointRecord>,
+    pub now_ms: u64,
+}
+
+/// What an ingest did.
+#[derive(Debug)]
+pub enum IngestOutcome {
+    /// A new event; the 202 body.
+    Created {
+        response: Value,
+        deliveries: Vec<DeliveryRecord>,
+    },
+    /// A repeat of an earlier request with the same key and body; its original 202 body.
+    Replayed(Value),
+    /// The key was used before with another body.
+    KeyReused,
+}
+
+pub(crate) struct KeyLocks(
+    Vec<tokio::sync::Mutex<()>>,
+    std::collections::hash_map::RandomState,
+);
+
+impl KeyLocks {
+    pub(crate) fn new() -> Self {
+        Self(
+            (0..KEY_LOCK_STRIPES)
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
+            Default::default(),
+        )
+    }
+
+    fn stripe(&self, tenant: &str, key: &str) -> &tokio::sync::Mutex<()> {
+        let mut h = self.1.build_hasher();
+        (tenant, key).hash(&mut h);
+        &self.0[(h.finish() as usize) % self.0.len()]
+    }
+}
+
+impl Store {
+    /// Ingests an event: event, deliveries, schedule entries and idempotency record in
+    /// one batch, durable before this returns.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write or flush failed; nothing may be acknowledged then.
+    pub async fn ingest(&self, ev: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
+        // A concurrent repeat of the same key waits here for the first one's durable ack.
+        let _guard = match &ev.idempotency {
+            Some((key, _)) => Some(self.inner.key_locks.stripe(ev.tenant_id, key).lock().await),
+            None => None,
+        };
+        if let Some((key, body_hash)) = &ev.idempotency
+            && let Some(prev) =
+                self.get::<IdempotencyRecord>(&keys::idempotency(ev.tenant_id, key))?
+            && prev.created_at_ms + IDEMPOTENCY_TTL_MS > ev.now_ms
+        {
+            if &prev.body_sha256 != body_hash {
+                return Ok(IngestOutcome::KeyReused);
+            }
+            self.wait_durable().await?;
+            return Ok(IngestOutcome::Replayed(prev.response));
+        }
+
+        let event_id = ids::new_id(ids::EVENT, ev.now_ms);
+        let mut batch = sled::Batch::default();
+        let mut deliveries = Vec::with_capacity(ev.endpoints.len());
+        for ep in &ev.endpoints {
+            let d = DeliveryRecord {
+                id: ids::new_id(ids::DELIVERY, ev.now_ms),
+                tenant_id: ev.tenant_id.to_owned(),
+                event_id: event_id.clone(),
+                endpoint_id: ep.id.clone(),
+                event_type: ev.event_type.to_owned(),
+                state: DeliveryState::Pending,
+                series: 1,
+                attempts: 0,
+                first_attempt_at_ms: None,
+                next_attempt_at_ms: Some(ev.now_ms),
+                last_delay_ms: None,
+                last_status: None,
+                last_error: None,
+                dead_reason: None,
+                created_at_ms: ev.now_ms,
+                updated_at_ms: ev.now_ms,
+            };
+            let entry = keys::ScheduleKey {
+                endpoint_id: ep.id.clone(),
+                due_ms: ev.now_ms,
+                delivery_id: d.id.clone(),
+            };
+            batch.insert(keys::delivery(ev.tenant_id, &d.id), records::encode(&d));
+            batch.insert(entry.encode(), ev.tenant_id.as_bytes());
+            deliveries.push(d);
+        }
+        let record = EventRecord {
+            id: event_id.clone(),
+            tenant_id: ev.tenant_id.to_owned(),
+            event_type: ev.event_type.to_owned(),
+            payload: ev.payload.to_owned(),
+            created_at_ms: ev.now_ms,
+            deliveries: deliveries
+                .iter()
+                .map(|d| (d.id.clone(), d.endpoint_id.clone()))
+                .collect(),
+        };
+        batch.insert(
+            keys::event(ev.tenant_id, &event_id),
+            records::encode(&record),
+        );
+        let response = json!({
+            "id": event_id,
+            "deliveries": deliveries.iter().map(|d| json!({"id": d.id, "endpoint_id": d.endpoint_id})).collect::<Vec<_>>(),
+        });
+        if let Some((key, body_hash)) = &ev.idempotency {
+            let rec = IdempotencyRecord {
+                body_sha256: body_hash.clone(),
+                response: response.clone(),
+                created_at_ms: ev.now_ms,
+            };
+            batch.insert(keys::idempotency(ev.tenant_id, key), records::encode(&rec));
+        }
+        self.commit(batch).await?;
+        Ok(IngestOutcome::Created {
+            response,
+            deliveries,
+        })
+    }
+
+    /// One event of one tenant.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
+        self.get(&keys::event(tenant, id))
+    }
+
+    /// Forgets idempotency keys older than their 24 h; returns how many went.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {
+        let mut batch = sled::Batch::default();
+        let mut n = 0;
+        for item in self.inner.records.scan_prefix(keys::all_idempotency()) {
+            let (k, v) = item?;
+            let rec: IdempotencyRecord = records::decode(&v)?;
+            if rec.created_at_ms + IDEMPOTENCY_TTL_MS <= now_ms {
+                batch.remove(k);
+                n += 1;
+            }
+        }
+        if n > 0 {
+            self.commit(batch).await?;
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,208 @@
+//! Key layout of the `records` tree.
+//!
+//! Everything an ingest writes lives in one tree so that one `apply_batch` is
+//! atomic. Each record kind has a short prefix; ids are ULID-based, so a prefix
+//! scan in reverse lists newest first. Schedule keys sort by endpoint, then due
+//! time (big-endian), then delivery id, so one endpoint's due work is a range scan.
+
+/// Separator between key parts; never appears in ids or tenant ids.
+const SEP: u8 = 0;
+
+fn key(prefix: &[u8], parts: &[&[u8]]) -> Vec<u8> {
+    let len = prefix.len() + parts.iter().map(|p| p.len() + 1).sum::<usize>();
+    let mut k = Vec::with_capacity(len);
+    k.extend_from_slice(prefix);
+    for p in parts {
+        k.push(SEP);
+        k.extend_from_slice(p);
+    }
+    k
+}
+
+/// `ten␀{tenant}` → tenant record.
+pub(crate) fn tenant(t: &str) -> Vec<u8> {
+    key(b"ten", &[t.as_bytes()])
+}
+
+/// Prefix of every tenant record.
+pub(crate) fn tenants() -> Vec<u8> {
+    key(b"ten", &[])
+}
+
+/// `key␀{sha256(token)}` → tenant id: the API key index.
+pub(crate) fn api_key(hash: &[u8; 32]) -> Vec<u8> {
+    key(b"key", &[hash])
+}
+
+/// `ep␀{tenant}␀{endpoint}` → endpoint record.
+pub(crate) fn endpoint(t: &str, ep: &str) -> Vec<u8> {
+    key(b"ep", &[t.as_bytes(), ep.as_bytes()])
+}
+
+/// Prefix of one tenant's endpoints (with a trailing separator).
+pub(crate) fn endpoints_of(t: &str) -> Vec<u8> {
+    key(b"ep", &[t.as_bytes(), b""])
+}
+
+/// Prefix of every endpoint of every tenant.
+pub(crate) fn all_endpoints() -> Vec<u8> {
+    key(b"ep", &[])
+}
+
+/// `ev␀{tenant}␀{event}` → event record with its raw payload.
+pub(crate) fn event(t: &str, ev: &str) -> Vec<u8> {
+    key(b"ev", &[t.as_bytes(), ev.as_bytes()])
+}
+
+/// `dl␀{tenant}␀{delivery}` → delivery record.
+pub(crate) fn delivery(t: &str, dlv: &str) -> Vec<u8> {
+    key(b"dl", &[t.as_bytes(), dlv.as_bytes()])
+}
+
+/// Prefix of one tenant's deliveries.
+pub(crate) fn deliveries_of(t: &str) -> Vec<u8> {
+    key(b"dl", &[t.as_bytes(), b""])
+}
+
+/// `at␀{delivery}␀{series BE}{attempt BE}` → attempt record; sorts in log order.
+pub(crate) fn attempt(dlv: &str, series: u32, attempt: u32) -> Vec<u8> {
+    let mut n = [0u8; 8];
+    n[..4].copy_from_slice(&series.to_be_bytes());
+    n[4..].copy_from_slice(&attempt.to_be_bytes());
+    key(b"at", &[dlv.as_bytes(), &n])
+}
+
+/// Prefix of one delivery's attempt log.
+pub(crate) fn attempts_of(dlv: &str) -> Vec<u8> {
+    key(b"at", &[dlv.as_bytes(), b""])
+}
+
+/// `ik␀{tenant}␀{idempotency key}` → the original ingest's response.
+pub(crate) fn idempotency(t: &str, k: &str) -> Vec<u8> {
+    key(b"ik", &[t.as_bytes(), k.as_bytes()])
+}
+
+/// Prefix of all idempotency records (for expiry sweeps).
+pub(crate) fn all_idempotency() -> Vec<u8> {
+    key(b"ik", &[])
+}
+
+/// A schedule entry: which delivery of which endpoint is due when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleKey {
+    /// The endpoint the delivery goes to.
+    pub endpoint_id: String,
+    /// When the next attempt is due, Unix ms.
+    pub due_ms: u64,
+    /// The delivery.
+    pub delivery_id: String,
+}
+
+const SCHEDULE: &[u8] = b"sc";
+
+impl ScheduleKey {
+    /// `sc␀{endpoint}␀{due_ms BE u64}{delivery}`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut k = schedule_of(&self.endpoint_id);
+        k.extend_from_slice(&self.due_ms.to_be_bytes());
+        k.extend_from_slice(self.delivery_id.as_bytes());
+        k
+    }
+
+    /// The inverse of [`ScheduleKey::encode`]; `None` for a key of another shape.
+    pub fn decode(k: &[u8]) -> Option<Self> {
+        let rest = k.strip_prefix(SCHEDULE)?.strip_prefix(&[SEP])?;
+        let sep = rest.iter().position(|b| *b == SEP)?;
+        let (ep, rest) = (&rest[..sep], &rest[sep + 1..]);
+        if rest.len() < 8 {
+            return None;
+        }
+        let due_ms = u64::from_be_bytes(rest[..8].try_into().ok()?);
+        Some(Self {
+            endpoint_id: String::from_utf8(ep.to_vec()).ok()?,
+            due_ms,
+            delivery_id: String::from_utf8(rest[8..].to_vec()).ok()?,
+        })
+    }
+}
+
+/// Prefix of one endpoint's schedule, in due order.
+pub fn schedule_of(endpoint_id: &str) -> Vec<u8> {
+    key(SCHEDULE, &[endpoint_id.as_bytes(), b""])
+}
+
+/// The first key past every entry of `endpoint_id` due at or before `due_ms`.
+pub fn schedule_upto(endpoint_id: &str, due_ms: u64) -> Vec<u8> {
+    let mut k = schedule_of(endpoint_id);
+    k.extend_from_slice(&due_ms.saturating_add(1).to_be_bytes());
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sk(ep: &str, due: u64, d: &str) -> ScheduleKey {
+        ScheduleKey {
+            endpoint_id: ep.into(),
+            due_ms: due,
+            delivery_id: d.into(),
+        }
+    }
+
+    #[test]
+    fn schedule_keys_round_trip() {
+        let k = sk("ep_01J0000000000000000000000A", 1_700_000_000_123, "dlv_X");
+        assert_eq!(ScheduleKey::decode(&k.encode()), Some(k));
+        assert_eq!(ScheduleKey::decode(b"sc\0nope"), None);
+        assert_eq!(ScheduleKey::decode(b"ev\0a\0b"), None);
+    }
+
+    #[test]
+    fn schedule_keys_sort_by_endpoint_then_due_then_delivery() {
+        let mut keys = vec![
+            sk("ep_B", 5, "dlv_1"),
+            sk("ep_A", 256, "dlv_1"),
+            sk("ep_A", 255, "dlv_2"),
+            sk("ep_A", 255, "dlv_1"),
+            sk("ep_A", u64::MAX, "dlv_0"),
+        ];
+        let mut encoded: Vec<_> = keys.iter().map(ScheduleKey::encode).collect();
+        encoded.sort();
+        keys.sort_by(|a, b| {
+            (&a.endpoint_id, a.due_ms, &a.delivery_id).cmp(&(
+                &b.endpoint_id,
+                b.due_ms,
+                &b.delivery_id,
+            ))
+        });
+        let decoded: Vec<_> = encoded
+            .iter()
+            .map(|k| ScheduleKey::decode(k).unwrap())
+            .collect();
+        assert_eq!(decoded, keys);
+    }
+
+    #[test]
+    fn upto_bounds_exactly_the_due_entries() {
+        let due = sk("ep_A", 100, "dlv_Z").encode();
+        let later = sk("ep_A", 101, "dlv_0").encode();
+        let bound = schedule_upto("ep_A", 100);
+        assert!(due < bound && bound <= later);
+        assert!(schedule_of("ep_A") < due);
+        // One endpoint's range never reaches into another's whose id extends it.
+        assert!(
+            !sk("ep_AB", 0, "d")
+                .encode()
+                .starts_with(&schedule_of("ep_A"))
+        );
+    }
+
+    #[test]
+    fn tenant_scoped_prefixes_do_not_overlap() {
+        assert!(!endpoint("ab", "ep_1").starts_with(&endpoints_of("a")));
+        assert!(endpoint("a", "ep_1").starts_with(&endpoints_of("a")));
+        assert!(!delivery("ab", "dlv_1").starts_with(&deliveries_of("a")));
+        assert!(attempt("dlv_1", 2, 1) > attempt("dlv_1", 1, 9));
+    }
+}

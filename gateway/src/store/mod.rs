@@ -1,0 +1,205 @@
+//! Durable storage on sled.
+//!
+//! One `records` tree holds every record kind under its own key prefix
+//! ([`keys`]), so each ingest is one atomic `apply_batch`; a `meta` tree holds the
+//! schema version and install secrets. Every write goes through [`Store::commit`],
+//! which returns only once the write is durable (group commit, [`flusher`]).
+
+mod deliveries;
+mod endpoints;
+mod events;
+mod flusher;
+pub mod keys;
+pub mod records;
+mod tenants;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+pub use deliveries::{DeliveryFilter, DeliveryPage};
+pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
+pub use flusher::{DurabilityBackend, PersistFuture};
+use flusher::{GroupCommit, SledDurability};
+pub use records::*;
+
+/// The schema this build writes. A data dir with a newer one is refused.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// Storage failures. The API turns `Unavailable` into 503 `store_unavailable`.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    #[error("data dir has schema version {found}; this build supports up to {supported}")]
+    NewerSchema { found: u64, supported: u64 },
+    #[error("cannot open data dir {path}: {source}")]
+    Open { path: PathBuf, source: sled::Error },
+    #[error("sled: {0}")]
+    Sled(#[from] sled::Error),
+}
+
+impl From<std::io::Error> for StoreError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Unavailable(e.to_string())
+    }
+}
+
+struct Inner {
+    db: sled::Db,
+    records: sled::Tree,
+    meta: sled::Tree,
+    commit: Arc<GroupCommit>,
+    data_dir: PathBuf,
+    /// Serialises read-check-write sequences that must not interleave (tenant
+    /// creation, idempotency keys); ingest without a key never takes it.
+    write_lock: tokio::sync::Mutex<()>,
+    key_locks: events::KeyLocks,
+}
+
+/// A handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+impl Store {
+    /// Opens (or creates) the data dir and checks its schema version.
+    ///
+    /// # Errors
+    /// `Open` if sled cannot open it (another process holds it, say); `NewerSchema`
+    /// if a newer hookgate wrote it.
+    pub fn open(data_dir: &Path, cache_capacity: u64) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(data_dir)?;
+        let db = sled::Config::new()
+            .path(data_dir.join("sled"))
+            .cache_capacity(cache_capacity)
+            .open()
+            .map_err(|source| StoreError::Open {
+                path: data_dir.to_path_buf(),
+                source,
+            })?;
+        let records = db.open_tree("records")?;
+        let meta = db.open_tree("meta")?;
+        match meta.get("schema_version")? {
+            None => {
+                meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
+            }
+            Some(v) => {
+                let found = u64::from_be_bytes(
+                    v.as_ref()
+                        .try_into()
+                        .map_err(|_| StoreError::Corrupt("schema_version".into()))?,
+                );
+                if found > SCHEMA_VERSION {
+                    return Err(StoreError::NewerSchema {
+                        found,
+                        supported: SCHEMA_VERSION,
+                    });
+                }
+                // Older schemas migrate here; version 1 is the first.
+            }
+        }
+        let inner = Inner {
+            db,
+            records,
+            meta,
+            commit: GroupCommit::new(),
+            data_dir: data_dir.to_path_buf(),
+            write_lock: tokio::sync::Mutex::new(()),
+            key_locks: events::KeyLocks::new(),
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The production durability backend for this store.
+    ///
+    /// # Errors
+    /// If the data dir cannot be opened for `syncfs`.
+    pub fn sled_durability(&self) -> Result<Arc<dyn DurabilityBackend>, StoreError> {
+        let dir = std::fs::File::open(&self.inner.data_dir)?;
+        Ok(Arc::new(SledDurability {
+            db: self.inner.db.clone(),
+            dir: Arc::new(dir),
+        }))
+    }
+
+    /// Starts the group-commit flusher; it makes a last flush on `shutdown`.
+    pub fn start_flusher(
+        &self,
+        backend: Arc<dyn DurabilityBackend>,
+        shutdown: CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(Arc::clone(&self.inner.commit).run(backend, shutdown))
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// Applies `batch` atomically and waits until it is durable.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write or its flush failed: the caller must not ack.
+    pub async fn commit(&self, batch: sled::Batch) -> Result<(), StoreError> {
+        self.inner.records.apply_batch(batch)?;
+        let seq = self.inner.commit.written();
+        self.inner.commit.wait_durable(seq).await
+    }
+
+    /// Waits until every write applied so far is durable (for answers that repeat
+    /// an earlier write, such as an idempotent replay).
+    ///
+    /// # Errors
+    /// `Unavailable` if that flush failed.
+    pub async fn wait_durable(&self) -> Result<(), StoreError> {
+        self.inner
+            .commit
+            .wait_durable(self.inner.commit.latest())
+            .await
+    }
+
+    fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StoreError> {
+        self.inner
+            .records
+            .get(key)?
+            .map(|v| records::decode(&v))
+            .transpose()
+    }
+
+    /// Decoded records under `prefix`, newest first (ids are time-ordered).
+    fn scan_rev<T: DeserializeOwned>(
+        &self,
+        prefix: &[u8],
+    ) -> impl Iterator<Item = Result<(sled::IVec, T), StoreError>> + '_ {
+        self.inner.records.scan_prefix(prefix).rev().map(|kv| {
+            let (k, v) = kv?;
+            Ok((k, records::decode(&v)?))
+        })
+    }
+
+    /// Reads a value from the `meta` tree.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.inner.meta.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Writes a value to the `meta` tree and flushes it before returning.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.meta.insert(key, value)?;
+        self.inner.db.flush()?;
+        Ok(())
+    }
+}

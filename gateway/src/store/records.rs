@@ -1,0 +1,207 @@
+//! What the store keeps, and how each record is encoded.
+//!
+//! Each value is one version byte followed by JSON. The version byte lets a later
+//! schema migrate records in place; JSON keeps the payload's raw bytes verbatim.
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::value::RawValue;
+
+use super::StoreError;
+
+/// The current record encoding.
+const RECORD_VERSION: u8 = 1;
+
+/// Encodes a record: version byte + JSON.
+pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut out = vec![RECORD_VERSION];
+    // Serialising our own plain structs into a Vec cannot fail.
+    serde_json::to_writer(&mut out, value).expect("records serialise");
+    out
+}
+
+/// Decodes a record written by [`encode`].
+///
+/// # Errors
+/// `Corrupt` for an unknown version byte or bytes that do not parse.
+pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
+    match bytes.split_first() {
+        Some((&RECORD_VERSION, json)) => serde_json::from_slice(json)
+            .map_err(|e| StoreError::Corrupt(format!("record does not parse: {e}"))),
+        Some((v, _)) => Err(StoreError::Corrupt(format!("unknown record version {v}"))),
+        None => Err(StoreError::Corrupt("empty record".into())),
+    }
+}
+
+/// A tenant: an isolated set of endpoints, events and plugins.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TenantRecord {
+    pub id: String,
+    /// SHA-256 of the tenant's current API key, hex.
+    pub key_sha256: String,
+    pub created_at_ms: u64,
+}
+
+/// A signing secret and, during a rotation's grace period, when it stops signing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredSecret {
+    pub secret: String,
+    #[serde(default)]
+    pub expires_at_ms: Option<u64>,
+}
+
+/// Circuit breaker state as shown on the endpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BreakerRecord {
+    /// `closed`, `open` or `half_open`.
+    pub state: String,
+    pub open_until_ms: Option<u64>,
+    pub trips: u32,
+    /// Consecutive failed attempts since the last success.
+    #[serde(default)]
+    pub failure_streak: u32,
+}
+
+/// A tenant's endpoint: where deliveries go, and how they are retried.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EndpointRecord {
+    pub id: String,
+    pub tenant_id: String,
+    /// The normalized URL.
+    pub url: String,
+    pub description: String,
+    pub event_types: Vec<String>,
+    /// The policy as the tenant gave it (a §4 policy object), if any.
+    pub policy: Option<serde_json::Value>,
+    pub plugin: Option<String>,
+    pub timeout_ms: u64,
+    pub max_in_flight: u32,
+    pub rate_limit_per_s: Option<u32>,
+    pub disabled: bool,
+    pub disabled_reason: Option<String>,
+    /// Newest first; more than one only during a rotation's grace period.
+    pub secrets: Vec<StoredSecret>,
+    #[serde(default)]
+    pub breaker: BreakerRecord,
+    /// Unix ms of the last successful delivery (drives `disable_after`).
+    #[serde(default)]
+    pub last_success_ms: Option<u64>,
+    pub created_at_ms: u64,
+}
+
+/// An accepted event, with the exact payload bytes it was given.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct EventRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub event_type: String,
+    pub payload: Box<RawValue>,
+    pub created_at_ms: u64,
+    /// (delivery id, endpoint id) for each endpoint the event fanned out to.
+    pub deliveries: Vec<(String, String)>,
+}
+
+/// Where a delivery stands. `in_flight` exists only in memory, never here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    Pending,
+    Succeeded,
+    Dead,
+}
+
+impl DeliveryState {
+    /// The API's name for the state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Succeeded => "succeeded",
+            Self::Dead => "dead",
+        }
+    }
+}
+
+/// One event's delivery to one endpoint, across every attempt and replay series.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeliveryRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub event_id: String,
+    pub endpoint_id: String,
+    pub event_type: String,
+    pub state: DeliveryState,
+    /// Replay series, starting at 1.
+    pub series: u32,
+    /// Attempts made in the current series.
+    pub attempts: u32,
+    /// Unix ms when the current series made its first attempt.
+    pub first_attempt_at_ms: Option<u64>,
+    pub next_attempt_at_ms: Option<u64>,
+    /// The delay chosen after the last attempt (for decorrelated jitter).
+    pub last_delay_ms: Option<u64>,
+    pub last_status: Option<u16>,
+    pub last_error: Option<String>,
+    pub dead_reason: Option<String>,
+    pub created_at_ms: u64,
+    pub updated_at_ms: u64,
+}
+
+/// One attempt, as the attempt log shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub series: u32,
+    pub attempt: u32,
+    pub started_at_ms: u64,
+    pub duration_ms: u64,
+    pub status: Option<u16>,
+    pub error_kind: Option<String>,
+    /// The first 1 KiB of the response body, lossily decoded.
+    pub response_snippet: String,
+    /// `delivered`, `retry`, `give_up` or `disable_endpoint`.
+    pub verdict: String,
+    pub delay_ms: Option<u64>,
+    pub next_attempt_at_ms: Option<u64>,
+    pub dead_reason: Option<String>,
+    pub decided_by: String,
+}
+
+/// The first response to an `Idempotency-Key`, replayed to repeats.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdempotencyRecord {
+    /// SHA-256 of the request body, hex: a repeat with another body is refused.
+    pub body_sha256: String,
+    pub response: serde_json::Value,
+    pub created_at_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_keep_payload_bytes() {
+        let payload = r#"{ "b":1,  "a": 123456789012345678901234567890 }"#;
+        let ev = EventRecord {
+            id: "evt_1".into(),
+            tenant_id: "t".into(),
+            event_type: "x".into(),
+            payload: RawValue::from_string(payload.into()).unwrap(),
+            created_at_ms: 5,
+            deliveries: vec![("dlv_1".into(), "ep_1".into())],
+        };
+        let back: EventRecord = decode(&encode(&ev)).unwrap();
+        assert_eq!(back.payload.get(), payload);
+        assert_eq!(back.deliveries, ev.deliveries);
+    }
+
+    #[test]
+    fn unknown_versions_are_refused() {
+        assert!(matches!(
+            decode::<TenantRecord>(b"\x07{}"),
+            Err(StoreError::Corrupt(_))
+        ));
+        assert!(matches!(
+            decode::<TenantRecord>(b""),
+            Err(StoreError::Corrupt(_))
+        ));
+    }
+}

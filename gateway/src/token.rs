@@ -1,0 +1,55 @@
+//! API tokens: `hgk_` + base64url(32 random bytes), stored only as SHA-256.
+//!
+//! Tokens carry 256 bits of entropy, so a fast hash is enough; a slow password
+//! hash per request would cost more than it protects.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// The prefix every hookgate token carries, so leaked tokens are easy to spot.
+pub const PREFIX: &str = "hgk_";
+
+/// A fresh random token.
+pub fn generate() -> String {
+    let bytes: [u8; 32] = rand::random();
+    format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// SHA-256 of a token, as stored.
+pub fn hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// SHA-256 of a token, hex, as kept in records.
+pub fn hash_hex(token: &str) -> String {
+    hex::encode(hash(token))
+}
+
+/// Compares two hashes in constant time.
+pub fn hashes_equal(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_prefixed_random_and_hash_stably() {
+        let a = generate();
+        let b = generate();
+        assert!(a.starts_with(PREFIX));
+        assert_eq!(a.len(), PREFIX.len() + 43);
+        assert_ne!(a, b);
+        assert_eq!(hash(&a), hash(&a));
+        assert!(hashes_equal(&hash(&a), &hash(&a)));
+        assert!(!hashes_equal(&hash(&a), &hash(&b)));
+        assert!(!hashes_equal(&hash(&a), &hash(&a)[..31]));
+        assert_eq!(
+            hash_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! Test harness: a real gateway on `127.0.0.1:0` over a temporary data dir, driven
+//! through the library's `run_with`, plus a JSON client for its API.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hookgate::config::Config;
+use hookgate::{RunOptions, run_with};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub mod receiver;
+
+/// The admin token every test gateway is configured with.
+pub const ADMIN: &str = "hgk_test-admin-token-0123456789";
+
+/// A running gateway; stopped (gracefully) when dropped or by [`TestGateway::stop`].
+pub struct TestGateway {
+    pub addr: SocketAddr,
+    pub base: String,
+    pub http: reqwest::Client,
+    pub dir: Arc<tempfile::TempDir>,
+    shutdown: CancellationToken,
+    task: Option<tokio::task::JoinHandle<Result<(), hookgate::RunError>>>,
+}
+
+/// A config for tests: loopback allowed, admin token fixed, data in `dir`.
+pub fn test_config(dir: &std::path::Path) -> Config {
+    let mut c = Config::default();
+    c.data_dir = dir.to_path_buf();
+    c.admin_token = Some(ADMIN.to_owned());
+    c.allow_private_subnets = vec!["127.0.0.0/8".parse().unwrap()];
+    c.min_free_disk = 0;
+    c
+}
+
+impl TestGateway {
+    /// Starts a gateway with the default test config.
+    pub async fn start() -> Self {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        Self::start_with(test_config(dir.path()), dir, RunOptions::default()).await
+    }
+
+    /// Starts a gateway with `config` (whose data dir lives in `dir`) and `options`.
+    pub async fn start_with(
+        config: Config,
+        dir: Arc<tempfile::TempDir>,
+        options: RunOptions,
+    ) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(run_with(config, listener, shutdown.clone(), options));
+        let http = reqwest::Client::builder().build().unwrap();
+        let gw = Self {
+            addr,
+            base: format!("http://{addr}"),
+            http,
+            dir,
+            shutdown,
+            task: Some(task),
+        };
+        // The listener is bound already; wait until the router answers.
+        for _ in 0..200 {
+            if gw
+                .http
+                .get(format!("{}/healthz", gw.base))
+                .send()
+                .await
+                .is_ok()
+            {
+                return gw;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("gateway did not come up");
+    }
+
+    /// Stops the gateway and waits for it to exit.
+    pub async fn stop(mut self) {
+        self.shutdown.cancel();
+        if let Some(t) = self.task.take() {
+            t.await.unwrap().unwrap();
+        }
+    }
+
+    /// Sends a request with an optional bearer token and JSON body; returns status and JSON body.
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self
+            .http
+            .request(method.parse().unwrap(), format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// Sends raw bytes as the body.
+    pub async fn call_raw(
+        &self,
+        method: &str,
+        path: &str,
+        token: &str,
+        body: Vec<u8>,
+        headers: &[(&str, &str)],
+    ) -> (u16, String) {
+        let mut req = self
+            .http
+            .request(method.parse().unwrap(), format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .body(body);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().await.unwrap();
+        (resp.status().as_u16(), resp.text().await.unwrap())
+    }
+
+    /// Creates a tenant; returns its API key.
+    pub async fn tenant(&self, id: &str) -> String {
+        let (s, b) = self
+            .call("POST", "/v1/tenants", Some(ADMIN), Some(json!({"id": id})))
+            .await;
+        assert_eq!(s, 201, "{b}");
+        b["api_key"].as_str().unwrap().to_owned()
+    }
+
+    /// Creates an endpoint with `body`; returns the endpoint object (with its secret).
+    pub async fn endpoint(&self, tenant: &str, key: &str, body: Value) -> Value {
+        let (s, b) = self
+            .call(
+                "POST",
+                &format!("/v1/tenants/{tenant}/endpoints"),
+                Some(key),
+                Some(body),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        b
+    }
+
+    /// Sends an event; returns the 202 body.
+    pub async fn event(&self, tenant: &str, key: &str, event_type: &str, payload: Value) -> Value {
+        let body = json!({"event_type": event_type, "payload": payload});
+        let (s, b) = self
+            .call(
+                "POST",
+                &format!("/v1/tenants/{tenant}/events"),
+                Some(key),
+                Some(body),
+            )
+            .await;
+        assert_eq!(s, 202, "{b}");
+        b
+    }
+}
+
+impl Drop for TestGateway {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}

@@ -1,0 +1,190 @@
+//! A real HTTP receiver for delivery tests: it records every request and answers
+//! from a script (status, headers, delay), then with 200 once the script runs out.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use tokio::sync::Notify;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// Wait this long before answering (a hang, when longer than the timeout).
+    pub delay: Duration,
+}
+
+impl Reply {
+    /// An immediate answer with `status`.
+    pub fn status(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, k: &str, v: &str) -> Self {
+        self.headers.push((k.to_owned(), v.to_owned()));
+        self
+    }
+
+    /// Answers only after `d`.
+    pub fn after(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+}
+
+/// A request as the receiver saw it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+    pub at: Instant,
+    pub path: String,
+}
+
+impl Received {
+    /// A header's value (names are lower-case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    script: VecDeque<Reply>,
+    received: Vec<Received>,
+}
+
+/// A running receiver; it stops when dropped.
+pub struct Receiver {
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    arrived: Arc<Notify>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Receiver {
+    /// Starts a receiver on `127.0.0.1:0` answering from `script`.
+    pub async fn start(script: Vec<Reply>) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(Mutex::new(State {
+            script: script.into(),
+            received: Vec::new(),
+        }));
+        let arrived = Arc::new(Notify::new());
+        let (st, ar) = (Arc::clone(&state), Arc::clone(&arrived));
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (st, ar) = (Arc::clone(&st), Arc::clone(&ar));
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req| answer(req, Arc::clone(&st), Arc::clone(&ar)));
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        Self {
+            addr,
+            state,
+            arrived,
+            task,
+        }
+    }
+
+    /// The URL deliveries should go to.
+    pub fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+
+    /// Everything received so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.state.lock().unwrap().received.clone()
+    }
+
+    /// Waits until at least `n` requests arrived, or `limit` passed; returns what arrived.
+    pub async fn wait_for(&self, n: usize, limit: Duration) -> Vec<Received> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.arrived.notified();
+            let got = self.received();
+            if got.len() >= n {
+                return got;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.received();
+            }
+        }
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer(
+    req: Request<Incoming>,
+    state: Arc<Mutex<State>>,
+    arrived: Arc<Notify>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let headers = req
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                v.to_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let path = req.uri().path().to_owned();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let reply = {
+        let mut st = state.lock().unwrap();
+        st.received.push(Received {
+            headers,
+            body,
+            at: Instant::now(),
+            path,
+        });
+        st.script.pop_front().unwrap_or_else(|| Reply::status(200))
+    };
+    arrived.notify_waiters();
+    if !reply.delay.is_zero() {
+        tokio::time::sleep(reply.delay).await;
+    }
+    let mut resp = Response::builder().status(reply.status);
+    for (k, v) in &reply.headers {
+        resp = resp.header(k, v);
+    }
+    Ok(resp.body(Full::new(Bytes::from_static(b"ok"))).unwrap())
+}
