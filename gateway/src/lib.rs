@@ -27,7 +27,7 @@ use crate::address_guard::AddressGuard;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::context::{AppContext, DiskWatch};
-use crate::delivery::DeliveryHandle;
+use crate::delivery::{DeliveryClient, DeliveryHandle};
 use crate::store::{DurabilityBackend, Store, StoreError};
 
 /// Why the gateway could not start or stopped with an error.
@@ -35,6 +35,8 @@ use crate::store::{DurabilityBackend, Store, StoreError};
 pub enum RunError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Client(#[from] delivery::client::ClientError),
     #[error("server: {0}")]
     Serve(#[from] std::io::Error),
 }
@@ -80,12 +82,24 @@ pub async fn run_with(
     let flusher = store.start_flusher(durability, flusher_stop.clone());
     let disk = DiskWatch::default();
     disk.refresh(&config.data_dir, config.min_free_disk);
-    let (delivery, _changes) = DeliveryHandle::new();
+    let (delivery, changes) = DeliveryHandle::new();
+    let guard = AddressGuard::new(config.allow_private_subnets.clone());
+    let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
+    let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
+    let engine = delivery::spawn_engine(
+        store.clone(),
+        Arc::clone(&clock),
+        client,
+        delivery.clone(),
+        changes,
+        shutdown.clone(),
+        Duration::from_millis(config.shutdown_grace_ms),
+    );
     let ctx = Arc::new(AppContext {
-        guard: AddressGuard::new(config.allow_private_subnets.clone()),
+        guard,
         config: Arc::new(config),
         store,
-        clock: options.clock.unwrap_or_else(|| Arc::new(SystemClock)),
+        clock,
         admin_hash,
         disk,
         delivery,
@@ -96,7 +110,9 @@ pub async fn run_with(
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .await;
     housekeeping.abort();
-    // The last flush happens after every request has finished.
+    // In-flight attempts finish (or are abandoned after the grace period) first;
+    // the last flush happens after every request and attempt has finished.
+    let _ = engine.await;
     flusher_stop.cancel();
     let _ = flusher.await;
     served?;
@@ -143,7 +159,7 @@ async fn housekeeping(ctx: Arc<AppContext>, shutdown: CancellationToken) {
         ctx.disk
             .refresh(&ctx.config.data_dir, ctx.config.min_free_disk);
         n += 1;
-        if n % 1800 == 0
+        if n.is_multiple_of(1800)
             && let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await
         {
             tracing::warn!(error = %e, "idempotency sweep failed");

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub mod receiver;
+pub mod tls;
+pub mod verify;
 
 /// The admin token every test gateway is configured with.
 pub const ADMIN: &str = "hgk_test-admin-token-0123456789";
@@ -26,12 +28,13 @@ pub struct TestGateway {
 
 /// A config for tests: loopback allowed, admin token fixed, data in `dir`.
 pub fn test_config(dir: &std::path::Path) -> Config {
-    let mut c = Config::default();
-    c.data_dir = dir.to_path_buf();
-    c.admin_token = Some(ADMIN.to_owned());
-    c.allow_private_subnets = vec!["127.0.0.0/8".parse().unwrap()];
-    c.min_free_disk = 0;
-    c
+    Config {
+        data_dir: dir.to_path_buf(),
+        admin_token: Some(ADMIN.to_owned()),
+        allow_private_subnets: vec!["127.0.0.0/8".parse().unwrap()],
+        min_free_disk: 0,
+        ..Config::default()
+    }
 }
 
 impl TestGateway {
@@ -174,4 +177,53 @@ impl Drop for TestGateway {
     fn drop(&mut self) {
         self.shutdown.cancel();
     }
+}
+
+impl TestGateway {
+    /// Polls a delivery until `done` holds for it or `limit` passes; returns its last view.
+    pub async fn wait_delivery(
+        &self,
+        tenant: &str,
+        key: &str,
+        delivery_id: &str,
+        limit: std::time::Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = tokio::time::Instant::now() + limit;
+        let path = format!("/v1/tenants/{tenant}/deliveries/{delivery_id}");
+        loop {
+            let (s, d) = self.call("GET", &path, Some(key), None).await;
+            assert_eq!(s, 200, "{d}");
+            if done(&d) || tokio::time::Instant::now() >= deadline {
+                return d;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Creates tenant `acme` and one endpoint at `url` with `extra` fields; sends one
+    /// event; returns (key, endpoint, delivery id).
+    pub async fn one_delivery(&self, url: &str, extra: Value) -> (String, Value, String) {
+        let key = self.tenant("acme").await;
+        let mut body = json!({"url": url});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        let ep = self.endpoint("acme", &key, body).await;
+        let ev = self
+            .event(
+                "acme",
+                &key,
+                "test.event",
+                json!({"hello": "world", "n": 1}),
+            )
+            .await;
+        let dlv = ev["deliveries"][0]["id"].as_str().unwrap().to_owned();
+        (key, ep, dlv)
+    }
+}
+
+/// Whether a delivery view has reached a final state.
+pub fn is_final(d: &Value) -> bool {
+    d["state"] == "succeeded" || d["state"] == "dead"
 }

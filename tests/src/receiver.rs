@@ -84,6 +84,14 @@ pub struct Receiver {
 impl Receiver {
     /// Starts a receiver on `127.0.0.1:0` answering from `script`.
     pub async fn start(script: Vec<Reply>) -> Self {
+        Self::start_with_tls(script, None).await
+    }
+
+    /// Like [`Receiver::start`], over TLS when `tls` is given.
+    pub async fn start_with_tls(
+        script: Vec<Reply>,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State {
@@ -97,12 +105,20 @@ impl Receiver {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
-                let (st, ar) = (Arc::clone(&st), Arc::clone(&ar));
+                let (st, ar, tls) = (Arc::clone(&st), Arc::clone(&ar), tls.clone());
                 tokio::spawn(async move {
                     let svc = service_fn(move |req| answer(req, Arc::clone(&st), Arc::clone(&ar)));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .await;
+                    let conn = http1::Builder::new();
+                    match tls {
+                        None => {
+                            let _ = conn.serve_connection(TokioIo::new(stream), svc).await;
+                        }
+                        Some(acceptor) => {
+                            if let Ok(s) = acceptor.accept(stream).await {
+                                let _ = conn.serve_connection(TokioIo::new(s), svc).await;
+                            }
+                        }
+                    }
                 });
             }
         });
@@ -117,6 +133,11 @@ impl Receiver {
     /// The URL deliveries should go to.
     pub fn url(&self) -> String {
         format!("http://{}/hook", self.addr)
+    }
+
+    /// The HTTPS URL, for a receiver started with TLS.
+    pub fn https_url(&self) -> String {
+        format!("https://{}/hook", self.addr)
     }
 
     /// Everything received so far.

@@ -13,7 +13,6 @@ use super::error::ApiError;
 use super::{bad_query, list_body};
 use crate::clock::{parse_rfc3339_ms, rfc3339_ms};
 use crate::context::AppContext;
-use crate::policy::PolicySpec;
 use crate::store::{AttemptRecord, DeliveryFilter, DeliveryRecord, DeliveryState};
 
 #[derive(Debug, Default, Deserialize)]
@@ -29,14 +28,8 @@ pub(super) struct ListQuery {
 
 /// The `max_attempts` that governs a delivery now: its endpoint's current policy.
 fn max_attempts(ctx: &AppContext, d: &DeliveryRecord) -> Result<Option<u32>, ApiError> {
-    let Some(ep) = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)? else {
-        return Ok(None);
-    };
-    let spec = match &ep.policy {
-        Some(p) => PolicySpec::from_json(p).ok(),
-        None => Some(PolicySpec::default()),
-    };
-    Ok(spec.and_then(|s| s.resolve().ok()).map(|p| p.max_attempts))
+    let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)?;
+    Ok(ep.map(|ep| ep.effective_policy().max_attempts))
 }
 
 fn state_of(ctx: &AppContext, d: &DeliveryRecord) -> &'static str {

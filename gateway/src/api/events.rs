@@ -30,7 +30,7 @@ pub(super) struct IngestBody {
     payload: Box<RawValue>,
 }
 
-fn idempotency_key<'h>(headers: &'h HeaderMap, max: usize) -> Result<Option<&'h str>, ApiError> {
+fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<&str>, ApiError> {
     let Some(v) = headers.get("idempotency-key") else {
         return Ok(None);
     };

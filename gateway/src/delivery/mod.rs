@@ -1,11 +1,21 @@
 //! Delivery: signing, the HTTP client, the scheduler and its workers.
 
+pub mod client;
+pub mod connector;
+mod scheduler;
 pub mod signer;
+mod worker;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::policy::BuiltinPolicy;
+use crate::store::Store;
+pub use client::DeliveryClient;
 
 /// A change the scheduler must hear about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,4 +77,24 @@ impl DeliveryHandle {
             l.remove(delivery_id);
         }
     }
+}
+
+/// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
+/// then in-flight attempts get `grace` to finish.
+pub fn spawn_engine(
+    store: Store,
+    clock: Arc<dyn Clock>,
+    client: DeliveryClient,
+    handle: DeliveryHandle,
+    changes: ScheduleChanges,
+    shutdown: CancellationToken,
+    grace: std::time::Duration,
+) -> tokio::task::JoinHandle<()> {
+    let ctx = Arc::new(worker::EngineContext {
+        store,
+        clock,
+        client,
+        decider: Arc::new(BuiltinPolicy),
+    });
+    tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes).run(shutdown, grace))
 }

@@ -1,6 +1,6 @@
 //! Event ingest (one atomic batch, durable before the ack) and event reads.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -58,9 +58,8 @@ impl KeyLocks {
     }
 
     fn stripe(&self, tenant: &str, key: &str) -> &tokio::sync::Mutex<()> {
-        let mut h = self.1.build_hasher();
-        (tenant, key).hash(&mut h);
-        &self.0[(h.finish() as usize) % self.0.len()]
+        let h = self.1.hash_one((tenant, key));
+        &self.0[(h as usize) % self.0.len()]
     }
 }
 

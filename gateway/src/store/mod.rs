@@ -10,6 +10,7 @@ mod endpoints;
 mod events;
 mod flusher;
 pub mod keys;
+mod outcomes;
 pub mod records;
 mod tenants;
 
@@ -23,6 +24,7 @@ pub use deliveries::{DeliveryFilter, DeliveryPage};
 pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
 pub use flusher::{DurabilityBackend, PersistFuture};
 use flusher::{GroupCommit, SledDurability};
+pub use outcomes::{AttemptWrite, WriteResult};
 pub use records::*;
 
 /// The schema this build writes. A data dir with a newer one is refused.
@@ -150,6 +152,12 @@ impl Store {
     /// `Unavailable` if the write or its flush failed: the caller must not ack.
     pub async fn commit(&self, batch: sled::Batch) -> Result<(), StoreError> {
         self.inner.records.apply_batch(batch)?;
+        let seq = self.inner.commit.written();
+        self.inner.commit.wait_durable(seq).await
+    }
+
+    /// Waits until a write just applied outside [`Store::commit`] (a transaction) is durable.
+    async fn wait_own_write(&self) -> Result<(), StoreError> {
         let seq = self.inner.commit.written();
         self.inner.commit.wait_durable(seq).await
     }

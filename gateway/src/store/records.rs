@@ -88,6 +88,21 @@ pub struct EndpointRecord {
     pub created_at_ms: u64,
 }
 
+impl EndpointRecord {
+    /// The policy that governs this endpoint's next decision. A stored policy
+    /// always validated when set; should it stop resolving, the default applies.
+    pub fn effective_policy(&self) -> crate::policy::EffectivePolicy {
+        self.policy
+            .as_ref()
+            .and_then(|p| {
+                crate::policy::PolicySpec::from_json(p)
+                    .and_then(|s| s.resolve())
+                    .ok()
+            })
+            .unwrap_or_else(crate::policy::EffectivePolicy::default_preset)
+    }
+}
+
 /// An accepted event, with the exact payload bytes it was given.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct EventRecord {

@@ -95,3 +95,150 @@ pub async fn call(
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap_or(serde_json::Value::Null))
 }
+
+/// A minimal receiver for binary tests: answers 200 after `delay_ms`, records the
+/// `webhook-id` of every request.
+pub struct SlowReceiver {
+    pub url: String,
+    pub delay_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    pub seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SlowReceiver {
+    pub async fn start(delay_ms: u64) -> Self {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let delay = Arc::new(AtomicU64::new(delay_ms));
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (d, s) = (Arc::clone(&delay), Arc::clone(&seen));
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (d, s) = (Arc::clone(&d), Arc::clone(&s));
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(
+                        move |req: hyper::Request<hyper::body::Incoming>| {
+                            let (d, s) = (Arc::clone(&d), Arc::clone(&s));
+                            async move {
+                                let id = req
+                                    .headers()
+                                    .get("webhook-id")
+                                    .and_then(|v| v.to_str().ok())
+                                    .unwrap_or("")
+                                    .to_owned();
+                                tokio::time::sleep(Duration::from_millis(d.load(Ordering::SeqCst)))
+                                    .await;
+                                s.lock().unwrap().push(id);
+                                Ok::<_, std::convert::Infallible>(hyper::Response::new(
+                                    http_body_util::Full::new(bytes::Bytes::from_static(b"ok")),
+                                ))
+                            }
+                        },
+                    );
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, svc)
+                        .await;
+                });
+            }
+        });
+        Self {
+            url,
+            delay_ms: delay,
+            seen,
+            task,
+        }
+    }
+
+    /// The distinct webhook-ids answered so far.
+    pub fn distinct(&self) -> std::collections::HashSet<String> {
+        self.seen.lock().unwrap().iter().cloned().collect()
+    }
+}
+
+impl Drop for SlowReceiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Creates tenant `acme` with an endpoint at `url` and sends `n` events; returns the
+/// tenant key and the acknowledged event ids.
+pub async fn tenant_endpoint_events(
+    http: &reqwest::Client,
+    base: &str,
+    url: &str,
+    n: usize,
+) -> (String, Vec<String>) {
+    let (s, t) = call(
+        http,
+        "POST",
+        &format!("{base}/v1/tenants"),
+        ADMIN,
+        Some(serde_json::json!({"id": "acme"})),
+    )
+    .await;
+    assert_eq!(s, 201, "{t}");
+    let key = t["api_key"].as_str().unwrap().to_owned();
+    let body = serde_json::json!({"url": url, "max_in_flight": 4, "policy": {"jitter": "none", "base_ms": 200, "max_delay_ms": 1000}});
+    let (s, e) = call(
+        http,
+        "POST",
+        &format!("{base}/v1/tenants/acme/endpoints"),
+        &key,
+        Some(body),
+    )
+    .await;
+    assert_eq!(s, 201, "{e}");
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let body = serde_json::json!({"event_type": "drill", "payload": {"i": i}});
+        let (s, ev) = call(
+            http,
+            "POST",
+            &format!("{base}/v1/tenants/acme/events"),
+            &key,
+            Some(body),
+        )
+        .await;
+        assert_eq!(s, 202, "{ev}");
+        ids.push(ev["id"].as_str().unwrap().to_owned());
+    }
+    (key, ids)
+}
+
+/// Waits (bounded) until every event's delivery has succeeded; returns the ones that have not.
+pub async fn wait_all_succeeded(
+    http: &reqwest::Client,
+    base: &str,
+    key: &str,
+    ids: &[String],
+    limit: Duration,
+) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let mut missing = Vec::new();
+        for id in ids {
+            let (_, ev) = call(
+                http,
+                "GET",
+                &format!("{base}/v1/tenants/acme/events/{id}"),
+                key,
+                None,
+            )
+            .await;
+            if ev["deliveries"][0]["state"] != "succeeded" {
+                missing.push(id.clone());
+            }
+        }
+        if missing.is_empty() || tokio::time::Instant::now() >= deadline {
+            return missing;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

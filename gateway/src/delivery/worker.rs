@@ -1,0 +1,258 @@
+//! One attempt of one delivery: sign, send, decide, record.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Request;
+use http_body_util::Full;
+use sha2::{Digest, Sha256};
+
+use super::client::{DeliveryClient, HttpResponse, SendFailure};
+use super::signer::{SigningSecret, sign};
+use crate::clock::Clock;
+use crate::policy::{
+    AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, RetryDecider, Verdict,
+};
+use crate::store::keys::ScheduleKey;
+use crate::store::{
+    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError,
+};
+
+/// The first this-many bytes of a response are kept in the attempt log.
+const SNIPPET_BYTES: usize = 1024;
+
+/// What every worker shares.
+pub(crate) struct EngineContext {
+    pub(crate) store: Store,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) client: DeliveryClient,
+    pub(crate) decider: Arc<dyn RetryDecider>,
+}
+
+/// Makes one attempt of the delivery named by a due schedule entry.
+pub(crate) struct DeliveryWorker {
+    pub(crate) ctx: Arc<EngineContext>,
+    pub(crate) endpoint: Arc<EndpointRecord>,
+    pub(crate) entry: ScheduleKey,
+}
+
+/// Deterministic per-attempt randomness: sha256(delivery_id, series, attempt)[..8].
+fn attempt_seed(delivery_id: &str, series: u32, attempt: u32) -> u64 {
+    let mut h = Sha256::new();
+    h.update(delivery_id.as_bytes());
+    h.update(series.to_be_bytes());
+    h.update(attempt.to_be_bytes());
+    let digest = h.finalize();
+    u64::from_be_bytes(digest[..8].try_into().unwrap_or_default())
+}
+
+impl DeliveryWorker {
+    /// Runs the attempt; `true` if it changed the endpoint (a 410 disabled it).
+    /// Storage errors leave the delivery pending and scheduled, so it is attempted
+    /// again; nothing is lost.
+    pub(crate) async fn run(self) -> bool {
+        match self.attempt().await {
+            Ok(changed) => changed,
+            Err(e) => {
+                tracing::warn!(delivery_id = %self.entry.delivery_id, error = %e, "attempt not recorded; will retry");
+                false
+            }
+        }
+    }
+
+    async fn attempt(&self) -> Result<bool, StoreError> {
+        let (ctx, ep) = (&self.ctx, &self.endpoint);
+        let Some(d) = ctx.store.delivery(&ep.tenant_id, &self.entry.delivery_id)? else {
+            return Ok(false);
+        };
+        if d.state != DeliveryState::Pending {
+            return Ok(false);
+        }
+        let payload = ctx
+            .store
+            .event_payload(&ep.tenant_id, &d.event_id)?
+            .unwrap_or_default();
+        let started = ctx.clock.now_ms();
+        let result = ctx
+            .client
+            .send(
+                self.request(&d, payload, started),
+                Duration::from_millis(ep.timeout_ms),
+            )
+            .await;
+        let ended = ctx.clock.now_ms();
+        let attempt = d.attempts + 1;
+        let policy = ep.effective_policy();
+        let (outcome, response) = match &result {
+            Ok(r) => (Some(Outcome::Status(r.status)), Some(r)),
+            Err(SendFailure::Transport { kind, .. }) => (Some(Outcome::Failure(*kind)), None),
+            Err(SendFailure::Blocked(_)) => (None, None),
+        };
+        let decision = match &outcome {
+            // The host alone decides a blocked address: dead, not counted by the breaker.
+            None => Decision {
+                verdict: Verdict::GiveUp {
+                    reason: "blocked address".into(),
+                },
+                next: NextStep::Dead(DeadReason::BlockedAddress),
+                decided_by: BUILTIN_DECIDER.into(),
+            },
+            Some(outcome) => {
+                let header = |name: &str| {
+                    response
+                        .and_then(|r| r.headers.get(name))
+                        .and_then(|v| v.to_str().ok())
+                };
+                let facts = AttemptFacts {
+                    outcome,
+                    attempt,
+                    first_attempt_at_ms: d.first_attempt_at_ms.unwrap_or(started),
+                    now_ms: ended,
+                    retry_after: header("retry-after"),
+                    date: header("date"),
+                    prev_delay_ms: d.last_delay_ms,
+                    seed: attempt_seed(&d.id, d.series, attempt),
+                };
+                ctx.decider.decide(&policy, &facts)
+            }
+        };
+        self.record(
+            d,
+            attempt,
+            started,
+            ended,
+            &result,
+            outcome.as_ref(),
+            decision,
+        )
+        .await
+    }
+
+    fn request(&self, d: &DeliveryRecord, payload: String, now_ms: u64) -> Request<Full<Bytes>> {
+        let now_s = i64::try_from(now_ms / 1000).unwrap_or(i64::MAX);
+        let secrets: Vec<SigningSecret> = self
+            .endpoint
+            .secrets
+            .iter()
+            .filter(|s| s.expires_at_ms.is_none_or(|e| e > now_ms))
+            .filter_map(|s| SigningSecret::parse(&s.secret).ok())
+            .collect();
+        let signature = sign(&secrets, &d.event_id, now_s, payload.as_bytes());
+        Request::post(self.endpoint.url.as_str())
+            .header("content-type", "application/json")
+            .header(
+                "user-agent",
+                concat!("hookgate/", env!("CARGO_PKG_VERSION")),
+            )
+            .header("webhook-id", d.event_id.as_str())
+            .header("webhook-timestamp", now_s.to_string())
+            .header("webhook-signature", signature)
+            .body(Full::new(Bytes::from(payload)))
+            .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())))
+    }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the pieces of one attempt"
+    )]
+    async fn record(
+        &self,
+        mut d: DeliveryRecord,
+        attempt: u32,
+        started: u64,
+        ended: u64,
+        result: &Result<HttpResponse, SendFailure>,
+        outcome: Option<&Outcome>,
+        decision: Decision,
+    ) -> Result<bool, StoreError> {
+        let (expected_series, expected_attempts) = (d.series, d.attempts);
+        let (status, error_kind, snippet) = match result {
+            Ok(r) => {
+                let snip = String::from_utf8_lossy(&r.body[..r.body.len().min(SNIPPET_BYTES)])
+                    .into_owned();
+                (
+                    Some(r.status),
+                    outcome
+                        .and_then(Outcome::error_kind)
+                        .map(|k| k.as_str().to_owned()),
+                    snip,
+                )
+            }
+            Err(SendFailure::Transport { kind, message }) => {
+                (None, Some(kind.as_str().to_owned()), message.clone())
+            }
+            Err(SendFailure::Blocked(addr)) => (
+                None,
+                Some("blocked_address".into()),
+                format!("address {addr} is blocked"),
+            ),
+        };
+        let (delay_ms, next_due, dead_reason) = match &decision.next {
+            NextStep::Done => (None, None, None),
+            NextStep::RetryAt { delay_ms } => (Some(*delay_ms), Some(ended + delay_ms), None),
+            NextStep::Dead(r) => (None, None, Some(r.as_str().to_owned())),
+        };
+        d.attempts = attempt;
+        d.first_attempt_at_ms.get_or_insert(started);
+        d.last_status = status;
+        d.last_error = error_kind.clone();
+        d.last_delay_ms = delay_ms.or(d.last_delay_ms);
+        d.next_attempt_at_ms = next_due;
+        d.dead_reason.clone_from(&dead_reason);
+        d.updated_at_ms = ended;
+        d.state = match decision.next {
+            NextStep::Done => DeliveryState::Succeeded,
+            NextStep::RetryAt { .. } => DeliveryState::Pending,
+            NextStep::Dead(_) => DeliveryState::Dead,
+        };
+        let log = AttemptRecord {
+            series: d.series,
+            attempt,
+            started_at_ms: started,
+            duration_ms: ended.saturating_sub(started),
+            status,
+            error_kind,
+            response_snippet: snippet,
+            verdict: decision.verdict.as_str().to_owned(),
+            delay_ms,
+            next_attempt_at_ms: next_due,
+            dead_reason,
+            decided_by: decision.decided_by.clone(),
+        };
+        tracing::info!(
+            event_id = %d.event_id, delivery_id = %d.id, endpoint_id = %d.endpoint_id, attempt,
+            status = ?status, error = ?log.error_kind, verdict = %log.verdict, delay_ms = ?delay_ms,
+            latency_ms = log.duration_ms, decided_by = %log.decided_by, "attempt"
+        );
+        let disable =
+            matches!(decision.verdict, Verdict::DisableEndpoint).then(|| "gone".to_owned());
+        let changed = disable.is_some();
+        self.ctx
+            .store
+            .record_attempt(AttemptWrite {
+                delivery: &d,
+                expected_series,
+                expected_attempts,
+                attempt: &log,
+                due_ms: self.entry.due_ms,
+                next_due_ms: next_due,
+                disable_endpoint: disable,
+            })
+            .await?;
+        Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_deterministic_per_attempt() {
+        assert_eq!(attempt_seed("dlv_a", 1, 1), attempt_seed("dlv_a", 1, 1));
+        assert_ne!(attempt_seed("dlv_a", 1, 1), attempt_seed("dlv_a", 1, 2));
+        assert_ne!(attempt_seed("dlv_a", 1, 1), attempt_seed("dlv_a", 2, 1));
+        assert_ne!(attempt_seed("dlv_a", 1, 1), attempt_seed("dlv_b", 1, 1));
+    }
+}

@@ -1,0 +1,170 @@
+//! What the delivery engine reads and writes: due schedule entries, and each
+//! attempt's outcome recorded in one transaction.
+
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+
+use super::{
+    AttemptRecord, DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError, keys, records,
+};
+
+/// The outcome of one attempt, to be written atomically.
+pub struct AttemptWrite<'a> {
+    /// The delivery as it should be stored after this attempt.
+    pub delivery: &'a DeliveryRecord,
+    /// The series and attempt count the worker started from; if the stored record
+    /// moved on meanwhile (deleted endpoint, replay), the write is dropped.
+    pub expected_series: u32,
+    pub expected_attempts: u32,
+    pub attempt: &'a AttemptRecord,
+    /// The schedule entry that was due.
+    pub due_ms: u64,
+    /// The next schedule entry, for a retry.
+    pub next_due_ms: Option<u64>,
+    /// Disable the endpoint with this reason (410 Gone).
+    pub disable_endpoint: Option<String>,
+}
+
+/// Whether an outcome was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteResult {
+    Written,
+    /// The delivery changed under the attempt; nothing was written.
+    Stale,
+}
+
+impl Store {
+    /// Up to `limit` schedule entries of `endpoint_id` due at or before `now_ms`, oldest first.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn due_entries(
+        &self,
+        endpoint_id: &str,
+        now_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<keys::ScheduleKey>, StoreError> {
+        let range = keys::schedule_of(endpoint_id)..keys::schedule_upto(endpoint_id, now_ms);
+        let mut out = Vec::new();
+        for k in self.inner.records.range(range).keys().take(limit) {
+            if let Some(entry) = keys::ScheduleKey::decode(&k?) {
+                out.push(entry);
+            }
+        }
+        Ok(out)
+    }
+
+    /// When `endpoint_id`'s earliest entry is due, if it has any.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn first_due(&self, endpoint_id: &str) -> Result<Option<u64>, StoreError> {
+        match self
+            .inner
+            .records
+            .scan_prefix(keys::schedule_of(endpoint_id))
+            .keys()
+            .next()
+        {
+            Some(k) => Ok(keys::ScheduleKey::decode(&k?).map(|e| e.due_ms)),
+            None => Ok(None),
+        }
+    }
+
+    /// When `endpoint_id`'s first entry due after `now_ms` is due.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn next_due_after(
+        &self,
+        endpoint_id: &str,
+        now_ms: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        let mut end = keys::schedule_of(endpoint_id);
+        end.extend_from_slice(&[0xff; 9]);
+        match self
+            .inner
+            .records
+            .range(keys::schedule_upto(endpoint_id, now_ms)..end)
+            .keys()
+            .next()
+        {
+            Some(k) => Ok(keys::ScheduleKey::decode(&k?).map(|e| e.due_ms)),
+            None => Ok(None),
+        }
+    }
+
+    /// One event's payload bytes.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn event_payload(
+        &self,
+        tenant: &str,
+        event_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .event(tenant, event_id)?
+            .map(|e| e.payload.get().to_owned()))
+    }
+
+    /// Records an attempt: the delivery, its log entry, the schedule move and any
+    /// endpoint change, in one transaction, durable before this returns.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write or its flush failed.
+    pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
+        let d = w.delivery;
+        let dkey = keys::delivery(&d.tenant_id, &d.id);
+        let ekey = keys::endpoint(&d.tenant_id, &d.endpoint_id);
+        let old = keys::ScheduleKey {
+            endpoint_id: d.endpoint_id.clone(),
+            due_ms: w.due_ms,
+            delivery_id: d.id.clone(),
+        };
+        let result = self.inner.records.transaction(|tx| {
+            let stale = || ConflictableTransactionError::Abort(WriteResult::Stale);
+            let cur: DeliveryRecord = tx
+                .get(&dkey)?
+                .and_then(|v| records::decode(&v).ok())
+                .ok_or_else(stale)?;
+            if cur.state != DeliveryState::Pending
+                || cur.series != w.expected_series
+                || cur.attempts != w.expected_attempts
+            {
+                return Err(stale());
+            }
+            let Some(ep_bytes) = tx.get(&ekey)? else {
+                return Err(stale());
+            };
+            if let Some(reason) = &w.disable_endpoint
+                && let Ok(mut ep) = records::decode::<EndpointRecord>(&ep_bytes)
+            {
+                ep.disabled = true;
+                ep.disabled_reason = Some(reason.clone());
+                tx.insert(ekey.as_slice(), records::encode(&ep))?;
+            }
+            tx.insert(dkey.as_slice(), records::encode(d))?;
+            tx.insert(
+                keys::attempt(&d.id, w.attempt.series, w.attempt.attempt),
+                records::encode(w.attempt),
+            )?;
+            tx.remove(old.encode())?;
+            if let Some(due_ms) = w.next_due_ms {
+                let next = keys::ScheduleKey {
+                    due_ms,
+                    ..old.clone()
+                };
+                tx.insert(next.encode(), d.tenant_id.as_bytes())?;
+            }
+            Ok(())
+        });
+        match result {
+            Ok(()) => {
+                self.wait_own_write().await?;
+                Ok(WriteResult::Written)
+            }
+            Err(TransactionError::Abort(r)) => Ok(r),
+            Err(TransactionError::Storage(e)) => Err(e.into()),
+        }
+    }
+}
