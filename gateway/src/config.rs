@@ -20,8 +20,8 @@ const ENV_PREFIX: &str = "HOOKGATE_";
 const ENV_RESERVED: [&str; 2] = ["HOOKGATE_URL", "HOOKGATE_TOKEN"];
 const MIB: u64 = 1024 * 1024;
 
-/// Everything `hookgate serve` can be configured with.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// Everything `hookgate serve` can be configured with. `Debug` hides the admin token.
+#[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// Address the HTTP API listens on.
@@ -235,6 +235,9 @@ impl Config {
         if self.log.trim().is_empty() {
             return Err(invalid("log", "must not be empty (e.g. \"info\")"));
         }
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
+            return Err(invalid("log", format!("not a valid tracing filter: {e}")));
+        }
         if self.cache_capacity < MIB {
             let message = format!("must be at least 1 MiB, got {} bytes", self.cache_capacity);
             return Err(invalid("cache_capacity", message));
@@ -245,6 +248,27 @@ impl Config {
             }
         }
         Ok(())
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("data_dir", &self.data_dir)
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("allow_private_subnets", &self.allow_private_subnets)
+            .field("log", &self.log)
+            .field("log_format", &self.log_format)
+            .field("min_free_disk", &self.min_free_disk)
+            .field("cache_capacity", &self.cache_capacity)
+            .field("shutdown_grace_ms", &self.shutdown_grace_ms)
+            .field("limits", &self.limits)
+            .field("tls", &self.tls)
+            .finish()
     }
 }
 
@@ -504,5 +528,11 @@ mod tests {
         names(env("ADMIN_TOKEN", "hgk_short"), "admin_token");
         assert!(env("ADMIN_TOKEN", "hgk_0123456789abcdefghij").is_ok());
         names(env("LOG", " "), "log");
+        names(env("LOG", "hookgate=notalevel"), "log");
+        let c = env("ADMIN_TOKEN", "hgk_0123456789abcdefghij").unwrap();
+        assert!(
+            !format!("{c:?}").contains("hgk_0123"),
+            "Debug hides the admin token"
+        );
     }
 }

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::worker::{DeliveryWorker, EngineContext};
 use super::{DeliveryHandle, ScheduleChange, ScheduleChanges};
 use crate::store::EndpointRecord;
+use crate::store::keys::Lane;
 
 /// Endpoints ordered by when they next have work due; stale heap entries are skipped.
 #[derive(Default)]
@@ -213,7 +214,7 @@ impl Scheduler {
 
     /// Queues an endpoint for its earliest stored due time.
     fn requeue(&mut self, endpoint_id: &str) {
-        match self.ctx.store.first_due(endpoint_id) {
+        match self.ctx.store.next_due(endpoint_id, None) {
             Ok(Some(due)) => self.index.push(endpoint_id, due),
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, endpoint_id, "cannot read schedule"),
@@ -235,8 +236,17 @@ impl Scheduler {
         // Leased entries are still in the schedule (storage says pending until the
         // outcome is written), so look past up to max_in_flight of them.
         let limit = slot.record.max_in_flight as usize + free;
-        let entries = match self.ctx.store.due_entries(endpoint_id, now, limit) {
-            Ok(e) => e,
+        let store = &self.ctx.store;
+        let lanes = store
+            .due_entries(Lane::First, endpoint_id, now, limit)
+            .and_then(|first| {
+                Ok((
+                    first,
+                    store.due_entries(Lane::Retry, endpoint_id, now, limit)?,
+                ))
+            });
+        let entries = match lanes {
+            Ok((first, retry)) => interleave(first, retry),
             Err(e) => {
                 tracing::warn!(error = %e, endpoint_id, "cannot read due work");
                 return;
@@ -270,8 +280,21 @@ impl Scheduler {
         if started == free {
             // Out of permits for this turn; others go first, then we come back.
             self.index.push(endpoint_id, now);
-        } else if let Ok(Some(next)) = self.ctx.store.next_due_after(endpoint_id, now) {
+        } else if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)) {
             self.index.push(endpoint_id, next);
+        }
+    }
+}
+
+/// Alternates first attempts and retries, first attempts first, so neither lane
+/// starves the other.
+fn interleave<T>(first: Vec<T>, retry: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(first.len() + retry.len());
+    let (mut a, mut b) = (first.into_iter(), retry.into_iter());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return out,
+            (x, y) => out.extend(x.into_iter().chain(y)),
         }
     }
 }
@@ -279,6 +302,18 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_first_attempts_are_not_stuck_behind_retries() {
+        assert_eq!(
+            interleave(vec![1, 2], vec![10, 20, 30, 40]),
+            [1, 10, 2, 20, 30, 40]
+        );
+        assert_eq!(interleave(vec![1, 2, 3], Vec::new()), [1, 2, 3]);
+        assert_eq!(interleave(Vec::<u8>::new(), vec![9]), [9]);
+        // With a backlog of due retries, the first permit still goes to a new delivery.
+        assert_eq!(interleave(vec!["new"], vec!["old"; 100])[0], "new");
+    }
 
     #[test]
     fn index_serves_due_endpoints_in_order_and_round_robin() {

@@ -235,7 +235,7 @@ impl DeliveryWorker {
                 expected_series,
                 expected_attempts,
                 attempt: &log,
-                due_ms: self.entry.due_ms,
+                entry: &self.entry,
                 next_due_ms: next_due,
                 disable_endpoint: disable,
             })

@@ -101,12 +101,13 @@ impl Store {
     ) -> Result<usize, StoreError> {
         let mut batch = sled::Batch::default();
         let mut ended = 0;
-        for key in self
-            .inner
-            .records
-            .scan_prefix(keys::schedule_of(&ep.id))
-            .keys()
-        {
+        let lanes = keys::Lane::ALL.map(|lane| {
+            self.inner
+                .records
+                .scan_prefix(keys::schedule_of(lane, &ep.id))
+                .keys()
+        });
+        for key in lanes.into_iter().flatten() {
             let key = key?;
             batch.remove(key.clone());
             let Some(entry) = keys::ScheduleKey::decode(&key) else {

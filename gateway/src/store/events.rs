@@ -110,6 +110,7 @@ impl Store {
                 updated_at_ms: ev.now_ms,
             };
             let entry = keys::ScheduleKey {
+                lane: keys::Lane::First,
                 endpoint_id: ep.id.clone(),
                 due_ms: ev.now_ms,
                 delivery_id: d.id.clone(),

@@ -87,9 +87,33 @@ pub(crate) fn all_idempotency() -> Vec<u8> {
     key(b"ik", &[])
 }
 
+/// Which queue a schedule entry sits in. First attempts and retries are kept in
+/// separate lanes so that new deliveries are never stuck behind a backlog of
+/// retries; the scheduler interleaves the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lane {
+    /// The first attempt of a series (a new event, or a replay).
+    First,
+    /// Every later attempt.
+    Retry,
+}
+
+impl Lane {
+    /// Both lanes, first attempts first.
+    pub const ALL: [Lane; 2] = [Lane::First, Lane::Retry];
+
+    fn prefix(self) -> &'static [u8] {
+        match self {
+            Self::First => b"sf",
+            Self::Retry => b"sr",
+        }
+    }
+}
+
 /// A schedule entry: which delivery of which endpoint is due when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScheduleKey {
+    pub lane: Lane,
     /// The endpoint the delivery goes to.
     pub endpoint_id: String,
     /// When the next attempt is due, Unix ms.
@@ -98,12 +122,10 @@ pub struct ScheduleKey {
     pub delivery_id: String,
 }
 
-const SCHEDULE: &[u8] = b"sc";
-
 impl ScheduleKey {
-    /// `sc␀{endpoint}␀{due_ms BE u64}{delivery}`.
+    /// `{lane}␀{endpoint}␀{due_ms BE u64}{delivery}`.
     pub fn encode(&self) -> Vec<u8> {
-        let mut k = schedule_of(&self.endpoint_id);
+        let mut k = schedule_of(self.lane, &self.endpoint_id);
         k.extend_from_slice(&self.due_ms.to_be_bytes());
         k.extend_from_slice(self.delivery_id.as_bytes());
         k
@@ -111,7 +133,8 @@ impl ScheduleKey {
 
     /// The inverse of [`ScheduleKey::encode`]; `None` for a key of another shape.
     pub fn decode(k: &[u8]) -> Option<Self> {
-        let rest = k.strip_prefix(SCHEDULE)?.strip_prefix(&[SEP])?;
+        let lane = Lane::ALL.into_iter().find(|l| k.starts_with(l.prefix()))?;
+        let rest = k[lane.prefix().len()..].strip_prefix(&[SEP])?;
         let sep = rest.iter().position(|b| *b == SEP)?;
         let (ep, rest) = (&rest[..sep], &rest[sep + 1..]);
         if rest.len() < 8 {
@@ -119,6 +142,7 @@ impl ScheduleKey {
         }
         let due_ms = u64::from_be_bytes(rest[..8].try_into().ok()?);
         Some(Self {
+            lane,
             endpoint_id: String::from_utf8(ep.to_vec()).ok()?,
             due_ms,
             delivery_id: String::from_utf8(rest[8..].to_vec()).ok()?,
@@ -126,15 +150,22 @@ impl ScheduleKey {
     }
 }
 
-/// Prefix of one endpoint's schedule, in due order.
-pub fn schedule_of(endpoint_id: &str) -> Vec<u8> {
-    key(SCHEDULE, &[endpoint_id.as_bytes(), b""])
+/// Prefix of one endpoint's schedule in one lane, in due order.
+pub fn schedule_of(lane: Lane, endpoint_id: &str) -> Vec<u8> {
+    key(lane.prefix(), &[endpoint_id.as_bytes(), b""])
 }
 
-/// The first key past every entry of `endpoint_id` due at or before `due_ms`.
-pub fn schedule_upto(endpoint_id: &str, due_ms: u64) -> Vec<u8> {
-    let mut k = schedule_of(endpoint_id);
+/// The first key past every entry of `endpoint_id` in `lane` due at or before `due_ms`.
+pub fn schedule_upto(lane: Lane, endpoint_id: &str, due_ms: u64) -> Vec<u8> {
+    let mut k = schedule_of(lane, endpoint_id);
     k.extend_from_slice(&due_ms.saturating_add(1).to_be_bytes());
+    k
+}
+
+/// The first key past every entry of `endpoint_id` in `lane`.
+pub fn schedule_end(lane: Lane, endpoint_id: &str) -> Vec<u8> {
+    let mut k = schedule_of(lane, endpoint_id);
+    k.extend_from_slice(&[0xff; 9]);
     k
 }
 
@@ -144,6 +175,7 @@ mod tests {
 
     fn sk(ep: &str, due: u64, d: &str) -> ScheduleKey {
         ScheduleKey {
+            lane: Lane::Retry,
             endpoint_id: ep.into(),
             due_ms: due,
             delivery_id: d.into(),
@@ -153,8 +185,13 @@ mod tests {
     #[test]
     fn schedule_keys_round_trip() {
         let k = sk("ep_01J0000000000000000000000A", 1_700_000_000_123, "dlv_X");
-        assert_eq!(ScheduleKey::decode(&k.encode()), Some(k));
-        assert_eq!(ScheduleKey::decode(b"sc\0nope"), None);
+        assert_eq!(ScheduleKey::decode(&k.encode()), Some(k.clone()));
+        let first = ScheduleKey {
+            lane: Lane::First,
+            ..k
+        };
+        assert_eq!(ScheduleKey::decode(&first.encode()), Some(first));
+        assert_eq!(ScheduleKey::decode(b"sr\0nope"), None);
         assert_eq!(ScheduleKey::decode(b"ev\0a\0b"), None);
     }
 
@@ -187,14 +224,20 @@ mod tests {
     fn upto_bounds_exactly_the_due_entries() {
         let due = sk("ep_A", 100, "dlv_Z").encode();
         let later = sk("ep_A", 101, "dlv_0").encode();
-        let bound = schedule_upto("ep_A", 100);
+        let bound = schedule_upto(Lane::Retry, "ep_A", 100);
         assert!(due < bound && bound <= later);
-        assert!(schedule_of("ep_A") < due);
+        assert!(schedule_of(Lane::Retry, "ep_A") < due);
+        assert!(sk("ep_A", u64::MAX, "dlv_Z").encode() < schedule_end(Lane::Retry, "ep_A"));
+        assert!(
+            !sk("ep_A", 1, "d")
+                .encode()
+                .starts_with(&schedule_of(Lane::First, "ep_A"))
+        );
         // One endpoint's range never reaches into another's whose id extends it.
         assert!(
             !sk("ep_AB", 0, "d")
                 .encode()
-                .starts_with(&schedule_of("ep_A"))
+                .starts_with(&schedule_of(Lane::Retry, "ep_A"))
         );
     }
 

@@ -17,7 +17,7 @@ pub struct AttemptWrite<'a> {
     pub expected_attempts: u32,
     pub attempt: &'a AttemptRecord,
     /// The schedule entry that was due.
-    pub due_ms: u64,
+    pub entry: &'a keys::ScheduleKey,
     /// The next schedule entry, for a retry.
     pub next_due_ms: Option<u64>,
     /// Disable the endpoint with this reason (410 Gone).
@@ -33,17 +33,19 @@ pub enum WriteResult {
 }
 
 impl Store {
-    /// Up to `limit` schedule entries of `endpoint_id` due at or before `now_ms`, oldest first.
+    /// Up to `limit` entries of `endpoint_id` in `lane` due at or before `now_ms`, oldest first.
     ///
     /// # Errors
     /// On a storage failure.
     pub fn due_entries(
         &self,
+        lane: keys::Lane,
         endpoint_id: &str,
         now_ms: u64,
         limit: usize,
     ) -> Result<Vec<keys::ScheduleKey>, StoreError> {
-        let range = keys::schedule_of(endpoint_id)..keys::schedule_upto(endpoint_id, now_ms);
+        let range =
+            keys::schedule_of(lane, endpoint_id)..keys::schedule_upto(lane, endpoint_id, now_ms);
         let mut out = Vec::new();
         for k in self.inner.records.range(range).keys().take(limit) {
             if let Some(entry) = keys::ScheduleKey::decode(&k?) {
@@ -53,44 +55,30 @@ impl Store {
         Ok(out)
     }
 
-    /// When `endpoint_id`'s earliest entry is due, if it has any.
+    /// The earliest due time in either lane of `endpoint_id` after `after_ms`
+    /// (`None`: from the start), if any.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn first_due(&self, endpoint_id: &str) -> Result<Option<u64>, StoreError> {
-        match self
-            .inner
-            .records
-            .scan_prefix(keys::schedule_of(endpoint_id))
-            .keys()
-            .next()
-        {
-            Some(k) => Ok(keys::ScheduleKey::decode(&k?).map(|e| e.due_ms)),
-            None => Ok(None),
-        }
-    }
-
-    /// When `endpoint_id`'s first entry due after `now_ms` is due.
-    ///
-    /// # Errors
-    /// On a storage failure.
-    pub fn next_due_after(
+    pub fn next_due(
         &self,
         endpoint_id: &str,
-        now_ms: u64,
+        after_ms: Option<u64>,
     ) -> Result<Option<u64>, StoreError> {
-        let mut end = keys::schedule_of(endpoint_id);
-        end.extend_from_slice(&[0xff; 9]);
-        match self
-            .inner
-            .records
-            .range(keys::schedule_upto(endpoint_id, now_ms)..end)
-            .keys()
-            .next()
-        {
-            Some(k) => Ok(keys::ScheduleKey::decode(&k?).map(|e| e.due_ms)),
-            None => Ok(None),
+        let mut best: Option<u64> = None;
+        for lane in keys::Lane::ALL {
+            let start = match after_ms {
+                Some(t) => keys::schedule_upto(lane, endpoint_id, t),
+                None => keys::schedule_of(lane, endpoint_id),
+            };
+            let end = keys::schedule_end(lane, endpoint_id);
+            if let Some(k) = self.inner.records.range(start..end).keys().next()
+                && let Some(e) = keys::ScheduleKey::decode(&k?)
+            {
+                best = Some(best.map_or(e.due_ms, |b| b.min(e.due_ms)));
+            }
         }
+        Ok(best)
     }
 
     /// One event's payload bytes.
@@ -116,11 +104,7 @@ impl Store {
         let d = w.delivery;
         let dkey = keys::delivery(&d.tenant_id, &d.id);
         let ekey = keys::endpoint(&d.tenant_id, &d.endpoint_id);
-        let old = keys::ScheduleKey {
-            endpoint_id: d.endpoint_id.clone(),
-            due_ms: w.due_ms,
-            delivery_id: d.id.clone(),
-        };
+        let old = w.entry;
         let result = self.inner.records.transaction(|tx| {
             let stale = || ConflictableTransactionError::Abort(WriteResult::Stale);
             let cur: DeliveryRecord = tx
@@ -151,6 +135,7 @@ impl Store {
             tx.remove(old.encode())?;
             if let Some(due_ms) = w.next_due_ms {
                 let next = keys::ScheduleKey {
+                    lane: keys::Lane::Retry,
                     due_ms,
                     ..old.clone()
                 };
