@@ -1,52 +1,20 @@
 //! The `hookgate` binary: parse the command line, set up logging, call the library.
 
-use std::path::PathBuf;
-
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::Parser;
+use hookgate::cli::{AdminCommand, Cli, Command};
 use hookgate::config::{Config, LogFormat};
 use tokio_util::sync::CancellationToken;
 
-#[derive(Parser)]
-#[command(name = "hookgate", version, about = "Webhook delivery gateway")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Run the gateway.
-    Serve {
-        /// TOML config file (defaults < file < HOOKGATE_* environment).
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
-    /// Operator tasks on a stopped gateway's data dir.
-    Admin {
-        #[command(subcommand)]
-        command: AdminCommand,
-    },
-}
-
-#[derive(Subcommand)]
-enum AdminCommand {
-    /// Replace the admin token; the new one is printed once.
-    ResetToken {
-        #[arg(long, default_value = "./hookgate-data")]
-        data_dir: PathBuf,
-    },
-}
-
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
     match cli.command {
         Command::Serve { config } => {
             let config = Config::from_env_and_file(config.as_deref())?;
             init_tracing(&config);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
             runtime.block_on(serve(config))
         }
         Command::Admin {
@@ -61,10 +29,13 @@ fn main() -> anyhow::Result<()> {
             hookgate::reset_admin_token(&store)?;
             Ok(())
         }
+        Command::Policy { command } => std::process::exit(hookgate::cli::policy::run(command)),
+        Command::Client(command) => std::process::exit(hookgate::cli::client::run(command)),
     }
 }
 
 fn init_tracing(config: &Config) {
+    // The filter was validated with the config.
     let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()

@@ -11,9 +11,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use ipnet::IpNet;
-use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
+
+mod values;
+use values::{de_byte_size, de_duration_ms, de_socket_addr};
 
 const ENV_PREFIX: &str = "HOOKGATE_";
 /// Variables of the command-line client; the server ignores them.
@@ -51,6 +53,39 @@ pub struct Config {
     pub limits: Limits,
     /// Outbound TLS settings.
     pub tls: TlsConfig,
+    /// `[policy.default]`: the retry policy endpoints without their own start from.
+    pub policy: PolicyConfig,
+    /// Retry-policy plugins.
+    pub plugins: PluginsConfig,
+}
+
+/// `[policy]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    /// The same policy object as the endpoint API's `"policy"` (§4).
+    pub default: crate::policy::PolicySpec,
+}
+
+/// `[plugins]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PluginsConfig {
+    /// Plugins loaded from files at start (`[[plugins.preload]]`), until uploads exist.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preload: Vec<PreloadPlugin>,
+}
+
+/// One plugin loaded from a file at start.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreloadPlugin {
+    /// The tenant that owns it.
+    pub tenant: String,
+    /// The name endpoints bind.
+    pub name: String,
+    /// A `.wasm` core module or component.
+    pub path: PathBuf,
 }
 
 /// Input limits: every input has one (rule 9). All must be greater than zero.
@@ -136,6 +171,8 @@ impl Default for Config {
             shutdown_grace_ms: 10_000,
             limits: Limits::default(),
             tls: TlsConfig::default(),
+            policy: PolicyConfig::default(),
+            plugins: PluginsConfig::default(),
         }
     }
 }
@@ -242,6 +279,18 @@ impl Config {
             let message = format!("must be at least 1 MiB, got {} bytes", self.cache_capacity);
             return Err(invalid("cache_capacity", message));
         }
+        if let Err(e) = self.policy.default.resolve() {
+            let key = format!("policy.default.{}", e.field.trim_start_matches("policy."));
+            return Err(invalid(key, e.message));
+        }
+        for (i, p) in self.plugins.preload.iter().enumerate() {
+            if !crate::ids::is_valid_tenant_id(&p.tenant) || p.name.is_empty() {
+                return Err(invalid(
+                    format!("plugins.preload[{i}]"),
+                    "needs a valid tenant and a name",
+                ));
+            }
+        }
         for (name, value) in Table::try_from(&self.limits).unwrap_or_default() {
             if value.as_integer() == Some(0) {
                 return Err(invalid(format!("limits.{name}"), "must be greater than 0"));
@@ -268,6 +317,8 @@ impl std::fmt::Debug for Config {
             .field("shutdown_grace_ms", &self.shutdown_grace_ms)
             .field("limits", &self.limits)
             .field("tls", &self.tls)
+            .field("policy", &self.policy)
+            .field("plugins", &self.plugins)
             .finish()
     }
 }
@@ -279,6 +330,22 @@ fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
 
 fn is_server_var(name: &str) -> bool {
     name.starts_with(ENV_PREFIX) && !ENV_RESERVED.contains(&name)
+}
+
+/// Types an environment value for an open table: integer, float or bool if it
+/// reads as one, else a string.
+fn typed_env_value(v: Value) -> Value {
+    let Value::String(raw) = v else { return v };
+    let t = raw.trim();
+    if let Ok(i) = t.parse::<i64>() {
+        Value::Integer(i)
+    } else if let Ok(f) = t.parse::<f64>() {
+        Value::Float(f)
+    } else if let Ok(b) = t.parse::<bool>() {
+        Value::Boolean(b)
+    } else {
+        Value::String(raw)
+    }
 }
 
 fn to_table(config: &Config) -> Table {
@@ -303,6 +370,19 @@ fn merge(
             return Err(ConfigError::UnknownKey { key, origin });
         };
         let value = match (shape, value) {
+            // An empty table in the defaults is open (`policy.default`): its own
+            // type refuses unknown keys when it is deserialized.
+            (Value::Table(schema), Value::Table(layer)) if schema.is_empty() => {
+                let slot = target
+                    .entry(name)
+                    .or_insert_with(|| Value::Table(Table::new()));
+                if let Value::Table(target) = slot {
+                    for (k, v) in layer {
+                        target.insert(k, if from_env { typed_env_value(v) } else { v });
+                    }
+                }
+                continue;
+            }
             (Value::Table(schema), Value::Table(layer)) => {
                 let slot = target
                     .entry(name)
@@ -331,208 +411,5 @@ fn merge(
     Ok(())
 }
 
-fn de_socket_addr<'de, D: Deserializer<'de>>(d: D) -> Result<SocketAddr, D::Error> {
-    let text = String::deserialize(d)?;
-    let message =
-        format!("invalid socket address {text:?} (expected IP:PORT, e.g. 127.0.0.1:8080)");
-    text.parse().map_err(|_| de::Error::custom(message))
-}
-
-/// Parses `"2048"`, `"10MB"`, `"512MiB"`, `"1 GiB"`: a whole number and an optional unit.
-fn parse_byte_size(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let split = trimmed.find(|c: char| !c.is_ascii_digit());
-    let (digits, unit) = trimmed.split_at(split.unwrap_or(trimmed.len()));
-    let multiplier = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => Some(1),
-        "kb" => Some(1_000),
-        "mb" => Some(1_000_000),
-        "gb" => Some(1_000_000_000),
-        "tb" => Some(1_000_000_000_000),
-        "kib" => Some(1024),
-        "mib" => Some(MIB),
-        "gib" => Some(1024 * MIB),
-        "tib" => Some(1024 * 1024 * MIB),
-        _ => None,
-    };
-    match (digits.parse::<u64>(), multiplier) {
-        (Ok(n), Some(m)) => n
-            .checked_mul(m)
-            .ok_or_else(|| format!("{text:?} is too large")),
-        _ => Err(format!(
-            "invalid byte size {text:?}: expected a whole number and an optional unit \
-             (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"
-        )),
-    }
-}
-
-/// A byte size or a duration as written: a number, or a string to parse.
-#[derive(Deserialize)]
-#[serde(untagged, expecting = "expected an integer or a string")]
-enum IntOrString {
-    Int(i64),
-    String(String),
-}
-
-fn int_or_string<'de, D: Deserializer<'de>>(
-    d: D,
-    parse: fn(&str) -> Result<u64, String>,
-) -> Result<u64, D::Error> {
-    match IntOrString::deserialize(d)? {
-        IntOrString::Int(n) => u64::try_from(n).map_err(|_| format!("must not be negative: {n}")),
-        IntOrString::String(text) => parse(&text),
-    }
-    .map_err(de::Error::custom)
-}
-
-fn de_byte_size<'de, D: Deserializer<'de>, T: TryFrom<u64>>(d: D) -> Result<T, D::Error> {
-    let n = int_or_string(d, parse_byte_size)?;
-    T::try_from(n).map_err(|_| de::Error::custom(format!("{n} bytes is too large")))
-}
-
-fn de_duration_ms<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    int_or_string(d, |text| {
-        let text = text.trim();
-        let ms = match text.parse::<u64>() {
-            Ok(ms) => u128::from(ms),
-            Err(_) => humantime::parse_duration(text)
-                .map_err(|e| format!("invalid duration {text:?}: {e} (e.g. 10000 or \"10s\")"))?
-                .as_millis(),
-        };
-        u64::try_from(ms).map_err(|_| format!("duration {text:?} is too long"))
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write as _;
-
-    type Loaded = Result<Config, ConfigError>;
-
-    fn load(file_text: Option<&str>, env: &[(&str, &str)]) -> Loaded {
-        let mut file = tempfile::NamedTempFile::new().unwrap();
-        write!(file, "{}", file_text.unwrap_or_default()).unwrap();
-        let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
-        Config::load(file_text.map(|_| file.path()), env)
-    }
-
-    fn file(text: &str) -> Loaded {
-        load(Some(text), &[])
-    }
-
-    /// Loads with the one variable `HOOKGATE_{name}`.
-    fn env(name: &str, value: &str) -> Loaded {
-        load(None, &[(&format!("HOOKGATE_{name}"), value)])
-    }
-
-    /// Asserts a refusal whose message starts by naming `key`.
-    fn names(loaded: Loaded, key: &str) -> String {
-        let message = loaded.unwrap_err().to_string();
-        let prefix = format!("config key `{key}`: ");
-        assert!(message.starts_with(&prefix), "{message}");
-        message
-    }
-
-    #[test]
-    fn defaults() {
-        let c = load(None, &[]).unwrap();
-        assert_eq!(c.listen, SocketAddr::from(([127, 0, 0, 1], 8080)));
-        assert_eq!(c.data_dir, PathBuf::from("./hookgate-data"));
-        assert_eq!((c.log.as_str(), c.log_format), ("info", LogFormat::Text));
-        assert_eq!((c.min_free_disk, c.cache_capacity), (1 << 30, 64 << 20));
-        assert_eq!((c.shutdown_grace_ms, c.limits.url_len), (10_000, 2048));
-        assert!(c.admin_token.is_none() && c.allow_private_subnets.is_empty());
-    }
-
-    #[test]
-    fn layers_override_in_order() {
-        let text = "log = 'debug'\nlisten = '0.0.0.0:9000'\n[limits]\nurl_len = 100\n";
-        let c = file(text).unwrap();
-        assert_eq!((c.log.as_str(), c.listen.port()), ("debug", 9000));
-        assert_eq!(
-            (c.limits.url_len, c.limits.json_body_bytes),
-            (100, 256 * 1024)
-        );
-        let vars = [("HOOKGATE_LOG", "warn"), ("HOOKGATE_LIMITS__URL_LEN", "99")];
-        let c = load(Some(text), &vars).unwrap();
-        assert_eq!((c.log.as_str(), c.limits.url_len), ("warn", 99));
-        let c = env("TLS__EXTRA_CA_FILE", "/etc/ca.pem").unwrap();
-        assert_eq!(c.tls.extra_ca_file, Some(PathBuf::from("/etc/ca.pem")));
-    }
-
-    #[test]
-    fn cidr_lists() {
-        let c = env("ALLOW_PRIVATE_SUBNETS", "127.0.0.0/8, ::1/128").unwrap();
-        let want: Vec<IpNet> = vec!["127.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()];
-        assert_eq!(c.allow_private_subnets, want);
-        let c = file("allow_private_subnets = ['10.0.0.0/8']").unwrap();
-        assert_eq!(c.allow_private_subnets.len(), 1);
-        let bad = env("ALLOW_PRIVATE_SUBNETS", "10.0.0.0/33");
-        names(bad, "allow_private_subnets[0]");
-    }
-
-    #[test]
-    fn unknown_keys_refused_and_client_vars_ignored() {
-        let e = file("[limits]\nnope = 1\n").unwrap_err();
-        assert!(matches!(&e, ConfigError::UnknownKey { key, .. } if key == "limits.nope"));
-        assert!(e.to_string().contains("(from file "), "{e}");
-        let e = env("TLS__NOPE", "x").unwrap_err().to_string();
-        assert!(
-            e.contains("`tls.nope`") && e.contains("HOOKGATE_TLS__NOPE"),
-            "{e}"
-        );
-        let vars = [("HOOKGATE_URL", "http://x"), ("HOOKGATE_TOKEN", "t")];
-        assert!(load(None, &vars).is_ok());
-    }
-
-    #[test]
-    fn bad_values_name_their_key() {
-        let e = names(file("listen = 'abc'"), "listen");
-        assert!(e.contains("invalid socket address \"abc\""), "{e}");
-        names(env("LOG_FORMAT", "xml"), "log_format");
-        names(env("LIMITS__URL_LEN", "long"), "limits.url_len");
-        names(env("LIMITS", "5"), "limits");
-        let e = file("listen = ").unwrap_err().to_string();
-        assert!(e.contains("not valid TOML"), "{e}");
-    }
-
-    #[test]
-    fn byte_sizes_and_durations() {
-        let c = file("min_free_disk = '1GiB'\ncache_capacity = '64MiB'").unwrap();
-        assert_eq!((c.min_free_disk, c.cache_capacity), (1 << 30, 64 << 20));
-        assert_eq!(
-            env("MIN_FREE_DISK", "10MB").unwrap().min_free_disk,
-            10_000_000
-        );
-        assert_eq!(
-            parse_byte_size("2048").and(parse_byte_size("512 kib")),
-            Ok(1 << 19)
-        );
-        assert!(parse_byte_size("1.5GiB").is_err() && parse_byte_size("GiB").is_err());
-        names(env("MIN_FREE_DISK", "lots"), "min_free_disk");
-        names(file("cache_capacity = 1000"), "cache_capacity");
-        let c = file("shutdown_grace_ms = '10s'").unwrap();
-        assert_eq!(c.shutdown_grace_ms, 10_000);
-        let c = env("SHUTDOWN_GRACE_MS", "1m 30s").unwrap();
-        assert_eq!(c.shutdown_grace_ms, 90_000);
-        names(file("shutdown_grace_ms = -1"), "shutdown_grace_ms");
-    }
-
-    #[test]
-    fn validation() {
-        let e = names(file("[limits]\nurl_len = 0"), "limits.url_len");
-        assert!(e.ends_with("must be greater than 0"), "{e}");
-        let e = names(env("ADMIN_TOKEN", "secret-no-prefix-0123"), "admin_token");
-        assert!(!e.contains("secret"), "the token is not echoed: {e}");
-        names(env("ADMIN_TOKEN", "hgk_short"), "admin_token");
-        assert!(env("ADMIN_TOKEN", "hgk_0123456789abcdefghij").is_ok());
-        names(env("LOG", " "), "log");
-        names(env("LOG", "hookgate=notalevel"), "log");
-        let c = env("ADMIN_TOKEN", "hgk_0123456789abcdefghij").unwrap();
-        assert!(
-            !format!("{c:?}").contains("hgk_0123"),
-            "Debug hides the admin token"
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,164 @@
+//! Config layering and refusal.
+
+use super::values::parse_byte_size;
+use super::*;
+use std::io::Write as _;
+
+type Loaded = Result<Config, ConfigError>;
+
+fn load(file_text: Option<&str>, env: &[(&str, &str)]) -> Loaded {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    write!(file, "{}", file_text.unwrap_or_default()).unwrap();
+    let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+    Config::load(file_text.map(|_| file.path()), env)
+}
+
+fn file(text: &str) -> Loaded {
+    load(Some(text), &[])
+}
+
+/// Loads with the one variable `HOOKGATE_{name}`.
+fn env(name: &str, value: &str) -> Loaded {
+    load(None, &[(&format!("HOOKGATE_{name}"), value)])
+}
+
+/// Asserts a refusal whose message starts by naming `key`.
+fn names(loaded: Loaded, key: &str) -> String {
+    let message = loaded.unwrap_err().to_string();
+    let prefix = format!("config key `{key}`: ");
+    assert!(message.starts_with(&prefix), "{message}");
+    message
+}
+
+#[test]
+fn defaults() {
+    let c = load(None, &[]).unwrap();
+    assert_eq!(c.listen, SocketAddr::from(([127, 0, 0, 1], 8080)));
+    assert_eq!(c.data_dir, PathBuf::from("./hookgate-data"));
+    assert_eq!((c.log.as_str(), c.log_format), ("info", LogFormat::Text));
+    assert_eq!((c.min_free_disk, c.cache_capacity), (1 << 30, 64 << 20));
+    assert_eq!((c.shutdown_grace_ms, c.limits.url_len), (10_000, 2048));
+    assert!(c.admin_token.is_none() && c.allow_private_subnets.is_empty());
+}
+
+#[test]
+fn layers_override_in_order() {
+    let text = "log = 'debug'\nlisten = '0.0.0.0:9000'\n[limits]\nurl_len = 100\n";
+    let c = file(text).unwrap();
+    assert_eq!((c.log.as_str(), c.listen.port()), ("debug", 9000));
+    assert_eq!(
+        (c.limits.url_len, c.limits.json_body_bytes),
+        (100, 256 * 1024)
+    );
+    let vars = [("HOOKGATE_LOG", "warn"), ("HOOKGATE_LIMITS__URL_LEN", "99")];
+    let c = load(Some(text), &vars).unwrap();
+    assert_eq!((c.log.as_str(), c.limits.url_len), ("warn", 99));
+    let c = env("TLS__EXTRA_CA_FILE", "/etc/ca.pem").unwrap();
+    assert_eq!(c.tls.extra_ca_file, Some(PathBuf::from("/etc/ca.pem")));
+}
+
+#[test]
+fn cidr_lists() {
+    let c = env("ALLOW_PRIVATE_SUBNETS", "127.0.0.0/8, ::1/128").unwrap();
+    let want: Vec<IpNet> = vec!["127.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()];
+    assert_eq!(c.allow_private_subnets, want);
+    let c = file("allow_private_subnets = ['10.0.0.0/8']").unwrap();
+    assert_eq!(c.allow_private_subnets.len(), 1);
+    let bad = env("ALLOW_PRIVATE_SUBNETS", "10.0.0.0/33");
+    names(bad, "allow_private_subnets[0]");
+}
+
+#[test]
+fn unknown_keys_refused_and_client_vars_ignored() {
+    let e = file("[limits]\nnope = 1\n").unwrap_err();
+    assert!(matches!(&e, ConfigError::UnknownKey { key, .. } if key == "limits.nope"));
+    assert!(e.to_string().contains("(from file "), "{e}");
+    let e = env("TLS__NOPE", "x").unwrap_err().to_string();
+    assert!(
+        e.contains("`tls.nope`") && e.contains("HOOKGATE_TLS__NOPE"),
+        "{e}"
+    );
+    let vars = [("HOOKGATE_URL", "http://x"), ("HOOKGATE_TOKEN", "t")];
+    assert!(load(None, &vars).is_ok());
+}
+
+#[test]
+fn bad_values_name_their_key() {
+    let e = names(file("listen = 'abc'"), "listen");
+    assert!(e.contains("invalid socket address \"abc\""), "{e}");
+    names(env("LOG_FORMAT", "xml"), "log_format");
+    names(env("LIMITS__URL_LEN", "long"), "limits.url_len");
+    names(env("LIMITS", "5"), "limits");
+    let e = file("listen = ").unwrap_err().to_string();
+    assert!(e.contains("not valid TOML"), "{e}");
+}
+
+#[test]
+fn byte_sizes_and_durations() {
+    let c = file("min_free_disk = '1GiB'\ncache_capacity = '64MiB'").unwrap();
+    assert_eq!((c.min_free_disk, c.cache_capacity), (1 << 30, 64 << 20));
+    assert_eq!(
+        env("MIN_FREE_DISK", "10MB").unwrap().min_free_disk,
+        10_000_000
+    );
+    assert_eq!(
+        parse_byte_size("2048").and(parse_byte_size("512 kib")),
+        Ok(1 << 19)
+    );
+    assert!(parse_byte_size("1.5GiB").is_err() && parse_byte_size("GiB").is_err());
+    names(env("MIN_FREE_DISK", "lots"), "min_free_disk");
+    names(file("cache_capacity = 1000"), "cache_capacity");
+    let c = file("shutdown_grace_ms = '10s'").unwrap();
+    assert_eq!(c.shutdown_grace_ms, 10_000);
+    let c = env("SHUTDOWN_GRACE_MS", "1m 30s").unwrap();
+    assert_eq!(c.shutdown_grace_ms, 90_000);
+    names(file("shutdown_grace_ms = -1"), "shutdown_grace_ms");
+}
+
+#[test]
+fn validation() {
+    let e = names(file("[limits]\nurl_len = 0"), "limits.url_len");
+    assert!(e.ends_with("must be greater than 0"), "{e}");
+    let e = names(env("ADMIN_TOKEN", "secret-no-prefix-0123"), "admin_token");
+    assert!(!e.contains("secret"), "the token is not echoed: {e}");
+    names(env("ADMIN_TOKEN", "hgk_short"), "admin_token");
+    assert!(env("ADMIN_TOKEN", "hgk_0123456789abcdefghij").is_ok());
+    names(env("LOG", " "), "log");
+    names(env("LOG", "hookgate=notalevel"), "log");
+    let c = env("ADMIN_TOKEN", "hgk_0123456789abcdefghij").unwrap();
+    assert!(
+        !format!("{c:?}").contains("hgk_0123"),
+        "Debug hides the admin token"
+    );
+}
+
+#[test]
+fn policy_default_is_the_endpoint_policy_object() {
+    let c = file("[policy.default]\npreset = \"svix\"\nmax_attempts = 5").unwrap();
+    let p = c.policy.default.resolve().unwrap();
+    assert_eq!((p.preset.as_str(), p.max_attempts), ("svix", 5));
+    let c = env("POLICY__DEFAULT__BASE_MS", "30s").unwrap();
+    assert_eq!(c.policy.default.resolve().unwrap().base_ms(), 30_000);
+    let c = env("POLICY__DEFAULT__MAX_ATTEMPTS", "7").unwrap();
+    assert_eq!(c.policy.default.resolve().unwrap().max_attempts, 7);
+    names(
+        file("[policy.default]\nmax_attempts = 0"),
+        "policy.default.max_attempts",
+    );
+    names(
+        file("[policy.default]\njitter = \"wobbly\""),
+        "policy.default.jitter",
+    );
+    assert!(file("[policy.default]\ncolour = 1").is_err());
+}
+
+#[test]
+fn plugins_preload_from_file() {
+    let c =
+        file("[[plugins.preload]]\ntenant = \"acme\"\nname = \"p\"\npath = \"/x.wasm\"").unwrap();
+    assert_eq!(c.plugins.preload.len(), 1);
+    names(
+        file("[[plugins.preload]]\ntenant = \"A B\"\nname = \"p\"\npath = \"/x\""),
+        "plugins.preload[0]",
+    );
+}
