@@ -13,6 +13,7 @@ pub mod config;
 pub mod context;
 pub mod delivery;
 pub mod event_type;
+mod housekeeping;
 pub mod ids;
 pub mod policy;
 pub mod store;
@@ -28,7 +29,7 @@ use crate::address_guard::AddressGuard;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::context::{AppContext, DiskWatch};
-use crate::delivery::{DeliveryClient, DeliveryHandle};
+use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection};
 use crate::store::{DurabilityBackend, Store, StoreError};
 
 /// Why the gateway could not start or stopped with an error.
@@ -40,6 +41,8 @@ pub enum RunError {
     Client(#[from] delivery::client::ClientError),
     #[error("server: {0}")]
     Serve(#[from] std::io::Error),
+    #[error("plugin host: {0}")]
+    Plugins(#[from] policy::wasm::PluginError),
 }
 
 /// What tests may substitute in a running gateway.
@@ -73,6 +76,8 @@ pub async fn run_with(
     shutdown: CancellationToken,
     options: RunOptions,
 ) -> Result<(), RunError> {
+    // Preloaded plugins are checked and compiled first: a bad one stops start-up.
+    let plugins = Arc::new(policy::wasm::PluginHost::from_config(&config)?);
     let store = Store::open(&config.data_dir, config.cache_capacity)?;
     let admin_hash = admin_token_hash(&store, &config)?;
     let durability = match options.durability {
@@ -88,13 +93,21 @@ pub async fn run_with(
     let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let engine = delivery::spawn_engine(
-        store.clone(),
-        Arc::clone(&clock),
-        client,
-        delivery.clone(),
-        changes,
+        EngineParts {
+            store: store.clone(),
+            clock: Arc::clone(&clock),
+            client,
+            handle: delivery.clone(),
+            changes,
+            default_policy: config.policy.default.clone(),
+            grace: Duration::from_millis(config.shutdown_grace_ms),
+            protection: Protection {
+                breaker: config.breaker.clone(),
+                disable_after_ms: config.disable_after,
+            },
+            plugins: Arc::clone(&plugins),
+        },
         shutdown.clone(),
-        Duration::from_millis(config.shutdown_grace_ms),
     );
     let ctx = Arc::new(AppContext {
         guard,
@@ -104,8 +117,9 @@ pub async fn run_with(
         admin_hash,
         disk,
         delivery,
+        plugins,
     });
-    let housekeeping = tokio::spawn(housekeeping(Arc::clone(&ctx), shutdown.clone()));
+    let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
     tracing::info!(addr = %listener.local_addr()?, "hookgate listening");
     let served = axum::serve(listener, api::router(Arc::clone(&ctx)))
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
@@ -146,24 +160,4 @@ pub fn reset_admin_token(store: &Store) -> Result<(String, [u8; 32]), StoreError
     store.meta_put("admin_token_sha256", &hash)?;
     eprintln!("hookgate: admin token (shown once, store it now): {t}");
     Ok((t, hash))
-}
-
-/// Periodic upkeep: free-disk checks and expiry of idempotency keys.
-async fn housekeeping(ctx: Arc<AppContext>, shutdown: CancellationToken) {
-    let mut tick = tokio::time::interval(Duration::from_secs(2));
-    let mut n: u64 = 0;
-    loop {
-        tokio::select! {
-            _ = tick.tick() => {}
-            () = shutdown.cancelled() => return,
-        }
-        ctx.disk
-            .refresh(&ctx.config.data_dir, ctx.config.min_free_disk);
-        n += 1;
-        if n.is_multiple_of(1800)
-            && let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await
-        {
-            tracing::warn!(error = %e, "idempotency sweep failed");
-        }
-    }
 }

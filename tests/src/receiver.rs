@@ -71,6 +71,8 @@ impl Received {
 struct State {
     script: VecDeque<Reply>,
     received: Vec<Received>,
+    in_flight: usize,
+    max_in_flight: usize,
 }
 
 /// A running receiver; it stops when dropped.
@@ -96,7 +98,7 @@ impl Receiver {
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State {
             script: script.into(),
-            received: Vec::new(),
+            ..State::default()
         }));
         let arrived = Arc::new(Notify::new());
         let (st, ar) = (Arc::clone(&state), Arc::clone(&arrived));
@@ -138,6 +140,16 @@ impl Receiver {
     /// The HTTPS URL, for a receiver started with TLS.
     pub fn https_url(&self) -> String {
         format!("https://{}/hook", self.addr)
+    }
+
+    /// The most requests that were ever being answered at once.
+    pub fn max_concurrent(&self) -> usize {
+        self.state.lock().unwrap().max_in_flight
+    }
+
+    /// Appends replies to the script.
+    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.state.lock().unwrap().script.extend(replies);
     }
 
     /// Everything received so far.
@@ -191,6 +203,8 @@ async fn answer(
         .unwrap_or_default();
     let reply = {
         let mut st = state.lock().unwrap();
+        st.in_flight += 1;
+        st.max_in_flight = st.max_in_flight.max(st.in_flight);
         st.received.push(Received {
             headers,
             body,
@@ -203,6 +217,7 @@ async fn answer(
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
     }
+    state.lock().unwrap().in_flight -= 1;
     let mut resp = Response::builder().status(reply.status);
     for (k, v) in &reply.headers {
         resp = resp.header(k, v);

@@ -29,7 +29,11 @@ pub(super) struct ListQuery {
 /// The `max_attempts` that governs a delivery now: its endpoint's current policy.
 fn max_attempts(ctx: &AppContext, d: &DeliveryRecord) -> Result<Option<u32>, ApiError> {
     let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)?;
-    Ok(ep.map(|ep| ep.effective_policy().max_attempts))
+    Ok(ep.map(|ep| {
+        ep.effective_policy(&ctx.config.policy.default)
+            .0
+            .max_attempts
+    }))
 }
 
 fn state_of(ctx: &AppContext, d: &DeliveryRecord) -> &'static str {
@@ -74,10 +78,11 @@ fn attempt_view(a: &AttemptRecord) -> Value {
         "next_attempt_at": a.next_attempt_at_ms.map(rfc3339_ms),
         "dead_reason": a.dead_reason,
         "decided_by": a.decided_by,
+        "policy": a.policy,
     })
 }
 
-fn time_param(name: &str, v: Option<&str>) -> Result<Option<u64>, ApiError> {
+pub(super) fn time_param(name: &str, v: Option<&str>) -> Result<Option<u64>, ApiError> {
     v.map(|s| {
         parse_rfc3339_ms(s).ok_or_else(|| {
             ApiError::invalid_field(name, format!("{name} must be an RFC 3339 time"))

@@ -111,11 +111,14 @@ impl EndpointInput {
         if let Some(policy) = &self.policy {
             let spec = PolicySpec::from_json(policy)
                 .map_err(|e| ApiError::validation(e.field, e.message))?;
-            spec.resolve()
+            spec.layered_over(&ctx.config.policy.default)
+                .resolve()
                 .map_err(|e| ApiError::validation(e.field, e.message))?;
         }
-        if let Some(p) = &self.plugin {
-            // Plugin uploads arrive with the plugin platform; until then no name can exist.
+        if let Some(p) = &self.plugin
+            && ctx.plugins.resolve(&ep.tenant_id, p).is_none()
+        {
+            // `name` or `name@version` of a plugin loaded for this tenant.
             return Err(ApiError::validation(
                 "plugin",
                 format!("no plugin named {p:?}"),
@@ -142,10 +145,13 @@ impl EndpointInput {
             ));
         }
         let disabled = self.disabled.unwrap_or(false);
-        if !disabled {
-            ep.disabled_reason = None;
-        } else if !ep.disabled {
+        if !disabled && ep.disabled {
+            // Re-enabled: pending deliveries resume, with a fresh breaker.
+            (ep.disabled_reason, ep.disabled_at_ms) = (None, None);
+            ep.breaker = crate::store::BreakerRecord::default();
+        } else if disabled && !ep.disabled {
             ep.disabled_reason = Some("manual".into());
+            ep.disabled_at_ms = Some(ctx.clock.now_ms());
         }
         ep.url = url.to_string();
         ep.description = description;
@@ -177,15 +183,8 @@ pub(super) fn merge_patch(target: &mut Value, patch: &Value) {
 }
 
 /// The endpoint object as the API shows it (never the secret).
-pub(super) fn endpoint_view(ep: &EndpointRecord) -> Value {
-    let effective = ep
-        .policy
-        .as_ref()
-        .map_or_else(
-            || PolicySpec::default().resolve(),
-            |p| PolicySpec::from_json(p).and_then(|s| s.resolve()),
-        )
-        .ok();
+pub(super) fn endpoint_view(ep: &EndpointRecord, default: &PolicySpec) -> Value {
+    let effective = ep.effective_policy(default).0;
     let breaker_state = if ep.breaker.state.is_empty() {
         "closed"
     } else {

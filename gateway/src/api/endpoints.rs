@@ -62,6 +62,7 @@ pub(super) async fn create(
         rate_limit_per_s: None,
         disabled: false,
         disabled_reason: None,
+        disabled_at_ms: None,
         secrets: vec![StoredSecret {
             secret: secret.as_str().to_owned(),
             expires_at_ms: None,
@@ -79,7 +80,7 @@ pub(super) async fn create(
         ));
     }
     changed(&ctx, &ep);
-    let mut view = endpoint_view(&ep);
+    let mut view = endpoint_view(&ep, &ctx.config.policy.default);
     view["secret"] = json!(secret.as_str());
     Ok((StatusCode::CREATED, Json(view)))
 }
@@ -100,7 +101,12 @@ pub(super) async fn list(
     } else {
         None
     };
-    Ok(list_body(eps.iter().map(endpoint_view).collect(), next))
+    Ok(list_body(
+        eps.iter()
+            .map(|e| endpoint_view(e, &ctx.config.policy.default))
+            .collect(),
+        next,
+    ))
 }
 
 pub(super) async fn show(
@@ -108,7 +114,10 @@ pub(super) async fn show(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
-    Ok(Json(endpoint_view(&load(&ctx, &who, &t, &id)?)))
+    Ok(Json(endpoint_view(
+        &load(&ctx, &who, &t, &id)?,
+        &ctx.config.policy.default,
+    )))
 }
 
 pub(super) async fn update(
@@ -134,7 +143,7 @@ pub(super) async fn update(
     input.apply_to(&ctx, &mut ep).await?;
     ctx.store.put_endpoint(&ep).await?;
     changed(&ctx, &ep);
-    Ok(Json(endpoint_view(&ep)))
+    Ok(Json(endpoint_view(&ep, &ctx.config.policy.default)))
 }
 
 pub(super) async fn delete(

@@ -9,6 +9,7 @@ mod endpoints;
 pub mod error;
 mod events;
 mod health;
+mod replay;
 mod tenants;
 
 use std::sync::Arc;
@@ -49,6 +50,11 @@ pub fn router(ctx: Arc<AppContext>) -> Router {
         .route(&format!("{t}/events/{{id}}"), get(events::show))
         .route(&format!("{t}/deliveries"), get(deliveries::list))
         .route(&format!("{t}/deliveries/{{id}}"), get(deliveries::show))
+        .route(
+            &format!("{t}/deliveries/{{id}}/replay"),
+            post(replay::replay_one),
+        )
+        .route(&format!("{t}/replay"), post(replay::replay_many))
         .fallback(|| async { ApiError::not_found("route") })
         .with_state(ctx)
 }

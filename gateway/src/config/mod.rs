@@ -15,12 +15,13 @@ use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
 mod values;
-use values::{de_byte_size, de_duration_ms, de_socket_addr};
+use values::{de_byte_size, de_duration_list_ms, de_duration_ms, de_socket_addr};
 
 const ENV_PREFIX: &str = "HOOKGATE_";
 /// Variables of the command-line client; the server ignores them.
 const ENV_RESERVED: [&str; 2] = ["HOOKGATE_URL", "HOOKGATE_TOKEN"];
 const MIB: u64 = 1024 * 1024;
+const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Everything `hookgate serve` can be configured with. `Debug` hides the admin token.
 #[derive(Clone, Deserialize, Serialize)]
@@ -53,10 +54,47 @@ pub struct Config {
     pub limits: Limits,
     /// Outbound TLS settings.
     pub tls: TlsConfig,
+    /// Succeeded deliveries, and events whose deliveries are all gone, are pruned
+    /// after this long (ms or humantime).
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub retention: u64,
+    /// Dead deliveries (the DLQ), and deliveries left pending on a disabled endpoint,
+    /// are pruned or ended after this long; 0 keeps them forever.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub dlq_retention: u64,
+    /// An endpoint that has not succeeded for this long while failing is disabled.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub disable_after: u64,
+    /// How often retention and expiry sweeps run.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub sweep_interval: u64,
+    /// The per-endpoint circuit breaker.
+    pub breaker: BreakerConfig,
     /// `[policy.default]`: the retry policy endpoints without their own start from.
     pub policy: PolicyConfig,
     /// Retry-policy plugins.
     pub plugins: PluginsConfig,
+}
+
+/// `[breaker]`: when an endpoint's circuit opens, and for how long.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BreakerConfig {
+    /// Consecutive failed attempts (non-2xx or transport errors) that open it.
+    pub failure_threshold: u32,
+    /// Cool-downs of successive trips; the last repeats.
+    #[serde(deserialize_with = "de_duration_list_ms")]
+    pub cooldowns: Vec<u64>,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        const MIN: u64 = 60_000;
+        Self {
+            failure_threshold: 20,
+            cooldowns: vec![10 * MIN, 30 * MIN, 120 * MIN, 1440 * MIN],
+        }
+    }
 }
 
 /// `[policy]`.
@@ -171,6 +209,11 @@ impl Default for Config {
             shutdown_grace_ms: 10_000,
             limits: Limits::default(),
             tls: TlsConfig::default(),
+            retention: 7 * DAY_MS,
+            dlq_retention: 0,
+            disable_after: 5 * DAY_MS,
+            sweep_interval: 60_000,
+            breaker: BreakerConfig::default(),
             policy: PolicyConfig::default(),
             plugins: PluginsConfig::default(),
         }
@@ -279,6 +322,24 @@ impl Config {
             let message = format!("must be at least 1 MiB, got {} bytes", self.cache_capacity);
             return Err(invalid("cache_capacity", message));
         }
+        if self.breaker.failure_threshold == 0 {
+            return Err(invalid("breaker.failure_threshold", "must be at least 1"));
+        }
+        if self.breaker.cooldowns.is_empty() || self.breaker.cooldowns.contains(&0) {
+            return Err(invalid(
+                "breaker.cooldowns",
+                "must list at least one cool-down, each above 0",
+            ));
+        }
+        for (key, v) in [
+            ("retention", self.retention),
+            ("disable_after", self.disable_after),
+            ("sweep_interval", self.sweep_interval),
+        ] {
+            if v == 0 {
+                return Err(invalid(key, "must be greater than 0"));
+            }
+        }
         if let Err(e) = self.policy.default.resolve() {
             let key = format!("policy.default.{}", e.field.trim_start_matches("policy."));
             return Err(invalid(key, e.message));
@@ -317,6 +378,11 @@ impl std::fmt::Debug for Config {
             .field("shutdown_grace_ms", &self.shutdown_grace_ms)
             .field("limits", &self.limits)
             .field("tls", &self.tls)
+            .field("retention", &self.retention)
+            .field("dlq_retention", &self.dlq_retention)
+            .field("disable_after", &self.disable_after)
+            .field("sweep_interval", &self.sweep_interval)
+            .field("breaker", &self.breaker)
             .field("policy", &self.policy)
             .field("plugins", &self.plugins)
             .finish()

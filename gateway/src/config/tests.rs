@@ -162,3 +162,29 @@ fn plugins_preload_from_file() {
         "plugins.preload[0]",
     );
 }
+
+#[test]
+fn retention_and_breaker_settings() {
+    let c = load(None, &[]).unwrap();
+    assert_eq!(
+        (c.retention, c.dlq_retention, c.breaker.failure_threshold),
+        (7 * DAY_MS, 0, 20)
+    );
+    assert_eq!(
+        c.breaker.cooldowns,
+        [600_000, 1_800_000, 7_200_000, 86_400_000]
+    );
+    let c = file("retention = \"1h\"\n[breaker]\ncooldowns = [\"1s\", 2500]").unwrap();
+    assert_eq!(
+        (c.retention, c.breaker.cooldowns.clone()),
+        (3_600_000, vec![1000, 2500])
+    );
+    let c = env("BREAKER__COOLDOWNS", "1s,2s").unwrap();
+    assert_eq!(c.breaker.cooldowns, [1000, 2000]);
+    names(
+        file("[breaker]\nfailure_threshold = 0"),
+        "breaker.failure_threshold",
+    );
+    names(file("[breaker]\ncooldowns = []"), "breaker.cooldowns");
+    names(env("RETENTION", "0"), "retention");
+}

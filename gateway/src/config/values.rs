@@ -80,3 +80,17 @@ pub(super) fn de_duration_ms<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::
         u64::try_from(ms).map_err(|_| format!("duration {text:?} is too long"))
     })
 }
+
+/// A list of durations, each integer ms or a humantime string.
+pub(super) fn de_duration_list_ms<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    struct Ms(u64);
+    impl<'de> Deserialize<'de> for Ms {
+        fn deserialize<D2: Deserializer<'de>>(d: D2) -> Result<Self, D2::Error> {
+            de_duration_ms(d).map(Ms)
+        }
+    }
+    Ok(Vec::<Ms>::deserialize(d)?
+        .into_iter()
+        .map(|m| m.0)
+        .collect())
+}

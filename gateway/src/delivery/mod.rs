@@ -1,7 +1,10 @@
 //! Delivery: signing, the HTTP client, the scheduler and its workers.
 
+mod breaker;
 pub mod client;
 pub mod connector;
+mod rate_limit;
+mod schedule_index;
 mod scheduler;
 pub mod signer;
 mod worker;
@@ -13,9 +16,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::policy::BuiltinPolicy;
+use crate::policy::wasm::PluginHost;
 use crate::store::Store;
 pub use client::DeliveryClient;
+pub use scheduler::Protection;
 
 /// A change the scheduler must hear about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,22 +83,46 @@ impl DeliveryHandle {
     }
 }
 
+/// What the delivery engine is built from.
+pub struct EngineParts {
+    pub store: Store,
+    pub clock: Arc<dyn Clock>,
+    pub client: DeliveryClient,
+    pub handle: DeliveryHandle,
+    pub changes: ScheduleChanges,
+    /// The config's `[policy.default]`.
+    pub default_policy: crate::policy::PolicySpec,
+    /// How long in-flight attempts may finish after shutdown.
+    pub grace: std::time::Duration,
+    /// Breaker and disabling thresholds.
+    pub protection: Protection,
+    /// The plugin host, which runs every retry decision.
+    pub plugins: Arc<PluginHost>,
+}
+
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
-/// then in-flight attempts get `grace` to finish.
+/// then in-flight attempts get the grace period to finish.
 pub fn spawn_engine(
-    store: Store,
-    clock: Arc<dyn Clock>,
-    client: DeliveryClient,
-    handle: DeliveryHandle,
-    changes: ScheduleChanges,
+    parts: EngineParts,
     shutdown: CancellationToken,
-    grace: std::time::Duration,
 ) -> tokio::task::JoinHandle<()> {
+    let EngineParts {
+        store,
+        clock,
+        client,
+        handle,
+        changes,
+        default_policy,
+        grace,
+        protection,
+        plugins,
+    } = parts;
     let ctx = Arc::new(worker::EngineContext {
         store,
         clock,
         client,
-        decider: Arc::new(BuiltinPolicy),
+        decider: plugins,
+        default_policy,
     });
-    tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes).run(shutdown, grace))
+    tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes, protection).run(shutdown, grace))
 }

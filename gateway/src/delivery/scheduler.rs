@@ -1,13 +1,13 @@
 //! The scheduler: which endpoint is served next, and how much of its due work.
 //!
 //! A heap holds endpoints keyed by their earliest due delivery ([`ScheduleIndex`]).
-//! Due endpoints are served round-robin: each turn takes at most the endpoint's free
-//! in-flight permits, then the endpoint goes to the back of the due queue. Due work is
-//! a range scan of that endpoint's schedule keys, never a scan of the whole schedule.
-//! In-flight is an in-memory lease, so after a restart pending work is taken up again.
+//! Due endpoints are served round-robin: each turn starts at most what the
+//! endpoint's breaker, rate limit and free in-flight permits allow, then the
+//! endpoint goes to the back of the due queue. Due work is a range scan of that
+//! endpoint's schedule keys, never a scan of the whole schedule. In-flight is an
+//! in-memory lease, so after a restart pending work is taken up again.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,74 +15,41 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::worker::{DeliveryWorker, EngineContext};
+use super::breaker::{Admit, Breaker, Transition};
+use super::rate_limit::RateWindow;
+use super::schedule_index::ScheduleIndex;
+use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
 use super::{DeliveryHandle, ScheduleChange, ScheduleChanges};
+use crate::config::BreakerConfig;
 use crate::store::EndpointRecord;
 use crate::store::keys::Lane;
 
-/// Endpoints ordered by when they next have work due; stale heap entries are skipped.
-#[derive(Default)]
-pub(crate) struct ScheduleIndex {
-    heap: BinaryHeap<Reverse<(u64, u64, String)>>,
-    queued: HashMap<String, u64>,
-    seq: u64,
-}
-
-impl ScheduleIndex {
-    /// Queues `endpoint` for `due_ms` unless it is already queued no later.
-    pub(crate) fn push(&mut self, endpoint: &str, due_ms: u64) {
-        if self.queued.get(endpoint).is_some_and(|q| *q <= due_ms) {
-            return;
-        }
-        self.seq += 1;
-        self.queued.insert(endpoint.to_owned(), due_ms);
-        self.heap
-            .push(Reverse((due_ms, self.seq, endpoint.to_owned())));
-    }
-
-    /// The earliest queued due time.
-    pub(crate) fn next_due(&mut self) -> Option<u64> {
-        while let Some(Reverse((due, _, ep))) = self.heap.peek() {
-            if self.queued.get(ep) == Some(due) {
-                return Some(*due);
-            }
-            self.heap.pop();
-        }
-        None
-    }
-
-    /// Takes the next endpoint due at or before `now_ms`, in due order, FIFO among equals.
-    pub(crate) fn pop_due(&mut self, now_ms: u64) -> Option<String> {
-        let due = self.next_due()?;
-        if due > now_ms {
-            return None;
-        }
-        let Reverse((_, _, ep)) = self.heap.pop()?;
-        self.queued.remove(&ep);
-        Some(ep)
-    }
-
-    /// Forgets an endpoint.
-    pub(crate) fn remove(&mut self, endpoint: &str) {
-        self.queued.remove(endpoint);
-    }
+/// Breaker and disabling thresholds.
+#[derive(Debug, Clone)]
+pub struct Protection {
+    pub breaker: BreakerConfig,
+    /// An endpoint failing without a success for this long is disabled.
+    pub disable_after_ms: u64,
 }
 
 struct EndpointSlot {
     record: Arc<EndpointRecord>,
     permits: Arc<Semaphore>,
+    breaker: Breaker,
+    rate: Option<RateWindow>,
 }
 
 /// The scheduler task.
 pub(crate) struct Scheduler {
-    pub(crate) ctx: Arc<EngineContext>,
-    pub(crate) handle: DeliveryHandle,
-    pub(crate) changes: ScheduleChanges,
+    ctx: Arc<EngineContext>,
+    handle: DeliveryHandle,
+    changes: ScheduleChanges,
+    protection: Protection,
     slots: HashMap<String, EndpointSlot>,
     index: ScheduleIndex,
     tasks: JoinSet<()>,
-    done_tx: mpsc::UnboundedSender<(String, bool)>,
-    done_rx: mpsc::UnboundedReceiver<(String, bool)>,
+    done_tx: mpsc::UnboundedSender<(String, AttemptReport)>,
+    done_rx: mpsc::UnboundedReceiver<(String, AttemptReport)>,
 }
 
 impl Scheduler {
@@ -90,12 +57,14 @@ impl Scheduler {
         ctx: Arc<EngineContext>,
         handle: DeliveryHandle,
         changes: ScheduleChanges,
+        protection: Protection,
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         Self {
             ctx,
             handle,
             changes,
+            protection,
             slots: HashMap::new(),
             index: ScheduleIndex::default(),
             tasks: JoinSet::new(),
@@ -108,11 +77,7 @@ impl Scheduler {
     /// the rest are abandoned (not counted; they stay pending in the store).
     pub(crate) async fn run(mut self, shutdown: CancellationToken, grace: Duration) {
         match self.ctx.store.all_endpoints() {
-            Ok(eps) => {
-                for ep in eps {
-                    self.load(ep);
-                }
-            }
+            Ok(eps) => eps.into_iter().for_each(|ep| self.load(ep)),
             Err(e) => {
                 tracing::error!(error = %e, "cannot load endpoints; deliveries wait for the next change")
             }
@@ -125,20 +90,19 @@ impl Scheduler {
             let sleep = self
                 .index
                 .next_due()
-                .map(|due| Duration::from_millis(due.saturating_sub(now).max(1)));
+                .map_or(Duration::from_secs(3600), |due| {
+                    Duration::from_millis(due.saturating_sub(now).max(1))
+                });
             tokio::select! {
                 () = shutdown.cancelled() => break,
                 Some(change) = self.changes.0.recv() => self.apply(change),
-                Some((ep, reload)) = self.done_rx.recv() => self.finished(&ep, reload),
+                Some((ep, report)) = self.done_rx.recv() => self.finished(&ep, report),
                 Some(_) = self.tasks.join_next(), if !self.tasks.is_empty() => {}
-                () = tokio::time::sleep(sleep.unwrap_or(Duration::from_secs(3600))) => {}
+                () = tokio::time::sleep(sleep) => {}
             }
         }
-        let drained = tokio::time::timeout(grace, async {
-            while self.tasks.join_next().await.is_some() {}
-        })
-        .await;
-        if drained.is_err() {
+        let drain = async { while self.tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(grace, drain).await.is_err() {
             tracing::warn!(
                 abandoned = self.tasks.len(),
                 "shutdown grace over; abandoning in-flight attempts"
@@ -149,16 +113,26 @@ impl Scheduler {
 
     fn load(&mut self, ep: EndpointRecord) {
         let id = ep.id.clone();
-        let permits = match self.slots.get(&id) {
+        let old = self.slots.remove(&id);
+        let permits = match &old {
             Some(s) if s.record.max_in_flight == ep.max_in_flight => Arc::clone(&s.permits),
             _ => Arc::new(Semaphore::new(ep.max_in_flight as usize)),
         };
+        // The in-memory breaker is ahead of the stored one, unless the endpoint was
+        // just re-enabled (which resets it).
+        let breaker = match old {
+            Some(s) if !s.record.disabled || ep.disabled => s.breaker,
+            _ => Breaker::from_record(&ep.breaker),
+        };
+        let rate = ep.rate_limit_per_s.map(RateWindow::new);
         let disabled = ep.disabled;
         self.slots.insert(
             id.clone(),
             EndpointSlot {
                 record: Arc::new(ep),
                 permits,
+                breaker,
+                rate,
             },
         );
         if disabled {
@@ -196,20 +170,73 @@ impl Scheduler {
         }
     }
 
-    fn finished(&mut self, endpoint_id: &str, reload: bool) {
-        if reload
-            && let Some(tenant) = self
-                .slots
-                .get(endpoint_id)
-                .map(|s| s.record.tenant_id.clone())
-        {
-            self.apply(ScheduleChange::Endpoint {
-                tenant_id: tenant,
-                endpoint_id: endpoint_id.to_owned(),
-            });
-        } else {
-            self.requeue(endpoint_id);
+    fn finished(&mut self, endpoint_id: &str, report: AttemptReport) {
+        let now = self.ctx.clock.now_ms();
+        let Some(slot) = self.slots.get_mut(endpoint_id) else {
+            return;
+        };
+        let transition = slot
+            .breaker
+            .record(report.outcome, now, &self.protection.breaker);
+        let failing_too_long = slot
+            .breaker
+            .failing_since_ms()
+            .is_some_and(|since| now.saturating_sub(since) >= self.protection.disable_after_ms);
+        let record = Arc::clone(&slot.record);
+        if let Some(t) = transition {
+            match t {
+                Transition::Tripped { until_ms, trips } => tracing::warn!(
+                    alert = "breaker_tripped", endpoint_id, tenant_id = %record.tenant_id,
+                    open_until_ms = until_ms, trips, "circuit breaker opened"
+                ),
+                Transition::Recovered => tracing::info!(
+                    alert = "breaker_recovered", endpoint_id, tenant_id = %record.tenant_id,
+                    "circuit breaker closed"
+                ),
+            }
         }
+        if transition.is_some() || failing_too_long || report.endpoint_changed {
+            let breaker = slot.breaker.to_record();
+            self.persist(&record, breaker, failing_too_long && !record.disabled);
+        }
+        self.requeue(endpoint_id);
+    }
+
+    /// Stores the breaker state (and, when it has failed for too long, disables the
+    /// endpoint) off the scheduler loop, then reloads the endpoint.
+    fn persist(&self, ep: &EndpointRecord, breaker: crate::store::BreakerRecord, disable: bool) {
+        let (store, handle, clock) = (
+            self.ctx.store.clone(),
+            self.handle.clone(),
+            Arc::clone(&self.ctx.clock),
+        );
+        let (tenant_id, endpoint_id) = (ep.tenant_id.clone(), ep.id.clone());
+        tokio::spawn(async move {
+            if disable {
+                tracing::warn!(
+                    alert = "endpoint_disabled",
+                    endpoint_id,
+                    "no success for disable_after: endpoint disabled"
+                );
+            }
+            let now = clock.now_ms();
+            let changed = store
+                .update_endpoint(&tenant_id, &endpoint_id, |e| {
+                    e.breaker = breaker.clone();
+                    if disable && !e.disabled {
+                        (e.disabled, e.disabled_reason, e.disabled_at_ms) =
+                            (true, Some("failing".into()), Some(now));
+                    }
+                })
+                .await;
+            if let Err(e) = changed {
+                tracing::warn!(error = %e, endpoint_id, "cannot store breaker state");
+            }
+            handle.notify(ScheduleChange::Endpoint {
+                tenant_id,
+                endpoint_id,
+            });
+        });
     }
 
     /// Queues an endpoint for its earliest stored due time.
@@ -223,19 +250,37 @@ impl Scheduler {
 
     /// One round-robin turn for a due endpoint.
     fn serve(&mut self, endpoint_id: &str, now: u64) {
-        let Some(slot) = self.slots.get(endpoint_id) else {
+        let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
         };
         if slot.record.disabled {
             return;
         }
         let free = slot.permits.available_permits();
-        if free == 0 {
-            return; // a finishing attempt requeues the endpoint
+        let mut allowed = match slot.breaker.admit(now) {
+            Admit::All => free,
+            Admit::Probe => free.min(1),
+            Admit::Wait(until) => {
+                if let Some(until) = until {
+                    self.index.push(endpoint_id, until);
+                }
+                return; // a finishing probe requeues the endpoint
+            }
+        };
+        if let Some(rate) = &mut slot.rate {
+            allowed = allowed.min(rate.available(now));
+        }
+        if allowed == 0 {
+            if free > 0
+                && let Some(rate) = &slot.rate
+            {
+                self.index.push(endpoint_id, rate.next_free_at(now));
+            }
+            return; // otherwise a finishing attempt requeues the endpoint
         }
         // Leased entries are still in the schedule (storage says pending until the
         // outcome is written), so look past up to max_in_flight of them.
-        let limit = slot.record.max_in_flight as usize + free;
+        let limit = slot.record.max_in_flight as usize + allowed;
         let store = &self.ctx.store;
         let lanes = store
             .due_entries(Lane::First, endpoint_id, now, limit)
@@ -252,34 +297,45 @@ impl Scheduler {
                 return;
             }
         };
-        let (record, permits) = (Arc::clone(&slot.record), Arc::clone(&slot.permits));
+        let probing = matches!(slot.breaker.admit(now), Admit::Probe);
         let mut started = 0;
         for entry in entries {
-            let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+            if started == allowed {
+                break;
+            }
+            let Ok(permit) = Arc::clone(&slot.permits).try_acquire_owned() else {
                 break;
             };
             if !self.handle.lease(&entry.delivery_id) {
                 continue;
             }
             started += 1;
+            if let Some(rate) = &mut slot.rate {
+                rate.started(now);
+            }
+            if probing {
+                slot.breaker.probe_sent();
+            }
             let worker = DeliveryWorker {
                 ctx: Arc::clone(&self.ctx),
-                endpoint: Arc::clone(&record),
+                endpoint: Arc::clone(&slot.record),
                 entry,
             };
             let (handle, done) = (self.handle.clone(), self.done_tx.clone());
             self.tasks.spawn(async move {
-                let delivery_id = worker.entry.delivery_id.clone();
-                let endpoint_id = worker.endpoint.id.clone();
-                let changed = worker.run().await;
+                let (delivery_id, endpoint_id) =
+                    (worker.entry.delivery_id.clone(), worker.endpoint.id.clone());
+                let report = worker.run().await;
                 handle.release(&delivery_id);
                 drop(permit);
-                let _ = done.send((endpoint_id, changed));
+                let _ = done.send((endpoint_id, report));
             });
         }
-        if started == free {
-            // Out of permits for this turn; others go first, then we come back.
-            self.index.push(endpoint_id, now);
+        if started == allowed && !probing {
+            // Used this turn's share: others go first, then this endpoint again
+            // (when its rate window allows).
+            let at = slot.rate.as_ref().map_or(now, |r| r.next_free_at(now));
+            self.index.push(endpoint_id, at);
         } else if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)) {
             self.index.push(endpoint_id, next);
         }
@@ -313,34 +369,5 @@ mod tests {
         assert_eq!(interleave(Vec::<u8>::new(), vec![9]), [9]);
         // With a backlog of due retries, the first permit still goes to a new delivery.
         assert_eq!(interleave(vec!["new"], vec!["old"; 100])[0], "new");
-    }
-
-    #[test]
-    fn index_serves_due_endpoints_in_order_and_round_robin() {
-        let mut ix = ScheduleIndex::default();
-        ix.push("b", 20);
-        ix.push("a", 10);
-        ix.push("c", 10);
-        ix.push("a", 30); // later than queued: ignored
-        assert_eq!(ix.next_due(), Some(10));
-        assert_eq!(ix.pop_due(5), None);
-        assert_eq!(ix.pop_due(25).as_deref(), Some("a"));
-        ix.push("a", 25); // back of the queue at the same time as nothing else
-        assert_eq!(ix.pop_due(25).as_deref(), Some("c"));
-        assert_eq!(ix.pop_due(25).as_deref(), Some("b"));
-        assert_eq!(ix.pop_due(25).as_deref(), Some("a"));
-        assert_eq!(ix.pop_due(100), None);
-    }
-
-    #[test]
-    fn earlier_pushes_replace_later_ones_and_removed_endpoints_vanish() {
-        let mut ix = ScheduleIndex::default();
-        ix.push("a", 50);
-        ix.push("a", 10);
-        assert_eq!(ix.pop_due(10).as_deref(), Some("a"));
-        assert_eq!(ix.pop_due(100), None, "the stale entry at 50 is skipped");
-        ix.push("b", 5);
-        ix.remove("b");
-        assert_eq!(ix.next_due(), None);
     }
 }

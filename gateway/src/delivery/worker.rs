@@ -8,11 +8,13 @@ use http::Request;
 use http_body_util::Full;
 use sha2::{Digest, Sha256};
 
+use super::breaker::RawOutcome;
 use super::client::{DeliveryClient, HttpResponse, SendFailure};
 use super::signer::{SigningSecret, sign};
 use crate::clock::Clock;
+use crate::policy::wasm::{PluginBinding, PluginHost, PluginInput};
 use crate::policy::{
-    AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, RetryDecider, Verdict,
+    AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, Verdict,
 };
 use crate::store::keys::ScheduleKey;
 use crate::store::{
@@ -27,7 +29,40 @@ pub(crate) struct EngineContext {
     pub(crate) store: Store,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) client: DeliveryClient,
-    pub(crate) decider: Arc<dyn RetryDecider>,
+    /// The decision chain: the built-in, and the endpoint's plugin if it has one.
+    pub(crate) decider: Arc<PluginHost>,
+    /// The config's `[policy.default]`.
+    pub(crate) default_policy: crate::policy::PolicySpec,
+}
+
+/// What the scheduler learns from a finished attempt.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttemptReport {
+    /// The attempt changed the endpoint (a 410 disabled it): reload it.
+    pub(crate) endpoint_changed: bool,
+    /// The raw outcome, for the breaker.
+    pub(crate) outcome: RawOutcome,
+}
+
+impl Default for AttemptReport {
+    fn default() -> Self {
+        Self {
+            endpoint_changed: false,
+            outcome: RawOutcome::Neutral,
+        }
+    }
+}
+
+/// What one attempt produced, and the decision on it.
+struct Finished<'a> {
+    attempt: u32,
+    started: u64,
+    ended: u64,
+    result: &'a Result<HttpResponse, SendFailure>,
+    outcome: Option<&'a Outcome>,
+    decision: Decision,
+    /// Names the policy that decided (`endpoint:svix`, ...).
+    policy_label: String,
 }
 
 /// Makes one attempt of the delivery named by a due schedule entry.
@@ -48,26 +83,26 @@ fn attempt_seed(delivery_id: &str, series: u32, attempt: u32) -> u64 {
 }
 
 impl DeliveryWorker {
-    /// Runs the attempt; `true` if it changed the endpoint (a 410 disabled it).
-    /// Storage errors leave the delivery pending and scheduled, so it is attempted
-    /// again; nothing is lost.
-    pub(crate) async fn run(self) -> bool {
+    /// Runs the attempt and reports what the scheduler needs to know. Storage
+    /// errors leave the delivery pending and scheduled, so it is attempted again;
+    /// nothing is lost.
+    pub(crate) async fn run(self) -> AttemptReport {
         match self.attempt().await {
-            Ok(changed) => changed,
+            Ok(report) => report,
             Err(e) => {
                 tracing::warn!(delivery_id = %self.entry.delivery_id, error = %e, "attempt not recorded; will retry");
-                false
+                AttemptReport::default()
             }
         }
     }
 
-    async fn attempt(&self) -> Result<bool, StoreError> {
+    async fn attempt(&self) -> Result<AttemptReport, StoreError> {
         let (ctx, ep) = (&self.ctx, &self.endpoint);
         let Some(d) = ctx.store.delivery(&ep.tenant_id, &self.entry.delivery_id)? else {
-            return Ok(false);
+            return Ok(AttemptReport::default());
         };
         if d.state != DeliveryState::Pending {
-            return Ok(false);
+            return Ok(AttemptReport::default());
         }
         let payload = ctx
             .store
@@ -83,7 +118,7 @@ impl DeliveryWorker {
             .await;
         let ended = ctx.clock.now_ms();
         let attempt = d.attempts + 1;
-        let policy = ep.effective_policy();
+        let (policy, policy_label) = ep.effective_policy(&ctx.default_policy);
         let (outcome, response) = match &result {
             Ok(r) => (Some(Outcome::Status(r.status)), Some(r)),
             Err(SendFailure::Transport { kind, .. }) => (Some(Outcome::Failure(*kind)), None),
@@ -114,19 +149,30 @@ impl DeliveryWorker {
                     prev_delay_ms: d.last_delay_ms,
                     seed: attempt_seed(&d.id, d.series, attempt),
                 };
-                ctx.decider.decide(&policy, &facts)
+                let binding = ep
+                    .plugin
+                    .as_deref()
+                    .and_then(|p| PluginBinding::parse(&ep.tenant_id, p));
+                let input = PluginInput {
+                    headers: response.map(|r| &r.headers),
+                    body: response.map_or(&[][..], |r| &r.body[..]),
+                    event_type: &d.event_type,
+                };
+                ctx.decider
+                    .decide(binding.as_ref(), &policy, &facts, &input)
+                    .await
             }
         };
-        self.record(
-            d,
+        let finished = Finished {
             attempt,
             started,
             ended,
-            &result,
-            outcome.as_ref(),
+            result: &result,
+            outcome: outcome.as_ref(),
             decision,
-        )
-        .await
+            policy_label,
+        };
+        self.record(d, finished).await
     }
 
     fn request(&self, d: &DeliveryRecord, payload: String, now_ms: u64) -> Request<Full<Bytes>> {
@@ -152,20 +198,20 @@ impl DeliveryWorker {
             .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())))
     }
 
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one call site; the pieces of one attempt"
-    )]
     async fn record(
         &self,
         mut d: DeliveryRecord,
-        attempt: u32,
-        started: u64,
-        ended: u64,
-        result: &Result<HttpResponse, SendFailure>,
-        outcome: Option<&Outcome>,
-        decision: Decision,
-    ) -> Result<bool, StoreError> {
+        f: Finished<'_>,
+    ) -> Result<AttemptReport, StoreError> {
+        let Finished {
+            attempt,
+            started,
+            ended,
+            result,
+            outcome,
+            decision,
+            policy_label,
+        } = f;
         let (expected_series, expected_attempts) = (d.series, d.attempts);
         let (status, error_kind, snippet) = match result {
             Ok(r) => {
@@ -219,6 +265,7 @@ impl DeliveryWorker {
             next_attempt_at_ms: next_due,
             dead_reason,
             decided_by: decision.decided_by.clone(),
+            policy: policy_label,
         };
         tracing::info!(
             event_id = %d.event_id, delivery_id = %d.id, endpoint_id = %d.endpoint_id, attempt,
@@ -227,7 +274,14 @@ impl DeliveryWorker {
         );
         let disable =
             matches!(decision.verdict, Verdict::DisableEndpoint).then(|| "gone".to_owned());
-        let changed = disable.is_some();
+        let report = AttemptReport {
+            endpoint_changed: disable.is_some(),
+            outcome: match result {
+                Ok(r) if (200..300).contains(&r.status) => RawOutcome::Success,
+                Ok(_) | Err(SendFailure::Transport { .. }) => RawOutcome::Failure,
+                Err(SendFailure::Blocked(_)) => RawOutcome::Neutral,
+            },
+        };
         self.ctx
             .store
             .record_attempt(AttemptWrite {
@@ -240,7 +294,7 @@ impl DeliveryWorker {
                 disable_endpoint: disable,
             })
             .await?;
-        Ok(changed)
+        Ok(report)
     }
 }
 

@@ -106,6 +106,41 @@ const FIELD_NAMES: &str = "preset, strategy, base_ms, factor, step_ms, schedule_
      retry_on, give_up_on";
 
 impl PolicySpec {
+    /// This spec laid over `base` (the config's `[policy.default]`): a given preset
+    /// starts afresh from that preset; a given strategy drops `base`'s strategy
+    /// fields; every other given field overrides `base`'s.
+    pub fn layered_over(&self, base: &PolicySpec) -> PolicySpec {
+        if self.preset.is_some() {
+            return self.clone();
+        }
+        let mut out = base.clone();
+        if self.strategy.is_some() {
+            (out.base_ms, out.factor, out.step_ms, out.schedule_ms) = (None, None, None, None);
+        }
+        macro_rules! over {
+            ($($f:ident),*) => { $( if self.$f.is_some() { out.$f = self.$f.clone(); } )* };
+        }
+        over!(
+            strategy,
+            base_ms,
+            factor,
+            step_ms,
+            schedule_ms,
+            max_delay_ms,
+            max_attempts,
+            retry_window_ms,
+            jitter,
+            jitter_ratio,
+            retry_all_non_2xx,
+            honor_retry_after,
+            retry_on,
+            give_up_on
+        );
+        out
+    }
+}
+
+impl PolicySpec {
     /// Parses a JSON object, accepting `_ms` fields as integer ms or humantime strings
     /// ("30s", "5m"); a `null` field counts as absent. The result is also resolved once,
     /// so every invalid value is reported here.

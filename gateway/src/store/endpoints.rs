@@ -129,4 +129,38 @@ impl Store {
         self.commit(batch).await?;
         Ok(ended)
     }
+
+    /// Changes one endpoint in place (breaker transitions, automatic disabling);
+    /// `false` if it no longer exists.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn update_endpoint(
+        &self,
+        tenant: &str,
+        id: &str,
+        change: impl Fn(&mut EndpointRecord),
+    ) -> Result<bool, StoreError> {
+        let key = keys::endpoint(tenant, id);
+        let done = self.inner.records.transaction(|tx| {
+            let Some(bytes) = tx.get(&key)? else {
+                return Ok(false);
+            };
+            let Ok(mut ep) = records::decode::<EndpointRecord>(&bytes) else {
+                return Ok(false);
+            };
+            change(&mut ep);
+            tx.insert(key.as_slice(), records::encode(&ep))?;
+            Ok::<_, sled::transaction::ConflictableTransactionError<()>>(true)
+        });
+        match done {
+            Ok(true) => {
+                self.wait_own_write().await?;
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(sled::transaction::TransactionError::Storage(e)) => Err(e.into()),
+            Err(sled::transaction::TransactionError::Abort(())) => Ok(false),
+        }
+    }
 }

@@ -12,6 +12,8 @@ mod flusher;
 pub mod keys;
 mod outcomes;
 pub mod records;
+mod replay;
+mod retention;
 mod tenants;
 
 use std::path::{Path, PathBuf};
@@ -26,6 +28,8 @@ pub use flusher::{DurabilityBackend, PersistFuture};
 use flusher::{GroupCommit, SledDurability};
 pub use outcomes::{AttemptWrite, WriteResult};
 pub use records::*;
+pub use replay::ReplayOutcome;
+pub use retention::{RetentionRules, SweepStats};
 
 /// The schema this build writes. A data dir with a newer one is refused.
 pub const SCHEMA_VERSION: u64 = 1;

@@ -125,6 +125,7 @@ impl Store {
             {
                 ep.disabled = true;
                 ep.disabled_reason = Some(reason.clone());
+                ep.disabled_at_ms = Some(d.updated_at_ms);
                 tx.insert(ekey.as_slice(), records::encode(&ep))?;
             }
             tx.insert(dkey.as_slice(), records::encode(d))?;

@@ -59,6 +59,9 @@ pub struct BreakerRecord {
     /// Consecutive failed attempts since the last success.
     #[serde(default)]
     pub failure_streak: u32,
+    /// When the current run of failures began (drives `disable_after`).
+    #[serde(default)]
+    pub failing_since_ms: Option<u64>,
 }
 
 /// A tenant's endpoint: where deliveries go, and how they are retried.
@@ -78,6 +81,9 @@ pub struct EndpointRecord {
     pub rate_limit_per_s: Option<u32>,
     pub disabled: bool,
     pub disabled_reason: Option<String>,
+    /// When it was disabled (pending deliveries end `dlq_retention` after).
+    #[serde(default)]
+    pub disabled_at_ms: Option<u64>,
     /// Newest first; more than one only during a rotation's grace period.
     pub secrets: Vec<StoredSecret>,
     #[serde(default)]
@@ -89,17 +95,31 @@ pub struct EndpointRecord {
 }
 
 impl EndpointRecord {
-    /// The policy that governs this endpoint's next decision. A stored policy
-    /// always validated when set; should it stop resolving, the default applies.
-    pub fn effective_policy(&self) -> crate::policy::EffectivePolicy {
-        self.policy
+    /// The policy that governs this endpoint's next decision: its own policy laid
+    /// over the config's `[policy.default]`, and a label naming it for the attempt
+    /// log (`endpoint:svix`, `config:default`, `builtin:default`). A stored policy
+    /// was valid when set; should it stop resolving (the default changed), the
+    /// config default alone applies.
+    pub fn effective_policy(
+        &self,
+        default: &crate::policy::PolicySpec,
+    ) -> (crate::policy::EffectivePolicy, String) {
+        use crate::policy::{EffectivePolicy, PolicySpec};
+        let own = self
+            .policy
             .as_ref()
-            .and_then(|p| {
-                crate::policy::PolicySpec::from_json(p)
-                    .and_then(|s| s.resolve())
-                    .ok()
-            })
-            .unwrap_or_else(crate::policy::EffectivePolicy::default_preset)
+            .and_then(|p| PolicySpec::from_json(p).ok());
+        let (spec, source) = match &own {
+            Some(own) => (own.layered_over(default), "endpoint"),
+            None if *default != PolicySpec::default() => (default.clone(), "config"),
+            None => (PolicySpec::default(), "builtin"),
+        };
+        let policy = spec
+            .resolve()
+            .or_else(|_| default.resolve())
+            .unwrap_or_else(|_| EffectivePolicy::default_preset());
+        let label = format!("{source}:{}", policy.preset);
+        (policy, label)
     }
 }
 
@@ -177,6 +197,9 @@ pub struct AttemptRecord {
     pub next_attempt_at_ms: Option<u64>,
     pub dead_reason: Option<String>,
     pub decided_by: String,
+    /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
+    #[serde(default)]
+    pub policy: String,
 }
 
 /// The first response to an `Idempotency-Key`, replayed to repeats.

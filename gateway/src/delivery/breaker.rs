@@ -1,0 +1,244 @@
+//! The per-endpoint circuit breaker.
+//!
+//! It counts raw outcomes (a non-2xx or a transport error is a failure), not
+//! verdicts. After `failure_threshold` consecutive failures it opens for the next
+//! cool-down of the ladder; afterwards exactly one half-open probe goes out. A
+//! successful probe closes it and resets the ladder; a failed one re-opens it one
+//! step further up. Waiting on an open breaker is never an attempt.
+
+use crate::config::BreakerConfig;
+use crate::store::BreakerRecord;
+
+/// What one attempt produced, as the breaker counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawOutcome {
+    Success,
+    Failure,
+    /// Not counted: a blocked address, or no attempt was made after all.
+    Neutral,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Closed,
+    Open { until_ms: u64 },
+    HalfOpen { probing: bool },
+}
+
+/// How much traffic the breaker lets through now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Admit {
+    /// Closed: as much as the other limits allow.
+    All,
+    /// Half-open: exactly one probe.
+    Probe,
+    /// Open until then (or, with `None`, until the probe in flight reports).
+    Wait(Option<u64>),
+}
+
+/// A state change worth persisting and alerting on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transition {
+    Tripped { until_ms: u64, trips: u32 },
+    Recovered,
+}
+
+/// One endpoint's breaker.
+#[derive(Debug, Clone)]
+pub(crate) struct Breaker {
+    state: State,
+    streak: u32,
+    trips: u32,
+    failing_since_ms: Option<u64>,
+}
+
+impl Breaker {
+    /// Restores a breaker from its stored record.
+    pub(crate) fn from_record(rec: &BreakerRecord) -> Self {
+        let state = match (rec.state.as_str(), rec.open_until_ms) {
+            ("open", Some(until_ms)) => State::Open { until_ms },
+            ("half_open", _) | ("open", None) => State::HalfOpen { probing: false },
+            _ => State::Closed,
+        };
+        Self {
+            state,
+            streak: rec.failure_streak,
+            trips: rec.trips,
+            failing_since_ms: rec.failing_since_ms,
+        }
+    }
+
+    /// The record to store and show on the endpoint.
+    pub(crate) fn to_record(&self) -> BreakerRecord {
+        let (state, open_until_ms) = match self.state {
+            State::Closed => ("closed", None),
+            State::Open { until_ms } => ("open", Some(until_ms)),
+            State::HalfOpen { .. } => ("half_open", None),
+        };
+        BreakerRecord {
+            state: state.to_owned(),
+            open_until_ms,
+            trips: self.trips,
+            failure_streak: self.streak,
+            failing_since_ms: self.failing_since_ms,
+        }
+    }
+
+    /// What may go out at `now_ms`; an expired cool-down turns half-open here.
+    pub(crate) fn admit(&mut self, now_ms: u64) -> Admit {
+        match self.state {
+            State::Closed => Admit::All,
+            State::Open { until_ms } if now_ms < until_ms => Admit::Wait(Some(until_ms)),
+            State::Open { .. } | State::HalfOpen { probing: false } => {
+                self.state = State::HalfOpen { probing: false };
+                Admit::Probe
+            }
+            State::HalfOpen { probing: true } => Admit::Wait(None),
+        }
+    }
+
+    /// The half-open probe has been sent.
+    pub(crate) fn probe_sent(&mut self) {
+        if let State::HalfOpen { .. } = self.state {
+            self.state = State::HalfOpen { probing: true };
+        }
+    }
+
+    /// When the current run of failures began.
+    pub(crate) fn failing_since_ms(&self) -> Option<u64> {
+        self.failing_since_ms
+    }
+
+    /// Counts one outcome; returns a transition if the state changed.
+    pub(crate) fn record(
+        &mut self,
+        outcome: RawOutcome,
+        now_ms: u64,
+        cfg: &BreakerConfig,
+    ) -> Option<Transition> {
+        match outcome {
+            RawOutcome::Neutral => {
+                if self.state == (State::HalfOpen { probing: true }) {
+                    self.state = State::HalfOpen { probing: false };
+                }
+                None
+            }
+            RawOutcome::Success => {
+                self.streak = 0;
+                self.failing_since_ms = None;
+                let was_closed = self.state == State::Closed;
+                self.state = State::Closed;
+                self.trips = 0;
+                (!was_closed).then_some(Transition::Recovered)
+            }
+            RawOutcome::Failure => {
+                self.streak = self.streak.saturating_add(1);
+                self.failing_since_ms.get_or_insert(now_ms);
+                let trip = match self.state {
+                    State::Closed => self.streak >= cfg.failure_threshold,
+                    State::HalfOpen { .. } => true,
+                    State::Open { .. } => false,
+                };
+                trip.then(|| self.trip(now_ms, cfg))
+            }
+        }
+    }
+
+    fn trip(&mut self, now_ms: u64, cfg: &BreakerConfig) -> Transition {
+        let step = (self.trips as usize).min(cfg.cooldowns.len().saturating_sub(1));
+        let until_ms = now_ms.saturating_add(cfg.cooldowns.get(step).copied().unwrap_or(600_000));
+        self.trips += 1;
+        self.state = State::Open { until_ms };
+        Transition::Tripped {
+            until_ms,
+            trips: self.trips,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> BreakerConfig {
+        BreakerConfig {
+            failure_threshold: 3,
+            cooldowns: vec![100, 300],
+        }
+    }
+
+    #[test]
+    fn opens_on_exactly_the_threshold_and_climbs_the_ladder() {
+        let (mut b, c) = (Breaker::from_record(&BreakerRecord::default()), cfg());
+        assert_eq!(b.admit(0), Admit::All);
+        assert_eq!(b.record(RawOutcome::Failure, 0, &c), None);
+        assert_eq!(b.record(RawOutcome::Failure, 0, &c), None);
+        assert_eq!(
+            b.record(RawOutcome::Failure, 10, &c),
+            Some(Transition::Tripped {
+                until_ms: 110,
+                trips: 1
+            })
+        );
+        assert_eq!(b.admit(50), Admit::Wait(Some(110)));
+        assert_eq!(b.admit(110), Admit::Probe);
+        b.probe_sent();
+        assert_eq!(b.admit(111), Admit::Wait(None), "exactly one probe");
+        assert_eq!(
+            b.record(RawOutcome::Failure, 200, &c),
+            Some(Transition::Tripped {
+                until_ms: 500,
+                trips: 2
+            })
+        );
+        assert_eq!(b.admit(600), Admit::Probe);
+        b.probe_sent();
+        assert_eq!(
+            b.record(RawOutcome::Failure, 600, &c),
+            Some(Transition::Tripped {
+                until_ms: 900,
+                trips: 3
+            }),
+            "the last step repeats"
+        );
+        assert_eq!(b.admit(900), Admit::Probe);
+        b.probe_sent();
+        assert_eq!(
+            b.record(RawOutcome::Success, 950, &c),
+            Some(Transition::Recovered)
+        );
+        assert_eq!(b.admit(951), Admit::All);
+        assert_eq!(b.to_record().trips, 0, "a success resets the ladder");
+    }
+
+    #[test]
+    fn successes_reset_the_streak_and_neutral_outcomes_do_not_count() {
+        let (mut b, c) = (Breaker::from_record(&BreakerRecord::default()), cfg());
+        b.record(RawOutcome::Failure, 0, &c);
+        b.record(RawOutcome::Failure, 0, &c);
+        assert_eq!(b.failing_since_ms(), Some(0));
+        assert_eq!(b.record(RawOutcome::Success, 1, &c), None);
+        assert_eq!(b.failing_since_ms(), None);
+        for _ in 0..10 {
+            assert_eq!(b.record(RawOutcome::Neutral, 2, &c), None);
+        }
+        b.record(RawOutcome::Failure, 3, &c);
+        b.record(RawOutcome::Failure, 3, &c);
+        assert_eq!(b.admit(3), Admit::All);
+    }
+
+    #[test]
+    fn state_survives_a_round_trip_through_the_record() {
+        let (mut b, c) = (Breaker::from_record(&BreakerRecord::default()), cfg());
+        for _ in 0..3 {
+            b.record(RawOutcome::Failure, 0, &c);
+        }
+        let rec = b.to_record();
+        assert_eq!(
+            (rec.state.as_str(), rec.open_until_ms, rec.trips),
+            ("open", Some(100), 1)
+        );
+        let mut back = Breaker::from_record(&rec);
+        assert_eq!(back.admit(50), Admit::Wait(Some(100)));
+    }
+}

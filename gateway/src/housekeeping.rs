@@ -1,0 +1,66 @@
+//! Periodic upkeep off the delivery path: free-disk checks every two seconds; every
+//! `sweep_interval`, retention (in small batches, yielding between them) and the
+//! expiry of idempotency keys.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::context::AppContext;
+use crate::store::RetentionRules;
+
+/// Events examined per retention batch: small, so delivery never waits on it.
+const SWEEP_BATCH: usize = 256;
+
+/// Runs until `shutdown`.
+pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
+    let mut disk_tick = tokio::time::interval(Duration::from_secs(2));
+    let mut sweep_tick = tokio::time::interval(Duration::from_millis(ctx.config.sweep_interval));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = disk_tick.tick() => ctx.disk.refresh(&ctx.config.data_dir, ctx.config.min_free_disk),
+            _ = sweep_tick.tick() => sweep(&ctx, &shutdown).await,
+        }
+    }
+}
+
+/// One full pass of retention and idempotency expiry.
+async fn sweep(ctx: &AppContext, shutdown: &CancellationToken) {
+    let mut cursor = None;
+    let mut total = crate::store::SweepStats::default();
+    loop {
+        let rules = RetentionRules {
+            now_ms: ctx.clock.now_ms(),
+            retention_ms: ctx.config.retention,
+            dlq_retention_ms: ctx.config.dlq_retention,
+        };
+        match ctx
+            .store
+            .sweep_retention(cursor.take(), SWEEP_BATCH, rules)
+            .await
+        {
+            Ok((stats, next)) => {
+                total.events_removed += stats.events_removed;
+                total.deliveries_removed += stats.deliveries_removed;
+                total.deliveries_ended += stats.deliveries_ended;
+                match next {
+                    Some(c) if !shutdown.is_cancelled() => cursor = Some(c),
+                    _ => break,
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "retention sweep failed; retrying next interval");
+                break;
+            }
+        }
+        tokio::task::yield_now().await;
+    }
+    if total != crate::store::SweepStats::default() {
+        tracing::info!(?total, "retention sweep");
+    }
+    if let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await {
+        tracing::warn!(error = %e, "idempotency sweep failed");
+    }
+}

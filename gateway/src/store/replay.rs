@@ -1,0 +1,137 @@
+//! DLQ operations: replaying one delivery, or every delivery a filter matches,
+//! as a new series with the same `webhook-id`.
+
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+
+use super::{DeliveryFilter, DeliveryRecord, DeliveryState, Store, StoreError, keys, records};
+
+/// What a replay request found.
+#[derive(Debug)]
+pub enum ReplayOutcome {
+    /// A new series was scheduled.
+    Replayed(Box<DeliveryRecord>),
+    NotFound,
+    /// Still pending: nothing to replay.
+    Pending,
+    /// Succeeded; replaying it needs `force`.
+    NeedsForce,
+    /// Its endpoint was deleted.
+    EndpointGone,
+}
+
+/// Starts series `n+1` of `d`: no attempts yet, due now, in the first-attempt lane.
+fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> keys::ScheduleKey {
+    d.series += 1;
+    d.attempts = 0;
+    d.state = DeliveryState::Pending;
+    d.first_attempt_at_ms = None;
+    d.next_attempt_at_ms = Some(now_ms);
+    d.last_delay_ms = None;
+    d.last_status = None;
+    d.last_error = None;
+    d.dead_reason = None;
+    d.updated_at_ms = now_ms;
+    keys::ScheduleKey {
+        lane: keys::Lane::First,
+        endpoint_id: d.endpoint_id.clone(),
+        due_ms: now_ms,
+        delivery_id: d.id.clone(),
+    }
+}
+
+impl Store {
+    /// Replays one delivery of `tenant`.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn replay_delivery(
+        &self,
+        tenant: &str,
+        id: &str,
+        force: bool,
+        now_ms: u64,
+    ) -> Result<ReplayOutcome, StoreError> {
+        let dkey = keys::delivery(tenant, id);
+        let result = self.inner.records.transaction(|tx| {
+            // Refusals carry no record, so the error type stays small.
+            let abort = ConflictableTransactionError::Abort;
+            let Some(bytes) = tx.get(&dkey)? else {
+                return Err(abort(ReplayOutcome::NotFound));
+            };
+            let mut d: DeliveryRecord =
+                records::decode(&bytes).map_err(|_| abort(ReplayOutcome::NotFound))?;
+            match d.state {
+                DeliveryState::Pending => return Err(abort(ReplayOutcome::Pending)),
+                DeliveryState::Succeeded if !force => return Err(abort(ReplayOutcome::NeedsForce)),
+                _ => {}
+            }
+            if tx.get(keys::endpoint(tenant, &d.endpoint_id))?.is_none() {
+                return Err(abort(ReplayOutcome::EndpointGone));
+            }
+            let entry = new_series(&mut d, now_ms);
+            tx.insert(dkey.as_slice(), records::encode(&d))?;
+            tx.insert(entry.encode(), tenant.as_bytes())?;
+            Ok(Box::new(d))
+        });
+        match result {
+            Ok(d) => {
+                self.wait_own_write().await?;
+                Ok(ReplayOutcome::Replayed(d))
+            }
+            Err(TransactionError::Abort(o)) => Ok(o),
+            Err(TransactionError::Storage(e)) => Err(e.into()),
+        }
+    }
+
+    /// Replays every dead delivery of `tenant` that `filter` matches, in batches.
+    /// Deliveries whose endpoint is gone are skipped. Returns the replayed ones.
+    ///
+    /// # Errors
+    /// On a storage failure; batches already written stay replayed.
+    pub async fn replay_matching(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        now_ms: u64,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+        const BATCH: usize = 500;
+        let mut replayed = Vec::new();
+        let mut batch = sled::Batch::default();
+        let mut in_batch = 0;
+        let mut endpoints = std::collections::HashMap::new();
+        for item in self.inner.records.scan_prefix(keys::deliveries_of(tenant)) {
+            let (k, v) = item?;
+            let mut d: DeliveryRecord = records::decode(&v)?;
+            if d.state != DeliveryState::Dead || !filter.matches(&d) {
+                continue;
+            }
+            let exists = match endpoints.get(&d.endpoint_id) {
+                Some(e) => *e,
+                None => {
+                    let e = self
+                        .inner
+                        .records
+                        .contains_key(keys::endpoint(tenant, &d.endpoint_id))?;
+                    endpoints.insert(d.endpoint_id.clone(), e);
+                    e
+                }
+            };
+            if !exists {
+                continue;
+            }
+            let entry = new_series(&mut d, now_ms);
+            batch.insert(k, records::encode(&d));
+            batch.insert(entry.encode(), tenant.as_bytes());
+            replayed.push(d);
+            in_batch += 1;
+            if in_batch == BATCH {
+                self.commit(std::mem::take(&mut batch)).await?;
+                in_batch = 0;
+            }
+        }
+        if in_batch > 0 {
+            self.commit(batch).await?;
+        }
+        Ok(replayed)
+    }
+}

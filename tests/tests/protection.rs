@@ -1,0 +1,348 @@
+//! Delivery protection: the circuit breaker, in-flight and rate caps, fairness
+//! between endpoints, and bulk DLQ replay. Durations are shrunk through config.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hookgate_tests::receiver::{Receiver, Reply};
+use hookgate_tests::{TestGateway, is_final, test_config};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+async fn breaker_gateway() -> TestGateway {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = test_config(dir.path());
+    config.breaker.cooldowns = vec![1_000, 2_000];
+    TestGateway::start_with(config, dir, Default::default()).await
+}
+
+async fn endpoint_view(gw: &TestGateway, key: &str, ep: &Value) -> Value {
+    let path = format!("/v1/tenants/acme/endpoints/{}", ep["id"].as_str().unwrap());
+    gw.call("GET", &path, Some(key), None).await.1
+}
+
+async fn wait_count(rx: &Receiver, n: usize) -> usize {
+    rx.wait_for(n, WAIT).await.len()
+}
+
+#[tokio::test]
+async fn breaker_opens_probes_once_climbs_and_closes() {
+    // 20 failures trip it; the first probe fails too; then everything succeeds.
+    let rx = Receiver::start((0..21).map(|_| Reply::status(503)).collect()).await;
+    let gw = breaker_gateway().await;
+    let key = gw.tenant("acme").await;
+    let body = json!({"url": rx.url(), "max_in_flight": 1, "policy": {"max_attempts": 1}});
+    let ep = gw.endpoint("acme", &key, body).await;
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        let ev = gw.event("acme", &key, "x", json!({"i": i})).await;
+        ids.push(ev["deliveries"][0]["id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(wait_count(&rx, 20).await, 20);
+    // Opened on exactly the 20th failure: nothing goes out while it is open.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        rx.received().len(),
+        20,
+        "a request went out while the breaker was open"
+    );
+    let view = endpoint_view(&gw, &key, &ep).await;
+    assert_eq!(
+        (
+            view["breaker"]["state"].as_str(),
+            view["breaker"]["trips"].as_u64()
+        ),
+        (Some("open"), Some(1)),
+        "{view}"
+    );
+    assert!(view["breaker"]["open_until"].is_string());
+
+    // After the 1 s cool-down: exactly one probe, which fails and re-opens it for 2 s.
+    assert_eq!(wait_count(&rx, 21).await, 21);
+    let probe_at = rx.received()[20].at;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(
+        rx.received().len(),
+        21,
+        "the half-open probe is a single request"
+    );
+    let view = endpoint_view(&gw, &key, &ep).await;
+    assert_eq!(
+        (
+            view["breaker"]["state"].as_str(),
+            view["breaker"]["trips"].as_u64()
+        ),
+        (Some("open"), Some(2)),
+        "{view}"
+    );
+
+    // The second probe succeeds: closed, and the rest is delivered.
+    assert_eq!(wait_count(&rx, 25).await, 25);
+    let got = rx.received();
+    assert!(
+        got[21].at - probe_at >= Duration::from_millis(2_000),
+        "the re-trip used the next cool-down"
+    );
+    for id in &ids[21..] {
+        let d = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
+        assert_eq!(d["state"], "succeeded", "{d}");
+    }
+    let view = endpoint_view(&gw, &key, &ep).await;
+    assert_eq!(
+        (
+            view["breaker"]["state"].as_str(),
+            view["breaker"]["trips"].as_u64()
+        ),
+        (Some("closed"), Some(0)),
+        "{view}"
+    );
+}
+
+#[tokio::test]
+async fn in_flight_and_rate_caps_hold() {
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    let slow = Receiver::start(
+        (0..30)
+            .map(|_| Reply::status(200).after(Duration::from_millis(100)))
+            .collect(),
+    )
+    .await;
+    let fast = Receiver::start(Vec::new()).await;
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": slow.url(), "event_types": ["slow"], "max_in_flight": 3}),
+    )
+    .await;
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": fast.url(), "event_types": ["fast"], "rate_limit_per_s": 20}),
+    )
+    .await;
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        ids.push(
+            gw.event("acme", &key, "slow", json!({"i": i})).await["deliveries"][0]["id"].clone(),
+        );
+    }
+    for i in 0..50 {
+        ids.push(
+            gw.event("acme", &key, "fast", json!({"i": i})).await["deliveries"][0]["id"].clone(),
+        );
+    }
+    for id in &ids {
+        let d = gw
+            .wait_delivery("acme", &key, id.as_str().unwrap(), WAIT, is_final)
+            .await;
+        assert_eq!(d["state"], "succeeded", "{d}");
+    }
+    assert!(
+        slow.max_concurrent() <= 3,
+        "saw {} concurrent requests",
+        slow.max_concurrent()
+    );
+    assert_eq!(slow.max_concurrent(), 3, "the cap is also used");
+    let got = fast.received();
+    assert_eq!(got.len(), 50);
+    let t0 = got[0].at;
+    let mut per_second: HashMap<u64, usize> = HashMap::new();
+    for r in &got {
+        *per_second.entry((r.at - t0).as_secs()).or_default() += 1;
+    }
+    assert!(
+        per_second.values().all(|n| *n <= 20),
+        "per second: {per_second:?}"
+    );
+    // Sliding windows too: no 1 s span holds more than 20 arrivals.
+    for (i, r) in got.iter().enumerate() {
+        let n = got[i..]
+            .iter()
+            .take_while(|s| s.at - r.at < Duration::from_secs(1))
+            .count();
+        assert!(n <= 20, "{n} arrivals within one second");
+    }
+}
+
+#[tokio::test]
+async fn a_broken_endpoint_never_holds_back_a_healthy_one() {
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    // The broken receiver is slow as well as failing, so its backlog lasts.
+    let broken = Receiver::start(
+        (0..2000)
+            .map(|_| Reply::status(503).after(Duration::from_millis(200)))
+            .collect(),
+    )
+    .await;
+    let healthy = Receiver::start(Vec::new()).await;
+    let b = gw
+        .endpoint(
+            "acme",
+            &key,
+            json!({"url": broken.url(), "event_types": ["b"], "max_in_flight": 4}),
+        )
+        .await;
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": healthy.url(), "event_types": ["h"]}),
+    )
+    .await;
+    for i in 0..400 {
+        gw.event("acme", &key, "b", json!({"i": i})).await;
+    }
+    let mut healthy_ids = Vec::new();
+    for i in 0..20 {
+        healthy_ids.push(
+            gw.event("acme", &key, "h", json!({"i": i})).await["deliveries"][0]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    for id in &healthy_ids {
+        let d = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
+        assert_eq!(
+            (d["state"].as_str(), d["attempts"].as_u64()),
+            (Some("succeeded"), Some(1)),
+            "{d}"
+        );
+    }
+    // Ordering: every healthy delivery finished while the broken endpoint still had
+    // first attempts waiting.
+    let q = format!(
+        "/v1/tenants/acme/deliveries?endpoint_id={}&state=pending&limit=250",
+        b["id"].as_str().unwrap()
+    );
+    let (_, pending) = gw.call("GET", &q, Some(&key), None).await;
+    let untried = pending["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["attempts"] == 0)
+        .count();
+    assert!(untried > 0, "the broken backlog had drained first");
+    assert_eq!(healthy.received().len(), 20);
+}
+
+#[tokio::test]
+async fn bulk_replay_delivers_every_dead_delivery_once_more() {
+    // 1000 give-ups in a row would trip the breaker; this test is about replay.
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = test_config(dir.path());
+    config.breaker.failure_threshold = 100_000;
+    let gw = TestGateway::start_with(config, dir, Default::default()).await;
+    let key = gw.tenant("acme").await;
+    let rx = Receiver::start((0..1000).map(|_| Reply::status(404)).collect()).await;
+    gw.endpoint("acme", &key, json!({"url": rx.url()})).await;
+    let mut ids = Vec::new();
+    for i in 0..1000 {
+        ids.push(
+            gw.event("acme", &key, "x", json!({"i": i})).await["deliveries"][0]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    assert_eq!(wait_count(&rx, 1000).await, 1000);
+    let last = gw
+        .wait_delivery("acme", &key, &ids[999], WAIT, is_final)
+        .await;
+    assert_eq!(last["state"], "dead");
+
+    // One replay while still pending is refused; a dead one replays singly, too.
+    let (s, one) = gw
+        .call(
+            "POST",
+            &format!("/v1/tenants/acme/deliveries/{}/replay", ids[0]),
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (s, one["series"].as_u64(), one["state"].as_str()),
+        (200, Some(2), Some("pending")),
+        "{one}"
+    );
+    let (s, _) = gw
+        .call(
+            "POST",
+            &format!("/v1/tenants/acme/deliveries/{}/replay", ids[0]),
+            Some(&key),
+            None,
+        )
+        .await;
+    assert!(
+        s == 409 || s == 200,
+        "a pending delivery is 409 (or it already succeeded and needs force)"
+    );
+
+    let (s, b) = gw
+        .call(
+            "POST",
+            "/v1/tenants/acme/replay",
+            Some(&key),
+            Some(json!({"state": "dead"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let replayed = b["replayed"].as_u64().unwrap();
+    assert!((999..=1000).contains(&replayed), "{b}");
+    for id in &ids {
+        let d = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
+        assert_eq!(
+            (d["state"].as_str(), d["series"].as_u64()),
+            (Some("succeeded"), Some(2)),
+            "{d}"
+        );
+        let series: Vec<u64> = d["attempt_log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["series"].as_u64().unwrap())
+            .collect();
+        assert_eq!(series, [1, 2], "the log keeps the earlier series");
+    }
+    let got = rx.received();
+    assert_eq!(got.len(), 2000, "each delivery exactly once more");
+    let mut per_id: HashMap<&str, usize> = HashMap::new();
+    for r in &got {
+        *per_id.entry(r.header("webhook-id").unwrap()).or_default() += 1;
+    }
+    assert_eq!(per_id.len(), 1000);
+    assert!(
+        per_id.values().all(|n| *n == 2),
+        "same webhook-id, sent twice each"
+    );
+
+    // A succeeded delivery needs force; with it, it is sent again.
+    let path = format!("/v1/tenants/acme/deliveries/{}/replay", ids[1]);
+    let (s, e) = gw.call("POST", &path, Some(&key), None).await;
+    assert_eq!((s, e["error"]["code"].as_str()), (409, Some("conflict")));
+    let (s, _) = gw
+        .call("POST", &path, Some(&key), Some(json!({"force": true})))
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = gw
+        .call(
+            "POST",
+            "/v1/tenants/acme/deliveries/dlv_nope/replay",
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(s, 404);
+    let (s, _) = gw
+        .call(
+            "POST",
+            "/v1/tenants/acme/replay",
+            Some(&key),
+            Some(json!({"state": "succeeded"})),
+        )
+        .await;
+    assert_eq!(s, 422);
+}
