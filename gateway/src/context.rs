@@ -20,6 +20,10 @@ pub struct AppContext {
     pub disk: DiskWatch,
     /// Tells the delivery engine about new work and answers which deliveries are in flight.
     pub delivery: DeliveryHandle,
+    /// Metrics, stats and alert rules.
+    pub telemetry: Arc<crate::telemetry::Telemetry>,
+    /// The loaded retry-policy plugins (endpoints may bind only these).
+    pub plugins: Arc<crate::policy::wasm::PluginHost>,
 }
 
 /// Whether free disk in the data dir has fallen below `min_free_disk`.

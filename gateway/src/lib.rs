@@ -17,6 +17,7 @@ mod housekeeping;
 pub mod ids;
 pub mod policy;
 pub mod store;
+pub mod telemetry;
 pub mod token;
 
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use crate::config::Config;
 use crate::context::{AppContext, DiskWatch};
 use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection};
 use crate::store::{DurabilityBackend, Store, StoreError};
+use crate::telemetry::Telemetry;
 
 /// Why the gateway could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +94,8 @@ pub async fn run_with(
     let guard = AddressGuard::new(config.allow_private_subnets.clone());
     let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
+    let telemetry = Arc::new(Telemetry::new(config.metrics.per_endpoint_labels));
+    seed_counts(&store, &telemetry);
     let engine = delivery::spawn_engine(
         EngineParts {
             store: store.clone(),
@@ -105,6 +109,7 @@ pub async fn run_with(
                 breaker: config.breaker.clone(),
                 disable_after_ms: config.disable_after,
             },
+            telemetry: Arc::clone(&telemetry),
             plugins: Arc::clone(&plugins),
         },
         shutdown.clone(),
@@ -118,6 +123,7 @@ pub async fn run_with(
         disk,
         delivery,
         plugins,
+        telemetry,
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
     tracing::info!(addr = %listener.local_addr()?, "hookgate listening");
@@ -160,4 +166,14 @@ pub fn reset_admin_token(store: &Store) -> Result<(String, [u8; 32]), StoreError
     store.meta_put("admin_token_sha256", &hash)?;
     eprintln!("hookgate: admin token (shown once, store it now): {t}");
     Ok((t, hash))
+}
+
+/// Counts pending and dead deliveries once, in the background, to seed the gauges
+/// and stats; changes made meanwhile are counted as they happen.
+fn seed_counts(store: &Store, telemetry: &Arc<Telemetry>) {
+    let (store, telemetry) = (store.clone(), Arc::clone(telemetry));
+    tokio::task::spawn_blocking(move || match store.count_deliveries() {
+        Ok(counts) => telemetry.seed_counts(&counts),
+        Err(e) => tracing::warn!(error = %e, "cannot count deliveries; gauges start at zero"),
+    });
 }

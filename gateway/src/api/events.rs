@@ -85,6 +85,7 @@ pub(super) async fn ingest(
             response,
             deliveries,
         } => {
+            ctx.telemetry.ingested(&t, deliveries.len());
             for d in &deliveries {
                 let due_ms = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
                 ctx.delivery.notify(ScheduleChange::Due {

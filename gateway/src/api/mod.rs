@@ -9,6 +9,7 @@ mod endpoints;
 pub mod error;
 mod events;
 mod health;
+mod observability;
 mod replay;
 mod tenants;
 
@@ -26,6 +27,9 @@ pub fn router(ctx: Arc<AppContext>) -> Router {
     let t = "/v1/tenants/{t}";
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route("/metrics", get(observability::metrics))
+        .route("/v1/stats", get(observability::all_stats))
+        .route(&format!("{t}/stats"), get(observability::tenant_stats))
         .route("/v1/tenants", post(tenants::create).get(tenants::list))
         .route(&format!("{t}/rotate-key"), post(tenants::rotate_key))
         .route(

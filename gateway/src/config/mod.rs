@@ -70,6 +70,8 @@ pub struct Config {
     pub sweep_interval: u64,
     /// The per-endpoint circuit breaker.
     pub breaker: BreakerConfig,
+    /// `[metrics]`.
+    pub metrics: MetricsConfig,
     /// `[policy.default]`: the retry policy endpoints without their own start from.
     pub policy: PolicyConfig,
     /// Retry-policy plugins.
@@ -95,6 +97,15 @@ impl Default for BreakerConfig {
             cooldowns: vec![10 * MIN, 30 * MIN, 120 * MIN, 1440 * MIN],
         }
     }
+}
+
+/// `[metrics]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Adds an attempt counter labelled by endpoint id. Off by default: label
+    /// cardinality then grows with the number of endpoints.
+    pub per_endpoint_labels: bool,
 }
 
 /// `[policy]`.
@@ -214,6 +225,7 @@ impl Default for Config {
             disable_after: 5 * DAY_MS,
             sweep_interval: 60_000,
             breaker: BreakerConfig::default(),
+            metrics: MetricsConfig::default(),
             policy: PolicyConfig::default(),
             plugins: PluginsConfig::default(),
         }
@@ -383,6 +395,7 @@ impl std::fmt::Debug for Config {
             .field("disable_after", &self.disable_after)
             .field("sweep_interval", &self.sweep_interval)
             .field("breaker", &self.breaker)
+            .field("metrics", &self.metrics)
             .field("policy", &self.policy)
             .field("plugins", &self.plugins)
             .finish()

@@ -68,6 +68,11 @@ impl DeliveryHandle {
         self.leases.lock().is_ok_and(|l| l.contains(delivery_id))
     }
 
+    /// How many attempts are in flight.
+    pub fn in_flight_count(&self) -> usize {
+        self.leases.lock().map_or(0, |l| l.len())
+    }
+
     /// Takes the lease on a delivery; `false` if it is already held.
     pub(crate) fn lease(&self, delivery_id: &str) -> bool {
         self.leases
@@ -96,6 +101,8 @@ pub struct EngineParts {
     pub grace: std::time::Duration,
     /// Breaker and disabling thresholds.
     pub protection: Protection,
+    /// Metrics, stats and alert rules.
+    pub telemetry: Arc<crate::telemetry::Telemetry>,
     /// The plugin host, which runs every retry decision.
     pub plugins: Arc<PluginHost>,
 }
@@ -115,9 +122,11 @@ pub fn spawn_engine(
         default_policy,
         grace,
         protection,
+        telemetry,
         plugins,
     } = parts;
     let ctx = Arc::new(worker::EngineContext {
+        telemetry,
         store,
         clock,
         client,

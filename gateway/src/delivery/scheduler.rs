@@ -77,7 +77,16 @@ impl Scheduler {
     /// the rest are abandoned (not counted; they stay pending in the store).
     pub(crate) async fn run(mut self, shutdown: CancellationToken, grace: Duration) {
         match self.ctx.store.all_endpoints() {
-            Ok(eps) => eps.into_iter().for_each(|ep| self.load(ep)),
+            Ok(eps) => {
+                let open = eps
+                    .iter()
+                    .filter(|e| !matches!(e.breaker.state.as_str(), "" | "closed"))
+                    .count();
+                self.ctx
+                    .telemetry
+                    .breaker_changed(i64::try_from(open).unwrap_or(0));
+                eps.into_iter().for_each(|ep| self.load(ep));
+            }
             Err(e) => {
                 tracing::error!(error = %e, "cannot load endpoints; deliveries wait for the next change")
             }
@@ -184,6 +193,11 @@ impl Scheduler {
             .is_some_and(|since| now.saturating_sub(since) >= self.protection.disable_after_ms);
         let record = Arc::clone(&slot.record);
         if let Some(t) = transition {
+            match t {
+                Transition::Tripped { trips: 1, .. } => self.ctx.telemetry.breaker_changed(1),
+                Transition::Recovered => self.ctx.telemetry.breaker_changed(-1),
+                Transition::Tripped { .. } => {}
+            }
             match t {
                 Transition::Tripped { until_ms, trips } => tracing::warn!(
                     alert = "breaker_tripped", endpoint_id, tenant_id = %record.tenant_id,

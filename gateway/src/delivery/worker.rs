@@ -19,7 +19,9 @@ use crate::policy::{
 use crate::store::keys::ScheduleKey;
 use crate::store::{
     AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError,
+    WriteResult,
 };
+use crate::telemetry::AttemptObservation;
 
 /// The first this-many bytes of a response are kept in the attempt log.
 const SNIPPET_BYTES: usize = 1024;
@@ -33,6 +35,8 @@ pub(crate) struct EngineContext {
     pub(crate) decider: Arc<PluginHost>,
     /// The config's `[policy.default]`.
     pub(crate) default_policy: crate::policy::PolicySpec,
+    /// Metrics, stats and alert rules.
+    pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 /// What the scheduler learns from a finished attempt.
@@ -63,6 +67,8 @@ struct Finished<'a> {
     decision: Decision,
     /// Names the policy that decided (`endpoint:svix`, ...).
     policy_label: String,
+    /// How long a bound plugin's decision took.
+    plugin_decision_us: Option<u64>,
 }
 
 /// Makes one attempt of the delivery named by a due schedule entry.
@@ -124,6 +130,7 @@ impl DeliveryWorker {
             Err(SendFailure::Transport { kind, .. }) => (Some(Outcome::Failure(*kind)), None),
             Err(SendFailure::Blocked(_)) => (None, None),
         };
+        let mut plugin_decision_us = None;
         let decision = match &outcome {
             // The host alone decides a blocked address: dead, not counted by the breaker.
             None => Decision {
@@ -158,9 +165,14 @@ impl DeliveryWorker {
                     body: response.map_or(&[][..], |r| &r.body[..]),
                     event_type: &d.event_type,
                 };
-                ctx.decider
+                let timer = binding.is_some().then(std::time::Instant::now);
+                let decision = ctx
+                    .decider
                     .decide(binding.as_ref(), &policy, &facts, &input)
-                    .await
+                    .await;
+                plugin_decision_us =
+                    timer.map(|t| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX));
+                decision
             }
         };
         let finished = Finished {
@@ -171,6 +183,7 @@ impl DeliveryWorker {
             outcome: outcome.as_ref(),
             decision,
             policy_label,
+            plugin_decision_us,
         };
         self.record(d, finished).await
     }
@@ -211,6 +224,7 @@ impl DeliveryWorker {
             outcome,
             decision,
             policy_label,
+            plugin_decision_us,
         } = f;
         let (expected_series, expected_attempts) = (d.series, d.attempts);
         let (status, error_kind, snippet) = match result {
@@ -282,7 +296,8 @@ impl DeliveryWorker {
                 Err(SendFailure::Blocked(_)) => RawOutcome::Neutral,
             },
         };
-        self.ctx
+        let written = self
+            .ctx
             .store
             .record_attempt(AttemptWrite {
                 delivery: &d,
@@ -294,13 +309,53 @@ impl DeliveryWorker {
                 disable_endpoint: disable,
             })
             .await?;
+        if written == WriteResult::Written {
+            let date = result
+                .as_ref()
+                .ok()
+                .and_then(|r| r.headers.get("date"))
+                .and_then(|v| v.to_str().ok());
+            self.ctx.telemetry.observe_attempt(&AttemptObservation {
+                tenant_id: &d.tenant_id,
+                endpoint_id: &d.endpoint_id,
+                status,
+                error_kind: log.error_kind.as_deref(),
+                duration_ms: log.duration_ms,
+                attempt,
+                created_at_ms: d.created_at_ms,
+                now_ms: ended,
+                verdict: &decision.verdict,
+                next: &decision.next,
+                decided_by: &log.decided_by,
+                plugin_decision_us,
+                clock_skew_ms: date.and_then(|v| clock_skew_ms(v, ended)),
+            });
+        }
         Ok(report)
     }
+}
+
+/// Receiver clock minus ours, from a `Date` header (whole seconds, so ±1 s).
+fn clock_skew_ms(date: &str, now_ms: u64) -> Option<i64> {
+    let t = httpdate::parse_http_date(date).ok()?;
+    let ms = i64::try_from(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()?;
+    Some(ms - i64::try_from(now_ms).ok()?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_skew_from_date_headers() {
+        let now = 1_614_265_330_000;
+        assert_eq!(clock_skew_ms("Thu, 25 Feb 2021 15:03:10 GMT", now), Some(0));
+        assert_eq!(
+            clock_skew_ms("Thu, 25 Feb 2021 15:05:10 GMT", now),
+            Some(120_000)
+        );
+        assert_eq!(clock_skew_ms("garbage", now), None);
+    }
 
     #[test]
     fn seeds_are_deterministic_per_attempt() {

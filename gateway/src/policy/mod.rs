@@ -15,9 +15,11 @@ mod effective;
 mod outcome;
 mod resolve;
 mod retry_after;
+pub mod simulator;
 mod spec;
 mod status_pattern;
 mod strategy;
+pub mod wasm;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +31,7 @@ pub use classify::classify;
 pub use effective::{EffectivePolicy, PRESET_NAMES};
 pub use outcome::{AttemptFacts, FailureKind, Outcome};
 pub use retry_after::parse_retry_after;
+pub use simulator::{SimulationConfig, SimulationReport, simulate};
 pub use spec::{PolicyError, PolicySpec};
 pub use status_pattern::{InvalidStatusPattern, StatusPattern};
 pub use strategy::{Jitter, JitterKind, Strategy, StrategyKind};

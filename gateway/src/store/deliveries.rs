@@ -101,3 +101,27 @@ impl Store {
         })
     }
 }
+
+impl Store {
+    /// Pending and dead deliveries per tenant (one full scan; used once at start).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn count_deliveries(
+        &self,
+    ) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
+        let mut out: std::collections::HashMap<String, (i64, i64)> =
+            std::collections::HashMap::new();
+        for item in self.inner.records.scan_prefix(b"dl\0") {
+            let (_, v) = item?;
+            let d: DeliveryRecord = super::records::decode(&v)?;
+            let e = out.entry(d.tenant_id).or_default();
+            match d.state {
+                DeliveryState::Pending => e.0 += 1,
+                DeliveryState::Dead => e.1 += 1,
+                DeliveryState::Succeeded => {}
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,229 @@
+//! `hookgate deliveries list|show` and the dead-letter queue, `hookgate dlq
+//! list|replay` (the DLQ is the deliveries whose state is `dead`).
+
+use clap::{ArgGroup, Args, Subcommand};
+use http::Method;
+use serde_json::{Map, Value, json};
+
+use super::error::CliError;
+use super::http::ApiRequest;
+use super::table::{Table, cell};
+use super::timeline::render_delivery;
+use super::{Session, Tenant, list_items, next_page};
+
+/// Delivery subcommands.
+#[derive(Subcommand, Debug)]
+pub enum DeliveriesCommand {
+    /// List deliveries, newest first.
+    #[command(after_help = super::EXIT_CODES)]
+    List {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// Only deliveries in this state.
+        #[arg(long, value_parser = ["pending", "in_flight", "succeeded", "dead"])]
+        state: Option<String>,
+        #[command(flatten)]
+        filters: Filters,
+    },
+    /// Show one delivery with its attempt timeline.
+    #[command(after_help = super::EXIT_CODES)]
+    Show {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The delivery id (`dlv_...`).
+        id: String,
+    },
+}
+
+/// Dead-letter queue subcommands.
+#[derive(Subcommand, Debug)]
+pub enum DlqCommand {
+    /// List dead deliveries, newest first.
+    #[command(after_help = super::EXIT_CODES)]
+    List {
+        #[command(flatten)]
+        tenant: Tenant,
+        #[command(flatten)]
+        filters: Filters,
+    },
+    /// Replay one delivery (a new series of attempts), or every dead one with --all.
+    #[command(after_help = super::EXIT_CODES)]
+    #[command(group(ArgGroup::new("which").required(true).args(["id", "all"])))]
+    Replay {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The delivery id (`dlv_...`).
+        #[arg(conflicts_with_all = ["endpoint", "event_type"])]
+        id: Option<String>,
+        /// Replay every dead delivery (narrowed by --endpoint and --event-type).
+        #[arg(long)]
+        all: bool,
+        /// With --all: only deliveries to this endpoint.
+        #[arg(long, value_name = "ENDPOINT_ID")]
+        endpoint: Option<String>,
+        /// With --all: only events of this type.
+        #[arg(long, value_name = "TYPE")]
+        event_type: Option<String>,
+        /// Replay a delivery that already succeeded.
+        #[arg(long, conflicts_with = "all")]
+        force: bool,
+    },
+}
+
+/// List filters shared by `deliveries list` and `dlq list`.
+#[derive(Args, Debug)]
+pub struct Filters {
+    /// Only deliveries to this endpoint.
+    #[arg(long, value_name = "ENDPOINT_ID")]
+    endpoint: Option<String>,
+    /// Only events of this type.
+    #[arg(long, value_name = "TYPE")]
+    event_type: Option<String>,
+    /// Only deliveries created at or after this RFC 3339 time.
+    #[arg(long, value_name = "TIME")]
+    since: Option<String>,
+    /// Only deliveries created before this RFC 3339 time.
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+    /// How many to show (1 to 250).
+    #[arg(long)]
+    limit: Option<u32>,
+    /// Continue from a previous page.
+    #[arg(long)]
+    cursor: Option<String>,
+}
+
+fn list_request(tenant: &Tenant, state: Option<String>, f: Filters) -> ApiRequest {
+    ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "deliveries"])
+        .query("state", state)
+        .query("endpoint_id", f.endpoint)
+        .query("event_type", f.event_type)
+        .query("since", f.since)
+        .query("until", f.until)
+        .query("limit", f.limit)
+        .query("cursor", f.cursor)
+}
+
+/// Runs a delivery subcommand.
+///
+/// # Errors
+/// Any [`CliError`] from the API.
+pub(super) async fn run(s: &Session, command: DeliveriesCommand) -> Result<(), CliError> {
+    match command {
+        DeliveriesCommand::List {
+            tenant,
+            state,
+            filters,
+        } => {
+            let reply = s.send(list_request(&tenant, state, filters)).await?;
+            s.show(&reply, |v| render_list(v, "no deliveries match"));
+        }
+        DeliveriesCommand::Show { tenant, id } => {
+            let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "deliveries", &id]);
+            s.show(&s.send(req).await?, render_delivery);
+        }
+    }
+    Ok(())
+}
+
+/// Runs a dead-letter queue subcommand.
+///
+/// # Errors
+/// Any [`CliError`] from the API; "not supported yet" from a gateway without replay.
+pub(super) async fn run_dlq(s: &Session, command: DlqCommand) -> Result<(), CliError> {
+    match command {
+        DlqCommand::List { tenant, filters } => {
+            let reply = s
+                .send(list_request(&tenant, Some("dead".into()), filters))
+                .await?;
+            s.show(&reply, |v| render_list(v, "the dead-letter queue is empty"));
+        }
+        DlqCommand::Replay {
+            tenant,
+            id: Some(id),
+            force,
+            ..
+        } => {
+            let body = if force {
+                json!({"force": true})
+            } else {
+                json!({})
+            };
+            let req = ApiRequest::new(
+                Method::POST,
+                &["tenants", &tenant.tenant, "deliveries", &id, "replay"],
+            )
+            .json(&body);
+            let reply = s.send(req).await.map_err(|e| e.feature("replay"))?;
+            s.show(&reply, |v| match v["state"].as_str() {
+                Some(_) => format!(
+                    "replayed delivery {id}: {}\n",
+                    super::timeline::state_line(v)
+                ),
+                None => format!("replayed delivery {id}\n"),
+            });
+        }
+        DlqCommand::Replay {
+            tenant,
+            endpoint,
+            event_type,
+            ..
+        } => {
+            let mut body = Map::new();
+            body.insert("state".into(), json!("dead"));
+            if let Some(e) = endpoint {
+                body.insert("endpoint_id".into(), json!(e));
+            }
+            if let Some(t) = event_type {
+                body.insert("event_type".into(), json!(t));
+            }
+            let req = ApiRequest::new(Method::POST, &["tenants", &tenant.tenant, "replay"])
+                .json(&Value::Object(body));
+            let reply = s.send(req).await.map_err(|e| e.feature("replay"))?;
+            s.show(&reply, |v| match v["replayed"].as_u64() {
+                Some(1) => "replayed 1 dead delivery\n".to_owned(),
+                _ => format!("replayed {} dead deliveries\n", cell(&v["replayed"])),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn render_list(v: &Value, empty: &str) -> String {
+    let items = list_items(v);
+    if items.is_empty() {
+        return format!("{empty}\n");
+    }
+    let mut table = Table::new(&[
+        "DELIVERY",
+        "EVENT TYPE",
+        "ENDPOINT",
+        "STATE",
+        "ATTEMPTS",
+        "LAST",
+        "NEXT ATTEMPT",
+    ]);
+    for d in items {
+        let state = match (d["state"].as_str(), d["dead_reason"].as_str()) {
+            (Some("dead"), Some(reason)) => format!("dead ({reason})"),
+            _ => cell(&d["state"]),
+        };
+        let max = d["max_attempts"]
+            .as_u64()
+            .map_or_else(|| "?".to_owned(), |m| m.to_string());
+        let last = match (&d["last_status"], &d["last_error"]) {
+            (Value::Number(n), _) => n.to_string(),
+            (_, e) => cell(e),
+        };
+        table.row(vec![
+            cell(&d["id"]),
+            cell(&d["event_type"]),
+            cell(&d["endpoint_id"]),
+            state,
+            format!("{} of {max}", cell(&d["attempts"])),
+            last,
+            cell(&d["next_attempt_at"]),
+        ]);
+    }
+    table.render() + &next_page(v)
+}

@@ -1,0 +1,92 @@
+//! How endpoints read in human output: a list table, one endpoint's fields, and
+//! its signing secrets with their expiry.
+
+use serde_json::{Value, json};
+
+use super::table::{Table, cell, key_values, millis};
+use super::{list_items, next_page};
+
+fn status(ep: &Value) -> String {
+    if ep["disabled"] == json!(true) {
+        format!("disabled ({})", cell(&ep["disabled_reason"]))
+    } else {
+        "enabled".to_owned()
+    }
+}
+
+fn breaker(ep: &Value) -> String {
+    let b = &ep["breaker"];
+    let mut text = format!("{}, {} trips", cell(&b["state"]), cell(&b["trips"]));
+    if let Some(until) = b["open_until"].as_str() {
+        text.push_str(", open until ");
+        text.push_str(until);
+    }
+    text
+}
+
+pub(super) fn render_list(v: &Value) -> String {
+    let items = list_items(v);
+    if items.is_empty() {
+        return "no endpoints\n".to_owned();
+    }
+    let mut table = Table::new(&[
+        "ENDPOINT",
+        "URL",
+        "EVENT TYPES",
+        "STATUS",
+        "BREAKER",
+        "CREATED",
+    ]);
+    for ep in items {
+        table.row(vec![
+            cell(&ep["id"]),
+            cell(&ep["url"]),
+            cell(&ep["event_types"]),
+            status(ep),
+            cell(&ep["breaker"]["state"]),
+            cell(&ep["created_at"]),
+        ]);
+    }
+    table.render() + &next_page(v)
+}
+
+pub(super) fn render_endpoint(ep: &Value) -> String {
+    let policy = if ep["policy"].is_null() {
+        "gateway default".to_owned()
+    } else {
+        cell(&ep["policy"])
+    };
+    let rate = ep["rate_limit_per_s"]
+        .as_u64()
+        .map_or_else(|| "none".to_owned(), |n| format!("{n}/s"));
+    key_values(&[
+        ("id", cell(&ep["id"])),
+        ("url", cell(&ep["url"])),
+        ("description", cell(&ep["description"])),
+        ("event types", cell(&ep["event_types"])),
+        ("status", status(ep)),
+        ("breaker", breaker(ep)),
+        ("policy", policy),
+        ("effective policy", cell(&ep["policy_effective"])),
+        ("plugin", cell(&ep["plugin"])),
+        (
+            "timeout",
+            ep["timeout_ms"].as_u64().map_or("-".into(), millis),
+        ),
+        ("max in flight", cell(&ep["max_in_flight"])),
+        ("rate limit", rate),
+        ("created", cell(&ep["created_at"])),
+    ])
+}
+
+pub(super) fn render_secrets(v: &Value) -> String {
+    let mut table = Table::new(&["SECRET", "EXPIRES"]);
+    for s in v["secrets"].as_array().into_iter().flatten() {
+        let expires = s["expires_at"].as_str().unwrap_or("never (current)");
+        table.row(vec![cell(&s["secret"]), expires.to_owned()]);
+    }
+    if table.is_empty() {
+        return format!("secret: {}\n", cell(&v["secret"]));
+    }
+    table.render()
+}

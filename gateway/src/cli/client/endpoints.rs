@@ -1,0 +1,246 @@
+//! `hookgate endpoints ...`: a tenant's endpoints, created, listed, shown, changed
+//! with a JSON merge patch, deleted, and their signing secrets.
+//!
+//! The endpoint's own address is `--endpoint-url`: `--url` is the gateway's.
+
+use clap::{ArgAction, Args, Subcommand};
+use http::Method;
+use serde_json::{Map, Value, json};
+
+use super::endpoint_view::{render_endpoint, render_list, render_secrets};
+use super::error::CliError;
+use super::http::ApiRequest;
+use super::input::json_value_arg;
+use super::table::cell;
+use super::{Session, Tenant};
+
+/// Endpoint subcommands.
+#[derive(Subcommand, Debug)]
+pub enum EndpointsCommand {
+    /// Create an endpoint; its signing secret is printed with it.
+    #[command(after_help = super::EXIT_CODES)]
+    Create {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// Where deliveries go (http or https).
+        #[arg(long, value_name = "URL")]
+        endpoint_url: String,
+        #[command(flatten)]
+        fields: EndpointFields,
+    },
+    /// List a tenant's endpoints, newest first.
+    #[command(after_help = super::EXIT_CODES)]
+    List {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// How many to show (1 to 250).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Continue from a previous page.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Show one endpoint, with its effective policy and breaker.
+    #[command(after_help = super::EXIT_CODES)]
+    Show {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`).
+        id: String,
+    },
+    /// Change an endpoint: only the fields given change (a JSON merge patch).
+    #[command(after_help = super::EXIT_CODES)]
+    Update {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`).
+        id: String,
+        /// Where deliveries go (http or https).
+        #[arg(long, value_name = "URL")]
+        endpoint_url: Option<String>,
+        #[command(flatten)]
+        fields: EndpointFields,
+        /// Pause (true) or resume (false) deliveries to the endpoint.
+        #[arg(long, action = ArgAction::Set, value_name = "true|false")]
+        disabled: Option<bool>,
+    },
+    /// Delete an endpoint; its pending deliveries become dead (`endpoint_deleted`).
+    #[command(after_help = super::EXIT_CODES)]
+    Delete {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`).
+        id: String,
+    },
+    /// Show the endpoint's signing secrets (two during a rotation's grace period).
+    #[command(after_help = super::EXIT_CODES)]
+    Secret {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`).
+        id: String,
+    },
+    /// Start signing with a new secret; the old one keeps signing for 24 h.
+    #[command(after_help = super::EXIT_CODES)]
+    RotateSecret {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`).
+        id: String,
+    },
+}
+
+/// The endpoint fields shared by `create` and `update`.
+#[derive(Args, Debug)]
+pub struct EndpointFields {
+    /// An event-type pattern to receive, e.g. `order.*`; repeat for several (default `*`).
+    #[arg(long = "event-type", value_name = "PATTERN")]
+    event_types: Vec<String>,
+    /// A description for people.
+    #[arg(long)]
+    description: Option<String>,
+    /// The retry policy as JSON or @FILE, e.g. '{"preset":"svix"}'; `null` resets it on update.
+    #[arg(long, value_name = "JSON|@FILE")]
+    policy: Option<String>,
+    /// At most this many requests in flight to the endpoint (default 16).
+    #[arg(long, value_name = "N")]
+    max_in_flight: Option<u32>,
+    /// Each request's timeout in milliseconds (default 15000).
+    #[arg(long, value_name = "N")]
+    timeout_ms: Option<u64>,
+    /// At most this many requests per second.
+    #[arg(long, value_name = "PER_SECOND")]
+    rate_limit: Option<u32>,
+}
+
+impl EndpointFields {
+    /// Adds the given fields to a create body or a merge patch.
+    fn add_to(self, body: &mut Map<String, Value>) -> Result<(), CliError> {
+        if !self.event_types.is_empty() {
+            body.insert("event_types".into(), json!(self.event_types));
+        }
+        if let Some(d) = self.description {
+            body.insert("description".into(), json!(d));
+        }
+        if let Some(p) = self.policy {
+            body.insert("policy".into(), json_value_arg("--policy", &p)?);
+        }
+        if let Some(n) = self.max_in_flight {
+            body.insert("max_in_flight".into(), json!(n));
+        }
+        if let Some(n) = self.timeout_ms {
+            body.insert("timeout_ms".into(), json!(n));
+        }
+        if let Some(n) = self.rate_limit {
+            body.insert("rate_limit_per_s".into(), json!(n));
+        }
+        Ok(())
+    }
+}
+
+/// Runs an endpoint subcommand.
+///
+/// # Errors
+/// A usage error for a bad `--policy`, or any [`CliError`] from the API.
+pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), CliError> {
+    match command {
+        EndpointsCommand::Create {
+            tenant,
+            endpoint_url,
+            fields,
+        } => {
+            let mut body = Map::new();
+            body.insert("url".into(), json!(endpoint_url));
+            fields.add_to(&mut body)?;
+            let req = ApiRequest::new(Method::POST, &["tenants", &tenant.tenant, "endpoints"])
+                .json(&Value::Object(body));
+            let reply = s.send(req).await?;
+            s.show(&reply, |v| {
+                format!(
+                    "created endpoint {}\nsigning secret: {}\n\n{}",
+                    cell(&v["id"]),
+                    cell(&v["secret"]),
+                    render_endpoint(v)
+                )
+            });
+        }
+        EndpointsCommand::List {
+            tenant,
+            limit,
+            cursor,
+        } => {
+            let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "endpoints"])
+                .query("limit", limit)
+                .query("cursor", cursor);
+            s.show(&s.send(req).await?, render_list);
+        }
+        EndpointsCommand::Show { tenant, id } => {
+            let reply = s.send(one(Method::GET, &tenant, &id, None)).await?;
+            s.show(&reply, render_endpoint);
+        }
+        EndpointsCommand::Update {
+            tenant,
+            id,
+            endpoint_url,
+            fields,
+            disabled,
+        } => {
+            let mut patch = Map::new();
+            if let Some(u) = endpoint_url {
+                patch.insert("url".into(), json!(u));
+            }
+            fields.add_to(&mut patch)?;
+            if let Some(d) = disabled {
+                patch.insert("disabled".into(), json!(d));
+            }
+            if patch.is_empty() {
+                return Err(CliError::Usage(
+                    "nothing to change: give at least one field, e.g. --description or --disabled true"
+                        .into(),
+                ));
+            }
+            let req = one(Method::PATCH, &tenant, &id, None).bytes(
+                Value::Object(patch).to_string().into_bytes(),
+                "application/merge-patch+json",
+            );
+            let reply = s.send(req).await?;
+            s.show(&reply, |v| {
+                format!(
+                    "updated endpoint {}\n\n{}",
+                    cell(&v["id"]),
+                    render_endpoint(v)
+                )
+            });
+        }
+        EndpointsCommand::Delete { tenant, id } => {
+            let reply = s.send(one(Method::DELETE, &tenant, &id, None)).await?;
+            s.show(&reply, |_| {
+                format!("deleted endpoint {id}; its pending deliveries are now dead (endpoint_deleted)\n")
+            });
+        }
+        EndpointsCommand::Secret { tenant, id } => {
+            let reply = s
+                .send(one(Method::GET, &tenant, &id, Some("secret")))
+                .await?;
+            s.show(&reply, render_secrets);
+        }
+        EndpointsCommand::RotateSecret { tenant, id } => {
+            let req = one(Method::POST, &tenant, &id, Some("rotate-secret"));
+            let reply = s.send(req).await?;
+            s.show(&reply, |v| {
+                format!(
+                    "rotated: new deliveries are signed with the new secret, and with the old ones until they expire\n\n{}",
+                    render_secrets(v)
+                )
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A request for one endpoint, or one of its sub-resources.
+fn one(method: Method, tenant: &Tenant, id: &str, sub: Option<&str>) -> ApiRequest {
+    let mut segments = vec!["tenants", tenant.tenant.as_str(), "endpoints", id];
+    segments.extend(sub);
+    ApiRequest::new(method, &segments)
+}

@@ -1,0 +1,301 @@
+//! The API client: hyper-util's pooled client over rustls (ring, webpki roots),
+//! bearer auth, bounded waits, and the mapping of answers to [`Reply`] or
+//! [`CliError`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request, header};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use url::Url;
+
+use super::error::{ApiFailure, CliError};
+
+/// How long a connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a whole request may take, answer included.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// The largest answer read.
+const MAX_ANSWER_BYTES: usize = 32 << 20;
+
+/// A 2xx answer: the exact bytes (for `--json`) and their parsed form.
+#[derive(Debug)]
+pub(super) struct Reply {
+    pub(super) raw: Bytes,
+    /// `Null` for an empty body (204).
+    pub(super) json: Value,
+}
+
+/// One API request under construction.
+pub(super) struct ApiRequest {
+    method: Method,
+    segments: Vec<String>,
+    query: Vec<(String, String)>,
+    headers: Vec<(&'static str, String)>,
+    body: Option<(Bytes, &'static str)>,
+}
+
+impl ApiRequest {
+    /// A request for `/v1/...`; the segments are percent-encoded.
+    pub(super) fn new(method: Method, segments: &[&str]) -> Self {
+        Self {
+            method,
+            segments: segments.iter().map(|s| (*s).to_owned()).collect(),
+            query: Vec::new(),
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    /// Adds `name=value` to the query string when `value` is given.
+    pub(super) fn query(mut self, name: &str, value: Option<impl ToString>) -> Self {
+        if let Some(v) = value {
+            self.query.push((name.to_owned(), v.to_string()));
+        }
+        self
+    }
+
+    /// Adds a header when `value` is given.
+    pub(super) fn header(mut self, name: &'static str, value: Option<&str>) -> Self {
+        if let Some(v) = value {
+            self.headers.push((name, v.to_owned()));
+        }
+        self
+    }
+
+    /// A JSON body.
+    pub(super) fn json(mut self, body: &Value) -> Self {
+        self.body = Some((Bytes::from(body.to_string()), "application/json"));
+        self
+    }
+
+    /// A body of raw bytes, already serialised.
+    pub(super) fn bytes(mut self, body: Vec<u8>, content_type: &'static str) -> Self {
+        self.body = Some((Bytes::from(body), content_type));
+        self
+    }
+}
+
+/// The gateway's address, the token, and a connection pool.
+pub(super) struct ApiClient {
+    base: Url,
+    token: Option<String>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+impl ApiClient {
+    /// A client for the gateway at `base`.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] when `base` is not an http(s) URL or TLS cannot be set up.
+    pub(super) fn new(base: &str, token: Option<String>) -> Result<Self, CliError> {
+        let url = Url::parse(base)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+            .ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--url {base:?} is not an http(s) URL: give the gateway's address, e.g. http://127.0.0.1:8080"
+                ))
+            })?;
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| CliError::Usage(format!("TLS setup failed: {e}")))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        Ok(Self {
+            base: url,
+            token: token.filter(|t| !t.is_empty()),
+            client: Client::builder(TokioExecutor::new()).build(https),
+        })
+    }
+
+    fn url_of(&self, req: &ApiRequest) -> Url {
+        let mut url = self.base.clone();
+        url.set_query(None);
+        url.set_fragment(None);
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().push("v1").extend(&req.segments);
+        }
+        if !req.query.is_empty() {
+            url.query_pairs_mut().extend_pairs(&req.query);
+        }
+        url
+    }
+
+    /// Sends `req`; a 2xx gives its [`Reply`].
+    ///
+    /// # Errors
+    /// [`CliError::Api`] for an API error, [`CliError::NotSupported`] when the gateway
+    /// has no such route, [`CliError::Unreachable`] when it could not be reached.
+    pub(super) async fn send(&self, req: ApiRequest) -> Result<Reply, CliError> {
+        let url = self.url_of(&req);
+        let route = format!("{} {}", req.method, url.path());
+        let mut builder = Request::builder()
+            .method(req.method.clone())
+            .uri(url.as_str())
+            .header(header::ACCEPT, "application/json")
+            .header(
+                header::USER_AGENT,
+                concat!("hookgate-cli/", env!("CARGO_PKG_VERSION")),
+            );
+        if let Some(t) = &self.token {
+            builder = builder.header(header::AUTHORIZATION, format!("Bearer {t}"));
+        }
+        for (name, value) in &req.headers {
+            builder = builder.header(*name, value);
+        }
+        let body = match req.body {
+            Some((bytes, content_type)) => {
+                builder = builder.header(header::CONTENT_TYPE, content_type);
+                bytes
+            }
+            None => Bytes::new(),
+        };
+        let request = builder.body(Full::new(body)).map_err(|e| {
+            CliError::Usage(format!(
+                "cannot build the request (check --token and header values): {e}"
+            ))
+        })?;
+        let unreachable = |reason: String| CliError::Unreachable {
+            url: url.to_string(),
+            reason,
+        };
+        let exchange = async {
+            let resp = self
+                .client
+                .request(request)
+                .await
+                .map_err(|e| unreachable(innermost(&e)))?;
+            let status = resp.status().as_u16();
+            let raw = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
+                .collect()
+                .await
+                .map_err(|e| unreachable(format!("the answer broke off: {e}")))?
+                .to_bytes();
+            Ok::<_, CliError>((status, raw))
+        };
+        let (status, raw) = tokio::time::timeout(REQUEST_TIMEOUT, exchange)
+            .await
+            .map_err(|_| {
+                unreachable(format!("no answer within {}s", REQUEST_TIMEOUT.as_secs()))
+            })??;
+        interpret(status, raw, &url, route)
+    }
+}
+
+/// Turns a status and body into a reply or the matching error.
+fn interpret(status: u16, raw: Bytes, url: &Url, route: String) -> Result<Reply, CliError> {
+    let parsed = if raw.iter().all(u8::is_ascii_whitespace) {
+        Some(Value::Null)
+    } else {
+        serde_json::from_slice::<Value>(&raw).ok()
+    };
+    if (200..300).contains(&status)
+        && let Some(json) = parsed
+    {
+        return Ok(Reply { raw, json });
+    }
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let Some(error) = error.filter(|e| e["code"].is_string()) else {
+        let text = String::from_utf8_lossy(&raw);
+        let snippet: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        return Err(CliError::Unexpected {
+            status,
+            url: url.to_string(),
+            snippet: snippet.chars().take(120).collect(),
+        });
+    };
+    let failure = ApiFailure {
+        status,
+        code: error["code"].as_str().unwrap_or_default().to_owned(),
+        message: error["message"].as_str().unwrap_or_default().to_owned(),
+        field: error["field"].as_str().map(str::to_owned),
+        route,
+    };
+    if failure.status == 404 && failure.code == "not_found" && failure.message == "route not found"
+    {
+        return Err(CliError::NotSupported {
+            feature: None,
+            route: failure.route,
+        });
+    }
+    Err(CliError::Api(failure))
+}
+
+/// The most specific message in an error's source chain ("Connection refused ...").
+fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last: &(dyn std::error::Error + 'static) = e;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    let text = last.to_string();
+    if text.is_empty() { e.to_string() } else { text }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url() -> Url {
+        Url::parse("http://gw:8080/v1/stats").unwrap()
+    }
+
+    #[test]
+    fn routes_the_gateway_lacks_are_not_supported() {
+        let body =
+            Bytes::from_static(br#"{"error":{"code":"not_found","message":"route not found"}}"#);
+        let err = interpret(404, body, &url(), "GET /v1/stats".into()).unwrap_err();
+        assert!(matches!(err, CliError::NotSupported { .. }), "{err}");
+        let body =
+            Bytes::from_static(br#"{"error":{"code":"not_found","message":"endpoint not found"}}"#);
+        let err = interpret(404, body, &url(), "GET /v1/x".into()).unwrap_err();
+        assert!(matches!(err, CliError::Api(_)), "{err}");
+    }
+
+    #[test]
+    fn answers_that_are_not_the_api_are_unexpected() {
+        let err = interpret(
+            502,
+            Bytes::from_static(b"<html>bad gateway</html>"),
+            &url(),
+            "GET /".into(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("bad gateway"), "{err}");
+        let ok = interpret(204, Bytes::new(), &url(), "DELETE /".into()).unwrap();
+        assert_eq!(ok.json, Value::Null);
+    }
+
+    #[test]
+    fn segments_are_encoded_and_a_base_path_kept() {
+        let api = ApiClient::new("http://gw:8080/prefix/", None).unwrap();
+        let req = ApiRequest::new(Method::GET, &["tenants", "a b/c", "deliveries"])
+            .query("state", Some("dead"))
+            .query("limit", None::<u32>);
+        assert_eq!(
+            api.url_of(&req).as_str(),
+            "http://gw:8080/prefix/v1/tenants/a%20b%2Fc/deliveries?state=dead"
+        );
+        assert!(matches!(
+            ApiClient::new("gw:8080", None),
+            Err(CliError::Usage(_))
+        ));
+    }
+}

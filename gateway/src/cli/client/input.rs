@@ -1,0 +1,91 @@
+//! Arguments that carry data: `JSON`, `@FILE` or `@-` (stdin), and files read whole.
+//! Anything unreadable or not JSON is a usage error (exit 2).
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::value::RawValue;
+
+use super::error::CliError;
+
+/// Reads a file whole, or stdin for `-`.
+///
+/// # Errors
+/// [`CliError::Usage`] naming the file when it cannot be read.
+pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, CliError> {
+    let result = if path == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf).map(|_| buf)
+    } else {
+        std::fs::read(path)
+    };
+    result.map_err(|e| {
+        let name = if path == Path::new("-") {
+            "stdin".to_owned()
+        } else {
+            path.display().to_string()
+        };
+        CliError::Usage(format!("cannot read {name}: {e}"))
+    })
+}
+
+/// The JSON given to `flag`, inline or as `@FILE`, kept byte for byte (only
+/// surrounding whitespace is dropped) so the gateway stores exactly what was written.
+///
+/// # Errors
+/// [`CliError::Usage`] when the file cannot be read or the text is not JSON.
+pub(super) fn json_arg(flag: &str, arg: &str) -> Result<Box<RawValue>, CliError> {
+    let text = match arg.strip_prefix('@') {
+        Some(path) => {
+            let bytes = read_file(Path::new(path))?;
+            String::from_utf8(bytes)
+                .map_err(|_| CliError::Usage(format!("{flag} {arg}: the file is not UTF-8 text")))?
+        }
+        None => arg.to_owned(),
+    };
+    serde_json::from_str::<Box<RawValue>>(text.trim()).map_err(|e| {
+        CliError::Usage(format!(
+            "{flag} is not valid JSON ({e}); give JSON inline or @FILE"
+        ))
+    })
+}
+
+/// Like [`json_arg`], parsed into a value (for fields the CLI builds on).
+///
+/// # Errors
+/// As [`json_arg`].
+pub(super) fn json_value_arg(flag: &str, arg: &str) -> Result<serde_json::Value, CliError> {
+    let raw = json_arg(flag, arg)?;
+    serde_json::from_str(raw.get())
+        .map_err(|e| CliError::Usage(format!("{flag} is not valid JSON ({e})")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_and_file_json_keep_their_bytes() {
+        let raw = json_arg("--data", " {\"b\":1,  \"a\":2}\n").unwrap();
+        assert_eq!(raw.get(), "{\"b\":1,  \"a\":2}");
+        let dir = std::env::temp_dir().join(format!("hookgate-cli-input-{}", std::process::id()));
+        std::fs::write(&dir, "[1, 2]\n").unwrap();
+        let raw = json_arg("--data", &format!("@{}", dir.display())).unwrap();
+        assert_eq!(raw.get(), "[1, 2]");
+        std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_json_and_missing_files_are_usage_errors() {
+        for arg in ["{oops", "@/nonexistent/hookgate-file.json", ""] {
+            let err = json_arg("--data", arg).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{err}");
+        }
+        assert!(
+            json_arg("--data", "@/nonexistent/x.json")
+                .unwrap_err()
+                .to_string()
+                .contains("/nonexistent/x.json")
+        );
+    }
+}

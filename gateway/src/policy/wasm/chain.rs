@@ -1,0 +1,198 @@
+//! The decision chain of §5: how a plugin's answers combine with the built-in
+//! decision, the clamps and the limits, and what `decided_by` says.
+//!
+//! Everything here is pure: the sandbox produces a [`PluginAnswer`] or a
+//! [`CallFailure`], and these functions turn it into a [`Decision`].
+
+use super::bindings::{Delay, Verdict as WitVerdict};
+use crate::policy::{
+    AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, Outcome, RetryDecider, Verdict,
+    builtin_delay_ms, classify, honored_retry_after_ms, next_step,
+};
+
+/// The shortest delay a plugin may pick.
+pub(crate) const MIN_PLUGIN_DELAY_MS: u64 = 1_000;
+/// The longest give-up reason kept, in bytes.
+pub(crate) const MAX_REASON_BYTES: usize = 256;
+
+/// What a plugin answered in one decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PluginAnswer {
+    /// `classify`'s verdict.
+    pub(crate) verdict: WitVerdict,
+    /// `next-delay`'s answer, when it was called (the final verdict was retry).
+    pub(crate) delay: Option<Delay>,
+}
+
+/// Why a decision fell back to the built-in policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CallFailure {
+    /// The guest trapped (unreachable, out-of-bounds access, division by zero...).
+    Trap(String),
+    /// The fuel budget ran out: the deterministic limit.
+    OutOfFuel,
+    /// The guest tried to grow its memory past the limit.
+    MemoryLimit,
+    /// The epoch deadline passed: the wall-clock backstop, which a busy machine can
+    /// hit through no fault of the plugin.
+    EpochDeadline,
+    /// The plugin could not be instantiated.
+    Instantiate(String),
+    /// The plugin's answer could not be read (a bad discriminant, invalid UTF-8, a
+    /// pointer out of bounds...).
+    InvalidOutput(String),
+    /// No decision thread was free within the wait.
+    PoolFull,
+    /// The decision thread went away before answering.
+    PoolLost,
+}
+
+impl CallFailure {
+    /// The reason in `fallback:<reason>`.
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Self::Trap(_) => "trap",
+            Self::OutOfFuel => "out_of_fuel",
+            Self::MemoryLimit => "memory_limit",
+            Self::EpochDeadline => "epoch_deadline",
+            Self::Instantiate(_) => "instantiate",
+            Self::InvalidOutput(_) => "invalid_output",
+            Self::PoolFull => "pool_full",
+            Self::PoolLost => "pool_lost",
+        }
+    }
+
+    /// Whether the failure is the plugin's own doing and counts toward disabling it.
+    /// An epoch deadline does not: on a busy machine it can hit a well-behaved plugin.
+    pub(crate) fn counts(&self) -> bool {
+        matches!(
+            self,
+            Self::Trap(_) | Self::OutOfFuel | Self::MemoryLimit | Self::InvalidOutput(_)
+        )
+    }
+}
+
+impl std::fmt::Display for CallFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Trap(m) | Self::Instantiate(m) | Self::InvalidOutput(m) => {
+                write!(f, "{}: {m}", self.reason())
+            }
+            _ => f.write_str(self.reason()),
+        }
+    }
+}
+
+/// The built-in policy's verdict and delay, computed before the plugin runs (step 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BuiltinView {
+    pub(crate) verdict: Verdict,
+    pub(crate) delay_ms: u64,
+}
+
+impl BuiltinView {
+    /// Computes both, the delay even on a give-up.
+    pub(crate) fn of(policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> Self {
+        Self {
+            verdict: classify(policy, facts.outcome),
+            delay_ms: builtin_delay_ms(policy, facts),
+        }
+    }
+}
+
+/// Step 1: outcomes the host decides alone, without calling a plugin (2xx and 410;
+/// a blocked address never reaches a decider).
+pub(crate) fn host_only(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Status(200..=299 | 410))
+}
+
+/// Whether `next-delay` is called after `classify` answered `verdict`.
+pub(crate) fn wants_delay(verdict: &WitVerdict, builtin_retry: bool) -> bool {
+    match verdict {
+        WitVerdict::Retry => true,
+        WitVerdict::UseDefault => builtin_retry,
+        WitVerdict::Delivered | WitVerdict::GiveUp(_) => false,
+    }
+}
+
+/// Steps 3–6: the plugin's answer over the built-in, clamped and limited.
+/// `label` is `plugin:<name>@<version>`, used when either answer was not default.
+pub(crate) fn plugin_decision(
+    policy: &EffectivePolicy,
+    facts: &AttemptFacts<'_>,
+    builtin: &BuiltinView,
+    answer: &PluginAnswer,
+    label: &str,
+) -> Decision {
+    let mut custom = !matches!(answer.verdict, WitVerdict::UseDefault);
+    let mut verdict = match &answer.verdict {
+        WitVerdict::Delivered => Verdict::Delivered,
+        WitVerdict::Retry => Verdict::Retry,
+        WitVerdict::GiveUp(reason) => Verdict::GiveUp {
+            reason: cut_reason(reason),
+        },
+        WitVerdict::UseDefault => builtin.verdict.clone(),
+    };
+    let mut delay_ms = builtin.delay_ms;
+    if verdict == Verdict::Retry {
+        match &answer.delay {
+            Some(Delay::AfterMs(ms)) => {
+                custom = true;
+                delay_ms = plugin_delay_ms(policy, facts, *ms);
+            }
+            Some(Delay::GiveUp(reason)) => {
+                custom = true;
+                verdict = Verdict::GiveUp {
+                    reason: cut_reason(reason),
+                };
+            }
+            Some(Delay::UseDefault) | None => {}
+        }
+    }
+    let next = next_step(policy, facts, &verdict, delay_ms);
+    let decided_by = if custom {
+        label.to_owned()
+    } else {
+        crate::policy::BUILTIN_DECIDER.to_owned()
+    };
+    Decision {
+        verdict,
+        next,
+        decided_by,
+    }
+}
+
+/// Step 7: the built-in decides both, and `decided_by` says why.
+pub(crate) fn fallback_decision(
+    policy: &EffectivePolicy,
+    facts: &AttemptFacts<'_>,
+    reason: &str,
+) -> Decision {
+    Decision {
+        decided_by: format!("fallback:{reason}"),
+        ..BuiltinPolicy.decide(policy, facts)
+    }
+}
+
+/// Step 4: a plugin's delay clamped to [1 s, `max_delay`], never jittered, and with
+/// `honor_retry_after` never below the `Retry-After` (itself capped at `max_delay`).
+pub(crate) fn plugin_delay_ms(policy: &EffectivePolicy, facts: &AttemptFacts<'_>, ms: u64) -> u64 {
+    let clamped = ms.max(MIN_PLUGIN_DELAY_MS).min(policy.max_delay_ms);
+    match honored_retry_after_ms(policy, facts) {
+        Some(floor) => clamped.max(floor.min(policy.max_delay_ms)),
+        None => clamped,
+    }
+}
+
+/// A reason cut to [`MAX_REASON_BYTES`], on a character boundary.
+pub(crate) fn cut_reason(reason: &str) -> String {
+    let mut end = reason.len().min(MAX_REASON_BYTES);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    reason[..end].to_owned()
+}
+
+#[cfg(test)]
+#[path = "chain_tests.rs"]
+mod tests;

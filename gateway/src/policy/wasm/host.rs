@@ -1,0 +1,182 @@
+//! [`PluginHost`]: loading plugins and running the decision chain for a bound
+//! endpoint.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::FUEL_PER_DECISION;
+use super::chain::{self, BuiltinView, CallFailure};
+use super::engine::Sandbox;
+use super::input::{PluginInput, attempt_record};
+use super::pool::{DecisionPool, PoolError};
+use super::registry::{PluginRegistry, PluginStatus};
+use super::{PluginBinding, PluginError, prepare};
+use crate::config::Config;
+use crate::policy::{
+    AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, RetryDecider, Verdict,
+};
+
+/// The plugin host: one engine, the loaded plugins and the decision pool. Created
+/// once at start and shared.
+pub struct PluginHost {
+    sandbox: Arc<Sandbox>,
+    plugins: PluginRegistry,
+    pool: DecisionPool,
+    max_bytes: usize,
+}
+
+impl std::fmt::Debug for PluginHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginHost").finish_non_exhaustive()
+    }
+}
+
+/// Decisions that may run at once: 2 × cores + 2 (§5); also the engine's instance
+/// pool size.
+fn concurrency() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    u32::try_from(cores).unwrap_or(64).min(64) * 2 + 2
+}
+
+impl PluginHost {
+    /// A host with no plugins; `max_bytes` is the largest plugin accepted.
+    ///
+    /// # Errors
+    /// `Engine` if the engine or its threads cannot start.
+    pub fn new(max_bytes: usize) -> Result<Self, PluginError> {
+        Self::with_fuel(max_bytes, FUEL_PER_DECISION)
+    }
+
+    /// [`PluginHost::new`] with another fuel budget per decision; tests use it to
+    /// reach the epoch deadline, the backstop behind fuel.
+    pub(super) fn with_fuel(max_bytes: usize, fuel: u64) -> Result<Self, PluginError> {
+        let size = concurrency();
+        Ok(Self {
+            sandbox: Arc::new(Sandbox::new(size, fuel)?),
+            plugins: PluginRegistry::default(),
+            pool: DecisionPool::new(size)?,
+            max_bytes,
+        })
+    }
+
+    /// A host with the config's `[[plugins.preload]]` loaded, in order (a name given
+    /// twice gets version 2).
+    ///
+    /// # Errors
+    /// `Preload`, naming the tenant, plugin and path, for the first that fails.
+    pub fn from_config(config: &Config) -> Result<Self, PluginError> {
+        let host = Self::new(config.limits.plugin_upload_bytes)?;
+        for p in &config.plugins.preload {
+            host.load_file(&p.tenant, &p.name, &p.path)
+                .map_err(|e| PluginError::Preload {
+                    tenant: p.tenant.clone(),
+                    name: p.name.clone(),
+                    path: p.path.clone(),
+                    source: Box::new(e),
+                })?;
+        }
+        Ok(host)
+    }
+
+    /// Loads a plugin file as a new version of `tenant`'s `name`; returns the version.
+    ///
+    /// # Errors
+    /// `Read` if the file cannot be read; otherwise as [`PluginHost::load`].
+    pub fn load_file(&self, tenant: &str, name: &str, path: &Path) -> Result<u32, PluginError> {
+        let bytes = std::fs::read(path).map_err(|source| PluginError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.load(tenant, name, &bytes)
+    }
+
+    /// Checks, componentizes, compiles and pre-instantiates plugin bytes as a new,
+    /// active version of `tenant`'s `name`; returns the version. Runs no plugin code.
+    ///
+    /// # Errors
+    /// Any [`PluginError`] of the checks: size, validation, componentizing, imports,
+    /// compile, resources, exports.
+    pub fn load(&self, tenant: &str, name: &str, bytes: &[u8]) -> Result<u32, PluginError> {
+        let prepared = prepare(bytes, self.max_bytes)?;
+        let pre = self.sandbox.prepare(&prepared.component)?;
+        let version = self.plugins.add(tenant, name, pre);
+        tracing::info!(
+            tenant, plugin = name, version, sha256 = %prepared.sha256,
+            componentized = prepared.componentized, "plugin loaded"
+        );
+        Ok(version)
+    }
+
+    /// Resolves an endpoint's `plugin` field for `tenant` to (name, version); `None`
+    /// if it names no loaded plugin.
+    pub fn resolve(&self, tenant: &str, spec: &str) -> Option<(String, u32)> {
+        let b = PluginBinding::parse(tenant, spec)?;
+        let p = self.plugins.get(b.tenant, b.name, b.version)?;
+        Some((p.name.clone(), p.version))
+    }
+
+    /// The health of `tenant`'s `name` (its active version).
+    pub fn status(&self, tenant: &str, name: &str) -> Option<PluginStatus> {
+        self.plugins.status(tenant, name, None)
+    }
+
+    /// The health of one version of `tenant`'s `name`.
+    pub fn version_status(&self, tenant: &str, name: &str, version: u32) -> Option<PluginStatus> {
+        self.plugins.status(tenant, name, Some(version))
+    }
+
+    /// Decides what follows an attempt (§5 steps 1–7). Without a binding, or for an
+    /// outcome the host decides alone (2xx, 410), the built-in decides. Otherwise the
+    /// plugin runs on the decision pool in a fresh store; any failure falls back to
+    /// the built-in with `decided_by` = `fallback:<reason>`. Never fails.
+    pub async fn decide(
+        &self,
+        binding: Option<&PluginBinding<'_>>,
+        policy: &EffectivePolicy,
+        facts: &AttemptFacts<'_>,
+        input: &PluginInput<'_>,
+    ) -> Decision {
+        let Some(b) = binding else {
+            return BuiltinPolicy.decide(policy, facts);
+        };
+        if chain::host_only(facts.outcome) {
+            return BuiltinPolicy.decide(policy, facts);
+        }
+        let Some(plugin) = self.plugins.get(b.tenant, b.name, b.version) else {
+            return chain::fallback_decision(policy, facts, "not_loaded");
+        };
+        if plugin.health.is_disabled() {
+            return chain::fallback_decision(policy, facts, "disabled");
+        }
+        let builtin = BuiltinView::of(policy, facts);
+        let attempt = attempt_record(policy, facts, input, &builtin);
+        let builtin_retry = builtin.verdict == Verdict::Retry;
+        let (sandbox, job_plugin) = (Arc::clone(&self.sandbox), Arc::clone(&plugin));
+        let ran = self
+            .pool
+            .run(move || sandbox.run(&job_plugin.pre, &attempt, builtin_retry))
+            .await;
+        let answer = match ran {
+            Ok(answer) => answer,
+            Err(PoolError::Full) => Err(CallFailure::PoolFull),
+            Err(PoolError::Lost) => Err(CallFailure::PoolLost),
+        };
+        if plugin.health.record(answer.as_ref().map(|_| ())) {
+            tracing::error!(
+                tenant = %plugin.tenant, plugin = %plugin.name, version = plugin.version,
+                failures = super::DISABLE_AFTER_FAILURES,
+                "plugin disabled after consecutive failures; its endpoints use the built-in policy"
+            );
+        }
+        match answer {
+            Ok(answer) => chain::plugin_decision(policy, facts, &builtin, &answer, &plugin.label),
+            Err(failure) => {
+                tracing::warn!(
+                    tenant = %plugin.tenant, plugin = %plugin.name, version = plugin.version,
+                    error = %failure, counted = failure.counts(), "plugin failed; built-in decides"
+                );
+                chain::fallback_decision(policy, facts, failure.reason())
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! What a plugin is told: the WIT `attempt` record, built from the attempt's facts,
+//! the response (allow-listed headers, the body's first 4 KiB) and the built-in's
+//! own decision.
+
+use http::HeaderMap;
+
+use super::bindings::{self as wit, Attempt};
+use super::chain::BuiltinView;
+use crate::policy::{
+    AttemptFacts, EffectivePolicy, FailureKind, Outcome, Verdict, parse_retry_after,
+};
+
+/// The most headers a plugin sees.
+pub(crate) const MAX_HEADERS: usize = 32;
+/// The most body bytes a plugin sees.
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024;
+
+/// What a plugin needs about an attempt beyond [`AttemptFacts`]: the response and
+/// the event. The host filters and cuts it; callers pass what they have.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PluginInput<'a> {
+    /// The response's headers, when a response arrived.
+    pub headers: Option<&'a HeaderMap>,
+    /// The response body as read (the host passes on its first 4 KiB).
+    pub body: &'a [u8],
+    /// The event's type.
+    pub event_type: &'a str,
+}
+
+/// Whether a response header may be shown to plugins.
+pub(crate) fn header_allowed(name: &str) -> bool {
+    name == "content-type"
+        || name == "retry-after"
+        || name.starts_with("ratelimit-")
+        || name.starts_with("x-ratelimit-")
+}
+
+/// The allow-listed headers, lower-cased, in response order, at most [`MAX_HEADERS`].
+fn plugin_headers(headers: Option<&HeaderMap>) -> Vec<(String, String)> {
+    let Some(headers) = headers else {
+        return Vec::new();
+    };
+    headers
+        .iter()
+        .filter(|(name, _)| header_allowed(name.as_str()))
+        .take(MAX_HEADERS)
+        .map(|(name, value)| {
+            (
+                name.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn wit_failure(kind: FailureKind) -> wit::FailureKind {
+    match kind {
+        FailureKind::Timeout => wit::FailureKind::Timeout,
+        FailureKind::Connect => wit::FailureKind::Connect,
+        FailureKind::Dns => wit::FailureKind::Dns,
+        FailureKind::Tls => wit::FailureKind::Tls,
+        FailureKind::Reset => wit::FailureKind::Reset,
+        FailureKind::Redirect => wit::FailureKind::Redirect,
+        FailureKind::Protocol => wit::FailureKind::Protocol,
+    }
+}
+
+/// The built-in's verdict as WIT sees it. A 410 never reaches a plugin; should a
+/// disable verdict appear anyway it reads as a give-up.
+fn wit_verdict(verdict: &Verdict) -> wit::Verdict {
+    match verdict {
+        Verdict::Delivered => wit::Verdict::Delivered,
+        Verdict::Retry => wit::Verdict::Retry,
+        Verdict::GiveUp { reason } => wit::Verdict::GiveUp(reason.clone()),
+        Verdict::DisableEndpoint => wit::Verdict::GiveUp("gone".into()),
+    }
+}
+
+/// Builds the record both plugin calls receive.
+pub(crate) fn attempt_record(
+    policy: &EffectivePolicy,
+    facts: &AttemptFacts<'_>,
+    input: &PluginInput<'_>,
+    builtin: &BuiltinView,
+) -> Attempt {
+    let outcome = match *facts.outcome {
+        Outcome::Status(status) => wit::Outcome::Status(status),
+        Outcome::Failure(kind) => wit::Outcome::Failure(wit_failure(kind)),
+    };
+    let body = &input.body[..input.body.len().min(MAX_BODY_BYTES)];
+    Attempt {
+        attempt: facts.attempt,
+        max_attempts: policy.max_attempts,
+        elapsed_ms: facts.now_ms.saturating_sub(facts.first_attempt_at_ms),
+        outcome,
+        retry_after_ms: facts
+            .retry_after
+            .and_then(|v| parse_retry_after(v, facts.date, facts.now_ms)),
+        headers: plugin_headers(input.headers),
+        body: body.to_vec(),
+        event_type: input.event_type.to_owned(),
+        builtin_verdict: wit_verdict(&builtin.verdict),
+        builtin_delay_ms: builtin.delay_ms,
+        seed: facts.seed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_allow_listed_headers_up_to_32() {
+        let mut h = HeaderMap::new();
+        h.insert("Content-Type", "application/json".parse().unwrap());
+        h.insert("set-cookie", "secret=1".parse().unwrap());
+        h.insert("authorization", "Bearer x".parse().unwrap());
+        h.insert("RateLimit-Remaining", "0".parse().unwrap());
+        h.insert("x-ratelimit-reset", "30".parse().unwrap());
+        h.insert("retry-after", "5".parse().unwrap());
+        let got = plugin_headers(Some(&h));
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "content-type",
+                "ratelimit-remaining",
+                "x-ratelimit-reset",
+                "retry-after"
+            ]
+        );
+        let mut many = HeaderMap::new();
+        for i in 0..40 {
+            let name: http::HeaderName = format!("x-ratelimit-{i}").parse().unwrap();
+            many.insert(name, "1".parse().unwrap());
+        }
+        assert_eq!(plugin_headers(Some(&many)).len(), MAX_HEADERS);
+        assert!(plugin_headers(None).is_empty());
+    }
+
+    #[test]
+    fn the_record_carries_the_facts_and_the_builtin() {
+        let policy = EffectivePolicy::default_preset();
+        let outcome = Outcome::Status(429);
+        let facts = AttemptFacts {
+            outcome: &outcome,
+            attempt: 3,
+            first_attempt_at_ms: 1_000,
+            now_ms: 6_000,
+            retry_after: Some("7"),
+            date: None,
+            prev_delay_ms: None,
+            seed: 99,
+        };
+        let body = vec![b'x'; 10_000];
+        let input = PluginInput {
+            headers: None,
+            body: &body,
+            event_type: "invoice.paid",
+        };
+        let builtin = BuiltinView {
+            verdict: Verdict::Retry,
+            delay_ms: 7_000,
+        };
+        let a = attempt_record(&policy, &facts, &input, &builtin);
+        assert_eq!((a.attempt, a.max_attempts, a.elapsed_ms), (3, 40, 5_000));
+        assert_eq!(a.outcome, wit::Outcome::Status(429));
+        assert_eq!(a.retry_after_ms, Some(7_000));
+        assert_eq!(a.body.len(), MAX_BODY_BYTES);
+        assert_eq!(a.event_type, "invoice.paid");
+        assert_eq!(a.builtin_verdict, wit::Verdict::Retry);
+        assert_eq!((a.builtin_delay_ms, a.seed), (7_000, 99));
+    }
+}

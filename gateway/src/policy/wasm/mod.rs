@@ -1,0 +1,104 @@
+//! The WebAssembly plugin host: tenants' retry logic, sandboxed (§5).
+//!
+//! A plugin is a component of the `plugin` world in `wit/policy.wit` (a core module
+//! built for `wasm32-unknown-unknown` is made one with the host's own world, see
+//! [`prepare`]). [`PluginHost`] keeps the loaded plugins, one wasmtime engine with the
+//! pooling allocator, and a dedicated decision pool. After each failed attempt of an
+//! endpoint bound to a plugin, [`PluginHost::decide`] runs the decision chain: the
+//! built-in decides first, the plugin may override it, the host clamps the delay and
+//! applies the limits, and on **any** failure the built-in decides alone
+//! (`decided_by` = `fallback:<reason>`). A plugin whose own failures reach 20 in a
+//! row is disabled.
+//!
+//! Files: `bindings` (the one `bindgen!`), `engine` (engine, limits, one store per
+//! decision), `componentize` (upload steps 1–4), `chain` (the decision rules),
+//! `input` (the WIT `attempt` record), `pool`, `registry` and `host`.
+
+mod bindings;
+mod chain;
+mod componentize;
+mod engine;
+mod host;
+mod input;
+mod pool;
+mod registry;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+pub use componentize::{PreparedPlugin, componentize, prepare};
+pub use engine::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES};
+pub use host::PluginHost;
+pub use input::PluginInput;
+pub use registry::{DISABLE_AFTER_FAILURES, PluginStatus};
+
+/// Why a plugin could not be loaded, or the host not started.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// The plugin file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Over the upload size limit.
+    #[error("plugin is {size} bytes; the limit is {limit}")]
+    TooLarge { size: usize, limit: usize },
+    /// Not valid WebAssembly.
+    #[error("not valid WebAssembly: {0}")]
+    Invalid(String),
+    /// A core module that does not fit the `plugin` world.
+    #[error("the module does not fit the hookgate:policy plugin world: {0}")]
+    Componentize(String),
+    /// The component does not compile.
+    #[error("the component does not compile: {0}")]
+    Compile(String),
+    /// The component imports something; plugins may import nothing (no WASI).
+    #[error("the component imports {0}; a plugin may import nothing")]
+    Imports(String),
+    /// The component needs more than the limits allow.
+    #[error("the component needs too much: {0}")]
+    Resources(String),
+    /// The component does not export the `decide` interface as the host expects.
+    #[error("the component does not export hookgate:policy/decide@0.1.0 as expected: {0}")]
+    Exports(String),
+    /// The engine or its threads could not start.
+    #[error("plugin engine: {0}")]
+    Engine(String),
+    /// A `[[plugins.preload]]` entry failed; names the file.
+    #[error("plugin {tenant}/{name} from {path}: {source}")]
+    Preload {
+        tenant: String,
+        name: String,
+        path: PathBuf,
+        source: Box<PluginError>,
+    },
+}
+
+/// An endpoint's plugin binding: `name` (the active version) or `name@version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PluginBinding<'a> {
+    /// The tenant that owns the plugin (the endpoint's tenant).
+    pub tenant: &'a str,
+    /// The plugin's name.
+    pub name: &'a str,
+    /// A pinned version; `None` follows the active one.
+    pub version: Option<u32>,
+}
+
+impl<'a> PluginBinding<'a> {
+    /// Parses an endpoint's `plugin` field; `None` if it is not `name` or
+    /// `name@<positive integer>`.
+    pub fn parse(tenant: &'a str, spec: &'a str) -> Option<Self> {
+        let (name, version) = match spec.split_once('@') {
+            Some((name, v)) => (name, Some(v.parse::<u32>().ok().filter(|v| *v > 0)?)),
+            None => (spec, None),
+        };
+        (!name.is_empty()).then_some(Self {
+            tenant,
+            name,
+            version,
+        })
+    }
+}

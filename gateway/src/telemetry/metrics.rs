@@ -1,0 +1,190 @@
+//! Prometheus metrics, through `prometheus-client`. Labels stay bounded: outcome
+//! classes, error kinds, dead reasons and decider kinds, never ids, unless the
+//! operator turns on per-endpoint labels.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// `outcome` (`2xx`, `3xx`, `4xx`, `5xx`, `transport`, `blocked`) and `error_kind`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct AttemptLabels {
+    pub(crate) outcome: &'static str,
+    pub(crate) error_kind: String,
+}
+
+/// Per-endpoint attempt labels, registered only when the operator asks for them.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct EndpointLabels {
+    pub(crate) endpoint_id: String,
+    pub(crate) outcome: &'static str,
+}
+
+/// One label: `reason` or `kind`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ReasonLabel {
+    pub(crate) reason: String,
+}
+
+/// The decider kind: `builtin`, `plugin` or `fallback`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct DeciderLabel {
+    pub(crate) decided_by: &'static str,
+}
+
+/// Every metric hookgate exports.
+pub(crate) struct Metrics {
+    pub(crate) registry: Registry,
+    pub(crate) events_ingested: Counter,
+    pub(crate) attempts: Family<AttemptLabels, Counter>,
+    pub(crate) endpoint_attempts: Option<Family<EndpointLabels, Counter>>,
+    pub(crate) succeeded: Counter,
+    pub(crate) dead: Family<ReasonLabel, Counter>,
+    pub(crate) retries: Counter,
+    pub(crate) attempt_seconds: Histogram,
+    pub(crate) end_to_end_seconds: Histogram,
+    pub(crate) attempts_per_delivery: Histogram,
+    pub(crate) pending: Gauge,
+    pub(crate) in_flight: Gauge,
+    pub(crate) dlq_size: Gauge,
+    pub(crate) breakers_open: Gauge,
+    pub(crate) decisions: Family<DeciderLabel, Counter>,
+    pub(crate) decision_seconds: Histogram,
+    pub(crate) clock_skew_seconds: Gauge,
+}
+
+impl Metrics {
+    pub(crate) fn new(per_endpoint_labels: bool) -> Self {
+        let mut registry = Registry::with_prefix("hookgate");
+        let events_ingested = Counter::default();
+        registry.register(
+            "events_ingested",
+            "Events accepted (acknowledged durable)",
+            events_ingested.clone(),
+        );
+        let attempts = Family::<AttemptLabels, Counter>::default();
+        registry.register(
+            "attempts",
+            "Delivery attempts by outcome class and error kind",
+            attempts.clone(),
+        );
+        let endpoint_attempts = per_endpoint_labels.then(|| {
+            let f = Family::<EndpointLabels, Counter>::default();
+            registry.register(
+                "endpoint_attempts",
+                "Delivery attempts per endpoint",
+                f.clone(),
+            );
+            f
+        });
+        let succeeded = Counter::default();
+        registry.register(
+            "deliveries_succeeded",
+            "Deliveries that succeeded",
+            succeeded.clone(),
+        );
+        let dead = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "deliveries_dead",
+            "Deliveries that became dead, by reason",
+            dead.clone(),
+        );
+        let retries = Counter::default();
+        registry.register(
+            "retries",
+            "Attempts after which a retry was scheduled",
+            retries.clone(),
+        );
+        let attempt_seconds = Histogram::new(exponential_buckets(0.001, 2.0, 16));
+        registry.register(
+            "attempt_duration_seconds",
+            "Duration of one attempt",
+            attempt_seconds.clone(),
+        );
+        let end_to_end_seconds = Histogram::new(exponential_buckets(0.01, 4.0, 12));
+        registry.register(
+            "delivery_latency_seconds",
+            "From ingest to success",
+            end_to_end_seconds.clone(),
+        );
+        let attempts_per_delivery =
+            Histogram::new([1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 40.0, 100.0]);
+        registry.register(
+            "attempts_per_delivery",
+            "Attempts a finished delivery took",
+            attempts_per_delivery.clone(),
+        );
+        let pending = Gauge::default();
+        registry.register(
+            "deliveries_pending",
+            "Deliveries waiting for an attempt",
+            pending.clone(),
+        );
+        let in_flight = Gauge::default();
+        registry.register(
+            "deliveries_in_flight",
+            "Attempts in progress",
+            in_flight.clone(),
+        );
+        let dlq_size = Gauge::default();
+        registry.register(
+            "dlq_size",
+            "Dead deliveries kept (the DLQ)",
+            dlq_size.clone(),
+        );
+        let breakers_open = Gauge::default();
+        registry.register(
+            "breakers_open",
+            "Endpoints whose circuit breaker is open",
+            breakers_open.clone(),
+        );
+        let decisions = Family::<DeciderLabel, Counter>::default();
+        registry.register(
+            "policy_decisions",
+            "Retry decisions by decider kind",
+            decisions.clone(),
+        );
+        let decision_seconds = Histogram::new(exponential_buckets(0.000_005, 2.0, 14));
+        registry.register(
+            "plugin_decision_seconds",
+            "Time to decide with a plugin bound",
+            decision_seconds.clone(),
+        );
+        let clock_skew_seconds = Gauge::default();
+        registry.register(
+            "receiver_clock_skew_seconds",
+            "Largest receiver clock skew seen recently, from responses' Date header",
+            clock_skew_seconds.clone(),
+        );
+        Self {
+            registry,
+            events_ingested,
+            attempts,
+            endpoint_attempts,
+            succeeded,
+            dead,
+            retries,
+            attempt_seconds,
+            end_to_end_seconds,
+            attempts_per_delivery,
+            pending,
+            in_flight,
+            dlq_size,
+            breakers_open,
+            decisions,
+            decision_seconds,
+            clock_skew_seconds,
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+}

@@ -1,0 +1,193 @@
+//! What the gateway tells operators and tenants about itself: Prometheus metrics,
+//! per-tenant stats and the alert rules, all fed from the same observations.
+
+mod metrics;
+mod stats;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::policy::{NextStep, Verdict};
+use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, Metrics, ReasonLabel};
+use stats::TenantStats;
+
+/// One finished attempt, as telemetry sees it.
+#[derive(Debug)]
+pub struct AttemptObservation<'a> {
+    pub tenant_id: &'a str,
+    pub endpoint_id: &'a str,
+    pub status: Option<u16>,
+    pub error_kind: Option<&'a str>,
+    pub duration_ms: u64,
+    /// The attempt's number within its series.
+    pub attempt: u32,
+    /// When the event was accepted (for end-to-end latency).
+    pub created_at_ms: u64,
+    pub now_ms: u64,
+    pub verdict: &'a Verdict,
+    pub next: &'a NextStep,
+    pub decided_by: &'a str,
+    /// Time the decision took, when a plugin was bound.
+    pub plugin_decision_us: Option<u64>,
+    /// Receiver clock minus ours, from the response's `Date` header.
+    pub clock_skew_ms: Option<i64>,
+}
+
+/// Metrics and stats; cheap to share.
+pub struct Telemetry {
+    metrics: Metrics,
+    tenants: Mutex<HashMap<String, TenantStats>>,
+}
+
+impl Telemetry {
+    /// `per_endpoint_labels` adds an endpoint-labelled attempt counter (unbounded
+    /// cardinality: an operator's choice).
+    pub fn new(per_endpoint_labels: bool) -> Self {
+        Self {
+            metrics: Metrics::new(per_endpoint_labels),
+            tenants: Mutex::default(),
+        }
+    }
+
+    fn with_tenant(&self, tenant: &str, f: impl FnOnce(&mut TenantStats)) {
+        if let Ok(mut t) = self.tenants.lock() {
+            f(t.entry(tenant.to_owned()).or_default());
+        }
+    }
+
+    /// An event was accepted with `deliveries` deliveries.
+    pub fn ingested(&self, tenant: &str, deliveries: usize) {
+        self.metrics.events_ingested.inc();
+        self.counts_changed(tenant, deliveries as i64, 0);
+    }
+
+    /// Pending and dead counts moved (replays, retention, deleted endpoints).
+    pub fn counts_changed(&self, tenant: &str, pending: i64, dead: i64) {
+        self.metrics.pending.inc_by(pending);
+        self.metrics.dlq_size.inc_by(dead);
+        self.with_tenant(tenant, |t| {
+            t.pending += pending;
+            t.dlq += dead;
+        });
+    }
+
+    /// A breaker opened (+1) or closed (-1).
+    pub fn breaker_changed(&self, delta: i64) {
+        self.metrics.breakers_open.inc_by(delta);
+    }
+
+    /// Records one finished attempt.
+    pub fn observe_attempt(&self, o: &AttemptObservation<'_>) {
+        let m = &self.metrics;
+        let outcome = match (o.status, o.error_kind) {
+            (Some(s), _) => ["1xx", "2xx", "3xx", "4xx", "5xx"]
+                .get(usize::from(s / 100).saturating_sub(1))
+                .copied()
+                .unwrap_or("other"),
+            (None, Some("blocked_address")) => "blocked",
+            (None, _) => "transport",
+        };
+        let error_kind = o.error_kind.unwrap_or("none").to_owned();
+        m.attempts
+            .get_or_create(&AttemptLabels {
+                outcome,
+                error_kind,
+            })
+            .inc();
+        if let Some(f) = &m.endpoint_attempts {
+            f.get_or_create(&EndpointLabels {
+                endpoint_id: o.endpoint_id.to_owned(),
+                outcome,
+            })
+            .inc();
+        }
+        m.attempt_seconds.observe(o.duration_ms as f64 / 1000.0);
+        let kind = o.decided_by.split(':').next().unwrap_or("builtin");
+        let decided_by = match kind {
+            "plugin" => "plugin",
+            "fallback" => "fallback",
+            _ => "builtin",
+        };
+        m.decisions
+            .get_or_create(&DeciderLabel { decided_by })
+            .inc();
+        if let Some(us) = o.plugin_decision_us {
+            m.decision_seconds.observe(us as f64 / 1e6);
+        }
+        if let Some(skew) = o.clock_skew_ms {
+            m.clock_skew_seconds.set(skew.abs() / 1000);
+        }
+        let (retry, done, dead) = match o.next {
+            NextStep::RetryAt { .. } => (true, false, None),
+            NextStep::Done => (false, true, None),
+            NextStep::Dead(r) => (false, false, Some(r.as_str())),
+        };
+        if retry {
+            m.retries.inc();
+        }
+        if done {
+            m.succeeded.inc();
+            m.end_to_end_seconds
+                .observe(o.now_ms.saturating_sub(o.created_at_ms) as f64 / 1000.0);
+        }
+        if let Some(reason) = dead {
+            m.dead
+                .get_or_create(&ReasonLabel {
+                    reason: reason.to_owned(),
+                })
+                .inc();
+        }
+        if done || dead.is_some() {
+            m.attempts_per_delivery.observe(f64::from(o.attempt));
+            m.pending.dec();
+            if dead.is_some() {
+                m.dlq_size.inc();
+            }
+        }
+        self.with_tenant(o.tenant_id, |t| {
+            t.attempts += 1;
+            t.observe_latency(o.duration_ms);
+            t.retries += u64::from(retry);
+            if done || dead.is_some() {
+                t.finished_attempts += u64::from(o.attempt);
+                t.pending -= 1;
+            }
+            t.succeeded += u64::from(done);
+            if dead.is_some() {
+                t.dead += 1;
+                t.dlq += 1;
+            }
+        });
+        let _ = o.verdict;
+    }
+
+    /// Prometheus text; `in_flight` is read at scrape time.
+    pub fn render_metrics(&self, in_flight: usize) -> String {
+        self.metrics
+            .in_flight
+            .set(i64::try_from(in_flight).unwrap_or(i64::MAX));
+        self.metrics.render()
+    }
+
+    /// The stats object of one tenant, or of all of them.
+    pub fn stats(&self, tenant: Option<&str>) -> Value {
+        let Ok(map) = self.tenants.lock() else {
+            return Value::Null;
+        };
+        let mut total = TenantStats::default();
+        match tenant {
+            Some(t) => total.add(map.get(t).unwrap_or(&TenantStats::default())),
+            None => map.values().for_each(|s| total.add(s)),
+        }
+        total.to_json()
+    }
+
+    /// Seeds pending and DLQ counts from a count of the store made at start.
+    pub fn seed_counts(&self, counts: &HashMap<String, (i64, i64)>) {
+        for (tenant, (pending, dead)) in counts {
+            self.counts_changed(tenant, *pending, *dead);
+        }
+    }
+}
