@@ -20,7 +20,10 @@ pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
-            _ = disk_tick.tick() => ctx.disk.refresh(&ctx.config.data_dir, ctx.config.min_free_disk),
+            _ = disk_tick.tick() => {
+                ctx.disk.refresh(&ctx.config.data_dir, ctx.config.min_free_disk);
+                ctx.telemetry.alerts().tick(ctx.clock.now_ms());
+            }
             _ = sweep_tick.tick() => sweep(&ctx, &shutdown).await,
         }
     }

@@ -6,6 +6,7 @@
 //! ([`policy`]). [`run`] is the whole server; `main.rs` only parses the command line.
 
 pub mod address_guard;
+pub mod alerts;
 pub mod api;
 pub mod cli;
 pub mod clock;
@@ -41,6 +42,8 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Client(#[from] delivery::client::ClientError),
+    #[error("alerts: {0}")]
+    Alerts(String),
     #[error("server: {0}")]
     Serve(#[from] std::io::Error),
     #[error("plugin host: {0}")]
@@ -93,14 +96,25 @@ pub async fn run_with(
     let (delivery, changes) = DeliveryHandle::new();
     let guard = AddressGuard::new(config.allow_private_subnets.clone());
     let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
+    // hookgate's own alert endpoint may be anywhere the operator points it.
+    let anywhere = AddressGuard::new(vec!["0.0.0.0/0".parse().expect("CIDR"), "::/0".parse().expect("CIDR")]);
+    let trusted_client = DeliveryClient::new(anywhere, config.tls.extra_ca_file.as_deref())?;
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
-    let telemetry = Arc::new(Telemetry::new(config.metrics.per_endpoint_labels));
+    let (monitor, alerts) = alerts::AlertMonitor::new(config.alerts.clone());
+    let telemetry = Arc::new(Telemetry::new(config.metrics.per_endpoint_labels, monitor));
     seed_counts(&store, &telemetry);
+    {
+        let (telemetry, clock) = (Arc::clone(&telemetry), Arc::clone(&clock));
+        plugins.on_disabled(move |tenant, plugin| telemetry.alerts().plugin_disabled(tenant, plugin, clock.now_ms()));
+    }
+    let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
+    let alert_sender = tokio::spawn(alerts::sender::run(store.clone(), delivery.clone(), alert_endpoint, alerts));
     let engine = delivery::spawn_engine(
         EngineParts {
             store: store.clone(),
             clock: Arc::clone(&clock),
             client,
+            trusted_client,
             handle: delivery.clone(),
             changes,
             default_policy: config.policy.default.clone(),
@@ -131,6 +145,7 @@ pub async fn run_with(
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
         .await;
     housekeeping.abort();
+    alert_sender.abort();
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;

@@ -248,6 +248,20 @@ fn events_deliveries_and_the_dlq() {
         "delivery not found",
     );
 
+    // Stats: two delivered, two dead.
+    wait_until("stats to count every outcome", || {
+        let stats = acme.ok("stats --tenant acme --json").json();
+        (stats["deliveries"]["dead"] == 2 && stats["deliveries"]["succeeded"] == 2).then_some(())
+    });
+    let human = acme.ok("stats --tenant acme");
+    assert!(
+        human.line("success_rate:").ends_with(" 50.0%"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.line("dlq_size:").ends_with(" 2"), "{}", human.stdout);
+    acme.fails("stats", 1, "GET /v1/stats needs the admin token");
+
     // Replay: a dead delivery starts series 2; a succeeded one needs --force.
     let dead_id = &field_of(&dead, "id")[0];
     let run = acme.ok(&format!("dlq replay --tenant acme {dead_id}"));
@@ -455,17 +469,22 @@ fn routes_not_there_yet_say_so_plainly() {
     let gw = Gateway::spawn(dir.path(), &[]);
     let admin = CliClient::new(&gw.base, ADMIN);
     admin.create_tenant("acme");
-    let phrase = "not supported by this gateway yet";
-    admin.fails(
-        "stats",
-        1,
-        &format!("{phrase}: stats (it has no route GET /v1/stats)"),
+    let wasm = dir.path().join("policy.wasm");
+    std::fs::write(&wasm, b"\0asm\x01\0\0\0").unwrap();
+    let phrase = "not supported by this gateway yet: plugins (it has no route";
+    let list = admin.fails("plugin list --tenant acme", 1, phrase);
+    assert!(
+        list.stderr.contains("GET /v1/tenants/acme/plugins)"),
+        "{}",
+        list.stderr
     );
-    admin.fails("stats --tenant acme", 1, phrase);
+    let upload = format!("plugin upload --tenant acme retry {}", wasm.display());
+    admin.fails(&upload, 1, phrase);
+    admin.fails("plugin rollback --tenant acme retry", 1, phrase);
     admin.fails(
-        "plugin list --tenant acme",
-        1,
-        &format!("{phrase}: plugins"),
+        "plugin upload --tenant acme retry /no/p.wasm",
+        2,
+        "cannot read /no/p.wasm",
     );
 }
 

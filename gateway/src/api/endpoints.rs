@@ -63,6 +63,7 @@ pub(super) async fn create(
         disabled: false,
         disabled_reason: None,
         disabled_at_ms: None,
+        trusted: false,
         secrets: vec![StoredSecret {
             secret: secret.as_str().to_owned(),
             expires_at_ms: None,

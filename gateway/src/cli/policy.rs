@@ -243,7 +243,11 @@ fn render_svg(report: &SimulationReport) -> Result<String, fmt::Error> {
     text(&mut svg, LEFT, 22.0, "start", &title)?;
     let (retries, width) = (report.retries(), human(histogram.bucket_ms));
     let (top, ratio) = (report.peak_per_second, report.herd_ratio);
-    let subtitle = format!("peak {top}/s, herd ratio {ratio:.1}; {retries} retries, {width} a bar");
+    let recovery = report.recovery_peak_per_second;
+    let subtitle = format!(
+        "peak {top}/s, herd ratio {ratio:.1}, after the outage {recovery}/s; \
+         {retries} retries, {width} a bar"
+    );
     text(&mut svg, LEFT, 42.0, "start", &subtitle)?;
     for (i, count) in histogram.counts.iter().enumerate() {
         let h = *count as f64 / peak as f64 * PLOT_H;
@@ -260,11 +264,14 @@ fn render_svg(report: &SimulationReport) -> Result<String, fmt::Error> {
         svg,
         r#"<path d="M{LEFT} {TOP}V{bottom}H{right}" stroke="black" fill="none"/>"#
     )?;
-    for (value, y) in [(peak, TOP), (peak / 2, TOP + PLOT_H / 2.0), (0, bottom)] {
+    let mut labels = vec![(peak, TOP), (peak / 2, TOP + PLOT_H / 2.0), (0, bottom)];
+    labels.dedup_by_key(|(value, _)| *value);
+    for (value, y) in labels {
         text(&mut svg, LEFT - 6.0, y + 4.0, "end", &value.to_string())?;
     }
-    for tick in 0..=5 {
-        let column = (columns * tick).div_ceil(5);
+    let mut ticks: Vec<usize> = (0..=5).map(|tick| (columns * tick).div_ceil(5)).collect();
+    ticks.dedup();
+    for column in ticks {
         let at = human(histogram.bucket_ms * column as u64);
         let x = LEFT + column as f64 * bar_w;
         text(&mut svg, x, bottom + 18.0, "middle", &at)?;

@@ -72,6 +72,8 @@ pub struct Config {
     pub breaker: BreakerConfig,
     /// `[metrics]`.
     pub metrics: MetricsConfig,
+    /// `[alerts]`: the alert rules, and where alerts are delivered.
+    pub alerts: AlertsConfig,
     /// `[policy.default]`: the retry policy endpoints without their own start from.
     pub policy: PolicyConfig,
     /// Retry-policy plugins.
@@ -106,6 +108,53 @@ pub struct MetricsConfig {
     /// Adds an attempt counter labelled by endpoint id. Off by default: label
     /// cardinality then grows with the number of endpoints.
     pub per_endpoint_labels: bool,
+}
+
+/// `[alerts]`. Every alert goes to the log; with `url` set it is also delivered
+/// there as a signed webhook, through hookgate's own queue and retries.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AlertsConfig {
+    /// Where alerts are delivered (exempt from the private-address block).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `whsec_...` secret the alert webhooks are signed with; generated and kept
+    /// in the data dir when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// The window of the rate rules.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub window: u64,
+    /// No second alert for the same subject sooner than this after the last.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub cooldown: u64,
+    /// DLQ growth: more than this many deliveries dead within the window.
+    pub dlq_growth: u64,
+    /// An endpoint with this many consecutive failed attempts.
+    pub consecutive_failures: u32,
+    /// An endpoint failing more than this share of attempts within the window...
+    pub failure_rate: f64,
+    /// ...out of at least this many attempts.
+    pub failure_rate_min_attempts: u64,
+    /// Receiver clock skew above this, from responses' `Date` header.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub clock_skew: u64,
+}
+
+impl Default for AlertsConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            secret: None,
+            window: 600_000,
+            cooldown: 3_600_000,
+            dlq_growth: 100,
+            consecutive_failures: 10,
+            failure_rate: 0.5,
+            failure_rate_min_attempts: 20,
+            clock_skew: 60_000,
+        }
+    }
 }
 
 /// `[policy]`.
@@ -226,6 +275,7 @@ impl Default for Config {
             sweep_interval: 60_000,
             breaker: BreakerConfig::default(),
             metrics: MetricsConfig::default(),
+            alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
             plugins: PluginsConfig::default(),
         }
@@ -334,6 +384,22 @@ impl Config {
             let message = format!("must be at least 1 MiB, got {} bytes", self.cache_capacity);
             return Err(invalid("cache_capacity", message));
         }
+        if let Some(url) = &self.alerts.url
+            && let Err(e) = crate::address_guard::normalize_endpoint_url(url, self.limits.url_len)
+        {
+            return Err(invalid("alerts.url", e.to_string()));
+        }
+        if let Some(secret) = &self.alerts.secret
+            && crate::delivery::signer::SigningSecret::parse(secret).is_err()
+        {
+            return Err(invalid("alerts.secret", "must be whsec_ followed by base64 of 24 to 64 bytes"));
+        }
+        if !(self.alerts.failure_rate > 0.0 && self.alerts.failure_rate <= 1.0) {
+            return Err(invalid("alerts.failure_rate", "must be in (0, 1]"));
+        }
+        if self.alerts.window == 0 || self.alerts.consecutive_failures == 0 {
+            return Err(invalid("alerts.window", "the window and consecutive_failures must be above 0"));
+        }
         if self.breaker.failure_threshold == 0 {
             return Err(invalid("breaker.failure_threshold", "must be at least 1"));
         }
@@ -396,6 +462,7 @@ impl std::fmt::Debug for Config {
             .field("sweep_interval", &self.sweep_interval)
             .field("breaker", &self.breaker)
             .field("metrics", &self.metrics)
+            .field("alerts", &self.alerts)
             .field("policy", &self.policy)
             .field("plugins", &self.plugins)
             .finish()

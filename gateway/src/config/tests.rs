@@ -188,3 +188,12 @@ fn retention_and_breaker_settings() {
     names(file("[breaker]\ncooldowns = []"), "breaker.cooldowns");
     names(env("RETENTION", "0"), "retention");
 }
+
+#[test]
+fn alert_settings() {
+    let c = file("[alerts]\nurl = \"http://127.0.0.1:9/alerts\"\nwindow = \"5s\"").unwrap();
+    assert_eq!((c.alerts.url.as_deref(), c.alerts.window), (Some("http://127.0.0.1:9/alerts"), 5_000));
+    names(file("[alerts]\nurl = \"ftp://x\""), "alerts.url");
+    names(file("[alerts]\nsecret = \"nope\""), "alerts.secret");
+    names(file("[alerts]\nfailure_rate = 2.0"), "alerts.failure_rate");
+}

@@ -93,6 +93,8 @@ pub struct EngineParts {
     pub store: Store,
     pub clock: Arc<dyn Clock>,
     pub client: DeliveryClient,
+    /// For hookgate's own alert endpoint, which is exempt from the address block.
+    pub trusted_client: DeliveryClient,
     pub handle: DeliveryHandle,
     pub changes: ScheduleChanges,
     /// The config's `[policy.default]`.
@@ -117,6 +119,7 @@ pub fn spawn_engine(
         store,
         clock,
         client,
+        trusted_client,
         handle,
         changes,
         default_policy,
@@ -127,6 +130,7 @@ pub fn spawn_engine(
     } = parts;
     let ctx = Arc::new(worker::EngineContext {
         telemetry,
+        trusted_client,
         store,
         clock,
         client,

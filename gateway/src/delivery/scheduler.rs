@@ -82,9 +82,8 @@ impl Scheduler {
                     .iter()
                     .filter(|e| !matches!(e.breaker.state.as_str(), "" | "closed"))
                     .count();
-                self.ctx
-                    .telemetry
-                    .breaker_changed(i64::try_from(open).unwrap_or(0));
+                let open = i64::try_from(open).unwrap_or(0);
+                self.ctx.telemetry.breakers_open_at_start(open);
                 eps.into_iter().for_each(|ep| self.load(ep));
             }
             Err(e) => {
@@ -194,8 +193,12 @@ impl Scheduler {
         let record = Arc::clone(&slot.record);
         if let Some(t) = transition {
             match t {
-                Transition::Tripped { trips: 1, .. } => self.ctx.telemetry.breaker_changed(1),
-                Transition::Recovered => self.ctx.telemetry.breaker_changed(-1),
+                Transition::Tripped { trips: 1, .. } => {
+                    self.ctx.telemetry.breaker_transition(&record.tenant_id, endpoint_id, true, now);
+                }
+                Transition::Recovered => {
+                    self.ctx.telemetry.breaker_transition(&record.tenant_id, endpoint_id, false, now);
+                }
                 Transition::Tripped { .. } => {}
             }
             match t {

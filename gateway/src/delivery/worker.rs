@@ -31,6 +31,8 @@ pub(crate) struct EngineContext {
     pub(crate) store: Store,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) client: DeliveryClient,
+    /// The client for trusted (alert) endpoints.
+    pub(crate) trusted_client: DeliveryClient,
     /// The decision chain: the built-in, and the endpoint's plugin if it has one.
     pub(crate) decider: Arc<PluginHost>,
     /// The config's `[policy.default]`.
@@ -115,8 +117,8 @@ impl DeliveryWorker {
             .event_payload(&ep.tenant_id, &d.event_id)?
             .unwrap_or_default();
         let started = ctx.clock.now_ms();
-        let result = ctx
-            .client
+        let client = if ep.trusted { &ctx.trusted_client } else { &ctx.client };
+        let result = client
             .send(
                 self.request(&d, payload, started),
                 Duration::from_millis(ep.timeout_ms),
@@ -282,9 +284,18 @@ impl DeliveryWorker {
             policy: policy_label,
         };
         tracing::info!(
-            event_id = %d.event_id, delivery_id = %d.id, endpoint_id = %d.endpoint_id, attempt,
-            status = ?status, error = ?log.error_kind, verdict = %log.verdict, delay_ms = ?delay_ms,
-            latency_ms = log.duration_ms, decided_by = %log.decided_by, "attempt"
+            event_id = %d.event_id,
+            delivery_id = %d.id,
+            endpoint_id = %d.endpoint_id,
+            attempt,
+            // 0: no status (a transport failure; see `error`).
+            status = status.unwrap_or(0),
+            error = log.error_kind.as_deref().unwrap_or(""),
+            verdict = %log.verdict,
+            delay_ms = delay_ms.unwrap_or(0),
+            latency_ms = log.duration_ms,
+            decided_by = %log.decided_by,
+            "attempt"
         );
         let disable =
             matches!(decision.verdict, Verdict::DisableEndpoint).then(|| "gone".to_owned());

@@ -88,6 +88,10 @@ pub struct EndpointRecord {
     pub secrets: Vec<StoredSecret>,
     #[serde(default)]
     pub breaker: BreakerRecord,
+    /// hookgate's own alert endpoint: exempt from the private-address block and
+    /// from the alert rules. Never set through the API.
+    #[serde(default)]
+    pub trusted: bool,
     /// Unix ms of the last successful delivery (drives `disable_after`).
     #[serde(default)]
     pub last_success_ms: Option<u64>,

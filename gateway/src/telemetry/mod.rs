@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::alerts::{AlertInput, AlertMonitor};
 use crate::policy::{NextStep, Verdict};
 use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, Metrics, ReasonLabel};
 use stats::TenantStats;
@@ -35,20 +36,23 @@ pub struct AttemptObservation<'a> {
     pub clock_skew_ms: Option<i64>,
 }
 
-/// Metrics and stats; cheap to share.
+/// Metrics, stats and the alert rules; cheap to share.
 pub struct Telemetry {
     metrics: Metrics,
     tenants: Mutex<HashMap<String, TenantStats>>,
+    alerts: AlertMonitor,
 }
 
 impl Telemetry {
     /// `per_endpoint_labels` adds an endpoint-labelled attempt counter (unbounded
     /// cardinality: an operator's choice).
-    pub fn new(per_endpoint_labels: bool) -> Self {
-        Self {
-            metrics: Metrics::new(per_endpoint_labels),
-            tenants: Mutex::default(),
-        }
+    pub fn new(per_endpoint_labels: bool, alerts: AlertMonitor) -> Self {
+        Self { metrics: Metrics::new(per_endpoint_labels), tenants: Mutex::default(), alerts }
+    }
+
+    /// The alert rules.
+    pub fn alerts(&self) -> &AlertMonitor {
+        &self.alerts
     }
 
     fn with_tenant(&self, tenant: &str, f: impl FnOnce(&mut TenantStats)) {
@@ -73,9 +77,15 @@ impl Telemetry {
         });
     }
 
-    /// A breaker opened (+1) or closed (-1).
-    pub fn breaker_changed(&self, delta: i64) {
-        self.metrics.breakers_open.inc_by(delta);
+    /// Breakers found open at start.
+    pub fn breakers_open_at_start(&self, n: i64) {
+        self.metrics.breakers_open.inc_by(n);
+    }
+
+    /// A breaker opened from closed, or closed again.
+    pub fn breaker_transition(&self, tenant: &str, endpoint: &str, open: bool, now_ms: u64) {
+        self.metrics.breakers_open.inc_by(if open { 1 } else { -1 });
+        self.alerts.breaker(tenant, endpoint, open, now_ms);
     }
 
     /// Records one finished attempt.
@@ -160,7 +170,17 @@ impl Telemetry {
                 t.dlq += 1;
             }
         });
-        let _ = o.verdict;
+        self.alerts.observe(&AlertInput {
+            tenant_id: o.tenant_id,
+            endpoint_id: o.endpoint_id,
+            failed: !matches!(o.status, Some(200..=299)) && o.error_kind != Some("blocked_address"),
+            succeeded: matches!(o.status, Some(200..=299)),
+            gave_up: matches!(o.verdict, Verdict::GiveUp { .. } | Verdict::DisableEndpoint)
+                && o.error_kind != Some("blocked_address"),
+            dead: dead.is_some(),
+            clock_skew_ms: o.clock_skew_ms,
+            now_ms: o.now_ms,
+        });
     }
 
     /// Prometheus text; `in_flight` is read at scrape time.

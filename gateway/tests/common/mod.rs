@@ -13,6 +13,8 @@ pub const ADMIN: &str = "hgk_test-admin-token-0123456789";
 pub struct Gateway {
     pub child: Child,
     pub base: String,
+    /// Every line the gateway wrote to stderr (its log).
+    pub logs: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Gateway {
@@ -35,9 +37,12 @@ impl Gateway {
         let mut child = cmd.spawn().expect("spawn hookgate");
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = std::sync::Arc::clone(&logs);
         std::thread::spawn(move || {
             let mut sent = false;
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                kept.lock().unwrap().push(line.clone());
                 if !sent
                     && let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
                     && let Some(addr) = v["addr"].as_str()
@@ -53,6 +58,7 @@ impl Gateway {
         Self {
             child,
             base: format!("http://{addr}"),
+            logs,
         }
     }
 

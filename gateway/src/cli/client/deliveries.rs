@@ -5,8 +5,8 @@ use clap::{ArgGroup, Args, Subcommand};
 use http::Method;
 use serde_json::{Map, Value, json};
 
+use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::http::ApiRequest;
 use super::table::{Table, cell};
 use super::timeline::render_delivery;
 use super::{Session, Tenant, list_items, next_page};

@@ -7,9 +7,9 @@ use clap::{ArgAction, Args, Subcommand};
 use http::Method;
 use serde_json::{Map, Value, json};
 
+use super::api_client::ApiRequest;
 use super::endpoint_view::{render_endpoint, render_list, render_secrets};
 use super::error::CliError;
-use super::http::ApiRequest;
 use super::input::json_value_arg;
 use super::table::cell;
 use super::{Session, Tenant};

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::http::ApiRequest;
 use super::input::json_arg;
 use super::table::{Table, cell, key_values};
 use super::timeline::{state_line, timeline};

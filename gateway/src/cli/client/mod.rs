@@ -15,10 +15,10 @@ pub mod stats;
 pub mod tenants;
 pub mod verify;
 
+mod api_client;
 mod capture;
 mod endpoint_view;
 mod error;
-mod http;
 mod input;
 mod table;
 mod timeline;
@@ -28,8 +28,8 @@ use std::io::Write;
 use clap::{Args, CommandFactory, Subcommand};
 use serde_json::Value;
 
+use api_client::{ApiClient, ApiRequest, Reply};
 use error::{CliError, EXIT_OK, EXIT_USAGE};
-use http::{ApiClient, ApiRequest, Reply};
 
 /// The exit codes, shown under every API command's `--help`.
 const EXIT_CODES: &str = "\

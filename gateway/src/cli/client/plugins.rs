@@ -7,8 +7,8 @@ use clap::Subcommand;
 use http::Method;
 use serde_json::Value;
 
+use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::http::ApiRequest;
 use super::input::read_file;
 use super::table::{Table, cell};
 use super::{Session, Tenant, list_items, next_page};

@@ -6,8 +6,8 @@ use http::Method;
 use serde_json::Value;
 
 use super::Session;
+use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::http::ApiRequest;
 use super::table::{cell, key_values};
 
 /// Which statistics to show.
@@ -53,7 +53,17 @@ fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
                 flatten(&key, child, out);
             }
         }
-        leaf => out.push((prefix.to_owned(), cell(leaf))),
+        leaf => out.push((prefix.to_owned(), leaf_text(prefix, leaf))),
+    }
+}
+
+/// Rates as percentages, latencies in milliseconds, other numbers as sent.
+fn leaf_text(key: &str, v: &Value) -> String {
+    match v.as_f64() {
+        Some(rate) if key.ends_with("_rate") => format!("{:.1}%", rate * 100.0),
+        Some(x) if key.starts_with("avg_") => format!("{x:.2}"),
+        _ if key.contains("latency_ms") && !v.is_null() => format!("{}ms", cell(v)),
+        _ => cell(v),
     }
 }
 
@@ -64,10 +74,10 @@ mod tests {
 
     #[test]
     fn nested_stats_flatten_to_dotted_keys() {
-        let text = render(&json!({"success_rate": 0.5, "latency_ms": {"p95": 12, "p99": 40}}));
-        assert_eq!(
-            text,
-            "latency_ms.p95:  12\nlatency_ms.p99:  40\nsuccess_rate:    0.5\n"
-        );
+        let text = render(&json!({"success_rate": 0.5, "avg_attempts": 1.5,
+            "latency_ms": {"p95": 12, "p99": ">60000"}, "retry_rate": null}));
+        let expected = "avg_attempts:    1.50\nlatency_ms.p95:  12ms\nlatency_ms.p99:  >60000ms\n\
+            retry_rate:      -\nsuccess_rate:    50.0%\n";
+        assert_eq!(text, expected);
     }
 }

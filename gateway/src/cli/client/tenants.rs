@@ -4,8 +4,8 @@ use clap::Subcommand;
 use http::Method;
 use serde_json::{Value, json};
 
+use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::http::ApiRequest;
 use super::table::{Table, cell};
 use super::{Session, list_items, next_page};
 

@@ -23,7 +23,11 @@ pub struct PluginHost {
     plugins: PluginRegistry,
     pool: DecisionPool,
     max_bytes: usize,
+    /// Told `(tenant, plugin label)` when a plugin is disabled (the alert rule).
+    on_disabled: std::sync::OnceLock<DisabledHook>,
 }
+
+type DisabledHook = Box<dyn Fn(&str, &str) + Send + Sync>;
 
 impl std::fmt::Debug for PluginHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -56,7 +60,13 @@ impl PluginHost {
             plugins: PluginRegistry::default(),
             pool: DecisionPool::new(size)?,
             max_bytes,
+            on_disabled: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Sets what to tell when a plugin is disabled; only the first call counts.
+    pub fn on_disabled(&self, hook: impl Fn(&str, &str) + Send + Sync + 'static) {
+        let _ = self.on_disabled.set(Box::new(hook));
     }
 
     /// A host with the config's `[[plugins.preload]]` loaded, in order (a name given
@@ -162,6 +172,9 @@ impl PluginHost {
             Err(PoolError::Lost) => Err(CallFailure::PoolLost),
         };
         if plugin.health.record(answer.as_ref().map(|_| ())) {
+            if let Some(hook) = self.on_disabled.get() {
+                hook(&plugin.tenant, &plugin.label);
+            }
             tracing::error!(
                 tenant = %plugin.tenant, plugin = %plugin.name, version = plugin.version,
                 failures = super::DISABLE_AFTER_FAILURES,
