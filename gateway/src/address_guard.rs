@@ -223,9 +223,41 @@ fn canonical_net(net: IpNet) -> IpNet {
 /// Decides, at endpoint creation and at connect time, whether hookgate may
 /// reach an address: global ones always, others only inside an allowed
 /// subnet (`allow_private_subnets`).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone)]
 pub struct AddressGuard {
     allow: Vec<IpNet>,
+    resolver: std::sync::Arc<dyn Resolver>,
+}
+
+impl std::fmt::Debug for AddressGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AddressGuard").field("allow", &self.allow).finish_non_exhaustive()
+    }
+}
+
+impl Default for AddressGuard {
+    fn default() -> Self {
+        Self::new(Vec::new())
+    }
+}
+
+/// A future of resolved addresses.
+pub type LookupFuture<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = io::Result<Vec<SocketAddr>>> + Send + 'a>>;
+
+/// Name resolution, replaceable so tests can play a rebinding DNS server.
+pub trait Resolver: Send + Sync + 'static {
+    /// Resolves `host:port`.
+    fn lookup<'a>(&'a self, host: &'a str, port: u16) -> LookupFuture<'a>;
+}
+
+/// The system resolver (getaddrinfo, through tokio).
+#[derive(Debug, Default)]
+pub struct SystemResolver;
+
+impl Resolver for SystemResolver {
+    fn lookup<'a>(&'a self, host: &'a str, port: u16) -> LookupFuture<'a> {
+        Box::pin(async move { Ok(tokio::net::lookup_host((host, port)).await?.collect()) })
+    }
 }
 
 impl AddressGuard {
@@ -236,7 +268,13 @@ impl AddressGuard {
             .into_iter()
             .map(canonical_net)
             .collect();
-        Self { allow }
+        Self { allow, resolver: std::sync::Arc::new(SystemResolver) }
+    }
+
+    /// The same guard resolving names with `resolver`.
+    pub fn with_resolver(mut self, resolver: std::sync::Arc<dyn Resolver>) -> Self {
+        self.resolver = resolver;
+        self
     }
 
     /// True if hookgate may connect to `addr`: global, or inside an allowed
@@ -267,11 +305,7 @@ impl AddressGuard {
             Some(Host::Domain(d)) => d,
         };
         let port = url.port_or_known_default().unwrap_or(80);
-        let lookup = tokio::time::timeout(
-            CREATION_RESOLVE_TIMEOUT,
-            tokio::net::lookup_host((domain, port)),
-        )
-        .await;
+        let lookup = tokio::time::timeout(CREATION_RESOLVE_TIMEOUT, self.resolver.lookup(domain, port)).await;
         let addrs = match lookup {
             Ok(Ok(addrs)) => addrs,
             Ok(Err(error)) => {
@@ -321,18 +355,15 @@ impl AddressGuard {
         let resolved: Vec<SocketAddr> = match parse_ip_literal(host)? {
             Some(ip) => vec![SocketAddr::new(ip, port)],
             None => {
-                let lookup = tokio::time::timeout(
-                    CONNECT_RESOLVE_TIMEOUT,
-                    tokio::net::lookup_host((host, port)),
-                )
-                .await
+                let lookup = tokio::time::timeout(CONNECT_RESOLVE_TIMEOUT, self.resolver.lookup(host, port))
+                    .await
                 .map_err(|_| {
                     ConnectGuardError::Resolve(io::Error::new(
                         io::ErrorKind::TimedOut,
                         format!("resolving {host} timed out"),
                     ))
                 })?;
-                lookup.map_err(ConnectGuardError::Resolve)?.collect()
+                lookup.map_err(ConnectGuardError::Resolve)?
             }
         };
         let mut out: Vec<SocketAddr> = Vec::with_capacity(resolved.len());

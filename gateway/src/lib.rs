@@ -57,6 +57,8 @@ pub struct RunOptions {
     pub durability: Option<Arc<dyn DurabilityBackend>>,
     /// Replaces the system clock.
     pub clock: Option<Arc<dyn Clock>>,
+    /// Replaces the system resolver (endpoint checks and connections alike).
+    pub resolver: Option<Arc<dyn address_guard::Resolver>>,
 }
 
 /// Runs the gateway on `listener` until `shutdown` is cancelled.
@@ -94,7 +96,10 @@ pub async fn run_with(
     let disk = DiskWatch::default();
     disk.refresh(&config.data_dir, config.min_free_disk);
     let (delivery, changes) = DeliveryHandle::new();
-    let guard = AddressGuard::new(config.allow_private_subnets.clone());
+    let mut guard = AddressGuard::new(config.allow_private_subnets.clone());
+    if let Some(resolver) = options.resolver {
+        guard = guard.with_resolver(resolver);
+    }
     let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
     // hookgate's own alert endpoint may be anywhere the operator points it.
     let anywhere = AddressGuard::new(vec!["0.0.0.0/0".parse().expect("CIDR"), "::/0".parse().expect("CIDR")]);
@@ -141,9 +146,7 @@ pub async fn run_with(
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
     tracing::info!(addr = %listener.local_addr()?, "hookgate listening");
-    let served = axum::serve(listener, api::router(Arc::clone(&ctx)))
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned())
-        .await;
+    let served = api::server::serve(listener, api::router(Arc::clone(&ctx)), &ctx.config.limits, shutdown.clone()).await;
     housekeeping.abort();
     alert_sender.abort();
     // In-flight attempts finish (or are abandoned after the grace period) first;

@@ -8,6 +8,12 @@ use crate::receiver::Received;
 
 /// Verifies every request with `secret`; panics with the verifier's message if any fails.
 pub fn verify_with_official_library(secret: &str, requests: &[Received]) {
+    verify_at(secret, requests, None);
+}
+
+/// Like [`verify_with_official_library`], with the verifier's clock at `now_s`
+/// (Unix seconds) for gateways running on a test clock.
+pub fn verify_at(secret: &str, requests: &[Received], now_s: Option<u64>) {
     let reqs: Vec<_> = requests
         .iter()
         .map(|r| {
@@ -19,7 +25,7 @@ pub fn verify_with_official_library(secret: &str, requests: &[Received]) {
             serde_json::json!({"headers": headers, "body": String::from_utf8_lossy(&r.body)})
         })
         .collect();
-    let input = serde_json::json!({"secret": secret, "requests": reqs}).to_string();
+    let input = serde_json::json!({"secret": secret, "requests": reqs, "now": now_s}).to_string();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/scripts/verify_standardwebhooks.py"
@@ -44,4 +50,9 @@ pub fn verify_with_official_library(secret: &str, requests: &[Received]) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Whether the official verifier, its clock at `now_s`, accepts one request with `secret`.
+pub fn official_verifier_accepts(secret: &str, request: &Received, now_s: Option<u64>) -> bool {
+    std::panic::catch_unwind(|| verify_at(secret, std::slice::from_ref(request), now_s)).is_ok()
 }

@@ -56,7 +56,7 @@ async fn gateway(backend: Arc<GatedBackend>) -> TestGateway {
         dir,
         RunOptions {
             durability: Some(backend),
-            clock: None,
+            ..Default::default()
         },
     )
     .await

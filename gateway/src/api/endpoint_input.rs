@@ -40,6 +40,22 @@ pub(super) struct EndpointInput {
     pub(super) rate_limit_per_s: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) disabled: Option<bool>,
+    /// A tenant-chosen signing secret, on create only (rotation has its own route).
+    #[serde(skip_serializing)]
+    pub(super) secret: Option<String>,
+}
+
+/// A tenant-supplied secret: `whsec_` + base64 of 24 to 64 bytes.
+///
+/// # Errors
+/// 422 naming `secret`.
+pub(super) fn tenant_secret(given: Option<&str>) -> Result<crate::delivery::signer::SigningSecret, ApiError> {
+    use crate::delivery::signer::SigningSecret;
+    match given {
+        None => Ok(SigningSecret::generate()),
+        Some(s) => SigningSecret::parse(s)
+            .map_err(|e| ApiError::validation("secret", format!("secret must be whsec_ + base64 of 24 to 64 bytes: {e}"))),
+    }
 }
 
 impl EndpointInput {
@@ -55,6 +71,7 @@ impl EndpointInput {
             max_in_flight: Some(ep.max_in_flight),
             rate_limit_per_s: ep.rate_limit_per_s,
             disabled: Some(ep.disabled),
+            secret: None,
         }
     }
 

@@ -10,12 +10,11 @@ use serde_json::{Value, json};
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::endpoint_input::{EndpointInput, endpoint_view, merge_patch};
+use super::endpoint_input::{EndpointInput, endpoint_view, merge_patch, tenant_secret};
 use super::error::ApiError;
 use super::{Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::delivery::ScheduleChange;
-use crate::delivery::signer::SigningSecret;
 use crate::ids;
 use crate::store::{BreakerRecord, EndpointRecord, StoredSecret};
 
@@ -48,7 +47,7 @@ pub(super) async fn create(
     let input: EndpointInput =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     let now = ctx.clock.now_ms();
-    let secret = SigningSecret::generate();
+    let secret = tenant_secret(input.secret.as_deref())?;
     let mut ep = EndpointRecord {
         id: ids::new_id(ids::ENDPOINT, now),
         tenant_id: t,
@@ -129,6 +128,9 @@ pub(super) async fn update(
 ) -> Result<Json<Value>, ApiError> {
     let mut ep = load(&ctx, &who, &t, &id)?;
     let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+    if patch.get("secret").is_some() {
+        return Err(ApiError::invalid_field("secret", "change the secret with rotate-secret"));
+    }
     if !patch.is_object() {
         return Err(ApiError::invalid_field(
             "",
@@ -182,12 +184,23 @@ pub(super) async fn secret(
     Ok(Json(secrets_view(&ep, ctx.clock.now_ms())))
 }
 
+#[derive(Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RotateSecret {
+    secret: Option<String>,
+}
+
 pub(super) async fn rotate_secret(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, id)): Path<(String, String)>,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let mut ep = load(&ctx, &who, &t, &id)?;
+    let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
+    let input: RotateSecret =
+        if bytes.iter().all(u8::is_ascii_whitespace) { RotateSecret::default() } else { parse_json(&bytes)? };
+    let new_secret = tenant_secret(input.secret.as_deref())?;
     let now = ctx.clock.now_ms();
     ep.secrets
         .retain(|s| s.expires_at_ms.is_none_or(|e| e > now));
@@ -197,7 +210,7 @@ pub(super) async fn rotate_secret(
     ep.secrets.insert(
         0,
         StoredSecret {
-            secret: SigningSecret::generate().as_str().to_owned(),
+            secret: new_secret.as_str().to_owned(),
             expires_at_ms: None,
         },
     );

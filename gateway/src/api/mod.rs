@@ -11,6 +11,7 @@ mod events;
 mod health;
 mod observability;
 mod replay;
+pub mod server;
 mod tenants;
 
 use std::sync::Arc;

@@ -210,6 +210,13 @@ pub struct Limits {
     pub plugins_per_tenant: usize,
     /// Most event types one endpoint may filter on.
     pub event_types_per_endpoint: usize,
+    /// Most request headers (more: 431).
+    pub max_headers: usize,
+    /// Largest request head, headers included, in bytes (more: 431); at least 8 KiB.
+    #[serde(deserialize_with = "de_byte_size")]
+    pub header_bytes: usize,
+    /// Most open client connections (more: 503, then closed).
+    pub max_connections: usize,
 }
 
 /// Outbound TLS settings for deliveries.
@@ -294,6 +301,9 @@ impl Default for Limits {
             endpoints_per_tenant: 100,
             plugins_per_tenant: 20,
             event_types_per_endpoint: 64,
+            max_headers: 64,
+            header_bytes: 16 * 1024,
+            max_connections: 1024,
         }
     }
 }
@@ -399,6 +409,9 @@ impl Config {
         }
         if self.alerts.window == 0 || self.alerts.consecutive_failures == 0 {
             return Err(invalid("alerts.window", "the window and consecutive_failures must be above 0"));
+        }
+        if self.limits.header_bytes < 8192 {
+            return Err(invalid("limits.header_bytes", "must be at least 8 KiB"));
         }
         if self.breaker.failure_threshold == 0 {
             return Err(invalid("breaker.failure_threshold", "must be at least 1"));

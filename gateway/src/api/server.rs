@@ -1,0 +1,87 @@
+//! The HTTP server loop: hyper's HTTP/1 with header limits, a cap on concurrent
+//! connections, and graceful shutdown that lets requests in progress finish.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Limits;
+
+/// How long a client may take to send its request head.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long shutdown waits for requests in progress.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The answer to a connection over `max_connections`.
+const TOO_MANY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+connection: close\r\ncontent-length: 95\r\n\r\n\
+{\"error\":{\"code\":\"too_many_connections\",\"message\":\"connection limit reached; retry later\"}}";
+
+/// Serves `app` on `listener` until `shutdown`.
+///
+/// # Errors
+/// Only if the listener itself fails.
+pub async fn serve(listener: TcpListener, app: Router, limits: &Limits, shutdown: CancellationToken) -> std::io::Result<()> {
+    let connections = Arc::new(Semaphore::new(limits.max_connections));
+    let graceful = GracefulShutdown::new();
+    let mut http = http1::Builder::new();
+    http.max_headers(limits.max_headers)
+        .max_buf_size(limits.header_bytes)
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    loop {
+        let (mut stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+            tokio::spawn(async move {
+                let _ = stream.write_all(TOO_MANY).await;
+                let _ = stream.shutdown().await;
+            });
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown()).await.is_err() {
+        tracing::warn!("requests still running after the drain timeout; closing them");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_overload_answer_is_well_formed() {
+        let text = std::str::from_utf8(super::TOO_MANY).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        let len: usize = head.lines().find_map(|l| l.strip_prefix("content-length: ")).unwrap().parse().unwrap();
+        assert_eq!(body.len(), len);
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["error"]["code"], "too_many_connections");
+    }
+}
