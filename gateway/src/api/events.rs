@@ -22,12 +22,24 @@ use crate::delivery::ScheduleChange;
 use crate::event_type;
 use crate::store::{IngestOutcome, NewEvent};
 
+/// The body of `POST .../events`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct IngestBody {
-    event_type: String,
+pub struct IngestBody {
+    pub event_type: String,
     /// Kept as the exact bytes received: no re-serialisation, no key reordering.
-    payload: Box<RawValue>,
+    pub payload: Box<RawValue>,
+}
+
+/// Parses and validates an ingest body (also the fuzzer's entry point).
+///
+/// # Errors
+/// 400 for malformed JSON or wrong types, 422 for a bad event type.
+pub fn parse_ingest_body(bytes: &[u8], max_event_type_len: usize) -> Result<IngestBody, ApiError> {
+    let input: IngestBody = parse_json(bytes)?;
+    event_type::validate_type(&input.event_type, max_event_type_len)
+        .map_err(|e| ApiError::validation("event_type", format!("event_type {e}")))?;
+    Ok(input)
 }
 
 fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<&str>, ApiError> {
@@ -58,9 +70,7 @@ pub(super) async fn ingest(
     let limits = &ctx.config.limits;
     let key = idempotency_key(&headers, limits.idempotency_key_len)?;
     let bytes = read_limited(body, limits.json_body_bytes).await?;
-    let input: IngestBody = parse_json(&bytes)?;
-    event_type::validate_type(&input.event_type, limits.event_type_len)
-        .map_err(|e| ApiError::validation("event_type", format!("event_type {e}")))?;
+    let input = parse_ingest_body(&bytes, limits.event_type_len)?;
     if ctx.disk.is_low() {
         return Err(ApiError::insufficient_storage());
     }

@@ -7,7 +7,7 @@ mod deliveries;
 mod endpoint_input;
 mod endpoints;
 pub mod error;
-mod events;
+pub mod events;
 mod health;
 mod observability;
 mod replay;

@@ -318,6 +318,35 @@ impl Config {
         file: Option<&Path>,
         env: impl IntoIterator<Item = (String, String)>,
     ) -> Result<Config, ConfigError> {
+        let text = match file {
+            Some(path) => {
+                Some(
+                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                        path: path.to_owned(),
+                        source,
+                    })?,
+                )
+            }
+            None => None,
+        };
+        Self::load_layers(text.as_deref().zip(file), env)
+    }
+
+    /// [`Config::load`] with the file's text given (the fuzzer's entry point).
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn from_toml_str(
+        text: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        Self::load_layers(Some((text, Path::new("<text>"))), env)
+    }
+
+    fn load_layers(
+        file: Option<(&str, &Path)>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
         let mut merged = to_table(&Config::default());
         // Every key, including the optional ones the defaults leave out.
         let mut full = Config {
@@ -325,15 +354,11 @@ impl Config {
             ..Config::default()
         };
         full.tls.extra_ca_file = Some(PathBuf::new());
+        (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
         let schema = to_table(&full);
-        if let Some(path) = file {
-            let path_buf = path.to_owned();
-            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                path: path_buf.clone(),
-                source,
-            })?;
-            let layer: Table = toml::from_str(&text).map_err(|source| ConfigError::Syntax {
-                path: path_buf,
+        if let Some((text, path)) = file {
+            let layer: Table = toml::from_str(text).map_err(|source| ConfigError::Syntax {
+                path: path.to_owned(),
                 source,
             })?;
             let origin = format!("file {}", path.display());
@@ -402,13 +427,19 @@ impl Config {
         if let Some(secret) = &self.alerts.secret
             && crate::delivery::signer::SigningSecret::parse(secret).is_err()
         {
-            return Err(invalid("alerts.secret", "must be whsec_ followed by base64 of 24 to 64 bytes"));
+            return Err(invalid(
+                "alerts.secret",
+                "must be whsec_ followed by base64 of 24 to 64 bytes",
+            ));
         }
         if !(self.alerts.failure_rate > 0.0 && self.alerts.failure_rate <= 1.0) {
             return Err(invalid("alerts.failure_rate", "must be in (0, 1]"));
         }
         if self.alerts.window == 0 || self.alerts.consecutive_failures == 0 {
-            return Err(invalid("alerts.window", "the window and consecutive_failures must be above 0"));
+            return Err(invalid(
+                "alerts.window",
+                "the window and consecutive_failures must be above 0",
+            ));
         }
         if self.limits.header_bytes < 8192 {
             return Err(invalid("limits.header_bytes", "must be at least 8 KiB"));

@@ -192,8 +192,21 @@ fn retention_and_breaker_settings() {
 #[test]
 fn alert_settings() {
     let c = file("[alerts]\nurl = \"http://127.0.0.1:9/alerts\"\nwindow = \"5s\"").unwrap();
-    assert_eq!((c.alerts.url.as_deref(), c.alerts.window), (Some("http://127.0.0.1:9/alerts"), 5_000));
+    assert_eq!(
+        (c.alerts.url.as_deref(), c.alerts.window),
+        (Some("http://127.0.0.1:9/alerts"), 5_000)
+    );
     names(file("[alerts]\nurl = \"ftp://x\""), "alerts.url");
     names(file("[alerts]\nsecret = \"nope\""), "alerts.secret");
     names(file("[alerts]\nfailure_rate = 2.0"), "alerts.failure_rate");
+}
+
+#[test]
+fn alert_destination_from_file_and_environment() {
+    let c = file("[alerts]\nurl = \"https://ops.example/hooks\"\nsecret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"").unwrap();
+    assert_eq!(c.alerts.url.as_deref(), Some("https://ops.example/hooks"));
+    let c = env("ALERTS__URL", "http://127.0.0.1:9/a").unwrap();
+    assert_eq!(c.alerts.url.as_deref(), Some("http://127.0.0.1:9/a"));
+    let c = Config::from_toml_str("listen = \"127.0.0.1:9999\"", Vec::new()).unwrap();
+    assert_eq!(c.listen.port(), 9999);
 }
