@@ -23,7 +23,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The answer to a connection over `max_connections`.
 const TOO_MANY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-connection: close\r\ncontent-length: 95\r\n\r\n\
+connection: close\r\ncontent-length: 91\r\n\r\n\
 {\"error\":{\"code\":\"too_many_connections\",\"message\":\"connection limit reached; retry later\"}}";
 
 /// Serves `app` on `listener` until `shutdown`.
