@@ -14,8 +14,13 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
+mod sections;
 mod values;
-use values::{de_byte_size, de_duration_list_ms, de_duration_ms, de_socket_addr};
+pub use sections::{
+    AlertsConfig, BreakerConfig, Limits, MetricsConfig, PluginsConfig, PolicyConfig, PreloadPlugin,
+    TlsConfig,
+};
+use values::{de_byte_size, de_duration_ms, de_socket_addr};
 
 const ENV_PREFIX: &str = "HOOKGATE_";
 /// Variables of the command-line client; the server ignores them.
@@ -80,154 +85,6 @@ pub struct Config {
     pub plugins: PluginsConfig,
 }
 
-/// `[breaker]`: when an endpoint's circuit opens, and for how long.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct BreakerConfig {
-    /// Consecutive failed attempts (non-2xx or transport errors) that open it.
-    pub failure_threshold: u32,
-    /// Cool-downs of successive trips; the last repeats.
-    #[serde(deserialize_with = "de_duration_list_ms")]
-    pub cooldowns: Vec<u64>,
-}
-
-impl Default for BreakerConfig {
-    fn default() -> Self {
-        const MIN: u64 = 60_000;
-        Self {
-            failure_threshold: 20,
-            cooldowns: vec![10 * MIN, 30 * MIN, 120 * MIN, 1440 * MIN],
-        }
-    }
-}
-
-/// `[metrics]`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MetricsConfig {
-    /// Adds an attempt counter labelled by endpoint id. Off by default: label
-    /// cardinality then grows with the number of endpoints.
-    pub per_endpoint_labels: bool,
-}
-
-/// `[alerts]`. Every alert goes to the log; with `url` set it is also delivered
-/// there as a signed webhook, through hookgate's own queue and retries.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AlertsConfig {
-    /// Where alerts are delivered (exempt from the private-address block).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// `whsec_...` secret the alert webhooks are signed with; generated and kept
-    /// in the data dir when unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
-    /// The window of the rate rules.
-    #[serde(deserialize_with = "de_duration_ms")]
-    pub window: u64,
-    /// No second alert for the same subject sooner than this after the last.
-    #[serde(deserialize_with = "de_duration_ms")]
-    pub cooldown: u64,
-    /// DLQ growth: more than this many deliveries dead within the window.
-    pub dlq_growth: u64,
-    /// An endpoint with this many consecutive failed attempts.
-    pub consecutive_failures: u32,
-    /// An endpoint failing more than this share of attempts within the window...
-    pub failure_rate: f64,
-    /// ...out of at least this many attempts.
-    pub failure_rate_min_attempts: u64,
-    /// Receiver clock skew above this, from responses' `Date` header.
-    #[serde(deserialize_with = "de_duration_ms")]
-    pub clock_skew: u64,
-}
-
-impl Default for AlertsConfig {
-    fn default() -> Self {
-        Self {
-            url: None,
-            secret: None,
-            window: 600_000,
-            cooldown: 3_600_000,
-            dlq_growth: 100,
-            consecutive_failures: 10,
-            failure_rate: 0.5,
-            failure_rate_min_attempts: 20,
-            clock_skew: 60_000,
-        }
-    }
-}
-
-/// `[policy]`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PolicyConfig {
-    /// The same policy object as the endpoint API's `"policy"` (§4).
-    pub default: crate::policy::PolicySpec,
-}
-
-/// `[plugins]`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PluginsConfig {
-    /// Plugins loaded from files at start (`[[plugins.preload]]`), until uploads exist.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub preload: Vec<PreloadPlugin>,
-}
-
-/// One plugin loaded from a file at start.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct PreloadPlugin {
-    /// The tenant that owns it.
-    pub tenant: String,
-    /// The name endpoints bind.
-    pub name: String,
-    /// A `.wasm` core module or component.
-    pub path: PathBuf,
-}
-
-/// Input limits: every input has one (rule 9). All must be greater than zero.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Limits {
-    /// Largest JSON request body, in bytes.
-    #[serde(deserialize_with = "de_byte_size")]
-    pub json_body_bytes: usize,
-    /// Largest plugin upload, in bytes.
-    #[serde(deserialize_with = "de_byte_size")]
-    pub plugin_upload_bytes: usize,
-    /// Longest event type, in bytes.
-    pub event_type_len: usize,
-    /// Longest endpoint URL, in bytes.
-    pub url_len: usize,
-    /// Longest description, in bytes.
-    pub description_len: usize,
-    /// Longest idempotency key, in bytes.
-    pub idempotency_key_len: usize,
-    /// Most endpoints a tenant may have.
-    pub endpoints_per_tenant: usize,
-    /// Most plugins a tenant may have.
-    pub plugins_per_tenant: usize,
-    /// Most event types one endpoint may filter on.
-    pub event_types_per_endpoint: usize,
-    /// Most request headers (more: 431).
-    pub max_headers: usize,
-    /// Largest request head, headers included, in bytes (more: 431); at least 8 KiB.
-    #[serde(deserialize_with = "de_byte_size")]
-    pub header_bytes: usize,
-    /// Most open client connections (more: 503, then closed).
-    pub max_connections: usize,
-}
-
-/// Outbound TLS settings for deliveries.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TlsConfig {
-    /// PEM file of CA certificates trusted in addition to the webpki roots.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra_ca_file: Option<PathBuf>,
-}
-
 /// Log line format.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -285,25 +142,6 @@ impl Default for Config {
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
             plugins: PluginsConfig::default(),
-        }
-    }
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            json_body_bytes: 256 * 1024,
-            plugin_upload_bytes: 512 * 1024,
-            event_type_len: 128,
-            url_len: 2048,
-            description_len: 1024,
-            idempotency_key_len: 255,
-            endpoints_per_tenant: 100,
-            plugins_per_tenant: 20,
-            event_types_per_endpoint: 64,
-            max_headers: 64,
-            header_bytes: 16 * 1024,
-            max_connections: 1024,
         }
     }
 }

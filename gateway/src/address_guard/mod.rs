@@ -1,0 +1,330 @@
+//! The SSRF guard: the one place that decides which endpoint URLs and IP
+//! addresses hookgate may reach (design §1 rule 9).
+//!
+//! Endpoint URLs are normalized with the `url` crate before they are stored,
+//! so `127.1` and `0x7f.1` are seen as `127.0.0.1`. Any address that is not
+//! globally routable is refused twice: when an endpoint is created
+//! ([`AddressGuard::check_at_creation`], best effort because DNS can change)
+//! and when a connection is opened ([`AddressGuard::resolve_for_connect`],
+//! authoritative: the connector connects only to the addresses it returns).
+//! `allow_private_subnets` lifts the block for listed CIDRs.
+//!
+//! IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) are always judged as the
+//! IPv4 address they carry, for blocking and for the allow list alike.
+
+use std::io;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use ipnet::IpNet;
+use url::{Host, Url};
+
+/// How long endpoint creation waits for DNS before accepting the URL anyway.
+const CREATION_RESOLVE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a connection waits for DNS; matches the 5 s connect timeout.
+const CONNECT_RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+mod ranges;
+use ranges::BLOCKED;
+
+/// Why an endpoint URL was refused; the API maps these to 422 responses.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum UrlError {
+    /// The input is not a URL; the message says why.
+    #[error("invalid URL: {0}")]
+    Invalid(String),
+    /// Only `http` and `https` are delivered to.
+    #[error("unsupported URL scheme {0:?}: only http and https are allowed")]
+    Scheme(String),
+    /// The input is longer than the configured limit.
+    #[error("URL is longer than {max} bytes")]
+    TooLong {
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// `user:pass@` would leak into logs and requests, so it is refused.
+    #[error("URL must not contain credentials")]
+    HasCredentials,
+    /// There is nothing to connect to.
+    #[error("URL has no host")]
+    NoHost,
+    /// The host is, or resolves to, an address hookgate may not reach.
+    #[error("URL host is or resolves to the blocked address {addr}")]
+    Blocked {
+        /// The first address that was refused.
+        addr: IpAddr,
+    },
+}
+
+/// Why the connector refused to open a connection.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectGuardError {
+    /// The host is, or resolves to, an address hookgate may not reach; the
+    /// delivery becomes dead (`blocked_address`) rather than retried.
+    #[error("connection to blocked address {addr} refused")]
+    Blocked {
+        /// The first address that was refused.
+        addr: IpAddr,
+    },
+    /// The host could not be resolved (a retryable DNS failure).
+    #[error("could not resolve host: {0}")]
+    Resolve(#[source] io::Error),
+}
+
+/// Parses and normalizes an endpoint URL so the stored form is the one that
+/// gets checked and connected to.
+///
+/// The `url` crate turns `127.1` and `0x7f.1` into `127.0.0.1`, lower-cases
+/// the host and drops the scheme's default port. The fragment is removed.
+/// `max_len` (in bytes) applies to the input.
+///
+/// # Errors
+///
+/// [`UrlError::TooLong`], [`UrlError::Invalid`], [`UrlError::Scheme`] (not
+/// http or https), [`UrlError::HasCredentials`] or [`UrlError::NoHost`].
+/// Addresses are not checked here; see [`AddressGuard::check_at_creation`].
+pub fn normalize_endpoint_url(input: &str, max_len: usize) -> Result<Url, UrlError> {
+    if input.len() > max_len {
+        return Err(UrlError::TooLong { max: max_len });
+    }
+    let mut url = Url::parse(input).map_err(|e| UrlError::Invalid(e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(UrlError::Scheme(url.scheme().to_owned()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(UrlError::HasCredentials);
+    }
+    if url.host().is_none() {
+        return Err(UrlError::NoHost);
+    }
+    url.set_fragment(None);
+    Ok(url)
+}
+
+/// Whether an address is globally routable, per the IANA special-purpose
+/// registries as narrowed by the design (our own table, since
+/// `IpAddr::is_global` is unstable). IPv4-mapped IPv6 is judged as IPv4.
+pub fn is_global(addr: IpAddr) -> bool {
+    blocked_range(addr).is_none()
+}
+
+/// The name of the blocked range holding `addr`, if any (after unmapping).
+fn blocked_range(addr: IpAddr) -> Option<&'static str> {
+    let addr = addr.to_canonical();
+    BLOCKED
+        .iter()
+        .find(|(net, _)| net.contains(&addr))
+        .map(|&(_, name)| name)
+}
+
+/// Turns an allow-list entry inside `::ffff:0:0/96` into the IPv4 net it
+/// covers, so the allow list is matched against canonical addresses.
+fn canonical_net(net: IpNet) -> IpNet {
+    if let IpNet::V6(v6) = net
+        && v6.prefix_len() >= 96
+        && let Some(v4) = v6.addr().to_ipv4_mapped()
+        && let Ok(n) = IpNet::new(IpAddr::V4(v4), v6.prefix_len() - 96)
+    {
+        return n.trunc();
+    }
+    net.trunc()
+}
+
+/// Decides, at endpoint creation and at connect time, whether hookgate may
+/// reach an address: global ones always, others only inside an allowed
+/// subnet (`allow_private_subnets`).
+#[derive(Clone)]
+pub struct AddressGuard {
+    allow: Vec<IpNet>,
+    resolver: std::sync::Arc<dyn Resolver>,
+}
+
+impl std::fmt::Debug for AddressGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AddressGuard")
+            .field("allow", &self.allow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for AddressGuard {
+    fn default() -> Self {
+        Self::new(Vec::new())
+    }
+}
+
+/// A future of resolved addresses.
+pub type LookupFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = io::Result<Vec<SocketAddr>>> + Send + 'a>>;
+
+/// Name resolution, replaceable so tests can play a rebinding DNS server.
+pub trait Resolver: Send + Sync + 'static {
+    /// Resolves `host:port`.
+    fn lookup<'a>(&'a self, host: &'a str, port: u16) -> LookupFuture<'a>;
+}
+
+/// The system resolver (getaddrinfo, through tokio).
+#[derive(Debug, Default)]
+pub struct SystemResolver;
+
+impl Resolver for SystemResolver {
+    fn lookup<'a>(&'a self, host: &'a str, port: u16) -> LookupFuture<'a> {
+        Box::pin(async move { Ok(tokio::net::lookup_host((host, port)).await?.collect()) })
+    }
+}
+
+impl AddressGuard {
+    /// Builds a guard that also permits `allow_private_subnets` (tests, the
+    /// quickstart and the demo allow `127.0.0.0/8`).
+    pub fn new(allow_private_subnets: Vec<IpNet>) -> Self {
+        let allow = allow_private_subnets
+            .into_iter()
+            .map(canonical_net)
+            .collect();
+        Self {
+            allow,
+            resolver: std::sync::Arc::new(SystemResolver),
+        }
+    }
+
+    /// The same guard resolving names with `resolver`.
+    pub fn with_resolver(mut self, resolver: std::sync::Arc<dyn Resolver>) -> Self {
+        self.resolver = resolver;
+        self
+    }
+
+    /// True if hookgate may connect to `addr`: global, or inside an allowed
+    /// subnet. IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is checked as the IPv4
+    /// address, both for blocking and for the allow list.
+    pub fn permits(&self, addr: IpAddr) -> bool {
+        let addr = addr.to_canonical();
+        is_global(addr) || self.allow.iter().any(|net| net.contains(&addr))
+    }
+
+    /// Checks an endpoint URL when it is created or changed, so a blocked
+    /// target is refused with 422 `url_blocked` up front.
+    ///
+    /// An IP-literal host is checked directly. A name is resolved (2 s
+    /// timeout) and every address must be permitted. A name that does not
+    /// resolve (NXDOMAIN, resolver error, timeout) is accepted with a warning:
+    /// DNS may change, and the connect-time check still applies.
+    ///
+    /// # Errors
+    ///
+    /// [`UrlError::Blocked`] for the first refused address, or
+    /// [`UrlError::NoHost`] if the URL has no host.
+    pub async fn check_at_creation(&self, url: &Url) -> Result<(), UrlError> {
+        let domain = match url.host() {
+            None => return Err(UrlError::NoHost),
+            Some(Host::Ipv4(a)) => return self.check_one(IpAddr::V4(a)),
+            Some(Host::Ipv6(a)) => return self.check_one(IpAddr::V6(a)),
+            Some(Host::Domain(d)) => d,
+        };
+        let port = url.port_or_known_default().unwrap_or(80);
+        let lookup =
+            tokio::time::timeout(CREATION_RESOLVE_TIMEOUT, self.resolver.lookup(domain, port))
+                .await;
+        let addrs = match lookup {
+            Ok(Ok(addrs)) => addrs,
+            Ok(Err(error)) => {
+                tracing::warn!(host = domain, %error,
+                    "endpoint host does not resolve; accepted, checked again at connect time");
+                return Ok(());
+            }
+            Err(_) => {
+                tracing::warn!(host = domain, timeout = ?CREATION_RESOLVE_TIMEOUT,
+                    "endpoint host resolution timed out; accepted, checked again at connect time");
+                return Ok(());
+            }
+        };
+        for sa in addrs {
+            self.check_one(sa.ip())?;
+        }
+        Ok(())
+    }
+
+    fn check_one(&self, addr: IpAddr) -> Result<(), UrlError> {
+        if self.permits(addr) {
+            Ok(())
+        } else {
+            Err(UrlError::Blocked { addr })
+        }
+    }
+
+    /// Resolves `host:port` for a connection and returns the only addresses
+    /// the connector may connect to (IPv4-mapped ones unmapped, duplicates
+    /// removed). IP literals, including bracketed IPv6 as returned by
+    /// `Url::host_str`, skip DNS.
+    ///
+    /// If any resolved address is refused the whole host is refused, so a
+    /// DNS answer mixing public and private addresses (rebinding) gains
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ConnectGuardError::Blocked`] for the first refused address;
+    /// [`ConnectGuardError::Resolve`] if resolution fails, times out (5 s)
+    /// or returns no address.
+    pub async fn resolve_for_connect(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, ConnectGuardError> {
+        let resolved: Vec<SocketAddr> = match parse_ip_literal(host)? {
+            Some(ip) => vec![SocketAddr::new(ip, port)],
+            None => {
+                let lookup =
+                    tokio::time::timeout(CONNECT_RESOLVE_TIMEOUT, self.resolver.lookup(host, port))
+                        .await
+                        .map_err(|_| {
+                            ConnectGuardError::Resolve(io::Error::new(
+                                io::ErrorKind::TimedOut,
+                                format!("resolving {host} timed out"),
+                            ))
+                        })?;
+                lookup.map_err(ConnectGuardError::Resolve)?
+            }
+        };
+        let mut out: Vec<SocketAddr> = Vec::with_capacity(resolved.len());
+        for sa in resolved {
+            let ip = sa.ip();
+            if !self.permits(ip) {
+                tracing::debug!(host, %ip, range = blocked_range(ip), "blocked address");
+                return Err(ConnectGuardError::Blocked { addr: ip });
+            }
+            let sa = SocketAddr::new(ip.to_canonical(), sa.port());
+            if !out.contains(&sa) {
+                out.push(sa);
+            }
+        }
+        if out.is_empty() {
+            return Err(ConnectGuardError::Resolve(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{host} resolved to no address"),
+            )));
+        }
+        Ok(out)
+    }
+}
+
+/// Parses `host` as an IP literal (`1.2.3.4`, `::1` or `[::1]`); `None`
+/// means it is a name. Brackets around something that is not IPv6 are an
+/// error rather than a name to look up.
+fn parse_ip_literal(host: &str) -> Result<Option<IpAddr>, ConnectGuardError> {
+    if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return inner
+            .parse::<Ipv6Addr>()
+            .map(|a| Some(IpAddr::V6(a)))
+            .map_err(|_| {
+                ConnectGuardError::Resolve(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("invalid IPv6 literal {host:?}"),
+                ))
+            });
+    }
+    Ok(host.parse::<IpAddr>().ok())
+}
+
+#[cfg(test)]
+mod tests;

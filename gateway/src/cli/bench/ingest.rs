@@ -1,0 +1,239 @@
+//! The `ingest` and `deliver` scenarios, each with its same-run reference.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use bytes::Bytes;
+use http_body_util::Full;
+use serde_json::json;
+
+use super::harness::{
+    BenchGateway, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
+};
+use super::{Common, median, quantile_ms};
+
+const CLIENTS: usize = 64;
+
+fn event_body() -> String {
+    // About 1 KiB on the wire.
+    json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}}).to_string()
+}
+
+/// Concurrent clients post events for `secs`; returns (events/s, ack latencies in ms, sorted).
+async fn post_for(
+    http: &HttpClient,
+    url: &str,
+    key: &str,
+    secs: f64,
+) -> anyhow::Result<(f64, Vec<f64>)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let body = Bytes::from(event_body());
+    let mut tasks = Vec::new();
+    let started = Instant::now();
+    for _ in 0..CLIENTS {
+        let (http, url, key, body, stop) = (
+            http.clone(),
+            url.to_owned(),
+            key.to_owned(),
+            body.clone(),
+            Arc::clone(&stop),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                let req = http::Request::post(&url)
+                    .header("authorization", format!("Bearer {key}"))
+                    .header("content-type", "application/json")
+                    .body(Full::new(body.clone()))?;
+                let t = Instant::now();
+                let resp = http.request(req).await?;
+                if resp.status().as_u16() != 202 {
+                    bail!("ingest answered {}", resp.status());
+                }
+                lat.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+            Ok(lat)
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs_f64(secs)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await??);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    all.sort_by(f64::total_cmp);
+    Ok((all.len() as f64 / elapsed, all))
+}
+
+/// The reference: raw sled, the same three writes per event, flushed every 64 events.
+async fn raw_sled(secs: f64) -> anyhow::Result<f64> {
+    let dir = tempfile::tempdir()?;
+    let db = sled::Config::new()
+        .path(dir.path())
+        .cache_capacity(64 << 20)
+        .open()?;
+    let tree = db.open_tree("records")?;
+    let (event, delivery) = (vec![b'e'; event_body().len() + 200], vec![b'd'; 420]);
+    let started = Instant::now();
+    let mut n: u64 = 0;
+    while started.elapsed().as_secs_f64() < secs {
+        for _ in 0..CLIENTS {
+            n += 1;
+            let mut batch = sled::Batch::default();
+            batch.insert(
+                format!("ev\0bench\0evt_{n:026}").as_bytes(),
+                event.as_slice(),
+            );
+            batch.insert(
+                format!("dl\0bench\0dlv_{n:026}").as_bytes(),
+                delivery.as_slice(),
+            );
+            batch.insert(
+                format!("sf\0ep_x\0{n:016}dlv_{n:026}").as_bytes(),
+                b"bench".as_slice(),
+            );
+            tree.apply_batch(batch)?;
+        }
+        db.flush_async().await?;
+    }
+    Ok(n as f64 / started.elapsed().as_secs_f64())
+}
+
+/// `hookgate bench ingest`.
+pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
+    let secs = if c.smoke { 1.0 } else { 10.0 };
+    println!("| run | events/s | p50 ack ms | p99 ack ms | raw sled events/s | ratio |");
+    println!("|---|---|---|---|---|---|");
+    let (mut rates, mut ratios, mut p50s, mut p99s) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in 1..=c.runs {
+        let dir = tempfile::tempdir()?;
+        // The endpoint refuses connections and its breaker opens at once, so delivery
+        // work stays out of the measurement while every event still gets its delivery.
+        let gw = BenchGateway::start(dir.path(), |cfg| {
+            cfg.breaker.failure_threshold = 1;
+            cfg.breaker.cooldowns = vec![3_600_000];
+        })
+        .await?;
+        let http = client(CLIENTS);
+        let (key, _) =
+            tenant_and_endpoint(&http, &gw.base, json!({"url": "http://127.0.0.1:9/"})).await?;
+        let url = format!("{}/v1/tenants/bench/events", gw.base);
+        let (rate, lat) = post_for(&http, &url, &key, secs).await?;
+        gw.stop().await?;
+        let reference = raw_sled(secs).await?;
+        let (p50, p99) = (quantile_ms(&lat, 0.5), quantile_ms(&lat, 0.99));
+        println!(
+            "| {run} | {rate:.0} | {p50:.1} | {p99:.1} | {reference:.0} | {:.2} |",
+            rate / reference
+        );
+        (
+            rates.push(rate),
+            ratios.push(rate / reference),
+            p50s.push(p50),
+            p99s.push(p99),
+        );
+    }
+    println!(
+        "| median | {:.0} | {:.1} | {:.1} | | {:.2} |",
+        median(rates),
+        median(p50s),
+        median(p99s),
+        median(ratios)
+    );
+    Ok(())
+}
+
+/// `hookgate bench deliver`.
+pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
+    let n = if c.smoke { 500 } else { 20_000 };
+    println!("| run | backlog | deliveries/s | bare hyper req/s | ratio |");
+    println!("|---|---|---|---|---|");
+    let (mut rates, mut ratios) = (Vec::new(), Vec::new());
+    for run in 1..=c.runs {
+        let dir = tempfile::tempdir()?;
+        let rx = CountingReceiver::start().await?;
+        let gw = BenchGateway::start(dir.path(), |_| {}).await?;
+        let http = client(CLIENTS);
+        // A rate limit of 1/s holds the backlog while it is ingested.
+        let ep = json!({"url": rx.url(), "max_in_flight": 64, "rate_limit_per_s": 1});
+        let (key, ep_id) = tenant_and_endpoint(&http, &gw.base, ep).await?;
+        let url = format!("{}/v1/tenants/bench/events", gw.base);
+        let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
+        let mut tasks = Vec::new();
+        for _ in 0..CLIENTS {
+            let (http, url, key, body) = (http.clone(), url.clone(), key.clone(), body.clone());
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..n / CLIENTS {
+                    let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
+                    if s != 202 {
+                        bail!("ingest answered {s}: {b}");
+                    }
+                }
+                anyhow::Ok(())
+            }));
+        }
+        for t in tasks {
+            t.await??;
+        }
+        let n = n / CLIENTS * CLIENTS;
+        let held = rx.count();
+        let started = Instant::now();
+        let patch = json!({"rate_limit_per_s": null});
+        call(
+            &http,
+            "PATCH",
+            &format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base),
+            &key,
+            Some(&patch),
+        )
+        .await?;
+        let deadline = started + Duration::from_secs(300);
+        while rx.count() < n && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let rate = (rx.count() - held) as f64 / started.elapsed().as_secs_f64();
+        gw.stop().await?;
+        let reference = bare_hyper(&rx, n).await?;
+        println!(
+            "| {run} | {n} | {rate:.0} | {reference:.0} | {:.2} |",
+            rate / reference
+        );
+        (rates.push(rate), ratios.push(rate / reference));
+    }
+    println!(
+        "| median | {n} | {:.0} | | {:.2} |",
+        median(rates),
+        median(ratios)
+    );
+    Ok(())
+}
+
+/// The reference: a bare hyper client posting the same bodies at concurrency 64.
+async fn bare_hyper(rx: &CountingReceiver, n: usize) -> anyhow::Result<f64> {
+    let http = client(CLIENTS);
+    let body = Bytes::from(event_body());
+    let per_task = n / CLIENTS;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let (http, url, body) = (http.clone(), rx.url(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..per_task {
+                let req = http::Request::post(&url)
+                    .header("content-type", "application/json")
+                    .body(Full::new(body.clone()))?;
+                let resp = http.request(req).await?;
+                let _ = http_body_util::BodyExt::collect(resp.into_body()).await;
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok((per_task * CLIENTS) as f64 / started.elapsed().as_secs_f64())
+}

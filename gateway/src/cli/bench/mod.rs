@@ -1,0 +1,93 @@
+//! `hookgate bench <scenario>`: measured throughput, latency and footprint, each
+//! against a same-run reference where one exists. Every scenario runs in this
+//! process on loopback, prints one table row per run and a median row.
+
+mod harness;
+mod ingest;
+mod schedule;
+
+use clap::{Args, Subcommand};
+
+/// Options every scenario takes.
+#[derive(Args, Debug, Clone)]
+pub struct Common {
+    /// Runs to take the median of.
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// A tiny run that only shows the scenario works (for CI smoke tests).
+    #[arg(long)]
+    pub smoke: bool,
+}
+
+/// The scenarios.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Concurrent clients post 1 KiB events; every ack is durable. Reference: raw sled.
+    Ingest(Common),
+    /// A backlog goes to a local receiver at max_in_flight 64. Reference: a bare hyper client.
+    Deliver(Common),
+    /// Deliveries pending far in the future, plus a stream due now: lateness p50/p99.
+    Schedule {
+        #[command(flatten)]
+        common: Common,
+        /// Deliveries pending far in the future.
+        #[arg(long, default_value_t = 100_000)]
+        pending: usize,
+    },
+    /// RSS and data-dir size with many deliveries pending, and restart to first delivery.
+    Footprint {
+        #[command(flatten)]
+        common: Common,
+        /// Deliveries pending far in the future.
+        #[arg(long, default_value_t = 100_000)]
+        pending: usize,
+    },
+}
+
+/// Runs a scenario; returns the exit code.
+pub fn run(command: BenchCommand) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("hookgate bench: cannot start a runtime: {e}");
+            return 1;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match command {
+            BenchCommand::Ingest(c) => ingest::ingest(&c).await,
+            BenchCommand::Deliver(c) => ingest::deliver(&c).await,
+            BenchCommand::Schedule { common, pending } => {
+                schedule::lateness(&common, pending).await
+            }
+            BenchCommand::Footprint { common, pending } => {
+                schedule::footprint(&common, pending).await
+            }
+        }
+    });
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("hookgate bench: {e:#}");
+            1
+        }
+    }
+}
+
+/// The median of some figures.
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+}
+
+/// The `q` quantile of durations in ms.
+pub(crate) fn quantile_ms(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * q).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
