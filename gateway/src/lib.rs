@@ -86,6 +86,9 @@ pub async fn run_with(
     // Preloaded plugins are checked and compiled first: a bad one stops start-up.
     let plugins = Arc::new(policy::wasm::PluginHost::from_config(&config)?);
     let store = Store::open(&config.data_dir, config.cache_capacity)?;
+    // Uploaded plugins load next (from verified artifacts where cached), before
+    // the delivery engine starts; a preloaded name keeps its preloaded plugin.
+    policy::wasm::load_stored(&plugins, &store)?;
     let admin_hash = admin_token_hash(&store, &config)?;
     let durability = match options.durability {
         Some(d) => d,
@@ -102,7 +105,10 @@ pub async fn run_with(
     }
     let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
     // hookgate's own alert endpoint may be anywhere the operator points it.
-    let anywhere = AddressGuard::new(vec!["0.0.0.0/0".parse().expect("CIDR"), "::/0".parse().expect("CIDR")]);
+    let anywhere = AddressGuard::new(vec![
+        "0.0.0.0/0".parse().expect("CIDR"),
+        "::/0".parse().expect("CIDR"),
+    ]);
     let trusted_client = DeliveryClient::new(anywhere, config.tls.extra_ca_file.as_deref())?;
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let (monitor, alerts) = alerts::AlertMonitor::new(config.alerts.clone());
@@ -110,10 +116,19 @@ pub async fn run_with(
     seed_counts(&store, &telemetry);
     {
         let (telemetry, clock) = (Arc::clone(&telemetry), Arc::clone(&clock));
-        plugins.on_disabled(move |tenant, plugin| telemetry.alerts().plugin_disabled(tenant, plugin, clock.now_ms()));
+        plugins.on_disabled(move |tenant, plugin| {
+            telemetry
+                .alerts()
+                .plugin_disabled(tenant, plugin, clock.now_ms())
+        });
     }
     let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
-    let alert_sender = tokio::spawn(alerts::sender::run(store.clone(), delivery.clone(), alert_endpoint, alerts));
+    let alert_sender = tokio::spawn(alerts::sender::run(
+        store.clone(),
+        delivery.clone(),
+        alert_endpoint,
+        alerts,
+    ));
     let engine = delivery::spawn_engine(
         EngineParts {
             store: store.clone(),
@@ -146,7 +161,13 @@ pub async fn run_with(
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
     tracing::info!(addr = %listener.local_addr()?, "hookgate listening");
-    let served = api::server::serve(listener, api::router(Arc::clone(&ctx)), &ctx.config.limits, shutdown.clone()).await;
+    let served = api::server::serve(
+        listener,
+        api::router(Arc::clone(&ctx)),
+        &ctx.config.limits,
+        shutdown.clone(),
+    )
+    .await;
     housekeeping.abort();
     alert_sender.abort();
     // In-flight attempts finish (or are abandoned after the grace period) first;

@@ -30,6 +30,11 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Policy { command } => std::process::exit(hookgate::cli::policy::run(command)),
+        Command::Bench { command } => std::process::exit(hookgate::cli::bench::run(command)),
+        Command::Chaos(args) => std::process::exit(hookgate::cli::chaos::run(args)),
+        Command::Demo(args) => std::process::exit(hookgate::cli::demo::run(args)),
+        Command::PluginCheck(args) => std::process::exit(hookgate::cli::plugin_check::run(args)),
+        Command::Drill { command } => std::process::exit(hookgate::cli::drill::run(command)),
         Command::Client(command) => std::process::exit(hookgate::cli::client::run(command)),
     }
 }

@@ -14,16 +14,32 @@ async fn json_log_lines_parse_and_carry_the_ids() {
     let rx = SlowReceiver::start(0).await;
     let gw = Gateway::spawn(dir.path(), &[]);
     let (key, ids) = tenant_endpoint_events(&http, &gw.base, &rx.url, 3).await;
-    assert!(wait_all_succeeded(&http, &gw.base, &key, &ids, Duration::from_secs(30)).await.is_empty());
+    assert!(
+        wait_all_succeeded(&http, &gw.base, &key, &ids, Duration::from_secs(30))
+            .await
+            .is_empty()
+    );
     let logs = gw.logs.lock().unwrap().clone();
     assert!(!logs.is_empty());
     let mut attempts = 0;
     for line in &logs {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         if v["message"] == "attempt" {
             attempts += 1;
-            for field in ["event_id", "delivery_id", "endpoint_id", "attempt", "status", "latency_ms", "decided_by"] {
-                assert!(v.get(field).is_some_and(|f| !f.is_null()), "{field} missing: {line}");
+            for field in [
+                "event_id",
+                "delivery_id",
+                "endpoint_id",
+                "attempt",
+                "status",
+                "latency_ms",
+                "decided_by",
+            ] {
+                assert!(
+                    v.get(field).is_some_and(|f| !f.is_null()),
+                    "{field} missing: {line}"
+                );
             }
             assert!(ids.contains(&v["event_id"].as_str().unwrap().to_owned()));
             assert_eq!(v["status"], 200);

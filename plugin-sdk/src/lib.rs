@@ -1,1 +1,188 @@
-//! placeholder
+//! Write hookgate retry policies in Rust.
+//!
+//! A policy is a type implementing [`RetryPolicy`]. Both methods default to
+//! "use the built-in policy's answer", so a policy overrides only what it cares
+//! about. [`export_policy!`] exports it as the `hookgate:policy/decide` interface
+//! when built for `wasm32-unknown-unknown`; natively it expands to nothing, so
+//! `cargo test` exercises the policy through [`Attempt::builder`] and [`decide`]
+//! without any WebAssembly.
+//!
+//! The gateway stays in charge: it clamps every delay to between 1 s and the
+//! endpoint's `max_delay`, applies `max_attempts` and `retry_window`, and uses
+//! its built-in policy whenever a plugin traps, runs out of fuel (about 1 ms of
+//! work per decision) or memory (16 MiB).
+//!
+//! # Example
+//!
+//! A policy that retries a 409 Conflict after ten seconds, gives up when the
+//! receiver says the account is gone, and leaves everything else to the built-in:
+//!
+//! ```
+//! use hookgate_plugin_sdk::{Attempt, Delay, RetryPolicy, Verdict, decide, export_policy};
+//!
+//! #[derive(Default)]
+//! struct Conflicts;
+//!
+//! impl RetryPolicy for Conflicts {
+//!     fn classify(&self, a: &Attempt) -> Verdict {
+//!         if a.json_str("error").as_deref() == Some("account_gone") {
+//!             return Verdict::GiveUp("account gone".into());
+//!         }
+//!         match a.status() {
+//!             Some(409) => Verdict::Retry,
+//!             _ => Verdict::UseDefault,
+//!         }
+//!     }
+//!
+//!     fn next_delay(&self, a: &Attempt) -> Delay {
+//!         match a.status() {
+//!             Some(409) => Delay::AfterMs(10_000),
+//!             _ => Delay::UseDefault,
+//!         }
+//!     }
+//! }
+//!
+//! export_policy!(Conflicts);
+//!
+//! // Natively, the same policy runs through the harness the way the host calls it.
+//! let conflict = Attempt::builder().status(409).build();
+//! let d = decide(&Conflicts, &conflict);
+//! assert_eq!(d.verdict, Verdict::Retry);
+//! assert_eq!(d.delay, Some(Delay::AfterMs(10_000)));
+//!
+//! let gone = Attempt::builder().status(400).body(r#"{"error":"account_gone"}"#).build();
+//! assert_eq!(decide(&Conflicts, &gone).verdict, Verdict::GiveUp("account gone".into()));
+//!
+//! // A 503 is left to the built-in, which retries it after its own delay.
+//! let d = decide(&Conflicts, &Attempt::builder().status(503).build());
+//! assert_eq!((d.verdict, d.delay), (Verdict::UseDefault, Some(Delay::UseDefault)));
+//! ```
+//!
+//! Build it with `cargo build --release --target wasm32-unknown-unknown`
+//! (crate type `cdylib`), check it with `hookgate plugin-check FILE`, and upload
+//! the `.wasm` with `PUT /v1/tenants/{t}/plugins/{name}`. `docs/plugins.md` walks
+//! through every step.
+
+mod attempt;
+mod helpers;
+
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+#[path = "export.rs"]
+pub mod __private;
+
+pub use attempt::{Attempt, AttemptBuilder, Delay, FailureKind, Outcome, Verdict};
+pub use helpers::parse_retry_after;
+
+/// A retry policy. Each method answers one of the two questions the gateway asks
+/// after a failed attempt; the defaults defer to the built-in policy.
+///
+/// The gateway creates the policy with `Default` for every decision, in a fresh
+/// instance, so it must not rely on state kept between calls; for randomness use
+/// [`Attempt::seed`], which is the same for the same attempt.
+pub trait RetryPolicy {
+    /// Whether the attempt's outcome is worth another attempt.
+    fn classify(&self, attempt: &Attempt) -> Verdict {
+        let _ = attempt;
+        Verdict::UseDefault
+    }
+
+    /// How long to wait; asked only when the final verdict is retry.
+    fn next_delay(&self, attempt: &Attempt) -> Delay {
+        let _ = attempt;
+        Delay::UseDefault
+    }
+}
+
+/// A policy's answers to one attempt, as the host would collect them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// `classify`'s answer.
+    pub verdict: Verdict,
+    /// `next_delay`'s answer, when it was asked (the final verdict was retry).
+    pub delay: Option<Delay>,
+}
+
+/// Runs `policy` on `attempt` the way the host does: `classify`, then
+/// `next_delay` only when the final verdict is retry (`use-default` meaning the
+/// attempt's built-in verdict). The native test harness.
+pub fn decide<P: RetryPolicy + ?Sized>(policy: &P, attempt: &Attempt) -> Decision {
+    let verdict = policy.classify(attempt);
+    let retry = match &verdict {
+        Verdict::Retry => true,
+        Verdict::UseDefault => attempt.builtin_verdict == Verdict::Retry,
+        Verdict::Delivered | Verdict::GiveUp(_) => false,
+    };
+    let delay = retry.then(|| policy.next_delay(attempt));
+    Decision { verdict, delay }
+}
+
+/// Exports a [`RetryPolicy`] (which must implement `Default`) as the plugin's
+/// `hookgate:policy/decide` interface. Use it once per plugin crate, at the top
+/// level. It expands to nothing unless the target is `wasm32`.
+#[macro_export]
+macro_rules! export_policy {
+    ($policy:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        #[allow(unsafe_code, reason = "wit-bindgen's generated export glue")]
+        const _: () = {
+            struct HookgatePolicyExport;
+            impl $crate::__private::Guest for HookgatePolicyExport {
+                fn classify(a: $crate::__private::WitAttempt) -> $crate::__private::WitVerdict {
+                    $crate::__private::classify::<$policy>(a)
+                }
+                fn next_delay(a: $crate::__private::WitAttempt) -> $crate::__private::WitDelay {
+                    $crate::__private::next_delay::<$policy>(a)
+                }
+            }
+            $crate::__private::bindings::export_plugin!(
+                HookgatePolicyExport with_types_in $crate::__private::bindings
+            );
+        };
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Defaults;
+    impl RetryPolicy for Defaults {}
+
+    #[test]
+    fn defaults_use_the_builtin_and_delay_only_on_retry() {
+        let retry = decide(&Defaults, &Attempt::builder().status(503).build());
+        assert_eq!(
+            (retry.verdict, retry.delay),
+            (Verdict::UseDefault, Some(Delay::UseDefault))
+        );
+        let give_up = decide(&Defaults, &Attempt::builder().status(404).build());
+        assert_eq!(give_up.delay, None);
+        let timeout = Attempt::builder().failure(FailureKind::Timeout).build();
+        assert_eq!(timeout.status(), None);
+        assert_eq!(timeout.builtin_verdict, Verdict::Retry);
+    }
+
+    #[test]
+    fn the_builder_sets_what_it_is_told() {
+        let a = Attempt::builder()
+            .status(429)
+            .attempt(3)
+            .max_attempts(8)
+            .elapsed_ms(5)
+            .event_type("order.paid")
+            .seed(9)
+            .builtin(Verdict::GiveUp("x".into()), 77)
+            .build();
+        assert_eq!(
+            (a.attempt, a.max_attempts, a.elapsed_ms, a.seed),
+            (3, 8, 5, 9)
+        );
+        assert_eq!(a.event_type, "order.paid");
+        assert_eq!(
+            (a.builtin_verdict, a.builtin_delay_ms),
+            (Verdict::GiveUp("x".into()), 77)
+        );
+    }
+}

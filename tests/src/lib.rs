@@ -227,3 +227,77 @@ impl TestGateway {
 pub fn is_final(d: &Value) -> bool {
     d["state"] == "succeeded" || d["state"] == "dead"
 }
+
+/// An example plugin from `plugins/` (`ladder`, `json-error-code`,
+/// `event-type-cap`, `tutorial`), built for `wasm32-unknown-unknown` by this
+/// package's build script.
+pub fn plugin_wasm(name: &str) -> Vec<u8> {
+    let stem = match name {
+        "tutorial" => "retry_conflicts".to_owned(),
+        other => format!("hookgate_plugin_{}", other.replace('-', "_")),
+    };
+    let path = format!("{}/{stem}.wasm", env!("HOOKGATE_PLUGINS_WASM_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+impl TestGateway {
+    /// Uploads `bytes` as `tenant`'s plugin `name`; returns status and JSON body.
+    pub async fn upload_plugin(
+        &self,
+        tenant: &str,
+        key: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> (u16, Value) {
+        let path = format!("/v1/tenants/{tenant}/plugins/{name}");
+        let (s, text) = self
+            .call_raw(
+                "PUT",
+                &path,
+                key,
+                bytes,
+                &[("content-type", "application/wasm")],
+            )
+            .await;
+        (
+            s,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+}
+
+/// A receiver answering each request with the next `(status, JSON body)` of
+/// `script`, then 200; returns its URL. (The [`receiver::Receiver`] sends no
+/// bodies; plugins that read the body need one.)
+pub async fn body_receiver(script: Vec<(u16, &'static str)>) -> String {
+    use std::sync::Mutex;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let script = Arc::new(Mutex::new(std::collections::VecDeque::from(script)));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let script = Arc::clone(&script);
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(
+                    move |_req: hyper::Request<hyper::body::Incoming>| {
+                        let (status, body) =
+                            script.lock().unwrap().pop_front().unwrap_or((200, "{}"));
+                        async move {
+                            hyper::Response::builder()
+                                .status(status)
+                                .header("content-type", "application/json")
+                                .body(http_body_util::Full::new(bytes::Bytes::from_static(
+                                    body.as_bytes(),
+                                )))
+                        }
+                    },
+                );
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, svc)
+                    .await;
+            });
+        }
+    });
+    url
+}

@@ -56,10 +56,22 @@ async fn another_tenants_resources_are_404_and_untouched() {
             None,
         ),
         ("POST", "/v1/tenants/alpha/rotate-key".to_owned(), None),
-        ("POST", format!("/v1/tenants/alpha/deliveries/{dlv_id}/replay"), None),
-        ("POST", "/v1/tenants/alpha/replay".to_owned(), Some(json!({"state": "dead"}))),
+        (
+            "POST",
+            format!("/v1/tenants/alpha/deliveries/{dlv_id}/replay"),
+            None,
+        ),
+        (
+            "POST",
+            "/v1/tenants/alpha/replay".to_owned(),
+            Some(json!({"state": "dead"})),
+        ),
         ("GET", "/v1/tenants/alpha/stats".to_owned(), None),
-        ("POST", format!("/v1/tenants/beta/deliveries/{dlv_id}/replay"), None),
+        (
+            "POST",
+            format!("/v1/tenants/beta/deliveries/{dlv_id}/replay"),
+            None,
+        ),
         // Alpha's ids under beta's own path are unknown there too.
         ("GET", format!("/v1/tenants/beta/endpoints/{ep_id}"), None),
         ("GET", format!("/v1/tenants/beta/events/{ev_id}"), None),

@@ -25,9 +25,18 @@ fn parse_metrics(text: &str) -> Value {
         .stderr(Stdio::piped())
         .spawn()
         .expect("python3 with prometheus-client");
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "the exposition does not parse: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the exposition does not parse: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -39,31 +48,74 @@ async fn metrics_and_stats_after_a_scripted_run() {
     let flaky = Receiver::start(vec![Reply::status(503), Reply::status(503)]).await;
     let gone = Receiver::start(vec![Reply::status(404)]).await;
     let fast = json!({"base_ms": 100, "jitter": "none"});
-    gw.endpoint("acme", &key, json!({"url": ok.url(), "event_types": ["ok"]})).await;
-    gw.endpoint("acme", &key, json!({"url": flaky.url(), "event_types": ["flaky"], "policy": fast})).await;
-    gw.endpoint("acme", &key, json!({"url": gone.url(), "event_types": ["gone"]})).await;
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": ok.url(), "event_types": ["ok"]}),
+    )
+    .await;
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": flaky.url(), "event_types": ["flaky"], "policy": fast}),
+    )
+    .await;
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": gone.url(), "event_types": ["gone"]}),
+    )
+    .await;
     let mut ids = Vec::new();
     for t in ["ok", "ok", "ok", "flaky", "flaky", "gone"] {
-        ids.push(gw.event("acme", &key, t, json!({})).await["deliveries"][0]["id"].as_str().unwrap().to_owned());
+        ids.push(
+            gw.event("acme", &key, t, json!({})).await["deliveries"][0]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
     }
     for id in &ids {
         gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
     }
     // Telemetry is updated right after each outcome is stored: poll until it settles.
-    let scrape = || async { gw.http.get(format!("{}/metrics", gw.base)).send().await.unwrap().text().await.unwrap() };
+    let scrape = || async {
+        gw.http
+            .get(format!("{}/metrics", gw.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
     let deadline = tokio::time::Instant::now() + WAIT;
     let mut text = scrape().await;
-    while !text.contains("hookgate_attempts_per_delivery_count 6") && tokio::time::Instant::now() < deadline {
+    while !text.contains("hookgate_attempts_per_delivery_count 6")
+        && tokio::time::Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(50)).await;
         text = scrape().await;
     }
-    assert!(!text.contains("acme") && !text.contains("ep_"), "no tenant data or ids in labels");
+    assert!(
+        !text.contains("acme") && !text.contains("ep_"),
+        "no tenant data or ids in labels"
+    );
     let m = parse_metrics(&text);
     let want = [
         ("hookgate_events_ingested_total", 6.0),
-        ("hookgate_attempts_total{error_kind=\"none\",outcome=\"2xx\"}", 5.0),
-        ("hookgate_attempts_total{error_kind=\"none\",outcome=\"5xx\"}", 2.0),
-        ("hookgate_attempts_total{error_kind=\"none\",outcome=\"4xx\"}", 1.0),
+        (
+            "hookgate_attempts_total{error_kind=\"none\",outcome=\"2xx\"}",
+            5.0,
+        ),
+        (
+            "hookgate_attempts_total{error_kind=\"none\",outcome=\"5xx\"}",
+            2.0,
+        ),
+        (
+            "hookgate_attempts_total{error_kind=\"none\",outcome=\"4xx\"}",
+            1.0,
+        ),
         ("hookgate_deliveries_succeeded_total", 5.0),
         ("hookgate_deliveries_dead_total{reason=\"give_up\"}", 1.0),
         ("hookgate_retries_total", 2.0),
@@ -74,14 +126,22 @@ async fn metrics_and_stats_after_a_scripted_run() {
         ("hookgate_delivery_latency_seconds_count", 5.0),
         ("hookgate_attempts_per_delivery_count", 6.0),
         ("hookgate_attempts_per_delivery_sum", 8.0),
-        ("hookgate_policy_decisions_total{decided_by=\"builtin\"}", 8.0),
+        (
+            "hookgate_policy_decisions_total{decided_by=\"builtin\"}",
+            8.0,
+        ),
     ];
-    assert!(m["hookgate_deliveries_in_flight"].is_number(), "the in-flight gauge is exported");
+    assert!(
+        m["hookgate_deliveries_in_flight"].is_number(),
+        "the in-flight gauge is exported"
+    );
     for (name, value) in want {
         assert_eq!(m[name].as_f64(), Some(value), "{name} in {m}");
     }
 
-    let (s, stats) = gw.call("GET", "/v1/tenants/acme/stats", Some(&key), None).await;
+    let (s, stats) = gw
+        .call("GET", "/v1/tenants/acme/stats", Some(&key), None)
+        .await;
     assert_eq!(s, 200);
     assert_eq!(stats["success_rate"].as_f64(), Some(5.0 / 6.0), "{stats}");
     assert_eq!(stats["retry_rate"].as_f64(), Some(2.0 / 8.0), "{stats}");
@@ -109,16 +169,34 @@ async fn a_failing_endpoint_alerts_once_and_resolves_once() {
     };
     let gw = TestGateway::start_with(config, dir, Default::default()).await;
     let rx = Receiver::start((0..6).map(|_| Reply::status(503)).collect()).await;
-    let (key, _, dlv) = gw.one_delivery(&rx.url(), json!({"policy": {"base_ms": 100, "factor": 1.5, "jitter": "none"}})).await;
+    let (key, _, dlv) = gw
+        .one_delivery(
+            &rx.url(),
+            json!({"policy": {"base_ms": 100, "factor": 1.5, "jitter": "none"}}),
+        )
+        .await;
     let d = gw.wait_delivery("acme", &key, &dlv, WAIT, is_final).await;
     assert_eq!(d["state"], "succeeded", "{d}");
     let got = alerts_rx.wait_for(2, WAIT).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let got_all = alerts_rx.received();
-    assert_eq!(got_all.len(), 2, "exactly one alert and one resolution: {got:?}");
-    let bodies: Vec<Value> = got_all.iter().map(|r| serde_json::from_slice(&r.body).unwrap()).collect();
-    assert_eq!((bodies[0]["rule"].as_str(), bodies[0]["state"].as_str()), (Some("endpoint_failing"), Some("fired")));
-    assert_eq!((bodies[1]["rule"].as_str(), bodies[1]["state"].as_str()), (Some("endpoint_failing"), Some("resolved")));
+    assert_eq!(
+        got_all.len(),
+        2,
+        "exactly one alert and one resolution: {got:?}"
+    );
+    let bodies: Vec<Value> = got_all
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(
+        (bodies[0]["rule"].as_str(), bodies[0]["state"].as_str()),
+        (Some("endpoint_failing"), Some("fired"))
+    );
+    assert_eq!(
+        (bodies[1]["rule"].as_str(), bodies[1]["state"].as_str()),
+        (Some("endpoint_failing"), Some("resolved"))
+    );
     assert_eq!(bodies[0]["tenant_id"], "acme");
     verify_with_official_library(secret, &got_all);
 }

@@ -80,7 +80,14 @@ impl AlertMonitor {
     /// A monitor and the receiver its alerts go to.
     pub fn new(cfg: AlertsConfig) -> (Self, mpsc::UnboundedReceiver<Alert>) {
         let (out, rx) = mpsc::unbounded_channel();
-        (Self { cfg, state: Mutex::default(), out }, rx)
+        (
+            Self {
+                cfg,
+                state: Mutex::default(),
+                out,
+            },
+            rx,
+        )
     }
 
     /// Opens or closes the incident `(rule, subject)`; emits on transitions only.
@@ -90,13 +97,19 @@ impl AlertMonitor {
             return;
         }
         if active {
-            if incident.last_fired_ms.is_some_and(|t| alert.at_ms < t + self.cfg.cooldown) {
+            if incident
+                .last_fired_ms
+                .is_some_and(|t| alert.at_ms < t + self.cfg.cooldown)
+            {
                 return; // the same incident flapping: stay quiet within the cool-down
             }
             incident.last_fired_ms = Some(alert.at_ms);
         }
         incident.active = active;
-        self.emit(Alert { state: if active { "fired" } else { "resolved" }, ..alert });
+        self.emit(Alert {
+            state: if active { "fired" } else { "resolved" },
+            ..alert
+        });
     }
 
     fn emit(&self, alert: Alert) {
@@ -123,32 +136,54 @@ impl AlertMonitor {
         if i.tenant_id == ALERT_TENANT {
             return;
         }
-        let Ok(mut st) = self.state.lock() else { return };
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
         let st = &mut *st;
         let watch = st.endpoints.entry(i.endpoint_id.to_owned()).or_default();
         watch.streak = if i.failed { watch.streak + 1 } else { 0 };
         watch.window.record(i.now_ms, self.cfg.window, i.failed);
-        let (streak, (attempts, failures)) = (watch.streak, watch.window.totals(i.now_ms, self.cfg.window));
+        let (streak, (attempts, failures)) =
+            (watch.streak, watch.window.totals(i.now_ms, self.cfg.window));
         let rate_high = attempts >= self.cfg.failure_rate_min_attempts
             && failures as f64 > self.cfg.failure_rate * attempts as f64;
         let failing = streak >= self.cfg.consecutive_failures || (i.failed && rate_high);
         if failing || i.succeeded {
-            let msg = format!("{streak} consecutive failures; {failures} of {attempts} attempts failed in the window");
-            self.transition(st, Self::alert("endpoint_failing", i, msg), i.endpoint_id.to_owned(), failing);
+            let msg = format!(
+                "{streak} consecutive failures; {failures} of {attempts} attempts failed in the window"
+            );
+            self.transition(
+                st,
+                Self::alert("endpoint_failing", i, msg),
+                i.endpoint_id.to_owned(),
+                failing,
+            );
         }
         if i.gave_up {
             // An event, not a state: fire, and let the cool-down keep it to one.
             let key = ("give_up", i.endpoint_id.to_owned());
             let inc = st.incidents.entry(key).or_default();
-            if inc.last_fired_ms.is_none_or(|t| i.now_ms >= t + self.cfg.cooldown) {
+            if inc
+                .last_fired_ms
+                .is_none_or(|t| i.now_ms >= t + self.cfg.cooldown)
+            {
                 inc.last_fired_ms = Some(i.now_ms);
-                self.emit(Self::alert("give_up", i, "a non-retryable answer made a delivery dead".into()));
+                self.emit(Self::alert(
+                    "give_up",
+                    i,
+                    "a non-retryable answer made a delivery dead".into(),
+                ));
             }
         }
         if let Some(skew) = i.clock_skew_ms {
             let off = skew.unsigned_abs() > self.cfg.clock_skew;
             let msg = format!("receiver clock is {}s off ours", skew / 1000);
-            self.transition(st, Self::alert("clock_skew", i, msg), i.endpoint_id.to_owned(), off);
+            self.transition(
+                st,
+                Self::alert("clock_skew", i, msg),
+                i.endpoint_id.to_owned(),
+                off,
+            );
         }
         if i.dead {
             st.deaths.push_back(i.now_ms);
@@ -157,7 +192,11 @@ impl AlertMonitor {
     }
 
     fn check_dlq(&self, st: &mut MonitorState, now_ms: u64) {
-        while st.deaths.front().is_some_and(|t| t + self.cfg.window <= now_ms) {
+        while st
+            .deaths
+            .front()
+            .is_some_and(|t| t + self.cfg.window <= now_ms)
+        {
             st.deaths.pop_front();
         }
         let n = st.deaths.len() as u64;
@@ -166,7 +205,10 @@ impl AlertMonitor {
             state: "fired",
             tenant_id: None,
             endpoint_id: None,
-            message: format!("{n} deliveries became dead within the window (threshold {})", self.cfg.dlq_growth),
+            message: format!(
+                "{n} deliveries became dead within the window (threshold {})",
+                self.cfg.dlq_growth
+            ),
             at_ms: now_ms,
         };
         self.transition(st, alert, String::new(), n > self.cfg.dlq_growth);
@@ -184,8 +226,14 @@ impl AlertMonitor {
         if tenant_id == ALERT_TENANT {
             return;
         }
-        let Ok(mut st) = self.state.lock() else { return };
-        let msg = if open { "circuit breaker opened" } else { "circuit breaker closed" };
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        let msg = if open {
+            "circuit breaker opened"
+        } else {
+            "circuit breaker closed"
+        };
         let alert = Alert {
             rule: "breaker_open",
             state: "fired",
@@ -204,7 +252,9 @@ impl AlertMonitor {
             state: "fired",
             tenant_id: Some(tenant_id.to_owned()),
             endpoint_id: None,
-            message: format!("plugin {plugin} disabled after repeated failures; the built-in policy decides"),
+            message: format!(
+                "plugin {plugin} disabled after repeated failures; the built-in policy decides"
+            ),
             at_ms: now_ms,
         });
     }

@@ -19,7 +19,11 @@ pub const ALERT_ENDPOINT: &str = "ep_hookgate_alerts";
 ///
 /// # Errors
 /// On a storage failure.
-pub async fn install(store: &Store, cfg: &AlertsConfig, now_ms: u64) -> Result<Option<EndpointRecord>, StoreError> {
+pub async fn install(
+    store: &Store,
+    cfg: &AlertsConfig,
+    now_ms: u64,
+) -> Result<Option<EndpointRecord>, StoreError> {
     let existing = store.endpoint(ALERT_TENANT, ALERT_ENDPOINT)?;
     let Some(url) = &cfg.url else {
         if let Some(ep) = existing {
@@ -33,7 +37,9 @@ pub async fn install(store: &Store, cfg: &AlertsConfig, now_ms: u64) -> Result<O
         (None, None) => {
             let s = SigningSecret::generate().as_str().to_owned();
             store.meta_put("alerts_secret", s.as_bytes())?;
-            tracing::info!("generated the alert signing secret; read it with the alerts.secret setting or the data dir");
+            tracing::info!(
+                "generated the alert signing secret; read it with the alerts.secret setting or the data dir"
+            );
             s
         }
     };
@@ -54,8 +60,14 @@ pub async fn install(store: &Store, cfg: &AlertsConfig, now_ms: u64) -> Result<O
         disabled: false,
         disabled_reason: None,
         disabled_at_ms: None,
-        secrets: vec![StoredSecret { secret, expires_at_ms: None }],
-        breaker: existing.as_ref().map(|e| e.breaker.clone()).unwrap_or_else(BreakerRecord::default),
+        secrets: vec![StoredSecret {
+            secret,
+            expires_at_ms: None,
+        }],
+        breaker: existing
+            .as_ref()
+            .map(|e| e.breaker.clone())
+            .unwrap_or_else(BreakerRecord::default),
         trusted: true,
         last_success_ms: None,
         created_at_ms: existing.as_ref().map_or(now_ms, |e| e.created_at_ms),
@@ -75,7 +87,9 @@ pub async fn run(
     while let Some(alert) = alerts.recv().await {
         let Some(ep) = &endpoint else { continue };
         let event_type = format!("alert.{}", alert.state);
-        let Ok(payload) = serde_json::to_string(&alert).map(RawValue::from_string) else { continue };
+        let Ok(payload) = serde_json::to_string(&alert).map(RawValue::from_string) else {
+            continue;
+        };
         let Ok(payload) = payload else { continue };
         let ingest = store.ingest(NewEvent {
             tenant_id: ALERT_TENANT,
@@ -86,8 +100,13 @@ pub async fn run(
             now_ms: alert.at_ms,
         });
         match ingest.await {
-            Ok(_) => handle.notify(ScheduleChange::Due { endpoint_id: ep.id.clone(), due_ms: alert.at_ms }),
-            Err(e) => tracing::error!(error = %e, rule = alert.rule, "could not queue the alert webhook"),
+            Ok(_) => handle.notify(ScheduleChange::Due {
+                endpoint_id: ep.id.clone(),
+                due_ms: alert.at_ms,
+            }),
+            Err(e) => {
+                tracing::error!(error = %e, rule = alert.rule, "could not queue the alert webhook")
+            }
         }
     }
 }

@@ -3,7 +3,13 @@
 use super::*;
 
 fn cfg() -> AlertsConfig {
-    AlertsConfig { consecutive_failures: 3, failure_rate_min_attempts: 1000, cooldown: 10_000, dlq_growth: 2, ..AlertsConfig::default() }
+    AlertsConfig {
+        consecutive_failures: 3,
+        failure_rate_min_attempts: 1000,
+        cooldown: 10_000,
+        dlq_growth: 2,
+        ..AlertsConfig::default()
+    }
 }
 
 fn input(failed: bool, now_ms: u64) -> AlertInput<'static> {
@@ -20,7 +26,9 @@ fn input(failed: bool, now_ms: u64) -> AlertInput<'static> {
 }
 
 fn drain(rx: &mut mpsc::UnboundedReceiver<Alert>) -> Vec<(&'static str, &'static str)> {
-    std::iter::from_fn(|| rx.try_recv().ok()).map(|a| (a.rule, a.state)).collect()
+    std::iter::from_fn(|| rx.try_recv().ok())
+        .map(|a| (a.rule, a.state))
+        .collect()
 }
 
 #[test]
@@ -42,12 +50,24 @@ fn a_failing_endpoint_fires_once_and_resolves_once() {
 
 #[test]
 fn give_ups_fire_once_per_cool_down_and_dlq_growth_resolves() {
-    let (m, mut rx) = AlertMonitor::new(AlertsConfig { consecutive_failures: 100, ..cfg() });
-    let give_up = |now| AlertInput { gave_up: true, dead: true, failed: true, succeeded: false, ..input(true, now) };
+    let (m, mut rx) = AlertMonitor::new(AlertsConfig {
+        consecutive_failures: 100,
+        ..cfg()
+    });
+    let give_up = |now| AlertInput {
+        gave_up: true,
+        dead: true,
+        failed: true,
+        succeeded: false,
+        ..input(true, now)
+    };
     m.observe(&give_up(0));
     m.observe(&give_up(1));
     m.observe(&give_up(2));
-    assert_eq!(drain(&mut rx), [("give_up", "fired"), ("dlq_growth", "fired")]);
+    assert_eq!(
+        drain(&mut rx),
+        [("give_up", "fired"), ("dlq_growth", "fired")]
+    );
     m.observe(&give_up(20_000));
     assert_eq!(drain(&mut rx), [("give_up", "fired")]);
     m.tick(20_000 + 600_000);
@@ -58,7 +78,10 @@ fn give_ups_fire_once_per_cool_down_and_dlq_growth_resolves() {
 fn own_alert_deliveries_never_feed_the_rules() {
     let (m, mut rx) = AlertMonitor::new(cfg());
     for t in 0..10 {
-        m.observe(&AlertInput { tenant_id: ALERT_TENANT, ..input(true, t) });
+        m.observe(&AlertInput {
+            tenant_id: ALERT_TENANT,
+            ..input(true, t)
+        });
     }
     m.breaker(ALERT_TENANT, "ep_alerts", true, 0);
     assert_eq!(drain(&mut rx), []);
@@ -67,12 +90,23 @@ fn own_alert_deliveries_never_feed_the_rules() {
 #[test]
 fn clock_skew_and_breakers() {
     let (m, mut rx) = AlertMonitor::new(cfg());
-    m.observe(&AlertInput { clock_skew_ms: Some(-120_000), ..input(false, 0) });
-    m.observe(&AlertInput { clock_skew_ms: Some(1_000), ..input(false, 1) });
+    m.observe(&AlertInput {
+        clock_skew_ms: Some(-120_000),
+        ..input(false, 0)
+    });
+    m.observe(&AlertInput {
+        clock_skew_ms: Some(1_000),
+        ..input(false, 1)
+    });
     m.breaker("acme", "ep_1", true, 2);
     m.breaker("acme", "ep_1", false, 3);
     assert_eq!(
         drain(&mut rx),
-        [("clock_skew", "fired"), ("clock_skew", "resolved"), ("breaker_open", "fired"), ("breaker_open", "resolved")]
+        [
+            ("clock_skew", "fired"),
+            ("clock_skew", "resolved"),
+            ("breaker_open", "fired"),
+            ("breaker_open", "resolved")
+        ]
     );
 }

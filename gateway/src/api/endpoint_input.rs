@@ -49,12 +49,18 @@ pub(super) struct EndpointInput {
 ///
 /// # Errors
 /// 422 naming `secret`.
-pub(super) fn tenant_secret(given: Option<&str>) -> Result<crate::delivery::signer::SigningSecret, ApiError> {
+pub(super) fn tenant_secret(
+    given: Option<&str>,
+) -> Result<crate::delivery::signer::SigningSecret, ApiError> {
     use crate::delivery::signer::SigningSecret;
     match given {
         None => Ok(SigningSecret::generate()),
-        Some(s) => SigningSecret::parse(s)
-            .map_err(|e| ApiError::validation("secret", format!("secret must be whsec_ + base64 of 24 to 64 bytes: {e}"))),
+        Some(s) => SigningSecret::parse(s).map_err(|e| {
+            ApiError::validation(
+                "secret",
+                format!("secret must be whsec_ + base64 of 24 to 64 bytes: {e}"),
+            )
+        }),
     }
 }
 

@@ -129,7 +129,10 @@ pub(super) async fn update(
     let mut ep = load(&ctx, &who, &t, &id)?;
     let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     if patch.get("secret").is_some() {
-        return Err(ApiError::invalid_field("secret", "change the secret with rotate-secret"));
+        return Err(ApiError::invalid_field(
+            "secret",
+            "change the secret with rotate-secret",
+        ));
     }
     if !patch.is_object() {
         return Err(ApiError::invalid_field(
@@ -198,8 +201,11 @@ pub(super) async fn rotate_secret(
 ) -> Result<Json<Value>, ApiError> {
     let mut ep = load(&ctx, &who, &t, &id)?;
     let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
-    let input: RotateSecret =
-        if bytes.iter().all(u8::is_ascii_whitespace) { RotateSecret::default() } else { parse_json(&bytes)? };
+    let input: RotateSecret = if bytes.iter().all(u8::is_ascii_whitespace) {
+        RotateSecret::default()
+    } else {
+        parse_json(&bytes)?
+    };
     let new_secret = tenant_secret(input.secret.as_deref())?;
     let now = ctx.clock.now_ms();
     ep.secrets

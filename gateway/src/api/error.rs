@@ -109,6 +109,23 @@ impl ApiError {
         )
     }
 
+    /// 422 `plugin_rejected`: an upload check refused the plugin; the message names
+    /// the check.
+    pub fn plugin_rejected(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_rejected", message)
+    }
+
+    /// 429 `rate_limited`: too many requests of one kind (plugin uploads: 10 per
+    /// tenant per hour); the message says when to try again.
+    pub fn rate_limited(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message)
+    }
+
+    /// 503 `busy`: a shared resource (the plugin compiler) stayed taken; try again.
+    pub fn busy(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
+    }
+
     /// 507 `insufficient_storage`.
     pub fn insufficient_storage() -> Self {
         Self::new(
@@ -179,6 +196,9 @@ mod tests {
                 507,
                 "insufficient_storage",
             ),
+            (ApiError::plugin_rejected("x"), 422, "plugin_rejected"),
+            (ApiError::rate_limited("x"), 429, "rate_limited"),
+            (ApiError::busy("x"), 503, "busy"),
         ];
         for (err, status, code) in cases {
             let field = err.field.clone();

@@ -10,6 +10,8 @@ pub mod error;
 pub mod events;
 mod health;
 mod observability;
+mod plugin_view;
+mod plugins;
 mod replay;
 pub mod server;
 mod tenants;
@@ -17,7 +19,7 @@ mod tenants;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use serde::Deserialize;
 
 use crate::context::AppContext;
@@ -60,6 +62,17 @@ pub fn router(ctx: Arc<AppContext>) -> Router {
             post(replay::replay_one),
         )
         .route(&format!("{t}/replay"), post(replay::replay_many))
+        .route(&format!("{t}/plugins"), get(plugins::list))
+        .route(
+            &format!("{t}/plugins/{{name}}"),
+            put(plugins::upload)
+                .get(plugins::show)
+                .delete(plugins::delete),
+        )
+        .route(
+            &format!("{t}/plugins/{{name}}/rollback"),
+            post(plugins::rollback),
+        )
         .fallback(|| async { ApiError::not_found("route") })
         .with_state(ctx)
 }

@@ -30,7 +30,12 @@ connection: close\r\ncontent-length: 91\r\n\r\n\
 ///
 /// # Errors
 /// Only if the listener itself fails.
-pub async fn serve(listener: TcpListener, app: Router, limits: &Limits, shutdown: CancellationToken) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: &Limits,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     let connections = Arc::new(Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     let mut http = http1::Builder::new();
@@ -59,7 +64,8 @@ pub async fn serve(listener: TcpListener, app: Router, limits: &Limits, shutdown
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             let _ = conn.await;
@@ -67,7 +73,10 @@ pub async fn serve(listener: TcpListener, app: Router, limits: &Limits, shutdown
         });
     }
     drop(listener);
-    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::warn!("requests still running after the drain timeout; closing them");
     }
     Ok(())
@@ -79,7 +88,12 @@ mod tests {
     fn the_overload_answer_is_well_formed() {
         let text = std::str::from_utf8(super::TOO_MANY).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();
-        let len: usize = head.lines().find_map(|l| l.strip_prefix("content-length: ")).unwrap().parse().unwrap();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .unwrap()
+            .parse()
+            .unwrap();
         assert_eq!(body.len(), len);
         let v: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(v["error"]["code"], "too_many_connections");

@@ -1,6 +1,11 @@
 //! The command line: `serve`, operator tasks, the policy simulator, and the API client.
 
+pub mod bench;
+pub mod chaos;
 pub mod client;
+pub mod demo;
+pub mod drill;
+pub mod plugin_check;
 pub mod policy;
 
 use std::path::PathBuf;
@@ -33,6 +38,28 @@ pub enum Command {
     Policy {
         #[command(subcommand)]
         command: policy::PolicyCommand,
+    },
+    /// A webhook receiver for fault drills: weighted statuses, latency, hangs,
+    /// resets, refusals, signature checks.
+    #[command(name = "chaos-receiver")]
+    Chaos(chaos::ChaosArgs),
+    /// See hookgate at work in one terminal: a gateway, a flaky receiver, a burst of
+    /// events, retries in waves, everything delivered.
+    Demo(demo::DemoArgs),
+    /// Benchmarks: throughput, latency and footprint against same-run references.
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
+    },
+    /// Run a plugin through upload checks 1-9 locally and report its fuel and
+    /// memory against the gateway's limits (no gateway needed).
+    #[command(name = "plugin-check")]
+    PluginCheck(plugin_check::PluginCheckArgs),
+    /// Drills that prove nothing is lost: crash (SIGKILLs under ingest), herd (a
+    /// recovering receiver is not flooded), fault (every fault ends right).
+    Drill {
+        #[command(subcommand)]
+        command: drill::DrillCommand,
     },
     #[command(flatten)]
     Client(client::ClientCommand),

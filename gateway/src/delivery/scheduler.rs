@@ -194,10 +194,20 @@ impl Scheduler {
         if let Some(t) = transition {
             match t {
                 Transition::Tripped { trips: 1, .. } => {
-                    self.ctx.telemetry.breaker_transition(&record.tenant_id, endpoint_id, true, now);
+                    self.ctx.telemetry.breaker_transition(
+                        &record.tenant_id,
+                        endpoint_id,
+                        true,
+                        now,
+                    );
                 }
                 Transition::Recovered => {
-                    self.ctx.telemetry.breaker_transition(&record.tenant_id, endpoint_id, false, now);
+                    self.ctx.telemetry.breaker_transition(
+                        &record.tenant_id,
+                        endpoint_id,
+                        false,
+                        now,
+                    );
                 }
                 Transition::Tripped { .. } => {}
             }

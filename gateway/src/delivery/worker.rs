@@ -117,7 +117,11 @@ impl DeliveryWorker {
             .event_payload(&ep.tenant_id, &d.event_id)?
             .unwrap_or_default();
         let started = ctx.clock.now_ms();
-        let client = if ep.trusted { &ctx.trusted_client } else { &ctx.client };
+        let client = if ep.trusted {
+            &ctx.trusted_client
+        } else {
+            &ctx.client
+        };
         let result = client
             .send(
                 self.request(&d, payload, started),

@@ -87,6 +87,34 @@ pub(crate) fn all_idempotency() -> Vec<u8> {
     key(b"ik", &[])
 }
 
+/// `pl␀{tenant}␀{name}` → plugin record (its versions and the active pointer).
+pub(crate) fn plugin(t: &str, name: &str) -> Vec<u8> {
+    key(b"pl", &[t.as_bytes(), name.as_bytes()])
+}
+
+/// Prefix of one tenant's plugin records.
+pub(crate) fn plugins_of(t: &str) -> Vec<u8> {
+    key(b"pl", &[t.as_bytes(), b""])
+}
+
+/// Prefix of every plugin record of every tenant (restored at start).
+pub(crate) fn all_plugins() -> Vec<u8> {
+    key(b"pl", &[])
+}
+
+/// `pb␀{tenant}␀{name}␀{version BE}` → the plugin bytes exactly as uploaded.
+pub(crate) fn plugin_bytes(t: &str, name: &str, version: u32) -> Vec<u8> {
+    key(
+        b"pb",
+        &[t.as_bytes(), name.as_bytes(), &version.to_be_bytes()],
+    )
+}
+
+/// Prefix of every stored version's bytes of one plugin.
+pub(crate) fn plugin_bytes_of(t: &str, name: &str) -> Vec<u8> {
+    key(b"pb", &[t.as_bytes(), name.as_bytes(), b""])
+}
+
 /// Which queue a schedule entry sits in. First attempts and retries are kept in
 /// separate lanes so that new deliveries are never stuck behind a backlog of
 /// retries; the scheduler interleaves the two.
@@ -247,5 +275,9 @@ mod tests {
         assert!(endpoint("a", "ep_1").starts_with(&endpoints_of("a")));
         assert!(!delivery("ab", "dlv_1").starts_with(&deliveries_of("a")));
         assert!(attempt("dlv_1", 2, 1) > attempt("dlv_1", 1, 9));
+        assert!(!plugin("ab", "p").starts_with(&plugins_of("a")));
+        assert!(plugin("a", "p").starts_with(&plugins_of("a")));
+        assert!(!plugin_bytes("a", "pq", 1).starts_with(&plugin_bytes_of("a", "p")));
+        assert!(plugin_bytes("a", "p", 2) > plugin_bytes("a", "p", 1));
     }
 }

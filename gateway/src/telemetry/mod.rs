@@ -47,7 +47,11 @@ impl Telemetry {
     /// `per_endpoint_labels` adds an endpoint-labelled attempt counter (unbounded
     /// cardinality: an operator's choice).
     pub fn new(per_endpoint_labels: bool, alerts: AlertMonitor) -> Self {
-        Self { metrics: Metrics::new(per_endpoint_labels), tenants: Mutex::default(), alerts }
+        Self {
+            metrics: Metrics::new(per_endpoint_labels),
+            tenants: Mutex::default(),
+            alerts,
+        }
     }
 
     /// The alert rules.

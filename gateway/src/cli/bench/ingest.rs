@@ -130,12 +130,10 @@ pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
             "| {run} | {rate:.0} | {p50:.1} | {p99:.1} | {reference:.0} | {:.2} |",
             rate / reference
         );
-        (
-            rates.push(rate),
-            ratios.push(rate / reference),
-            p50s.push(p50),
-            p99s.push(p99),
-        );
+        rates.push(rate);
+        ratios.push(rate / reference);
+        p50s.push(p50);
+        p99s.push(p99);
     }
     println!(
         "| median | {:.0} | {:.1} | {:.1} | | {:.2} |",
@@ -202,7 +200,8 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
             "| {run} | {n} | {rate:.0} | {reference:.0} | {:.2} |",
             rate / reference
         );
-        (rates.push(rate), ratios.push(rate / reference));
+        rates.push(rate);
+        ratios.push(rate / reference);
     }
     println!(
         "| median | {n} | {:.0} | | {:.2} |",

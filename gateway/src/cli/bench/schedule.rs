@@ -118,7 +118,8 @@ pub(super) async fn lateness(c: &Common, pending: usize) -> anyhow::Result<()> {
             "| {run} | {pending} | {} | {p50:.1} | {p99:.1} |",
             late.len()
         );
-        (p50s.push(p50), p99s.push(p99));
+        p50s.push(p50);
+        p99s.push(p99);
     }
     println!(
         "| median | {pending} | {due} | {:.1} | {:.1} |",
@@ -171,7 +172,9 @@ pub(super) async fn footprint(c: &Common, pending: usize) -> anyhow::Result<()> 
             "| {run} | {pending} | {:.0} | {mib:.0} | {to_first:.0} |",
             kb / 1024.0
         );
-        (rss.push(kb / 1024.0), disk.push(mib), first.push(to_first));
+        rss.push(kb / 1024.0);
+        disk.push(mib);
+        first.push(to_first);
     }
     println!(
         "| median | {pending} | {:.0} | {:.0} | {:.0} |",

@@ -53,6 +53,10 @@ pub fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, PluginE
             componentized: false,
         });
     }
+    let imports = core_imports(bytes)?;
+    if !imports.is_empty() {
+        return Err(PluginError::Imports(imports.join(", ")));
+    }
     let component = componentize(bytes)?;
     Ok(PreparedPlugin {
         component,
@@ -103,6 +107,40 @@ fn strip_component_types(module: &[u8]) -> Result<Vec<u8>, PluginError> {
         }
     }
     Ok(out)
+}
+
+/// A core module's imports as `module::name`. A plugin may import nothing, so a
+/// `wasm32-wasip1` build (or any other import) is named here rather than left to
+/// the encoder's less direct message.
+fn core_imports(module: &[u8]) -> Result<Vec<String>, PluginError> {
+    let mut out = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(module) {
+        if let wasmparser::Payload::ImportSection(section) =
+            payload.map_err(|e| PluginError::Invalid(e.to_string()))?
+        {
+            for import in section.into_imports() {
+                let import = import.map_err(|e| PluginError::Invalid(e.to_string()))?;
+                out.push(format!("{}::{}", import.module, import.name));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The largest initial linear memory of any core module in `bytes` (a module or
+/// a component), in bytes; `None` if they do not parse.
+pub(crate) fn largest_initial_memory(bytes: &[u8]) -> Option<u64> {
+    let mut largest = 0u64;
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        if let wasmparser::Payload::MemorySection(section) = payload.ok()? {
+            for memory in section {
+                let memory = memory.ok()?;
+                let page = 1u64 << memory.page_size_log2.unwrap_or(16);
+                largest = largest.max(memory.initial.saturating_mul(page));
+            }
+        }
+    }
+    Some(largest)
 }
 
 /// Appends `n` as unsigned LEB128.

@@ -11,14 +11,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker};
-use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-    StoreLimits, StoreLimitsBuilder, Trap,
-};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 
 use super::PluginError;
 use super::bindings::{Attempt, PluginPre};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
+pub(crate) use super::state::PluginState;
 
 /// Linear memory a plugin may use, in bytes.
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
@@ -29,56 +27,11 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Ticks a decision may span: the wall-clock backstop behind fuel.
 pub const EPOCH_DEADLINE_TICKS: u64 = 5;
 
-/// What a decision's `Store` holds: its limits, and whether the memory limit was hit
-/// (with `trap_on_grow_failure` that error is not a `Trap`, so it is recorded here).
-pub(crate) struct PluginState {
-    limits: StoreLimits,
-    memory_exceeded: bool,
-}
-
-impl PluginState {
-    fn new() -> Self {
-        Self {
-            limits: StoreLimitsBuilder::new()
-                .memory_size(MEMORY_LIMIT_BYTES)
-                .trap_on_grow_failure(true)
-                .build(),
-            memory_exceeded: false,
-        }
-    }
-}
-
-impl ResourceLimiter for PluginState {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let allowed = self.limits.memory_growing(current, desired, maximum);
-        if !matches!(allowed, Ok(true)) {
-            self.memory_exceeded = true;
-        }
-        allowed
-    }
-
-    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
-        self.memory_exceeded = true;
-        self.limits.memory_grow_failed(error)
-    }
-
-    fn table_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        self.limits.table_growing(current, desired, maximum)
-    }
-
-    fn table_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
-        self.limits.table_grow_failed(error)
-    }
+/// What one decision used: fuel and peak linear memory, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub fuel: u64,
+    pub memory_bytes: usize,
 }
 
 /// Where in a decision an error arose; decides what a non-trap error means.
@@ -104,11 +57,14 @@ impl Sandbox {
     /// # Errors
     /// `Engine` if wasmtime refuses the configuration (e.g. no address space).
     pub(crate) fn new(concurrency: u32, fuel: u64) -> Result<Self, PluginError> {
+        // One slot more than the decision threads: an upload's conformance run
+        // (one at a time) never takes a slot a decision needs.
+        let slots = concurrency + 1;
         let mut pool = PoolingAllocationConfig::new();
-        pool.total_component_instances(concurrency)
-            .total_memories(concurrency)
-            .total_core_instances(concurrency * 4)
-            .total_tables(concurrency * 4)
+        pool.total_component_instances(slots)
+            .total_memories(slots)
+            .total_core_instances(slots * 4)
+            .total_tables(slots * 4)
             .max_memory_size(MEMORY_LIMIT_BYTES);
         let mut config = Config::new();
         config
@@ -128,15 +84,44 @@ impl Sandbox {
         })
     }
 
-    /// Compiles a component and pre-instantiates it with the empty linker. Runs no
-    /// guest code.
+    /// Compiles a component and pre-instantiates it with the empty linker
+    /// (upload steps 5–8). Runs no guest code.
     ///
     /// # Errors
-    /// `Compile`, `Imports` (any import at all), `Resources` (memory beyond the
-    /// limit) or `Exports` (not the `plugin` world).
+    /// As [`Sandbox::compile`] and [`Sandbox::pre`].
     pub(crate) fn prepare(&self, component: &[u8]) -> Result<PluginPre<PluginState>, PluginError> {
-        let component = Component::new(&self.engine, component)
-            .map_err(|e| PluginError::Compile(format!("{e:#}")))?;
+        self.pre(&self.compile(component)?)
+    }
+
+    /// The engine, for the artifact cache.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Upload step 5: compiles a component. A refusal caused by a memory beyond
+    /// the limit (the pooling allocator checks it here) is reported as `Resources`.
+    ///
+    /// # Errors
+    /// `Compile` or `Resources`.
+    pub(crate) fn compile(&self, component: &[u8]) -> Result<Component, PluginError> {
+        Component::new(&self.engine, component).map_err(|e| {
+            match super::componentize::largest_initial_memory(component) {
+                Some(bytes) if bytes > MEMORY_LIMIT_BYTES as u64 => {
+                    PluginError::Resources(format!(
+                        "it starts with {bytes} bytes of memory; the limit is {MEMORY_LIMIT_BYTES}"
+                    ))
+                }
+                _ => PluginError::Compile(format!("{e:#}")),
+            }
+        })
+    }
+
+    /// Upload steps 6–8: no imports at all, `instantiate_pre` with the empty
+    /// linker and the typed exports, and memory within the limit. Runs nothing.
+    ///
+    /// # Errors
+    /// `Imports`, `Exports` (not the `plugin` world) or `Resources`.
+    pub(crate) fn pre(&self, component: &Component) -> Result<PluginPre<PluginState>, PluginError> {
         let imports: Vec<String> = component
             .component_type()
             .imports(&self.engine)
@@ -145,6 +130,11 @@ impl Sandbox {
         if !imports.is_empty() {
             return Err(PluginError::Imports(imports.join(", ")));
         }
+        let pre = self
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| PluginError::Exports(format!("{e:#}")))?;
+        let pre = PluginPre::new(pre).map_err(|e| PluginError::Exports(format!("{e:#}")))?;
         let resources = component.resources_required().ok_or_else(|| {
             PluginError::Resources("its resource needs cannot be determined".into())
         })?;
@@ -161,11 +151,25 @@ impl Sandbox {
                 "it starts with {initial_bytes} bytes of memory; the limit is {MEMORY_LIMIT_BYTES}"
             )));
         }
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| PluginError::Exports(format!("{e:#}")))?;
-        PluginPre::new(pre).map_err(|e| PluginError::Exports(format!("{e:#}")))
+        Ok(pre)
+    }
+
+    /// A store with the production limits: memory, fuel and the epoch deadline.
+    fn new_store(&self) -> Result<Store<PluginState>, CallFailure> {
+        let mut store = Store::new(&self.engine, PluginState::new());
+        store.limiter(|state| state);
+        self.refuel(&mut store)?;
+        Ok(store)
+    }
+
+    /// A decision's budget again: the fuel and the epoch deadline.
+    fn refuel(&self, store: &mut Store<PluginState>) -> Result<(), CallFailure> {
+        store
+            .set_fuel(self.fuel)
+            .map_err(|e| CallFailure::Instantiate(e.to_string()))?;
+        store.set_epoch_deadline(EPOCH_DEADLINE_TICKS);
+        store.epoch_deadline_trap();
+        Ok(())
     }
 
     /// Runs one decision in a fresh store: `classify`, then `next-delay` only when the
@@ -179,30 +183,75 @@ impl Sandbox {
         attempt: &Attempt,
         builtin_retry: bool,
     ) -> Result<PluginAnswer, CallFailure> {
-        let mut store = Store::new(&self.engine, PluginState::new());
-        store.limiter(|state| state);
-        store
-            .set_fuel(self.fuel)
-            .map_err(|e| CallFailure::Instantiate(e.to_string()))?;
-        store.set_epoch_deadline(EPOCH_DEADLINE_TICKS);
-        store.epoch_deadline_trap();
+        self.run_measured(pre, attempt, builtin_retry).0
+    }
+
+    /// [`Sandbox::run`], also saying what the decision used.
+    pub(crate) fn run_measured(
+        &self,
+        pre: &PluginPre<PluginState>,
+        attempt: &Attempt,
+        builtin_retry: bool,
+    ) -> (Result<PluginAnswer, CallFailure>, Usage) {
+        let mut store = match self.new_store() {
+            Ok(store) => store,
+            Err(e) => return (Err(e), Usage::default()),
+        };
+        let answer = pre
+            .instantiate(&mut store)
+            .map_err(|e| failure(&e, &store, Stage::Instantiate))
+            .and_then(|plugin| call(&mut store, &plugin, attempt, builtin_retry));
+        let usage = Usage {
+            fuel: self.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
+            memory_bytes: store.data().peak_memory,
+        };
+        (answer, usage)
+    }
+
+    /// Runs every attempt in turn in **one** instance, refuelled before each: what
+    /// a plugin answers when its instance is reused. Conformance compares it with
+    /// fresh instances, so hidden state kept between calls shows.
+    ///
+    /// # Errors
+    /// The index of the attempt that failed, and why.
+    pub(crate) fn run_reused(
+        &self,
+        pre: &PluginPre<PluginState>,
+        attempts: &[(Attempt, bool)],
+    ) -> Result<Vec<PluginAnswer>, (usize, CallFailure)> {
+        let mut store = self.new_store().map_err(|e| (0, e))?;
         let plugin = pre
             .instantiate(&mut store)
-            .map_err(|e| failure(&e, &store, Stage::Instantiate))?;
-        let decide = plugin.hookgate_policy_decide();
-        let verdict = decide
-            .call_classify(&mut store, attempt)
-            .map_err(|e| failure(&e, &store, Stage::Call))?;
-        let delay = if wants_delay(&verdict, builtin_retry) {
-            let delay = decide
-                .call_next_delay(&mut store, attempt)
-                .map_err(|e| failure(&e, &store, Stage::Call))?;
-            Some(delay)
-        } else {
-            None
-        };
-        Ok(PluginAnswer { verdict, delay })
+            .map_err(|e| (0, failure(&e, &store, Stage::Instantiate)))?;
+        let mut out = Vec::with_capacity(attempts.len());
+        for (i, (attempt, builtin_retry)) in attempts.iter().enumerate() {
+            self.refuel(&mut store).map_err(|e| (i, e))?;
+            out.push(call(&mut store, &plugin, attempt, *builtin_retry).map_err(|e| (i, e))?);
+        }
+        Ok(out)
     }
+}
+
+/// `classify`, then `next-delay` only when the final verdict is retry.
+fn call(
+    store: &mut Store<PluginState>,
+    plugin: &super::bindings::Plugin,
+    attempt: &Attempt,
+    builtin_retry: bool,
+) -> Result<PluginAnswer, CallFailure> {
+    let decide = plugin.hookgate_policy_decide();
+    let verdict = decide
+        .call_classify(&mut *store, attempt)
+        .map_err(|e| failure(&e, store, Stage::Call))?;
+    let delay = if wants_delay(&verdict, builtin_retry) {
+        let delay = decide
+            .call_next_delay(&mut *store, attempt)
+            .map_err(|e| failure(&e, store, Stage::Call))?;
+        Some(delay)
+    } else {
+        None
+    };
+    Ok(PluginAnswer { verdict, delay })
 }
 
 /// Classifies an error from wasmtime. The memory flag is checked first: a memory

@@ -5,11 +5,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::FUEL_PER_DECISION;
+use super::artifacts::ArtifactCache;
 use super::chain::{self, BuiltinView, CallFailure};
 use super::engine::Sandbox;
+use super::health::PluginStatus;
 use super::input::{PluginInput, attempt_record};
 use super::pool::{DecisionPool, PoolError};
-use super::registry::{PluginRegistry, PluginStatus};
+use super::registry::{PluginRegistry, PluginSource, VersionInfo};
+use super::uploads::UploadGate;
 use super::{PluginBinding, PluginError, prepare};
 use crate::config::Config;
 use crate::policy::{
@@ -19,15 +22,22 @@ use crate::policy::{
 /// The plugin host: one engine, the loaded plugins and the decision pool. Created
 /// once at start and shared.
 pub struct PluginHost {
-    sandbox: Arc<Sandbox>,
-    plugins: PluginRegistry,
+    pub(super) sandbox: Arc<Sandbox>,
+    pub(super) plugins: PluginRegistry,
     pool: DecisionPool,
-    max_bytes: usize,
+    pub(super) max_bytes: usize,
     /// Told `(tenant, plugin label)` when a plugin is disabled (the alert rule).
     on_disabled: std::sync::OnceLock<DisabledHook>,
+    /// Told `(tenant, name, version)` when a plugin is disabled, to store it.
+    pub(super) on_version_disabled: std::sync::OnceLock<VersionDisabledHook>,
+    /// The compiled-artifact cache, once the store is open.
+    pub(super) artifacts: std::sync::OnceLock<ArtifactCache>,
+    /// Upload limits: one compile at a time, uploads per tenant per hour.
+    pub(super) uploads: UploadGate,
 }
 
 type DisabledHook = Box<dyn Fn(&str, &str) + Send + Sync>;
+type VersionDisabledHook = Box<dyn Fn(&str, &str, u32) + Send + Sync>;
 
 impl std::fmt::Debug for PluginHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -61,6 +71,9 @@ impl PluginHost {
             pool: DecisionPool::new(size)?,
             max_bytes,
             on_disabled: std::sync::OnceLock::new(),
+            on_version_disabled: std::sync::OnceLock::new(),
+            artifacts: std::sync::OnceLock::new(),
+            uploads: UploadGate::default(),
         })
     }
 
@@ -109,7 +122,15 @@ impl PluginHost {
     pub fn load(&self, tenant: &str, name: &str, bytes: &[u8]) -> Result<u32, PluginError> {
         let prepared = prepare(bytes, self.max_bytes)?;
         let pre = self.sandbox.prepare(&prepared.component)?;
-        let version = self.plugins.add(tenant, name, pre);
+        let info = VersionInfo {
+            version: 0,
+            sha256: prepared.sha256.clone(),
+            size: bytes.len() as u64,
+            created_at_ms: crate::clock::Clock::now_ms(&crate::clock::SystemClock),
+        };
+        let version = self
+            .plugins
+            .add(tenant, name, pre, info, PluginSource::Preload);
         tracing::info!(
             tenant, plugin = name, version, sha256 = %prepared.sha256,
             componentized = prepared.componentized, "plugin loaded"
@@ -174,6 +195,9 @@ impl PluginHost {
         if plugin.health.record(answer.as_ref().map(|_| ())) {
             if let Some(hook) = self.on_disabled.get() {
                 hook(&plugin.tenant, &plugin.label);
+            }
+            if let Some(hook) = self.on_version_disabled.get() {
+                hook(&plugin.tenant, &plugin.name, plugin.version);
             }
             tracing::error!(
                 tenant = %plugin.tenant, plugin = %plugin.name, version = plugin.version,

@@ -10,28 +10,50 @@
 //! (`decided_by` = `fallback:<reason>`). A plugin whose own failures reach 20 in a
 //! row is disabled.
 //!
-//! Files: `bindings` (the one `bindgen!`), `engine` (engine, limits, one store per
-//! decision), `componentize` (upload steps 1–4), `chain` (the decision rules),
-//! `input` (the WIT `attempt` record), `pool`, `registry` and `host`.
+//! Tenants upload plugins through the API: [`check_upload`] runs upload checks 1–9
+//! (one compile at a time, within 10 s), the store keeps the bytes, and
+//! [`PluginHost::install`] makes the version active. At start, [`load_stored`]
+//! loads them again through the HMAC-verified [`ArtifactCache`].
+//!
+//! Files: `bindings` (the one `bindgen!`), `engine` and `state` (engine, limits,
+//! one store per decision), `componentize` (upload steps 1–4), `conformance` (step
+//! 9), `admin` and `uploads` (checks, installs, limits), `artifacts`, `startup`,
+//! `chain` (the decision rules), `input` (the WIT `attempt` record), `pool`,
+//! `registry`, `health` and `host`.
 
+mod admin;
+mod artifacts;
 mod bindings;
 mod chain;
+#[cfg(test)]
+mod check_tests;
 mod componentize;
+mod conformance;
 mod engine;
+mod health;
 mod host;
 mod input;
 mod pool;
 mod registry;
+mod startup;
+mod state;
 #[cfg(test)]
 mod tests;
+mod uploads;
 
 use std::path::PathBuf;
 
+pub use admin::CheckedPlugin;
+pub use artifacts::ArtifactCache;
 pub use componentize::{PreparedPlugin, componentize, prepare};
-pub use engine::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES};
+pub use conformance::{ConformanceReport, SampleRun};
+pub use engine::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Usage};
+pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};
 pub use host::PluginHost;
 pub use input::PluginInput;
-pub use registry::{DISABLE_AFTER_FAILURES, PluginStatus};
+pub use registry::{PluginSource, PluginView, VersionInfo, VersionView};
+pub use startup::load_stored;
+pub use uploads::{COMPILE_LIMIT, UPLOADS_PER_HOUR, UploadError, UploadGate, check_upload};
 
 /// Why a plugin could not be loaded, or the host not started.
 #[derive(Debug, thiserror::Error)]
@@ -54,8 +76,8 @@ pub enum PluginError {
     /// The component does not compile.
     #[error("the component does not compile: {0}")]
     Compile(String),
-    /// The component imports something; plugins may import nothing (no WASI).
-    #[error("the component imports {0}; a plugin may import nothing")]
+    /// The plugin imports something; plugins may import nothing (no WASI).
+    #[error("it imports {0}; a plugin may import nothing")]
     Imports(String),
     /// The component needs more than the limits allow.
     #[error("the component needs too much: {0}")]
@@ -63,6 +85,10 @@ pub enum PluginError {
     /// The component does not export the `decide` interface as the host expects.
     #[error("the component does not export hookgate:policy/decide@0.1.0 as expected: {0}")]
     Exports(String),
+    /// The conformance run (upload step 9) failed: an error, an overrun, or
+    /// answers that differ between runs.
+    #[error("conformance: {0}")]
+    Conformance(String),
     /// The engine or its threads could not start.
     #[error("plugin engine: {0}")]
     Engine(String),
@@ -74,6 +100,24 @@ pub enum PluginError {
         path: PathBuf,
         source: Box<PluginError>,
     },
+}
+
+impl PluginError {
+    /// The upload check (§5) that refused the plugin, as `"<n> <name>"`; `None` for
+    /// errors that are not a refusal (reading a file, the engine).
+    pub fn check(&self) -> Option<&'static str> {
+        Some(match self {
+            Self::TooLarge { .. } => "1 size",
+            Self::Invalid(_) => "3 validation",
+            Self::Componentize(_) => "4 componentize",
+            Self::Compile(_) => "5 compile",
+            Self::Imports(_) => "6 imports",
+            Self::Exports(_) => "7 exports",
+            Self::Resources(_) => "8 resources",
+            Self::Conformance(_) => "9 conformance",
+            Self::Read { .. } | Self::Engine(_) | Self::Preload { .. } => return None,
+        })
+    }
 }
 
 /// An endpoint's plugin binding: `name` (the active version) or `name@version`.

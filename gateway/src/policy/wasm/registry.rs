@@ -1,68 +1,51 @@
-//! The loaded plugins: each (tenant, name) has numbered versions, the newest active;
-//! each version keeps its compiled [`PluginPre`] and its health, so 20 counted
-//! failures in a row disable that version.
+//! The loaded plugins: each (tenant, name) has numbered versions and an active
+//! one; each version keeps its compiled [`PluginPre`], what it was made from and
+//! its health. A plugin comes either from `[[plugins.preload]]` (config-owned) or
+//! from an upload (stored, restored at start).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::bindings::PluginPre;
-use super::chain::CallFailure;
 use super::engine::PluginState;
+use super::health::{PluginHealth, PluginStatus};
 
-/// Counted failures in a row after which a plugin is disabled.
-pub const DISABLE_AFTER_FAILURES: u32 = 20;
-
-/// How a loaded plugin is doing, as operators see it.
+/// Where a plugin came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PluginStatus {
-    /// The version this status is about (the active one, for a bare name).
+pub enum PluginSource {
+    /// `[[plugins.preload]]` in the config: in memory only, managed by the config.
+    Preload,
+    /// `PUT /v1/tenants/{t}/plugins/{name}`: stored, restored at start.
+    Upload,
+}
+
+/// What one version was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionInfo {
     pub version: u32,
-    /// Disabled after [`DISABLE_AFTER_FAILURES`] counted failures in a row; its
-    /// endpoints fall back to the built-in policy.
-    pub disabled: bool,
-    /// Counted failures since its last clean decision.
-    pub consecutive_failures: u32,
+    /// SHA-256 of the bytes as given, hex.
+    pub sha256: String,
+    pub size: u64,
+    /// Unix ms when it was uploaded (or preloaded).
+    pub created_at_ms: u64,
 }
 
-/// A plugin's failure streak and whether it is disabled.
-#[derive(Debug, Default)]
-pub(crate) struct PluginHealth {
-    failures: AtomicU32,
-    disabled: AtomicBool,
+/// One version as the API lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionView {
+    pub info: VersionInfo,
+    pub status: PluginStatus,
 }
 
-impl PluginHealth {
-    /// Records one decision's result. A clean decision resets the streak; a counted
-    /// failure extends it and disables the plugin at the threshold (returning
-    /// `true` that once); an uncounted failure (epoch deadline, pool full) changes
-    /// nothing.
-    pub(crate) fn record(&self, result: Result<(), &CallFailure>) -> bool {
-        match result {
-            Ok(()) => {
-                self.failures.store(0, Ordering::Relaxed);
-                false
-            }
-            Err(f) if f.counts() => {
-                let streak = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
-                streak >= DISABLE_AFTER_FAILURES && !self.disabled.swap(true, Ordering::Relaxed)
-            }
-            Err(_) => false,
-        }
-    }
-
-    /// Whether the plugin is disabled.
-    pub(crate) fn is_disabled(&self) -> bool {
-        self.disabled.load(Ordering::Relaxed)
-    }
-
-    fn status(&self, version: u32) -> PluginStatus {
-        PluginStatus {
-            version,
-            disabled: self.is_disabled(),
-            consecutive_failures: self.failures.load(Ordering::Relaxed),
-        }
-    }
+/// A plugin as the API lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginView {
+    pub name: String,
+    pub source: PluginSource,
+    /// The version a binding of the bare name uses.
+    pub active: u32,
+    /// Oldest first.
+    pub versions: Vec<VersionView>,
 }
 
 /// One version of one tenant's plugin, ready to instantiate.
@@ -74,35 +57,94 @@ pub(crate) struct LoadedPlugin {
     pub(crate) label: String,
     pub(crate) pre: PluginPre<PluginState>,
     pub(crate) health: PluginHealth,
+    pub(crate) info: VersionInfo,
 }
 
-/// A plugin's versions, oldest first; the last is active.
-type Versions = Vec<Arc<LoadedPlugin>>;
+/// A plugin's versions, oldest first, and its active one.
+struct Entry {
+    versions: Vec<Arc<LoadedPlugin>>,
+    active: u32,
+    source: PluginSource,
+}
 
 /// Every loaded plugin, by (tenant, name).
 #[derive(Default)]
 pub(crate) struct PluginRegistry {
-    plugins: RwLock<HashMap<(String, String), Versions>>,
+    plugins: RwLock<HashMap<(String, String), Entry>>,
+}
+
+type Key = (String, String);
+
+fn key(tenant: &str, name: &str) -> Key {
+    (tenant.to_owned(), name.to_owned())
 }
 
 impl PluginRegistry {
-    /// Adds a new version of `tenant`'s `name`, which becomes the active one;
-    /// returns its version number (1 for the first).
-    pub(crate) fn add(&self, tenant: &str, name: &str, pre: PluginPre<PluginState>) -> u32 {
-        let mut plugins = self.plugins.write().unwrap_or_else(|e| e.into_inner());
-        let versions = plugins
-            .entry((tenant.to_owned(), name.to_owned()))
-            .or_default();
-        let version = versions.last().map_or(1, |p| p.version + 1);
-        versions.push(Arc::new(LoadedPlugin {
-            tenant: tenant.to_owned(),
-            name: name.to_owned(),
-            version,
-            label: format!("plugin:{name}@{version}"),
-            pre,
-            health: PluginHealth::default(),
-        }));
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Key, Entry>> {
+        self.plugins.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<Key, Entry>> {
+        self.plugins.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds `pre` as version `info.version` of `tenant`'s `name` (0 means "the next
+    /// one") and makes it active; returns the version.
+    pub(crate) fn add(
+        &self,
+        tenant: &str,
+        name: &str,
+        pre: PluginPre<PluginState>,
+        mut info: VersionInfo,
+        source: PluginSource,
+    ) -> u32 {
+        let mut plugins = self.write();
+        let entry = plugins.entry(key(tenant, name)).or_insert_with(|| Entry {
+            versions: Vec::new(),
+            active: 0,
+            source,
+        });
+        if info.version == 0 {
+            info.version = entry.versions.last().map_or(1, |p| p.version + 1);
+        }
+        let version = info.version;
+        entry.versions.retain(|p| p.version != version);
+        let at = entry.versions.partition_point(|p| p.version < version);
+        entry.versions.insert(
+            at,
+            Arc::new(LoadedPlugin {
+                tenant: tenant.to_owned(),
+                name: name.to_owned(),
+                version,
+                label: format!("plugin:{name}@{version}"),
+                pre,
+                health: PluginHealth::default(),
+                info,
+            }),
+        );
+        entry.active = version;
         version
+    }
+
+    /// Points a binding of the bare name at `version`; `false` if it is not loaded.
+    pub(crate) fn set_active(&self, tenant: &str, name: &str, version: u32) -> bool {
+        match self.write().get_mut(&key(tenant, name)) {
+            Some(e) if e.versions.iter().any(|p| p.version == version) => {
+                e.active = version;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Forgets every version of a plugin; `false` if there was none.
+    pub(crate) fn remove(&self, tenant: &str, name: &str) -> bool {
+        self.write().remove(&key(tenant, name)).is_some()
+    }
+
+    /// Where a loaded plugin came from.
+    pub(crate) fn source(&self, tenant: &str, name: &str) -> Option<PluginSource> {
+        self.read().get(&key(tenant, name)).map(|e| e.source)
     }
 
     /// The plugin a binding names: `version` exactly, or the active one.
@@ -112,12 +154,10 @@ impl PluginRegistry {
         name: &str,
         version: Option<u32>,
     ) -> Option<Arc<LoadedPlugin>> {
-        let plugins = self.plugins.read().unwrap_or_else(|e| e.into_inner());
-        let versions = plugins.get(&(tenant.to_owned(), name.to_owned()))?;
-        match version {
-            Some(v) => versions.iter().find(|p| p.version == v).cloned(),
-            None => versions.last().cloned(),
-        }
+        let plugins = self.read();
+        let entry = plugins.get(&key(tenant, name))?;
+        let want = version.unwrap_or(entry.active);
+        entry.versions.iter().find(|p| p.version == want).cloned()
     }
 
     /// The status of the named version, or of the active one.
@@ -130,58 +170,37 @@ impl PluginRegistry {
         self.get(tenant, name, version)
             .map(|p| p.health.status(p.version))
     }
+
+    /// One plugin as the API shows it.
+    pub(crate) fn view(&self, tenant: &str, name: &str) -> Option<PluginView> {
+        self.read().get(&key(tenant, name)).map(|e| view(name, e))
+    }
+
+    /// A tenant's plugins, by name.
+    pub(crate) fn views(&self, tenant: &str) -> Vec<PluginView> {
+        let mut out: Vec<PluginView> = self
+            .read()
+            .iter()
+            .filter(|((t, _), _)| t == tenant)
+            .map(|((_, name), e)| view(name, e))
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn twenty_counted_failures_in_a_row_disable() {
-        let h = PluginHealth::default();
-        let trap = CallFailure::Trap("unreachable".into());
-        for _ in 0..19 {
-            assert!(!h.record(Err(&trap)));
-        }
-        // An epoch deadline neither counts nor breaks the streak.
-        for _ in 0..50 {
-            assert!(!h.record(Err(&CallFailure::EpochDeadline)));
-            assert!(!h.record(Err(&CallFailure::PoolFull)));
-        }
-        assert!(!h.is_disabled());
-        assert_eq!(h.status(1).consecutive_failures, 19);
-        assert!(h.record(Err(&CallFailure::OutOfFuel)), "the 20th disables");
-        assert!(h.is_disabled());
-        assert!(!h.record(Err(&trap)), "disabling is reported once");
-    }
-
-    #[test]
-    fn a_clean_decision_resets_the_streak() {
-        let h = PluginHealth::default();
-        for _ in 0..19 {
-            h.record(Err(&CallFailure::MemoryLimit));
-        }
-        h.record(Ok(()));
-        for _ in 0..19 {
-            h.record(Err(&CallFailure::InvalidOutput("bad".into())));
-        }
-        assert_eq!(
-            h.status(2),
-            PluginStatus {
-                version: 2,
-                disabled: false,
-                consecutive_failures: 19
-            }
-        );
-    }
-
-    #[test]
-    fn epoch_deadlines_alone_never_disable() {
-        let h = PluginHealth::default();
-        for _ in 0..1_000 {
-            h.record(Err(&CallFailure::EpochDeadline));
-        }
-        assert!(!h.is_disabled());
-        assert_eq!(h.status(1).consecutive_failures, 0);
+fn view(name: &str, e: &Entry) -> PluginView {
+    PluginView {
+        name: name.to_owned(),
+        source: e.source,
+        active: e.active,
+        versions: e
+            .versions
+            .iter()
+            .map(|p| VersionView {
+                info: p.info.clone(),
+                status: p.health.status(p.version),
+            })
+            .collect(),
     }
 }

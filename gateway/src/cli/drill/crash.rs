@@ -1,0 +1,494 @@
+//! The crash drill: acknowledged means durable, and delivery is at-least-once.
+//!
+//! Ingest runs continuously (a few senders, paced) against a flaky receiver (503,
+//! 500, resets, some latency). At random moments the gateway is SIGKILLed, with
+//! delivery attempts in flight and (each kill waits, bounded, for one to start)
+//! ingest calls in flight, and started again on the same data dir. After the last restart ingest stops and the receiver heals (it answers
+//! 200 from then on). The drill then waits, bounded, until every acknowledged
+//! (202) event has been answered 2xx by the receiver and the API shows its delivery
+//! succeeded.
+//!
+//! Checks: no acknowledged event is missing from the store or undelivered (lost);
+//! the last gateway exits 0 on SIGTERM. Reported: duplicates (2xx answers beyond the
+//! first per `webhook-id`, which at-least-once allows), events delivered whose 202
+//! was lost in a kill, ingest calls and delivery requests in flight at each kill.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use rand::rngs::StdRng;
+use rand::{RngExt as _, SeedableRng as _};
+use serde_json::json;
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::api::Api;
+use super::gateway::GatewaySpec;
+use super::receiver::{Behavior, Receiver, Reply, ReplyBody};
+use super::{DrillError, DrillReport, WorkDir, fresh_seed, secs};
+
+const EVENT_TYPE: &str = "drill.crash";
+/// Concurrent ingest senders.
+const SENDERS: u32 = 8;
+/// Events sent at most, whatever the rate and duration.
+const MAX_EVENTS: u64 = 100_000;
+
+/// Options of `hookgate drill crash`.
+#[derive(Args, Debug)]
+pub struct CrashArgs {
+    /// How many times the gateway is SIGKILLed (and restarted).
+    #[arg(long, default_value_t = 10)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=100))]
+    kills: u32,
+    /// Events per second sent during the drill, over all senders.
+    #[arg(long, default_value_t = 100)]
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=2000))]
+    rate: u32,
+    /// Shortest time between a (re)start and the next kill, in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    min_gap_ms: u64,
+    /// Longest time between a (re)start and the next kill, in milliseconds.
+    #[arg(long, default_value_t = 4000)]
+    max_gap_ms: u64,
+    /// How long to wait, after healing the receiver, for every delivery.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    settle: Duration,
+    /// Seed of the kill moments and the receiver's faults [default: from the clock].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Keep the data dir here instead of a scratch dir that is removed afterwards.
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+}
+
+impl CrashArgs {
+    /// The drill these options describe, run against the `gateway` executable.
+    pub fn drill(&self, gateway: PathBuf) -> CrashDrill {
+        CrashDrill {
+            gateway,
+            kills: self.kills,
+            rate: self.rate,
+            gap_ms: (self.min_gap_ms, self.max_gap_ms.max(self.min_gap_ms)),
+            settle: self.settle,
+            seed: self.seed.unwrap_or_else(fresh_seed),
+            work_dir: self.work_dir.clone(),
+        }
+    }
+
+    /// One line on what is about to happen.
+    pub fn describe(&self) -> String {
+        format!(
+            "crash drill: {} SIGKILLs {}-{} ms apart under ingest at {}/s against a flaky receiver",
+            self.kills, self.min_gap_ms, self.max_gap_ms, self.rate
+        )
+    }
+}
+
+/// The crash drill's parameters.
+#[derive(Debug, Clone)]
+pub struct CrashDrill {
+    /// The `hookgate` executable.
+    pub gateway: PathBuf,
+    /// SIGKILLs (each followed by a restart).
+    pub kills: u32,
+    /// Events per second, over all senders.
+    pub rate: u32,
+    /// Random time between a (re)start and the next kill, in milliseconds.
+    pub gap_ms: (u64, u64),
+    /// The longest wait for every delivery once the receiver has healed.
+    pub settle: Duration,
+    pub seed: u64,
+    /// A data dir to keep; a scratch dir otherwise.
+    pub work_dir: Option<PathBuf>,
+}
+
+impl CrashDrill {
+    /// The short form: 3 kills, quick gaps.
+    pub fn short(gateway: PathBuf) -> Self {
+        Self {
+            gateway,
+            kills: 3,
+            rate: 60,
+            gap_ms: (300, 1200),
+            settle: Duration::from_secs(120),
+            seed: fresh_seed(),
+            work_dir: None,
+        }
+    }
+}
+
+/// What the crash drill found.
+#[derive(Debug, Clone)]
+pub struct CrashReport {
+    pub seed: u64,
+    pub kills: u32,
+    /// Events acknowledged (202).
+    pub acknowledged: usize,
+    /// Sends that got no 202 (cut by a kill, or refused while the gateway was down).
+    pub unacknowledged_sends: u64,
+    /// Acknowledged events the receiver answered 2xx at least once.
+    pub delivered: usize,
+    /// Acknowledged events the receiver never answered 2xx.
+    pub lost: Vec<String>,
+    /// Acknowledged events the store does not know.
+    pub missing_from_store: Vec<String>,
+    /// Acknowledged events whose delivery the API does not show succeeded.
+    pub not_succeeded: Vec<String>,
+    /// Events delivered although their 202 never reached the sender.
+    pub delivered_unacknowledged: usize,
+    /// 2xx answers beyond the first for the same `webhook-id`.
+    pub duplicates: u64,
+    /// Ids answered 2xx more than once.
+    pub duplicated_ids: usize,
+    /// Requests the receiver got, and answered 2xx.
+    pub receiver_requests: u64,
+    pub receiver_ok: u64,
+    /// Requests in progress at the receiver at each kill.
+    pub in_flight_at_kills: Vec<usize>,
+    /// Ingest calls awaiting their answer at each kill.
+    pub ingest_at_kills: Vec<usize>,
+    /// Time from each kill until the new gateway listened.
+    pub restarts: Vec<Duration>,
+    /// Time from healing the receiver until everything was delivered.
+    pub settled_in: Duration,
+    /// The last gateway's exit status on SIGTERM (`None`: it did not exit in time).
+    pub final_exit: Option<i32>,
+    pub elapsed: Duration,
+    pub violations: Vec<String>,
+}
+
+impl DrillReport for CrashReport {
+    fn violations(&self) -> &[String] {
+        &self.violations
+    }
+}
+
+impl fmt::Display for CrashReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "crash drill (seed {})", self.seed)?;
+        writeln!(
+            f,
+            "  kills              {} (SIGKILL, then restart)",
+            self.kills
+        )?;
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        writeln!(
+            f,
+            "  in flight at kills {} receiver requests; {} ingest calls",
+            list(&self.in_flight_at_kills),
+            list(&self.ingest_at_kills)
+        )?;
+        let restart_max = self.restarts.iter().max().copied().unwrap_or_default();
+        writeln!(
+            f,
+            "  restarts           longest {} ms to listen",
+            restart_max.as_millis()
+        )?;
+        writeln!(
+            f,
+            "  acknowledged       {} events ({} sends unacknowledged)",
+            self.acknowledged, self.unacknowledged_sends
+        )?;
+        writeln!(
+            f,
+            "  delivered          {} of {} acknowledged, {} lost, {} missing from the store, {} not shown succeeded",
+            self.delivered,
+            self.acknowledged,
+            self.lost.len(),
+            self.missing_from_store.len(),
+            self.not_succeeded.len()
+        )?;
+        writeln!(
+            f,
+            "  also delivered     {} events whose 202 was lost in a kill",
+            self.delivered_unacknowledged
+        )?;
+        writeln!(
+            f,
+            "  duplicates         {} extra 2xx answers over {} webhook-ids",
+            self.duplicates, self.duplicated_ids
+        )?;
+        writeln!(
+            f,
+            "  receiver           {} requests, {} answered 2xx",
+            self.receiver_requests, self.receiver_ok
+        )?;
+        writeln!(
+            f,
+            "  settled            {} after healing",
+            secs(self.settled_in)
+        )?;
+        let exit = self
+            .final_exit
+            .map_or("none (killed)".to_owned(), |c| c.to_string());
+        writeln!(f, "  final SIGTERM exit {exit}")?;
+        writeln!(f, "  time taken         {}", secs(self.elapsed))
+    }
+}
+
+/// Runs the crash drill.
+///
+/// # Errors
+/// When the drill cannot run: the gateway does not start, setup calls fail.
+pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
+    let started = Instant::now();
+    let work = WorkDir::new(drill.work_dir.as_deref(), "crash")?;
+    let spec = GatewaySpec::new(drill.gateway.clone(), work.data_dir());
+    let mut rng = StdRng::seed_from_u64(drill.seed);
+
+    let healed = Arc::new(AtomicBool::new(false));
+    let receiver = Receiver::start(flaky(drill.seed, Arc::clone(&healed))).await?;
+    let mut gateway = spec.spawn().await?;
+    let endpoint = json!({
+        "url": receiver.url,
+        "description": "crash drill",
+        "timeout_ms": 5_000,
+        "max_in_flight": 16,
+        "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
+                   "max_attempts": 100, "retry_window_ms": 3_600_000}
+    });
+    let admin = Api::new(gateway.addr, &spec.admin);
+    let tenant = admin.setup(&endpoint).await?;
+    let token = tenant.token().to_owned();
+
+    let (current_tx, current_rx) = watch::channel(Some(tenant.clone()));
+    let stop = CancellationToken::new();
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let unacked = Arc::new(AtomicU64::new(0));
+    let seq = Arc::new(AtomicU64::new(0));
+    let sending_now = Arc::new(AtomicUsize::new(0));
+    let call_started = Arc::new(Notify::new());
+    let pace = Duration::from_micros(1_000_000 * u64::from(SENDERS) / u64::from(drill.rate.max(1)));
+    let mut senders = tokio::task::JoinSet::new();
+    for sender in 0..SENDERS {
+        let sending = Sender {
+            current: current_rx.clone(),
+            stop: stop.clone(),
+            acked: Arc::clone(&acked),
+            unacked: Arc::clone(&unacked),
+            seq: Arc::clone(&seq),
+            sending_now: Arc::clone(&sending_now),
+            call_started: Arc::clone(&call_started),
+            pace,
+        };
+        senders.spawn(sending.run(sender));
+    }
+
+    let (mut in_flight_at_kills, mut ingest_at_kills, mut restarts) =
+        (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..drill.kills {
+        tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;
+        // Then, as soon as an ingest call is under way (waiting at most a second),
+        // a random part of a call's time later: kills land before, during and after
+        // commits, not only between calls.
+        let mut started = std::pin::pin!(call_started.notified());
+        started.as_mut().enable();
+        if sending_now.load(Ordering::SeqCst) == 0 {
+            let _ = tokio::time::timeout(Duration::from_secs(1), started).await;
+        }
+        std::thread::sleep(Duration::from_micros(rng.random_range(0..=1_500)));
+        in_flight_at_kills.push(receiver.tally.in_flight());
+        ingest_at_kills.push(sending_now.load(Ordering::SeqCst));
+        gateway.kill();
+        let _ = current_tx.send(None);
+        let t = Instant::now();
+        gateway = spec.spawn().await?;
+        restarts.push(t.elapsed());
+        let _ = current_tx.send(Some(Api::new(gateway.addr, &token)));
+    }
+    // Ingest goes on for one more gap after the last restart, then stops.
+    tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;
+    stop.cancel();
+    while senders.join_next().await.is_some() {}
+    healed.store(true, Ordering::SeqCst);
+    let healed_at = Instant::now();
+
+    let acked: Vec<String> = acked.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let api = Api::new(gateway.addr, &token);
+    let deadline = healed_at + drill.settle;
+    let (mut lost, mut missing, mut not_succeeded);
+    loop {
+        let delivered = receiver.tally.delivered();
+        lost = acked
+            .iter()
+            .filter(|id| !delivered.contains(*id))
+            .cloned()
+            .collect::<Vec<_>>();
+        let stored = api.deliveries_by_event().await?;
+        (missing, not_succeeded) = (Vec::new(), Vec::new());
+        for id in &acked {
+            match stored.get(id) {
+                None => missing.push(id.clone()),
+                Some(d) if d["state"] != "succeeded" => not_succeeded.push(id.clone()),
+                Some(_) => {}
+            }
+        }
+        let done = lost.is_empty() && missing.is_empty() && not_succeeded.is_empty();
+        if done || Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let settled_in = healed_at.elapsed();
+    let final_exit = gateway.terminate().await.map(|s| s.code().unwrap_or(-1));
+
+    let per_id = receiver.tally.per_id();
+    let acked_set: HashSet<&String> = acked.iter().collect();
+    let delivered = acked.len() - lost.len();
+    let delivered_unacknowledged = per_id
+        .iter()
+        .filter(|(id, n)| n.ok > 0 && !acked_set.contains(id))
+        .count();
+    let duplicates = per_id
+        .values()
+        .map(|n| u64::from(n.ok.saturating_sub(1)))
+        .sum();
+    let duplicated_ids = per_id.values().filter(|n| n.ok > 1).count();
+    let (receiver_requests, receiver_ok) = receiver.tally.totals();
+
+    let mut violations = Vec::new();
+    if acked.is_empty() {
+        violations.push("no event was acknowledged: the drill proved nothing".to_owned());
+    }
+    if !lost.is_empty() {
+        violations.push(format!(
+            "{} acknowledged events never delivered, e.g. {:?}",
+            lost.len(),
+            &lost[..lost.len().min(5)]
+        ));
+    }
+    if !missing.is_empty() {
+        violations.push(format!(
+            "{} acknowledged events missing from the store, e.g. {:?}",
+            missing.len(),
+            &missing[..missing.len().min(5)]
+        ));
+    }
+    if !not_succeeded.is_empty() {
+        violations.push(format!(
+            "{} acknowledged events not shown succeeded after {}, e.g. {:?}",
+            not_succeeded.len(),
+            secs(drill.settle),
+            &not_succeeded[..not_succeeded.len().min(5)]
+        ));
+    }
+    if final_exit != Some(0) {
+        violations.push(format!(
+            "the last gateway's SIGTERM exit was {final_exit:?}, not 0"
+        ));
+    }
+    Ok(CrashReport {
+        seed: drill.seed,
+        kills: drill.kills,
+        acknowledged: acked.len(),
+        unacknowledged_sends: unacked.load(Ordering::SeqCst),
+        delivered,
+        lost,
+        missing_from_store: missing,
+        not_succeeded,
+        delivered_unacknowledged,
+        duplicates,
+        duplicated_ids,
+        receiver_requests,
+        receiver_ok,
+        in_flight_at_kills,
+        ingest_at_kills,
+        restarts,
+        settled_in,
+        final_exit,
+        elapsed: started.elapsed(),
+        violations,
+    })
+}
+
+fn gap(rng: &mut StdRng, (low, high): (u64, u64)) -> Duration {
+    Duration::from_millis(rng.random_range(low..=high.max(low)))
+}
+
+/// Flaky until healed: 25 % 503, 5 % 500, 10 % resets, the rest 200, with 0-80 ms
+/// of latency; then 200 at once.
+fn flaky(seed: u64, healed: Arc<AtomicBool>) -> Behavior {
+    let rng = Mutex::new(StdRng::seed_from_u64(seed ^ 0x5eed_f1a4));
+    Arc::new(move |_| {
+        if healed.load(Ordering::SeqCst) {
+            return Reply::status(200);
+        }
+        let mut rng = rng.lock().unwrap_or_else(|p| p.into_inner());
+        let delay = Duration::from_millis(rng.random_range(0..=80));
+        let status = match rng.random_range(0..100) {
+            0..25 => 503,
+            25..30 => 500,
+            30..40 => return Reply::Reset,
+            _ => 200,
+        };
+        Reply::Answer {
+            status,
+            retry_after_s: None,
+            delay,
+            body: ReplyBody::Small,
+        }
+    })
+}
+
+/// One ingest sender: sends paced events to whichever gateway is up until stopped.
+struct Sender {
+    current: watch::Receiver<Option<Api>>,
+    stop: CancellationToken,
+    acked: Arc<Mutex<Vec<String>>>,
+    unacked: Arc<AtomicU64>,
+    seq: Arc<AtomicU64>,
+    /// Calls awaiting their answer, over all senders.
+    sending_now: Arc<AtomicUsize>,
+    /// Woken whenever a call starts.
+    call_started: Arc<Notify>,
+    pace: Duration,
+}
+
+impl Sender {
+    async fn run(mut self, sender: u32) {
+        while !self.stop.is_cancelled() {
+            let api = self.current.borrow_and_update().clone();
+            let Some(api) = api else {
+                tokio::select! {
+                    () = self.stop.cancelled() => return,
+                    _ = self.current.changed() => {}
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {}
+                }
+                continue;
+            };
+            let n = self.seq.fetch_add(1, Ordering::SeqCst);
+            if n >= MAX_EVENTS {
+                return;
+            }
+            let payload = json!({"seq": n, "sender": sender});
+            self.sending_now.fetch_add(1, Ordering::SeqCst);
+            self.call_started.notify_waiters();
+            let sent = api.send_event(EVENT_TYPE, payload).await;
+            self.sending_now.fetch_sub(1, Ordering::SeqCst);
+            match sent {
+                Ok(Some(id)) => self
+                    .acked
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(id),
+                Ok(None) | Err(_) => {
+                    self.unacked.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            tokio::select! {
+                () = self.stop.cancelled() => return,
+                () = tokio::time::sleep(self.pace) => {}
+            }
+        }
+    }
+}

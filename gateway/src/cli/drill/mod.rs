@@ -1,0 +1,185 @@
+//! `hookgate drill crash|herd|fault`: the drills that show, under stress, that the
+//! product keeps its promises.
+//!
+//! - [`crash`]: under continuous ingest against a flaky receiver the gateway is
+//!   SIGKILLed at random moments and restarted; once the receiver heals, every
+//!   acknowledged event has been delivered at least once. Duplicates are counted.
+//! - [`herd`]: many deliveries fail together against a receiver that recovers after a
+//!   set time; the receiver never sees more than `max_in_flight` requests at once nor
+//!   more than `rate_limit_per_s` in any second, and everything is delivered.
+//! - [`fault`]: a receiver that answers every kind of fault (5xx, 429 with
+//!   `Retry-After`, hangs past the timeout, resets, slow and oversized bodies,
+//!   permanent 4xx) per a plan carried in each event; every event ends delivered or,
+//!   for a permanent answer, dead with the right reason, and the gateway's RSS stays
+//!   within a bound.
+//!
+//! Each drill runs the real `hookgate serve` as a child process (the current
+//! executable here, `CARGO_BIN_EXE_hookgate` in the test suite, which runs the short
+//! forms), on a scratch data dir, with its own receiver on loopback. Every loop is
+//! bounded in count and in time, and the drills check correctness, never speed.
+
+pub mod crash;
+pub mod fault;
+pub mod herd;
+
+mod api;
+mod gateway;
+mod receiver;
+
+pub use receiver::PerSecond;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Subcommand;
+
+/// The drills.
+#[derive(Subcommand, Debug)]
+pub enum DrillCommand {
+    /// SIGKILL the gateway at random moments under continuous ingest and restart it;
+    /// nothing acknowledged may be lost.
+    Crash(crash::CrashArgs),
+    /// Deliveries fail together, then the receiver recovers: the in-flight cap and
+    /// the rate limit must hold, and everything must be delivered.
+    Herd(herd::HerdArgs),
+    /// Every fault a receiver can produce: each event must end delivered or dead with
+    /// the right reason, and the gateway's memory must stay bounded.
+    Fault(fault::FaultArgs),
+}
+
+/// Exit code: the drill ran and every check held.
+pub const EXIT_PASSED: i32 = 0;
+/// Exit code: the drill ran and a check failed.
+pub const EXIT_VIOLATED: i32 = 1;
+/// Exit code: the drill could not run (the gateway did not start, an API call failed).
+pub const EXIT_ERROR: i32 = 2;
+
+/// Why a drill could not run (as opposed to a check that failed, which is a
+/// violation in the drill's report).
+#[derive(Debug, thiserror::Error)]
+pub enum DrillError {
+    /// A socket, a file or the runtime failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The gateway did not start, or stopped.
+    #[error("the gateway: {0}")]
+    Gateway(String),
+    /// An API call failed or answered something unexpected.
+    #[error("API call {0}")]
+    Api(String),
+}
+
+/// A finished drill: what it found, and whether every check held.
+pub trait DrillReport: std::fmt::Display {
+    /// The checks that failed, one line each; empty when the drill passed.
+    fn violations(&self) -> &[String];
+}
+
+/// Runs a drill subcommand with this executable as the gateway; prints the summary
+/// and returns the exit code ([`EXIT_PASSED`], [`EXIT_VIOLATED`] or [`EXIT_ERROR`]).
+pub fn run(command: DrillCommand) -> i32 {
+    let gateway = match std::env::current_exe() {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("error: cannot find the hookgate executable: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match command {
+            DrillCommand::Crash(args) => {
+                println!("{}", args.describe());
+                report(crash::run(&args.drill(gateway)).await)
+            }
+            DrillCommand::Herd(args) => {
+                println!("{}", args.describe());
+                report(herd::run(&args.drill(gateway)).await)
+            }
+            DrillCommand::Fault(args) => {
+                println!("{}", args.describe());
+                report(fault::run(&args.drill(gateway)).await)
+            }
+        }
+    });
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    outcome
+}
+
+fn report<R: DrillReport>(result: Result<R, DrillError>) -> i32 {
+    match result {
+        Ok(r) => {
+            print!("{r}");
+            if r.violations().is_empty() {
+                println!("PASSED");
+                EXIT_PASSED
+            } else {
+                println!("FAILED");
+                for v in r.violations() {
+                    println!("  - {v}");
+                }
+                EXIT_VIOLATED
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+/// A scratch directory for one drill, removed when dropped (unless it was given).
+struct WorkDir {
+    path: PathBuf,
+    remove: bool,
+}
+
+impl WorkDir {
+    fn new(given: Option<&Path>, drill: &str) -> Result<Self, DrillError> {
+        let (path, remove) = match given {
+            Some(p) => (p.to_path_buf(), false),
+            None => {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos());
+                let name = format!("hookgate-drill-{drill}-{}-{nanos}", std::process::id());
+                (std::env::temp_dir().join(name), true)
+            }
+        };
+        std::fs::create_dir_all(&path)?;
+        Ok(Self { path, remove })
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        self.path.join("data")
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// A seed from the clock, for runs that did not name one.
+fn fresh_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+}
+
+/// `d` as seconds with one decimal.
+fn secs(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}

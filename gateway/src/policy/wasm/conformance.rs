@@ -1,0 +1,228 @@
+//! Upload step 9, conformance: the only step that runs tenant code. A fixed set of
+//! sample attempts runs under the production limits (fuel, memory, the epoch
+//! deadline), first each in a fresh instance as decisions do, then all again in
+//! one reused instance. Every run must answer without error, and both passes must
+//! give the same answers: a plugin's output depends on its input alone.
+
+use super::PluginError;
+use super::bindings::{Attempt, Delay, FailureKind, Outcome, PluginPre, Verdict};
+use super::chain::{CallFailure, PluginAnswer};
+use super::engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Sandbox, Usage};
+use super::state::PluginState;
+
+/// Tries a sample gets when only the wall-clock backstop stopped it: that can
+/// happen to a well-behaved plugin on a busy machine, fuel cannot.
+const EPOCH_TRIES: usize = 3;
+
+/// What one sample used, for `hookgate plugin-check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleRun {
+    /// What the sample is, e.g. `400 {"error":"try_again"}`.
+    pub name: String,
+    pub usage: Usage,
+    /// The plugin's answers, as `classify` / `next-delay` returned them.
+    pub answer: String,
+}
+
+/// The result of a passed conformance run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConformanceReport {
+    pub samples: Vec<SampleRun>,
+    /// The fuel a decision may use.
+    pub fuel_limit: u64,
+    /// The memory a decision may use, in bytes.
+    pub memory_limit: usize,
+}
+
+/// A sample attempt, as the host would build it.
+fn sample(n: u32, outcome: Outcome, body: &str, headers: &[(&str, &str)]) -> (Attempt, bool) {
+    let (builtin_verdict, retry) = match outcome {
+        Outcome::Status(408 | 429 | 500..=599) | Outcome::Failure(_) => (Verdict::Retry, true),
+        Outcome::Status(s) => (Verdict::GiveUp(format!("status {s}")), false),
+    };
+    let attempt = Attempt {
+        attempt: n,
+        max_attempts: 8,
+        elapsed_ms: u64::from(n - 1) * 60_000,
+        outcome,
+        retry_after_ms: headers
+            .iter()
+            .find(|(k, _)| *k == "retry-after")
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+            .map(|s| s * 1_000),
+        headers: headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+        body: body.as_bytes().to_vec(),
+        event_type: "order.paid".into(),
+        builtin_verdict,
+        builtin_delay_ms: 1_000u64 << n.min(20),
+        seed: 0x9e37_79b9_7f4a_7c15 ^ u64::from(n),
+    };
+    (attempt, retry)
+}
+
+/// The sample attempts: the common failures, the business-code bodies plugins
+/// look at, a body at the 4 KiB cut, and the last attempt.
+pub(crate) fn samples() -> Vec<(String, Attempt, bool)> {
+    let json = [("content-type", "application/json")];
+    let big = format!("{{\"error\":\"{}\"}}", "x".repeat(4_096 - 12));
+    let cases: Vec<(String, (Attempt, bool))> = vec![
+        (
+            "500, empty body".into(),
+            sample(1, Outcome::Status(500), "", &[]),
+        ),
+        (
+            "503 with Retry-After: 30".into(),
+            sample(2, Outcome::Status(503), "", &[("retry-after", "30")]),
+        ),
+        (
+            "429 with rate-limit headers".into(),
+            sample(
+                3,
+                Outcome::Status(429),
+                "slow down",
+                &[("ratelimit-remaining", "0"), ("ratelimit-reset", "12")],
+            ),
+        ),
+        (
+            r#"400 {"error":"try_again"}"#.into(),
+            sample(1, Outcome::Status(400), r#"{"error":"try_again"}"#, &json),
+        ),
+        (
+            r#"429 {"error":"rate_limited","retry_in":30}"#.into(),
+            sample(
+                1,
+                Outcome::Status(429),
+                r#"{"error":"rate_limited","retry_in":30}"#,
+                &json,
+            ),
+        ),
+        (
+            r#"422 {"error":"account_closed"}"#.into(),
+            sample(
+                2,
+                Outcome::Status(422),
+                r#"{"error":"account_closed"}"#,
+                &json,
+            ),
+        ),
+        (
+            "404, HTML body".into(),
+            sample(
+                1,
+                Outcome::Status(404),
+                "<html>not found</html>",
+                &[("content-type", "text/html")],
+            ),
+        ),
+        (
+            "502, 4 KiB JSON body".into(),
+            sample(4, Outcome::Status(502), &big, &json),
+        ),
+        (
+            "timeout".into(),
+            sample(1, Outcome::Failure(FailureKind::Timeout), "", &[]),
+        ),
+        (
+            "connection refused".into(),
+            sample(5, Outcome::Failure(FailureKind::Connect), "", &[]),
+        ),
+        (
+            "500 on the last attempt".into(),
+            sample(8, Outcome::Status(500), "", &[]),
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, (a, retry))| (name, a, retry))
+        .collect()
+}
+
+/// Runs the samples (step 9).
+///
+/// # Errors
+/// `Conformance`, naming the sample and what went wrong: an error or overrun
+/// (fuel, memory, time, a trap, invalid output), or answers that differ between
+/// a fresh and a reused instance.
+pub(crate) fn check(
+    sandbox: &Sandbox,
+    pre: &PluginPre<PluginState>,
+) -> Result<ConformanceReport, PluginError> {
+    let samples = samples();
+    let mut runs = Vec::with_capacity(samples.len());
+    let mut answers = Vec::with_capacity(samples.len());
+    for (name, attempt, retry) in &samples {
+        let (answer, usage) = fresh(sandbox, pre, attempt, *retry);
+        let answer = answer.map_err(|f| refusal(name, &f))?;
+        runs.push(SampleRun {
+            name: name.clone(),
+            usage,
+            answer: describe(&answer),
+        });
+        answers.push(answer);
+    }
+    let again: Vec<(Attempt, bool)> = samples.into_iter().map(|(_, a, r)| (a, r)).collect();
+    let reused = sandbox
+        .run_reused(pre, &again)
+        .map_err(|(i, f)| refusal(&runs[i].name, &f))?;
+    if let Some(i) = (0..answers.len()).find(|&i| answers[i] != reused[i]) {
+        return Err(PluginError::Conformance(format!(
+            "not deterministic: sample \"{}\" answered {} in a fresh instance but {} when run again",
+            runs[i].name,
+            describe(&answers[i]),
+            describe(&reused[i])
+        )));
+    }
+    Ok(ConformanceReport {
+        samples: runs,
+        fuel_limit: FUEL_PER_DECISION,
+        memory_limit: MEMORY_LIMIT_BYTES,
+    })
+}
+
+/// One sample in a fresh instance, tried again only after an epoch deadline.
+fn fresh(
+    sandbox: &Sandbox,
+    pre: &PluginPre<PluginState>,
+    attempt: &Attempt,
+    retry: bool,
+) -> (Result<PluginAnswer, CallFailure>, Usage) {
+    let mut last = sandbox.run_measured(pre, attempt, retry);
+    for _ in 1..EPOCH_TRIES {
+        if !matches!(last.0, Err(CallFailure::EpochDeadline)) {
+            break;
+        }
+        last = sandbox.run_measured(pre, attempt, retry);
+    }
+    last
+}
+
+fn refusal(sample: &str, failure: &CallFailure) -> PluginError {
+    let what = match failure {
+        CallFailure::OutOfFuel => format!("overran its fuel ({FUEL_PER_DECISION} per decision)"),
+        CallFailure::MemoryLimit => {
+            format!("overran the memory limit ({MEMORY_LIMIT_BYTES} bytes)")
+        }
+        CallFailure::EpochDeadline => "overran the time limit (50 ms)".to_owned(),
+        other => format!("failed: {other}"),
+    };
+    PluginError::Conformance(format!("sample \"{sample}\" {what}"))
+}
+
+/// An answer in a line, in WIT's words: `retry, after-ms(30000)`.
+fn describe(answer: &PluginAnswer) -> String {
+    let verdict = match &answer.verdict {
+        Verdict::Delivered => "delivered".to_owned(),
+        Verdict::Retry => "retry".to_owned(),
+        Verdict::GiveUp(r) => format!("give-up({r:?})"),
+        Verdict::UseDefault => "use-default".to_owned(),
+    };
+    match &answer.delay {
+        None => verdict,
+        Some(Delay::AfterMs(ms)) => format!("{verdict}, after-ms({ms})"),
+        Some(Delay::GiveUp(r)) => format!("{verdict}, give-up({r:?})"),
+        Some(Delay::UseDefault) => format!("{verdict}, use-default"),
+    }
+}

@@ -1,0 +1,121 @@
+//! A plugin version's health: counted failures in a row, and whether 20 of them
+//! disabled it (§5 step 7).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use super::chain::CallFailure;
+
+/// Counted failures in a row after which a plugin is disabled.
+pub const DISABLE_AFTER_FAILURES: u32 = 20;
+
+/// How a loaded plugin is doing, as operators see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PluginStatus {
+    /// The version this status is about (the active one, for a bare name).
+    pub version: u32,
+    /// Disabled after [`DISABLE_AFTER_FAILURES`] counted failures in a row; its
+    /// endpoints fall back to the built-in policy.
+    pub disabled: bool,
+    /// Counted failures since its last clean decision.
+    pub consecutive_failures: u32,
+}
+
+/// A plugin's failure streak and whether it is disabled.
+#[derive(Debug, Default)]
+pub(crate) struct PluginHealth {
+    failures: AtomicU32,
+    disabled: AtomicBool,
+}
+
+impl PluginHealth {
+    /// Records one decision's result. A clean decision resets the streak; a counted
+    /// failure extends it and disables the plugin at the threshold (returning
+    /// `true` that once); an uncounted failure (epoch deadline, pool full) changes
+    /// nothing.
+    pub(crate) fn record(&self, result: Result<(), &CallFailure>) -> bool {
+        match result {
+            Ok(()) => {
+                self.failures.store(0, Ordering::Relaxed);
+                false
+            }
+            Err(f) if f.counts() => {
+                let streak = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+                streak >= DISABLE_AFTER_FAILURES && !self.disabled.swap(true, Ordering::Relaxed)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Whether the plugin is disabled.
+    pub(crate) fn is_disabled(&self) -> bool {
+        self.disabled.load(Ordering::Relaxed)
+    }
+
+    /// The status as operators see it.
+    pub(crate) fn status(&self, version: u32) -> PluginStatus {
+        PluginStatus {
+            version,
+            disabled: self.is_disabled(),
+            consecutive_failures: self.failures.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Disables the plugin without a streak: it was disabled before a restart.
+    pub(crate) fn force_disable(&self) {
+        self.disabled.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn twenty_counted_failures_in_a_row_disable() {
+        let h = PluginHealth::default();
+        let trap = CallFailure::Trap("unreachable".into());
+        for _ in 0..19 {
+            assert!(!h.record(Err(&trap)));
+        }
+        // An epoch deadline neither counts nor breaks the streak.
+        for _ in 0..50 {
+            assert!(!h.record(Err(&CallFailure::EpochDeadline)));
+            assert!(!h.record(Err(&CallFailure::PoolFull)));
+        }
+        assert!(!h.is_disabled());
+        assert_eq!(h.status(1).consecutive_failures, 19);
+        assert!(h.record(Err(&CallFailure::OutOfFuel)), "the 20th disables");
+        assert!(h.is_disabled());
+        assert!(!h.record(Err(&trap)), "disabling is reported once");
+    }
+
+    #[test]
+    fn a_clean_decision_resets_the_streak() {
+        let h = PluginHealth::default();
+        for _ in 0..19 {
+            h.record(Err(&CallFailure::MemoryLimit));
+        }
+        h.record(Ok(()));
+        for _ in 0..19 {
+            h.record(Err(&CallFailure::InvalidOutput("bad".into())));
+        }
+        assert_eq!(
+            h.status(2),
+            PluginStatus {
+                version: 2,
+                disabled: false,
+                consecutive_failures: 19
+            }
+        );
+    }
+
+    #[test]
+    fn epoch_deadlines_alone_never_disable() {
+        let h = PluginHealth::default();
+        for _ in 0..1_000 {
+            h.record(Err(&CallFailure::EpochDeadline));
+        }
+        assert!(!h.is_disabled());
+        assert_eq!(h.status(1).consecutive_failures, 0);
+    }
+}

@@ -1,0 +1,229 @@
+//! Uploaded retry-policy plugins. Each (tenant, name) has one record listing its
+//! versions and the active one (`pl␀{tenant}␀{name}`), and each version's bytes
+//! are kept exactly as uploaded under their own key (`pb␀{tenant}␀{name}␀{version}`),
+//! so the gateway can load them again at start. Version numbers are never reused
+//! while the plugin exists; a rollback only moves the active pointer.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Store, StoreError, keys, records};
+
+/// One uploaded version of a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginVersionRecord {
+    /// 1 for the first upload, then one more per upload.
+    pub version: u32,
+    /// SHA-256 of the bytes as uploaded, hex.
+    pub sha256: String,
+    /// Size of the bytes as uploaded.
+    pub size: u64,
+    pub created_at_ms: u64,
+    /// Disabled after 20 counted failures in a row; stays disabled across restarts.
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+/// A tenant's plugin: its versions, oldest first, and which one endpoints that
+/// bind the bare name use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginRecord {
+    pub tenant_id: String,
+    pub name: String,
+    pub versions: Vec<PluginVersionRecord>,
+    pub active: u32,
+}
+
+impl PluginRecord {
+    /// The version before the active one, if any (what a rollback moves to).
+    pub fn previous(&self) -> Option<u32> {
+        let at = self
+            .versions
+            .iter()
+            .position(|v| v.version == self.active)?;
+        at.checked_sub(1).map(|i| self.versions[i].version)
+    }
+}
+
+impl Store {
+    /// One plugin of one tenant.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn plugin(&self, tenant: &str, name: &str) -> Result<Option<PluginRecord>, StoreError> {
+        self.get(&keys::plugin(tenant, name))
+    }
+
+    /// A tenant's plugins, by name.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
+        self.scan_plugins(&keys::plugins_of(tenant))
+    }
+
+    /// Every tenant's plugins (to load them at start).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn all_plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
+        self.scan_plugins(&keys::all_plugins())
+    }
+
+    fn scan_plugins(&self, prefix: &[u8]) -> Result<Vec<PluginRecord>, StoreError> {
+        let mut out: Vec<PluginRecord> = self
+            .scan_rev::<PluginRecord>(prefix)
+            .map(|r| r.map(|(_, p)| p))
+            .collect::<Result<_, _>>()?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The bytes of one version, as uploaded.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn plugin_bytes(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: u32,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .inner
+            .records
+            .get(keys::plugin_bytes(tenant, name, version))?
+            .map(|v| v.to_vec()))
+    }
+
+    /// Stores `bytes` as the next version of `tenant`'s `name` and makes it active,
+    /// atomically and durably (upload step 10). A new name is refused (`None`)
+    /// when the tenant already has `max_plugins`.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn add_plugin_version(
+        &self,
+        tenant: &str,
+        name: &str,
+        bytes: &[u8],
+        sha256: &str,
+        now_ms: u64,
+        max_plugins: usize,
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let mut rec = match self.plugin(tenant, name)? {
+            Some(rec) => rec,
+            None => {
+                let count = self
+                    .inner
+                    .records
+                    .scan_prefix(keys::plugins_of(tenant))
+                    .keys()
+                    .take(max_plugins)
+                    .count();
+                if count >= max_plugins {
+                    return Ok(None);
+                }
+                PluginRecord {
+                    tenant_id: tenant.to_owned(),
+                    name: name.to_owned(),
+                    versions: Vec::new(),
+                    active: 0,
+                }
+            }
+        };
+        let version = rec.versions.last().map_or(1, |v| v.version + 1);
+        rec.versions.push(PluginVersionRecord {
+            version,
+            sha256: sha256.to_owned(),
+            size: bytes.len() as u64,
+            created_at_ms: now_ms,
+            disabled: false,
+        });
+        rec.active = version;
+        let mut batch = sled::Batch::default();
+        batch.insert(keys::plugin_bytes(tenant, name, version), bytes);
+        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
+        self.commit(batch).await?;
+        Ok(Some(rec))
+    }
+
+    /// Changes one plugin record in place; `None` if there is no such plugin.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn update_plugin(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: impl FnOnce(&mut PluginRecord),
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let Some(mut rec) = self.plugin(tenant, name)? else {
+            return Ok(None);
+        };
+        change(&mut rec);
+        let mut batch = sled::Batch::default();
+        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
+        self.commit(batch).await?;
+        Ok(Some(rec))
+    }
+
+    /// Deletes a plugin with every version's bytes; `None` if there was none.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn delete_plugin(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let Some(rec) = self.plugin(tenant, name)? else {
+            return Ok(None);
+        };
+        let mut batch = sled::Batch::default();
+        for key in self
+            .inner
+            .records
+            .scan_prefix(keys::plugin_bytes_of(tenant, name))
+            .keys()
+        {
+            batch.remove(key?);
+        }
+        batch.remove(keys::plugin(tenant, name));
+        self.commit(batch).await?;
+        Ok(Some(rec))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(versions: &[u32], active: u32) -> PluginRecord {
+        PluginRecord {
+            tenant_id: "t".into(),
+            name: "p".into(),
+            versions: versions
+                .iter()
+                .map(|&version| PluginVersionRecord {
+                    version,
+                    sha256: String::new(),
+                    size: 0,
+                    created_at_ms: 0,
+                    disabled: false,
+                })
+                .collect(),
+            active,
+        }
+    }
+
+    #[test]
+    fn rollback_moves_to_the_version_listed_before_the_active_one() {
+        assert_eq!(record(&[1, 2, 3], 3).previous(), Some(2));
+        assert_eq!(record(&[1, 2, 3], 2).previous(), Some(1));
+        assert_eq!(record(&[1, 2, 3], 1).previous(), None);
+        assert_eq!(record(&[1, 2, 3], 9).previous(), None);
+    }
+}

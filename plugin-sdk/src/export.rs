@@ -1,0 +1,78 @@
+//! The WebAssembly side: `wit_bindgen::generate!` over the workspace's
+//! `wit/policy.wit`, and the conversions between its types and the SDK's. Only
+//! built for `wasm32`; [`crate::export_policy!`] is the way in.
+
+#![allow(unsafe_code, reason = "wit-bindgen's generated canonical-ABI glue")]
+
+use crate::{Attempt, Delay, FailureKind, Outcome, RetryPolicy, Verdict};
+
+#[doc(hidden)]
+pub mod bindings {
+    #![allow(missing_docs, unreachable_pub, reason = "generated code")]
+    wit_bindgen::generate!({
+        world: "plugin",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "export_plugin",
+        default_bindings_module: "hookgate_plugin_sdk::__private::bindings",
+    });
+}
+
+use bindings::exports::hookgate::policy::decide as wit;
+
+pub use wit::{Attempt as WitAttempt, Delay as WitDelay, Guest, Verdict as WitVerdict};
+
+/// `classify` of policy `P`, through the SDK's types.
+pub fn classify<P: RetryPolicy + Default>(a: WitAttempt) -> WitVerdict {
+    to_wit_verdict(P::default().classify(&from_wit(a)))
+}
+
+/// `next-delay` of policy `P`, through the SDK's types.
+pub fn next_delay<P: RetryPolicy + Default>(a: WitAttempt) -> WitDelay {
+    match P::default().next_delay(&from_wit(a)) {
+        Delay::AfterMs(ms) => WitDelay::AfterMs(ms),
+        Delay::GiveUp(r) => WitDelay::GiveUp(r),
+        Delay::UseDefault => WitDelay::UseDefault,
+    }
+}
+
+fn from_wit(a: WitAttempt) -> Attempt {
+    Attempt {
+        attempt: a.attempt,
+        max_attempts: a.max_attempts,
+        elapsed_ms: a.elapsed_ms,
+        outcome: match a.outcome {
+            wit::Outcome::Status(s) => Outcome::Status(s),
+            wit::Outcome::Failure(k) => Outcome::Failure(match k {
+                wit::FailureKind::Timeout => FailureKind::Timeout,
+                wit::FailureKind::Connect => FailureKind::Connect,
+                wit::FailureKind::Dns => FailureKind::Dns,
+                wit::FailureKind::Tls => FailureKind::Tls,
+                wit::FailureKind::Reset => FailureKind::Reset,
+                wit::FailureKind::Redirect => FailureKind::Redirect,
+                wit::FailureKind::Protocol => FailureKind::Protocol,
+            }),
+        },
+        retry_after_ms: a.retry_after_ms,
+        headers: a.headers,
+        body: a.body,
+        event_type: a.event_type,
+        builtin_verdict: match a.builtin_verdict {
+            WitVerdict::Delivered => Verdict::Delivered,
+            WitVerdict::Retry => Verdict::Retry,
+            WitVerdict::GiveUp(r) => Verdict::GiveUp(r),
+            WitVerdict::UseDefault => Verdict::UseDefault,
+        },
+        builtin_delay_ms: a.builtin_delay_ms,
+        seed: a.seed,
+    }
+}
+
+fn to_wit_verdict(v: Verdict) -> WitVerdict {
+    match v {
+        Verdict::Delivered => WitVerdict::Delivered,
+        Verdict::Retry => WitVerdict::Retry,
+        Verdict::GiveUp(r) => WitVerdict::GiveUp(r),
+        Verdict::UseDefault => WitVerdict::UseDefault,
+    }
+}
