@@ -96,7 +96,8 @@ impl Store {
     }
 
     /// Records an attempt: the delivery, its log entry, the schedule move and any
-    /// endpoint change, in one transaction, durable before this returns.
+    /// endpoint change, in one transaction. The next group commit makes it durable;
+    /// this does not wait for it.
     ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed.
@@ -146,7 +147,10 @@ impl Store {
         });
         match result {
             Ok(()) => {
-                self.wait_own_write().await?;
+                // Not waited for: an outcome lost in a crash only means the attempt
+                // is made again (at-least-once), and waiting would hold the
+                // endpoint's in-flight permit for a whole flush.
+                self.inner.commit.written();
                 Ok(WriteResult::Written)
             }
             Err(TransactionError::Abort(r)) => Ok(r),

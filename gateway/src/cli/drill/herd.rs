@@ -85,7 +85,7 @@ impl HerdArgs {
     /// One line on what is about to happen.
     pub fn describe(&self) -> String {
         format!(
-            "herd drill: {} deliveries fail together; the receiver recovers after {}; max_in_flight {}, rate_limit_per_s {}",
+            "herd drill: {} deliveries fail together; the receiver recovers after {} (once each has failed); max_in_flight {}, rate_limit_per_s {}",
             self.events,
             humantime::format_duration(self.recover_after),
             self.max_in_flight,
@@ -195,7 +195,10 @@ impl fmt::Display for HerdReport {
             self.max_per_second, self.rate_limit_per_s
         )?;
         writeln!(f, "  requests           {} in all", self.requests)?;
-        writeln!(f, "  per second (requests, of which 2xx):")?;
+        writeln!(
+            f,
+            "  per second since the receiver started (requests arrived, 2xx answers given):"
+        )?;
         let recovered = self.recovered_at.as_secs();
         for (s, n) in self.histogram.iter().enumerate() {
             let bar = n.requests * BAR / u64::from(self.rate_limit_per_s.max(1));
