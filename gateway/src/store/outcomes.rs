@@ -96,8 +96,8 @@ impl Store {
     }
 
     /// Records an attempt: the delivery, its log entry, the schedule move and any
-    /// endpoint change, in one transaction. The next group commit makes it durable;
-    /// this does not wait for it.
+    /// endpoint change, in one transaction. The next group commit (or sled's
+    /// periodic flush) makes it durable; this neither triggers nor waits for one.
     ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed.
@@ -147,10 +147,10 @@ impl Store {
         });
         match result {
             Ok(()) => {
-                // Not waited for: an outcome lost in a crash only means the attempt
-                // is made again (at-least-once), and waiting would hold the
-                // endpoint's in-flight permit for a whole flush.
-                self.inner.commit.written();
+                // Not flushed here: an outcome lost in a crash only means the
+                // attempt is made again (at-least-once). The next group commit, or
+                // sled's own periodic flush, persists it; flushing per outcome made
+                // the disk, not the network, the limit on delivery throughput.
                 Ok(WriteResult::Written)
             }
             Err(TransactionError::Abort(r)) => Ok(r),
