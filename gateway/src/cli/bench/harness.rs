@@ -134,18 +134,30 @@ pub(super) struct CountingReceiver {
 }
 
 impl CountingReceiver {
+    /// Answers 200 to everything.
     pub(super) async fn start() -> anyhow::Result<Self> {
+        Self::start_with(false).await
+    }
+
+    /// Answers 503 to the first request of each `webhook-id` and 200 after, so a
+    /// bound plugin is really consulted.
+    pub(super) async fn start_fail_once() -> anyhow::Result<Self> {
+        Self::start_with(true).await
+    }
+
+    async fn start_with(fail_first: bool) -> anyhow::Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let arrivals: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
         let seen = Arc::clone(&arrivals);
+        let failed: Arc<Mutex<std::collections::HashSet<String>>> = Arc::default();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let seen = Arc::clone(&seen);
+                let (seen, failed) = (Arc::clone(&seen), Arc::clone(&failed));
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(
                         move |req: http::Request<hyper::body::Incoming>| {
-                            let seen = Arc::clone(&seen);
+                            let (seen, failed) = (Arc::clone(&seen), Arc::clone(&failed));
                             async move {
                                 let id = req
                                     .headers()
@@ -154,12 +166,17 @@ impl CountingReceiver {
                                     .unwrap_or("")
                                     .to_owned();
                                 let _ = req.into_body().collect().await;
+                                let first = fail_first
+                                    && failed.lock().is_ok_and(|mut f| f.insert(id.clone()));
                                 if let Ok(mut s) = seen.lock() {
                                     s.push((Instant::now(), id));
                                 }
-                                Ok::<_, std::convert::Infallible>(http::Response::new(Full::new(
-                                    Bytes::from_static(b"ok"),
-                                )))
+                                let mut resp =
+                                    http::Response::new(Full::new(Bytes::from_static(b"ok")));
+                                if first {
+                                    *resp.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+                                }
+                                Ok::<_, std::convert::Infallible>(resp)
                             }
                         },
                     );

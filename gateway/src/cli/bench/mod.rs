@@ -4,6 +4,7 @@
 
 mod harness;
 mod ingest;
+mod plugin;
 mod schedule;
 
 use clap::{Args, Subcommand};
@@ -34,6 +35,14 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 100_000)]
         pending: usize,
     },
+    /// Delivery with a plugin bound against the same run without it (503, then 200).
+    Plugin {
+        #[command(flatten)]
+        common: Common,
+        /// The plugin to bind: a `.wasm` core module or component.
+        #[arg(long)]
+        plugin: std::path::PathBuf,
+    },
     /// RSS and data-dir size with many deliveries pending, and restart to first delivery.
     Footprint {
         #[command(flatten)]
@@ -63,6 +72,7 @@ pub fn run(command: BenchCommand) -> i32 {
             BenchCommand::Schedule { common, pending } => {
                 schedule::lateness(&common, pending).await
             }
+            BenchCommand::Plugin { common, plugin } => plugin::plugin(&common, &plugin).await,
             BenchCommand::Footprint { common, pending } => {
                 schedule::footprint(&common, pending).await
             }

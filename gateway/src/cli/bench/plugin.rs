@@ -1,0 +1,109 @@
+//! The `plugin` scenario: delivery throughput with a plugin bound against the same
+//! run without it. The receiver answers 503, then 200, so the plugin is consulted.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use serde_json::json;
+
+use super::harness::{
+    BenchGateway, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
+};
+use super::{Common, median};
+
+/// Deliveries/s for `n` events that each take two attempts, with `plugin` bound if given.
+async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
+    let dir = tempfile::tempdir()?;
+    let rx = CountingReceiver::start_fail_once().await?;
+    let gw =
+        BenchGateway::start(dir.path(), |cfg| cfg.breaker.failure_threshold = u32::MAX).await?;
+    let http = client(64);
+    // Held by a 1/s rate limit while the backlog is ingested; 1 s between attempts.
+    let policy = json!({"base_ms": 1000, "jitter": "none"});
+    let ep = json!({"url": rx.url(), "max_in_flight": 64, "rate_limit_per_s": 1, "policy": policy});
+    let (key, ep_id) = tenant_and_endpoint(&http, &gw.base, ep).await?;
+    let ep_url = format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base);
+    if let Some(wasm) = plugin {
+        upload(
+            &http,
+            &format!("{}/v1/tenants/bench/plugins/policy", gw.base),
+            &key,
+            wasm,
+        )
+        .await?;
+        let (s, b) = call(
+            &http,
+            "PATCH",
+            &ep_url,
+            &key,
+            Some(&json!({"plugin": "policy"})),
+        )
+        .await?;
+        if s != 200 {
+            bail!("binding the plugin: {s} {b}");
+        }
+    }
+    let url = format!("{}/v1/tenants/bench/events", gw.base);
+    let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
+    for _ in 0..n {
+        let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
+        if s != 202 {
+            bail!("ingest answered {s}: {b}");
+        }
+    }
+    let held = rx.count();
+    let started = Instant::now();
+    call(
+        &http,
+        "PATCH",
+        &ep_url,
+        &key,
+        Some(&json!({"rate_limit_per_s": null})),
+    )
+    .await?;
+    let want = 2 * n;
+    while rx.count() < want && started.elapsed() < Duration::from_secs(300) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let rate = (rx.count() - held) as f64 / 2.0 / started.elapsed().as_secs_f64();
+    gw.stop().await?;
+    Ok(rate)
+}
+
+async fn upload(http: &HttpClient, url: &str, key: &str, wasm: &[u8]) -> anyhow::Result<()> {
+    let req = http::Request::put(url)
+        .header("authorization", format!("Bearer {key}"))
+        .body(Full::new(Bytes::copy_from_slice(wasm)))?;
+    let resp = http.request(req).await?;
+    let status = resp.status().as_u16();
+    if status != 201 {
+        let body = resp.into_body().collect().await?.to_bytes();
+        bail!(
+            "uploading the plugin: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    Ok(())
+}
+
+/// `hookgate bench plugin --plugin FILE`.
+pub(super) async fn plugin(c: &Common, file: &std::path::Path) -> anyhow::Result<()> {
+    let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let n = if c.smoke { 200 } else { 5_000 };
+    println!("| run | events | with plugin deliveries/s | without deliveries/s | ratio |");
+    println!("|---|---|---|---|---|");
+    let mut ratios = Vec::new();
+    for run in 1..=c.runs {
+        let with = run_once(n, Some(&wasm)).await?;
+        let without = run_once(n, None).await?;
+        println!(
+            "| {run} | {n} | {with:.0} | {without:.0} | {:.2} |",
+            with / without
+        );
+        ratios.push(with / without);
+    }
+    println!("| median | {n} | | | {:.2} |", median(ratios));
+    Ok(())
+}
