@@ -301,3 +301,24 @@ pub async fn body_receiver(script: Vec<(u16, &'static str)>) -> String {
     });
     url
 }
+
+/// Uploads `plugin` (an example from `plugins/`) as `name` for tenant `acme`,
+/// asserting 201 and the version; returns the body.
+pub async fn upload_example(
+    gw: &TestGateway,
+    key: &str,
+    name: &str,
+    plugin: &str,
+    version: u64,
+) -> Value {
+    let (s, b) = gw
+        .upload_plugin("acme", key, name, plugin_wasm(plugin))
+        .await;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(
+        (b["name"].as_str(), b["version"].as_u64()),
+        (Some(name), Some(version)),
+        "{b}"
+    );
+    b
+}

@@ -3,30 +3,15 @@
 
 use std::sync::Arc;
 
-use hookgate_tests::{TestGateway, plugin_wasm, test_config};
-use serde_json::{Value, json};
-
-/// Uploads `plugin` (an example from `plugins/`) as `name`, asserting 201 and the
-/// version; returns the body.
-async fn upload(gw: &TestGateway, key: &str, name: &str, plugin: &str, version: u64) -> Value {
-    let (s, b) = gw
-        .upload_plugin("acme", key, name, plugin_wasm(plugin))
-        .await;
-    assert_eq!(s, 201, "{b}");
-    assert_eq!(
-        (b["name"].as_str(), b["version"].as_u64()),
-        (Some(name), Some(version)),
-        "{b}"
-    );
-    b
-}
+use hookgate_tests::{TestGateway, plugin_wasm, test_config, upload_example};
+use serde_json::json;
 
 #[tokio::test]
 async fn plugins_are_listed_shown_and_deleted_only_when_unbound() {
     let gw = TestGateway::start().await;
     let key = gw.tenant("acme").await;
-    upload(&gw, &key, "ladder", "ladder", 1).await;
-    upload(&gw, &key, "codes", "json-error-code", 1).await;
+    upload_example(&gw, &key, "ladder", "ladder", 1).await;
+    upload_example(&gw, &key, "codes", "json-error-code", 1).await;
     let (s, list) = gw
         .call("GET", "/v1/tenants/acme/plugins", Some(&key), None)
         .await;
@@ -131,7 +116,7 @@ async fn tenants_cannot_see_or_bind_each_others_plugins() {
     let gw = TestGateway::start().await;
     let key = gw.tenant("acme").await;
     let other = gw.tenant("globex").await;
-    upload(&gw, &key, "codes", "json-error-code", 1).await;
+    upload_example(&gw, &key, "codes", "json-error-code", 1).await;
     for path in ["/v1/tenants/acme/plugins", "/v1/tenants/acme/plugins/codes"] {
         let (s, b) = gw.call("GET", path, Some(&other), None).await;
         assert_eq!(s, 404, "{path}: {b}");
@@ -198,7 +183,7 @@ async fn preloaded_plugins_are_listed_but_belong_to_the_config() {
     let gw =
         TestGateway::start_with(config, Arc::clone(&dir), hookgate::RunOptions::default()).await;
     let key = gw.tenant("acme").await;
-    upload(&gw, &key, "ladder", "ladder", 1).await;
+    upload_example(&gw, &key, "ladder", "ladder", 1).await;
     let (_, list) = gw
         .call("GET", "/v1/tenants/acme/plugins", Some(&key), None)
         .await;

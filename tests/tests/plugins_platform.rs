@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{TestGateway, body_receiver, is_final, plugin_wasm, test_config};
+use hookgate_tests::{
+    TestGateway, body_receiver, is_final, plugin_wasm, test_config, upload_example,
+};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -18,21 +20,6 @@ fn log(d: &Value) -> &Vec<Value> {
 
 fn has_attempts(n: usize) -> impl Fn(&Value) -> bool {
     move |d: &Value| d["attempt_log"].as_array().is_some_and(|l| l.len() >= n)
-}
-
-/// Uploads `plugin` (an example from `plugins/`) as `name`, asserting 201 and the
-/// version; returns the body.
-async fn upload(gw: &TestGateway, key: &str, name: &str, plugin: &str, version: u64) -> Value {
-    let (s, b) = gw
-        .upload_plugin("acme", key, name, plugin_wasm(plugin))
-        .await;
-    assert_eq!(s, 201, "{b}");
-    assert_eq!(
-        (b["name"].as_str(), b["version"].as_u64()),
-        (Some(name), Some(version)),
-        "{b}"
-    );
-    b
 }
 
 /// An endpoint at `url` for events of type `event_type`, bound to `plugin`; sends
@@ -49,7 +36,7 @@ async fn deliver(gw: &TestGateway, key: &str, url: &str, plugin: &str, event_typ
 async fn json_error_code_retries_a_400_that_says_try_again() {
     let gw = TestGateway::start().await;
     let key = gw.tenant("acme").await;
-    let up = upload(&gw, &key, "json-error-code", "json-error-code", 1).await;
+    let up = upload_example(&gw, &key, "json-error-code", "json-error-code", 1).await;
     assert_eq!(up["sha256"].as_str().map(str::len), Some(64));
     assert_eq!(
         up["size"].as_u64(),
@@ -76,7 +63,7 @@ async fn json_error_code_retries_a_400_that_says_try_again() {
 async fn json_error_code_gives_up_on_a_closed_account_and_waits_retry_in() {
     let gw = TestGateway::start().await;
     let key = gw.tenant("acme").await;
-    upload(&gw, &key, "codes", "json-error-code", 1).await;
+    upload_example(&gw, &key, "codes", "json-error-code", 1).await;
     let closed = body_receiver(vec![(503, r#"{"error":"account_closed"}"#)]).await;
     let dlv = deliver(&gw, &key, &closed, "codes", "closed").await;
     let d = gw.wait_delivery("acme", &key, &dlv, WAIT, is_final).await;
@@ -98,7 +85,7 @@ async fn json_error_code_gives_up_on_a_closed_account_and_waits_retry_in() {
 async fn ladder_waits_five_minutes_after_the_first_attempt() {
     let gw = TestGateway::start().await;
     let key = gw.tenant("acme").await;
-    upload(&gw, &key, "ladder", "ladder", 1).await;
+    upload_example(&gw, &key, "ladder", "ladder", 1).await;
     let rx = Receiver::start(vec![Reply::status(503)]).await;
     let dlv = deliver(&gw, &key, &rx.url(), "ladder", "order.paid").await;
     let d = gw
@@ -120,8 +107,8 @@ async fn rollback_makes_the_previous_version_decide_again() {
     let key = gw.tenant("acme").await;
     // v1 retries a 409 after 10 s; v2 (the ladder) leaves a 409 to the built-in,
     // which gives up on it.
-    upload(&gw, &key, "p", "tutorial", 1).await;
-    upload(&gw, &key, "p", "ladder", 2).await;
+    upload_example(&gw, &key, "p", "tutorial", 1).await;
+    upload_example(&gw, &key, "p", "ladder", 2).await;
     let conflict = || async { Receiver::start(vec![Reply::status(409); 5]).await };
     let rx2 = conflict().await;
     let dlv = deliver(&gw, &key, &rx2.url(), "p", "before").await;
@@ -173,7 +160,7 @@ async fn rollback_makes_the_previous_version_decide_again() {
         (409, Some("conflict")),
         "v1 is the oldest: {b}"
     );
-    upload(&gw, &key, "p", "json-error-code", 3).await;
+    upload_example(&gw, &key, "p", "json-error-code", 3).await;
     let (s, b) = gw
         .call("GET", "/v1/tenants/acme/plugins/p", Some(&key), None)
         .await;
@@ -210,8 +197,8 @@ async fn plugins_and_their_active_version_survive_a_restart() {
     };
     let gw = start().await;
     let key = gw.tenant("acme").await;
-    upload(&gw, &key, "codes", "json-error-code", 1).await;
-    upload(&gw, &key, "codes", "ladder", 2).await;
+    upload_example(&gw, &key, "codes", "json-error-code", 1).await;
+    upload_example(&gw, &key, "codes", "ladder", 2).await;
     let (s, _) = gw
         .call(
             "POST",

@@ -2,23 +2,7 @@
 //! oversize bodies, the upload rate limit, and `hookgate plugin-check` reporting
 //! the same checks locally.
 
-use hookgate_tests::{TestGateway, plugin_wasm};
-use serde_json::Value;
-
-/// Uploads `plugin` (an example from `plugins/`) as `name`, asserting 201 and the
-/// version; returns the body.
-async fn upload(gw: &TestGateway, key: &str, name: &str, plugin: &str, version: u64) -> Value {
-    let (s, b) = gw
-        .upload_plugin("acme", key, name, plugin_wasm(plugin))
-        .await;
-    assert_eq!(s, 201, "{b}");
-    assert_eq!(
-        (b["name"].as_str(), b["version"].as_u64()),
-        (Some(name), Some(version)),
-        "{b}"
-    );
-    b
-}
+use hookgate_tests::{TestGateway, plugin_wasm, upload_example};
 
 /// A core-module fragment wrapped with the test prelude, as in `plugins_host.rs`.
 fn fixture_module(name: &str) -> Vec<u8> {
@@ -111,7 +95,7 @@ async fn each_bad_plugin_is_refused_naming_its_check_and_uploads_are_rate_limite
         "nothing stored: {list}"
     );
     // Those were 9 uploads; the 10th passes, the 11th in the hour is refused.
-    upload(&gw, &key, "good", "ladder", 1).await;
+    upload_example(&gw, &key, "good", "ladder", 1).await;
     let (s, b) = gw
         .upload_plugin("acme", &key, "good", plugin_wasm("ladder"))
         .await;
