@@ -101,7 +101,10 @@ impl DeliveryClient {
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(16)
+            // As many as an endpoint may have in flight (`max_in_flight` ≤ 1024): with
+            // fewer, every request above the cap opened and closed a connection.
+            // Only connections some concurrency opened are kept, for at most 30 s.
+            .pool_max_idle_per_host(1024)
             .build(https);
         Ok(Self { client })
     }

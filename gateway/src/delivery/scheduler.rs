@@ -91,6 +91,9 @@ impl Scheduler {
             }
         }
         loop {
+            // Finished tasks are reaped here too: under load, more finish per turn
+            // than the select below takes.
+            while self.tasks.try_join_next().is_some() {}
             let now = self.ctx.clock.now_ms();
             while let Some(ep) = self.index.pop_due(now) {
                 self.serve(&ep, now);

@@ -106,12 +106,10 @@ impl DeliveryWorker {
 
     async fn attempt(&self) -> Result<AttemptReport, StoreError> {
         let (ctx, ep) = (&self.ctx, &self.endpoint);
-        let Some(d) = ctx.store.delivery(&ep.tenant_id, &self.entry.delivery_id)? else {
+        // A stale entry (the scan raced a finishing attempt) must not start an early retry.
+        let Some(d) = ctx.store.due_delivery(&ep.tenant_id, &self.entry)? else {
             return Ok(AttemptReport::default());
         };
-        if d.state != DeliveryState::Pending {
-            return Ok(AttemptReport::default());
-        }
         let payload = ctx
             .store
             .event_payload(&ep.tenant_id, &d.event_id)?

@@ -32,7 +32,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         batch.insert(keys::endpoint(&ep.tenant_id, &ep.id), records::encode(ep));
         self.commit(batch).await
     }
@@ -99,7 +99,7 @@ impl Store {
         ep: &EndpointRecord,
         now_ms: u64,
     ) -> Result<usize, StoreError> {
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         let mut ended = 0;
         let lanes = keys::Lane::ALL.map(|lane| {
             self.inner

@@ -88,7 +88,7 @@ impl Store {
         }
 
         let event_id = ids::new_id(ids::EVENT, ev.now_ms);
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         let mut deliveries = Vec::with_capacity(ev.endpoints.len());
         for ep in &ev.endpoints {
             let d = DeliveryRecord {
@@ -166,7 +166,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         let mut n = 0;
         for item in self.inner.records.scan_prefix(keys::all_idempotency()) {
             let (k, v) = item?;

@@ -16,6 +16,7 @@ pub mod records;
 mod replay;
 mod retention;
 mod tenants;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use plugins::{PluginRecord, PluginVersionRecord};
 pub use records::*;
 pub use replay::ReplayOutcome;
 pub use retention::{RetentionRules, SweepStats};
+pub use writer::Writes;
 
 /// The schema this build writes. A data dir with a newer one is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -67,6 +69,8 @@ struct Inner {
     /// creation, idempotency keys); ingest without a key never takes it.
     write_lock: tokio::sync::Mutex<()>,
     key_locks: events::KeyLocks,
+    /// Writes waiting for the current round ([`writer`]).
+    writes: writer::WriteQueue,
 }
 
 /// A handle to the store; cheap to clone.
@@ -120,6 +124,7 @@ impl Store {
             data_dir: data_dir.to_path_buf(),
             write_lock: tokio::sync::Mutex::new(()),
             key_locks: events::KeyLocks::new(),
+            writes: writer::WriteQueue::default(),
         };
         Ok(Self {
             inner: Arc::new(inner),
@@ -152,12 +157,13 @@ impl Store {
         &self.inner.data_dir
     }
 
-    /// Applies `batch` atomically and waits until it is durable.
+    /// Applies `writes` atomically (in one round with whatever else is queued)
+    /// and waits until they are durable.
     ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed: the caller must not ack.
-    pub async fn commit(&self, batch: sled::Batch) -> Result<(), StoreError> {
-        self.inner.records.apply_batch(batch)?;
+    pub async fn commit(&self, writes: Writes) -> Result<(), StoreError> {
+        self.apply(writer::Job::Writes(writes)).await?;
         let seq = self.inner.commit.written();
         self.inner.commit.wait_durable(seq).await
     }

@@ -1,8 +1,11 @@
 //! What the delivery engine reads and writes: due schedule entries, and each
 //! attempt's outcome recorded in one transaction.
 
-use sled::transaction::{ConflictableTransactionError, TransactionError};
+use sled::transaction::{
+    ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
+};
 
+use super::writer::Job;
 use super::{
     AttemptRecord, DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError, keys, records,
 };
@@ -81,6 +84,46 @@ impl Store {
         Ok(best)
     }
 
+    /// The delivery a due schedule entry names, if the entry is still its current
+    /// one: the entry exists, and the delivery is pending and due at the entry's
+    /// time. An entry left behind (its delivery gone, finished or moved to another
+    /// time) is removed, so it is never served again; `None` then.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn due_delivery(
+        &self,
+        tenant: &str,
+        entry: &keys::ScheduleKey,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        let ekey = entry.encode();
+        if !self.inner.records.contains_key(&ekey)? {
+            // Already attempted and moved on (another lease got there first).
+            return Ok(None);
+        }
+        let dkey = keys::delivery(tenant, &entry.delivery_id);
+        let current = |d: &DeliveryRecord| {
+            d.state == DeliveryState::Pending && d.next_attempt_at_ms == Some(entry.due_ms)
+        };
+        if let Some(d) = self.get::<DeliveryRecord>(&dkey)?
+            && current(&d)
+        {
+            return Ok(Some(d));
+        }
+        // Re-checked in a transaction, so a concurrent re-schedule is never undone.
+        let removed = self.inner.records.transaction(|tx| {
+            let d = tx.get(&dkey)?.and_then(|v| records::decode(&v).ok());
+            if !d.as_ref().is_some_and(current) {
+                tx.remove(ekey.as_slice())?;
+            }
+            Ok::<_, ConflictableTransactionError<()>>(())
+        });
+        match removed {
+            Ok(()) | Err(TransactionError::Abort(())) => Ok(None),
+            Err(TransactionError::Storage(e)) => Err(e.into()),
+        }
+    }
+
     /// One event's payload bytes.
     ///
     /// # Errors
@@ -96,65 +139,102 @@ impl Store {
     }
 
     /// Records an attempt: the delivery, its log entry, the schedule move and any
-    /// endpoint change, in one transaction. The next group commit (or sled's
-    /// periodic flush) makes it durable; this neither triggers nor waits for one.
+    /// endpoint change, in one transaction shared with the other writes of its round
+    /// ([`super::writer`]). The next group commit (or sled's periodic flush) makes
+    /// it durable; this neither triggers nor waits for one: an outcome lost in a
+    /// crash only means the attempt is made again (at-least-once), and flushing per
+    /// outcome made the disk, not the network, the limit on delivery throughput.
     ///
     /// # Errors
-    /// `Unavailable` if the write or its flush failed.
+    /// `Unavailable` if the write failed.
     pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
-        let d = w.delivery;
-        let dkey = keys::delivery(&d.tenant_id, &d.id);
-        let ekey = keys::endpoint(&d.tenant_id, &d.endpoint_id);
-        let old = w.entry;
-        let result = self.inner.records.transaction(|tx| {
-            let stale = || ConflictableTransactionError::Abort(WriteResult::Stale);
-            let cur: DeliveryRecord = tx
-                .get(&dkey)?
-                .and_then(|v| records::decode(&v).ok())
-                .ok_or_else(stale)?;
-            if cur.state != DeliveryState::Pending
-                || cur.series != w.expected_series
-                || cur.attempts != w.expected_attempts
-            {
-                return Err(stale());
-            }
-            let Some(ep_bytes) = tx.get(&ekey)? else {
-                return Err(stale());
-            };
-            if let Some(reason) = &w.disable_endpoint
-                && let Ok(mut ep) = records::decode::<EndpointRecord>(&ep_bytes)
-            {
-                ep.disabled = true;
-                ep.disabled_reason = Some(reason.clone());
-                ep.disabled_at_ms = Some(d.updated_at_ms);
-                tx.insert(ekey.as_slice(), records::encode(&ep))?;
-            }
-            tx.insert(dkey.as_slice(), records::encode(d))?;
-            tx.insert(
-                keys::attempt(&d.id, w.attempt.series, w.attempt.attempt),
-                records::encode(w.attempt),
-            )?;
-            tx.remove(old.encode())?;
-            if let Some(due_ms) = w.next_due_ms {
-                let next = keys::ScheduleKey {
-                    lane: keys::Lane::Retry,
-                    due_ms,
-                    ..old.clone()
-                };
-                tx.insert(next.encode(), d.tenant_id.as_bytes())?;
-            }
-            Ok(())
-        });
-        match result {
-            Ok(()) => {
-                // Not flushed here: an outcome lost in a crash only means the
-                // attempt is made again (at-least-once). The next group commit, or
-                // sled's own periodic flush, persists it; flushing per outcome made
-                // the disk, not the network, the limit on delivery throughput.
-                Ok(WriteResult::Written)
-            }
-            Err(TransactionError::Abort(r)) => Ok(r),
-            Err(TransactionError::Storage(e)) => Err(e.into()),
-        }
+        self.apply(Job::Attempt(Box::new(PreparedAttempt::new(&w))))
+            .await
     }
 }
+
+/// An [`AttemptWrite`] encoded ahead of its round, so the round does no encoding.
+pub(crate) struct PreparedAttempt {
+    delivery_key: Vec<u8>,
+    delivery: Vec<u8>,
+    endpoint_key: Vec<u8>,
+    expected_series: u32,
+    expected_attempts: u32,
+    attempt_key: Vec<u8>,
+    attempt: Vec<u8>,
+    old_entry: Vec<u8>,
+    next_entry: Option<Vec<u8>>,
+    tenant: Vec<u8>,
+    /// The reason and time to disable the endpoint with.
+    disable: Option<(String, u64)>,
+}
+
+impl PreparedAttempt {
+    fn new(w: &AttemptWrite<'_>) -> Self {
+        let d = w.delivery;
+        Self {
+            delivery_key: keys::delivery(&d.tenant_id, &d.id),
+            delivery: records::encode(d),
+            endpoint_key: keys::endpoint(&d.tenant_id, &d.endpoint_id),
+            expected_series: w.expected_series,
+            expected_attempts: w.expected_attempts,
+            attempt_key: keys::attempt(&d.id, w.attempt.series, w.attempt.attempt),
+            attempt: records::encode(w.attempt),
+            old_entry: w.entry.encode(),
+            next_entry: w.next_due_ms.map(|due_ms| {
+                keys::ScheduleKey {
+                    lane: keys::Lane::Retry,
+                    due_ms,
+                    ..w.entry.clone()
+                }
+                .encode()
+            }),
+            tenant: d.tenant_id.as_bytes().to_vec(),
+            disable: w
+                .disable_endpoint
+                .clone()
+                .map(|reason| (reason, d.updated_at_ms)),
+        }
+    }
+
+    /// Writes the outcome unless the delivery moved on meanwhile (deleted endpoint,
+    /// replay, or another lease that consumed the same schedule entry).
+    pub(crate) fn apply(
+        &self,
+        tx: &TransactionalTree,
+    ) -> Result<WriteResult, UnabortableTransactionError> {
+        let current = tx
+            .get(&self.delivery_key)?
+            .and_then(|v| records::decode::<DeliveryRecord>(&v).ok());
+        let moved_on = current.is_none_or(|cur| {
+            cur.state != DeliveryState::Pending
+                || cur.series != self.expected_series
+                || cur.attempts != self.expected_attempts
+        });
+        if moved_on || tx.get(&self.old_entry)?.is_none() {
+            return Ok(WriteResult::Stale);
+        }
+        let Some(ep_bytes) = tx.get(&self.endpoint_key)? else {
+            return Ok(WriteResult::Stale);
+        };
+        if let Some((reason, at_ms)) = &self.disable
+            && let Ok(mut ep) = records::decode::<EndpointRecord>(&ep_bytes)
+        {
+            ep.disabled = true;
+            ep.disabled_reason = Some(reason.clone());
+            ep.disabled_at_ms = Some(*at_ms);
+            tx.insert(self.endpoint_key.as_slice(), records::encode(&ep))?;
+        }
+        tx.insert(self.delivery_key.as_slice(), self.delivery.as_slice())?;
+        tx.insert(self.attempt_key.as_slice(), self.attempt.as_slice())?;
+        tx.remove(self.old_entry.as_slice())?;
+        if let Some(next) = &self.next_entry {
+            tx.insert(next.as_slice(), self.tenant.as_slice())?;
+        }
+        Ok(WriteResult::Written)
+    }
+}
+
+#[cfg(test)]
+#[path = "outcomes_tests.rs"]
+mod tests;

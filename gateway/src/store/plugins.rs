@@ -141,7 +141,7 @@ impl Store {
             disabled: false,
         });
         rec.active = version;
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         batch.insert(keys::plugin_bytes(tenant, name, version), bytes);
         batch.insert(keys::plugin(tenant, name), records::encode(&rec));
         self.commit(batch).await?;
@@ -163,7 +163,7 @@ impl Store {
             return Ok(None);
         };
         change(&mut rec);
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         batch.insert(keys::plugin(tenant, name), records::encode(&rec));
         self.commit(batch).await?;
         Ok(Some(rec))
@@ -182,7 +182,7 @@ impl Store {
         let Some(rec) = self.plugin(tenant, name)? else {
             return Ok(None);
         };
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         for key in self
             .inner
             .records

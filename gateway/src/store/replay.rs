@@ -96,7 +96,7 @@ impl Store {
     ) -> Result<Vec<DeliveryRecord>, StoreError> {
         const BATCH: usize = 500;
         let mut replayed = Vec::new();
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         let mut in_batch = 0;
         let mut endpoints = std::collections::HashMap::new();
         for item in self.inner.records.scan_prefix(keys::deliveries_of(tenant)) {

@@ -45,7 +45,7 @@ impl Store {
     ) -> Result<(SweepStats, Option<Vec<u8>>), StoreError> {
         let prefix = [b"ev".as_slice(), &[0]].concat();
         let start = cursor.map_or_else(|| prefix.clone(), |c| [c.as_slice(), &[0]].concat());
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         let mut stats = SweepStats::default();
         let mut endpoints: HashMap<String, Option<EndpointRecord>> = HashMap::new();
         let mut last = None;
@@ -110,7 +110,7 @@ impl Store {
 }
 
 /// A delivery still pending on an endpoint disabled past the DLQ retention becomes dead.
-fn end_on_disabled(d: &mut DeliveryRecord, batch: &mut sled::Batch, now_ms: u64) {
+fn end_on_disabled(d: &mut DeliveryRecord, batch: &mut super::Writes, now_ms: u64) {
     let due = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
     for lane in keys::Lane::ALL {
         let entry = keys::ScheduleKey {

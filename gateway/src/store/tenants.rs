@@ -22,7 +22,7 @@ impl Store {
             key_sha256: hex::encode(key_hash),
             created_at_ms: now_ms,
         };
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         batch.insert(keys::tenant(id), records::encode(&rec));
         batch.insert(keys::api_key(&key_hash), id.as_bytes());
         self.commit(batch).await?;
@@ -87,7 +87,7 @@ impl Store {
         let Some(mut rec) = self.tenant(id)? else {
             return Ok(false);
         };
-        let mut batch = sled::Batch::default();
+        let mut batch = super::Writes::default();
         if let Ok(old) = hex::decode(&rec.key_sha256)
             && let Ok(old) = <[u8; 32]>::try_from(old.as_slice())
         {
