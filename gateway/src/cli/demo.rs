@@ -224,7 +224,7 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
                 return Err(DemoError::Gateway(why));
             }
         }
-        let counts = api.counts(TENANT).await?;
+        let counts = api::counts(&api, TENANT).await?;
         let up = receiver_started
             .elapsed()
             .checked_sub(DOWN_FOR)

@@ -5,6 +5,7 @@ pub mod chaos;
 pub mod client;
 pub mod demo;
 pub mod drill;
+mod gateway_api;
 pub mod plugin_check;
 pub mod policy;
 

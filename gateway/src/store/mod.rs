@@ -1,9 +1,10 @@
 //! Durable storage on sled.
 //!
 //! One `records` tree holds every record kind under its own key prefix
-//! ([`keys`]), so each ingest is one atomic `apply_batch`; a `meta` tree holds the
-//! schema version and install secrets. Every write goes through [`Store::commit`],
-//! which returns only once the write is durable (group commit, [`flusher`]).
+//! ([`keys`]), so each ingest is one atomic write; a `meta` tree holds the schema
+//! version and install secrets. Writes are queued and applied in rounds, one sled
+//! transaction each ([`writer`]); [`Store::commit`] returns only once its write is
+//! durable (group commit, [`flusher`]).
 
 mod deliveries;
 mod endpoints;

@@ -2,6 +2,7 @@
 //! against a same-run reference where one exists. Every scenario runs in this
 //! process on loopback, prints one table row per run and a median row.
 
+mod decision;
 mod harness;
 mod ingest;
 mod plugin;
@@ -43,6 +44,14 @@ pub enum BenchCommand {
         #[arg(long)]
         plugin: std::path::PathBuf,
     },
+    /// One retry decision with a plugin, through the whole chain, against the built-in alone.
+    Decision {
+        #[command(flatten)]
+        common: Common,
+        /// The plugin: a `.wasm` core module or component.
+        #[arg(long)]
+        plugin: std::path::PathBuf,
+    },
     /// RSS and data-dir size with many deliveries pending, and restart to first delivery.
     Footprint {
         #[command(flatten)]
@@ -73,6 +82,7 @@ pub fn run(command: BenchCommand) -> i32 {
                 schedule::lateness(&common, pending).await
             }
             BenchCommand::Plugin { common, plugin } => plugin::plugin(&common, &plugin).await,
+            BenchCommand::Decision { common, plugin } => decision::decision(&common, &plugin).await,
             BenchCommand::Footprint { common, pending } => {
                 schedule::footprint(&common, pending).await
             }

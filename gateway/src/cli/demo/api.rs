@@ -1,118 +1,33 @@
-//! The demo's view of the gateway: JSON calls over HTTP/1.1 with hyper-util's
-//! client, each bounded in time, and the delivery counts the progress table shows.
+//! The demo's view of the gateway: the shared API client, and the delivery counts
+//! the progress table shows.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Method, Request, StatusCode, header};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
+
+use crate::cli::gateway_api::GatewayApi;
 
 use super::DemoError;
 
-/// How long one API call may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(15);
-/// Deliveries per list page (the API's maximum).
-const PAGE: u32 = 250;
+/// The demo's client.
+pub(super) type DemoApi = GatewayApi;
 
-/// A client for one gateway and one token.
-#[derive(Clone)]
-pub(super) struct DemoApi {
-    client: Client<HttpConnector, Full<Bytes>>,
-    base: String,
-    token: String,
+impl From<crate::cli::gateway_api::ApiCallError> for DemoError {
+    fn from(e: crate::cli::gateway_api::ApiCallError) -> Self {
+        Self::Api(e.0)
+    }
 }
 
-impl DemoApi {
-    pub(super) fn new(addr: SocketAddr, token: &str) -> Self {
-        let client = Client::builder(TokioExecutor::new()).build_http();
-        Self {
-            client,
-            base: format!("http://{addr}"),
-            token: token.to_owned(),
-        }
+/// Every delivery of `tenant`, counted by state.
+pub(super) async fn counts(api: &DemoApi, tenant: &str) -> Result<Counts, DemoError> {
+    let mut counts = Counts::default();
+    for d in api
+        .list_all(&format!("/v1/tenants/{tenant}/deliveries"))
+        .await?
+    {
+        counts.add(&d);
     }
-
-    /// The same gateway with another token.
-    pub(super) fn with_token(&self, token: &str) -> Self {
-        Self {
-            token: token.to_owned(),
-            ..self.clone()
-        }
-    }
-
-    /// `method path` with an optional JSON body; the status and the parsed answer
-    /// (`Null` when it is not JSON).
-    pub(super) async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<(StatusCode, Value), DemoError> {
-        let bytes = body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()));
-        let request = Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header(header::AUTHORIZATION, format!("Bearer {}", self.token))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Full::new(bytes))
-            .map_err(|e| DemoError::Api(format!("{path}: {e}")))?;
-        let exchange = async {
-            let response = self.client.request(request).await?;
-            let status = response.status();
-            let body = response.into_body().collect().await?.to_bytes();
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((status, body))
-        };
-        let (status, body) = tokio::time::timeout(CALL_TIMEOUT, exchange)
-            .await
-            .map_err(|_| DemoError::Api(format!("{path}: no answer within {CALL_TIMEOUT:?}")))?
-            .map_err(|e| DemoError::Api(format!("{path}: {e}")))?;
-        Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
-    }
-
-    /// [`Self::call`] that must answer `want`.
-    pub(super) async fn expect(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-        want: StatusCode,
-    ) -> Result<Value, DemoError> {
-        let (status, answer) = self.call(method, path, body).await?;
-        if status != want {
-            return Err(DemoError::Api(format!(
-                "{path}: expected {want}, got {status}: {answer}"
-            )));
-        }
-        Ok(answer)
-    }
-
-    /// Every delivery of `tenant`, counted by state.
-    pub(super) async fn counts(&self, tenant: &str) -> Result<Counts, DemoError> {
-        let mut counts = Counts::default();
-        let mut cursor: Option<String> = None;
-        loop {
-            let mut path = format!("/v1/tenants/{tenant}/deliveries?limit={PAGE}");
-            if let Some(c) = &cursor {
-                path.push_str(&format!("&cursor={c}"));
-            }
-            let page = self
-                .expect(Method::GET, &path, None, StatusCode::OK)
-                .await?;
-            for d in page["data"].as_array().into_iter().flatten() {
-                counts.add(d);
-            }
-            match page["next_cursor"].as_str() {
-                Some(c) => cursor = Some(c.to_owned()),
-                None => return Ok(counts),
-            }
-        }
-    }
+    Ok(counts)
 }
 
 /// Deliveries by where they stand.

@@ -1,105 +1,25 @@
-//! The drills' view of the gateway API: JSON calls over HTTP/1.1 with hyper-util's
-//! client, each bounded in time.
+//! The drills' view of the gateway API: the shared client, and the calls every
+//! drill makes (set-up, ingest, reading deliveries back).
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Method, Request, StatusCode, header};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http::{Method, StatusCode};
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
 use super::DrillError;
+pub(crate) use crate::cli::gateway_api::GatewayApi as Api;
 
 /// The tenant every drill creates.
 pub(crate) const TENANT: &str = "drill";
-/// How long one API call may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(15);
-/// Deliveries per list page (the API's maximum).
-const PAGE: u32 = 250;
 
-/// A client for one gateway and one token.
-#[derive(Clone)]
-pub(crate) struct Api {
-    client: Client<HttpConnector, Full<Bytes>>,
-    base: Arc<str>,
-    token: Arc<str>,
+impl From<crate::cli::gateway_api::ApiCallError> for DrillError {
+    fn from(e: crate::cli::gateway_api::ApiCallError) -> Self {
+        Self::Api(e.0)
+    }
 }
 
 impl Api {
-    pub(crate) fn new(addr: SocketAddr, token: &str) -> Self {
-        Self {
-            client: Client::builder(TokioExecutor::new()).build_http(),
-            base: format!("http://{addr}").into(),
-            token: token.into(),
-        }
-    }
-
-    /// The token this client sends.
-    pub(crate) fn token(&self) -> &str {
-        &self.token
-    }
-
-    /// The same gateway with another token.
-    pub(crate) fn with_token(&self, token: &str) -> Self {
-        Self {
-            token: token.into(),
-            ..self.clone()
-        }
-    }
-
-    /// `method path` with an optional JSON body: the status and the parsed answer
-    /// (`Null` when it is not JSON).
-    pub(crate) async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<(StatusCode, Value), DrillError> {
-        let bytes = body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()));
-        let request = Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header(header::AUTHORIZATION, format!("Bearer {}", self.token))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Full::new(bytes))
-            .map_err(|e| DrillError::Api(format!("{path}: {e}")))?;
-        let exchange = async {
-            let response = self.client.request(request).await?;
-            let status = response.status();
-            let body = response.into_body().collect().await?.to_bytes();
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((status, body))
-        };
-        let (status, body) = tokio::time::timeout(CALL_TIMEOUT, exchange)
-            .await
-            .map_err(|_| DrillError::Api(format!("{path}: no answer within {CALL_TIMEOUT:?}")))?
-            .map_err(|e| DrillError::Api(format!("{path}: {e}")))?;
-        Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
-    }
-
-    /// [`Self::call`] that must answer `want`.
-    pub(crate) async fn expect(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-        want: StatusCode,
-    ) -> Result<Value, DrillError> {
-        let (status, answer) = self.call(method, path, body).await?;
-        if status != want {
-            return Err(DrillError::Api(format!(
-                "{path}: expected {want}, got {status}: {answer}"
-            )));
-        }
-        Ok(answer)
-    }
-
     /// Creates the drill tenant and one endpoint (`endpoint` is the create body);
     /// returns the tenant's client.
     pub(crate) async fn setup(&self, endpoint: &Value) -> Result<Api, DrillError> {
@@ -139,34 +59,21 @@ impl Api {
 
     /// Every delivery of the drill tenant, by event id (one endpoint: one each).
     pub(crate) async fn deliveries_by_event(&self) -> Result<HashMap<String, Value>, DrillError> {
-        let mut out = HashMap::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..100_000 {
-            let mut path = format!("/v1/tenants/{TENANT}/deliveries?limit={PAGE}");
-            if let Some(c) = &cursor {
-                path.push_str(&format!("&cursor={c}"));
-            }
-            let mut page = self
-                .expect(Method::GET, &path, None, StatusCode::OK)
-                .await?;
-            if let Some(data) = page["data"].as_array_mut() {
-                for d in data.drain(..) {
-                    let event = d["event_id"].as_str().unwrap_or_default().to_owned();
-                    out.insert(event, d);
-                }
-            }
-            match page["next_cursor"].as_str() {
-                Some(c) => cursor = Some(c.to_owned()),
-                None => break,
-            }
-        }
-        Ok(out)
+        let all = self
+            .list_all(&format!("/v1/tenants/{TENANT}/deliveries"))
+            .await?;
+        Ok(all
+            .into_iter()
+            .map(|d| (d["event_id"].as_str().unwrap_or_default().to_owned(), d))
+            .collect())
     }
 
     /// One delivery with its attempt log.
     pub(crate) async fn delivery(&self, id: &str) -> Result<Value, DrillError> {
         let path = format!("/v1/tenants/{TENANT}/deliveries/{id}");
-        self.expect(Method::GET, &path, None, StatusCode::OK).await
+        Ok(self
+            .expect(Method::GET, &path, None, StatusCode::OK)
+            .await?)
     }
 }
 
