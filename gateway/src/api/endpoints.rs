@@ -147,7 +147,9 @@ pub(super) async fn update(
         ApiError::invalid_field(field, e.into_inner().to_string())
     })?;
     input.apply_to(&ctx, &mut ep).await?;
-    ctx.store.put_endpoint(&ep).await?;
+    if !ctx.store.replace_endpoint(&ep).await? {
+        return Err(ApiError::not_found("endpoint"));
+    }
     changed(&ctx, &ep);
     Ok(Json(endpoint_view(&ep, &ctx.config.policy.default)))
 }
@@ -220,7 +222,9 @@ pub(super) async fn rotate_secret(
             expires_at_ms: None,
         },
     );
-    ctx.store.put_endpoint(&ep).await?;
+    if !ctx.store.replace_endpoint(&ep).await? {
+        return Err(ApiError::not_found("endpoint"));
+    }
     changed(&ctx, &ep);
     Ok(Json(secrets_view(&ep, now)))
 }

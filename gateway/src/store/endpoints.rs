@@ -37,6 +37,18 @@ impl Store {
         self.commit(batch).await
     }
 
+    /// Replaces an endpoint record only if the endpoint still exists; `false` if it
+    /// was deleted meanwhile (a PATCH racing a DELETE must not bring it back).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn replace_endpoint(&self, ep: &EndpointRecord) -> Result<bool, StoreError> {
+        let key = keys::endpoint(&ep.tenant_id, &ep.id);
+        let bytes = records::encode(ep);
+        self.update_endpoint_bytes(&key, |_| Some(bytes.clone()))
+            .await
+    }
+
     /// One endpoint of one tenant.
     ///
     /// # Errors
@@ -142,15 +154,27 @@ impl Store {
         change: impl Fn(&mut EndpointRecord),
     ) -> Result<bool, StoreError> {
         let key = keys::endpoint(tenant, id);
-        let done = self.inner.records.transaction(|tx| {
-            let Some(bytes) = tx.get(&key)? else {
-                return Ok(false);
-            };
-            let Ok(mut ep) = records::decode::<EndpointRecord>(&bytes) else {
-                return Ok(false);
-            };
+        self.update_endpoint_bytes(&key, |bytes| {
+            let mut ep = records::decode::<EndpointRecord>(bytes).ok()?;
             change(&mut ep);
-            tx.insert(key.as_slice(), records::encode(&ep))?;
+            Some(records::encode(&ep))
+        })
+        .await
+    }
+
+    /// Rewrites the endpoint at `key` with what `change` makes of its bytes, in one
+    /// transaction, and waits until that is durable; `false` if it does not exist
+    /// (or `change` declines).
+    async fn update_endpoint_bytes(
+        &self,
+        key: &[u8],
+        change: impl Fn(&[u8]) -> Option<Vec<u8>>,
+    ) -> Result<bool, StoreError> {
+        let done = self.inner.records.transaction(|tx| {
+            let Some(new) = tx.get(key)?.and_then(|old| change(&old)) else {
+                return Ok(false);
+            };
+            tx.insert(key, new)?;
             Ok::<_, sled::transaction::ConflictableTransactionError<()>>(true)
         });
         match done {
@@ -158,9 +182,63 @@ impl Store {
                 self.wait_own_write().await?;
                 Ok(true)
             }
-            Ok(false) => Ok(false),
+            Ok(false) | Err(sled::transaction::TransactionError::Abort(())) => Ok(false),
             Err(sled::transaction::TransactionError::Storage(e)) => Err(e.into()),
-            Err(sled::transaction::TransactionError::Abort(())) => Ok(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{BreakerRecord, StoredSecret};
+
+    fn endpoint() -> EndpointRecord {
+        EndpointRecord {
+            id: "ep_1".into(),
+            tenant_id: "t".into(),
+            url: "https://example.com/hook".into(),
+            description: String::new(),
+            event_types: vec!["*".into()],
+            policy: None,
+            plugin: None,
+            timeout_ms: 15_000,
+            max_in_flight: 16,
+            rate_limit_per_s: None,
+            disabled: false,
+            disabled_reason: None,
+            disabled_at_ms: None,
+            secrets: vec![StoredSecret {
+                secret: "whsec_x".into(),
+                expires_at_ms: None,
+            }],
+            breaker: BreakerRecord::default(),
+            trusted: false,
+            last_success_ms: None,
+            created_at_ms: 0,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_replace_racing_a_delete_does_not_bring_the_endpoint_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let stop = tokio_util::sync::CancellationToken::new();
+        let flusher = store.start_flusher(store.sled_durability().unwrap(), stop.clone());
+        let mut ep = endpoint();
+        store.put_endpoint(&ep).await.unwrap();
+        ep.description = "patched".into();
+        assert!(store.replace_endpoint(&ep).await.unwrap());
+        assert_eq!(
+            store.endpoint("t", "ep_1").unwrap().unwrap().description,
+            "patched"
+        );
+        // The DELETE lands between the PATCH's read and its write.
+        store.delete_endpoint(&ep, 1).await.unwrap();
+        ep.description = "too late".into();
+        assert!(!store.replace_endpoint(&ep).await.unwrap());
+        assert!(store.endpoint("t", "ep_1").unwrap().is_none());
+        stop.cancel();
+        flusher.await.unwrap();
     }
 }

@@ -193,6 +193,9 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
         while rx.count() < n && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+        if rx.count() < n {
+            bail!("only {} of {n} deliveries arrived", rx.count());
+        }
         let rate = (rx.count() - held) as f64 / started.elapsed().as_secs_f64();
         gw.stop().await?;
         let reference = bare_hyper(&rx, n).await?;

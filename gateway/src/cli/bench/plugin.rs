@@ -13,6 +13,9 @@ use super::harness::{
 };
 use super::{Common, median};
 
+/// Concurrent clients that ingest the backlog.
+const INGEST_CLIENTS: usize = 64;
+
 /// Deliveries/s for `n` events that each take two attempts, with `plugin` bound if given.
 async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let dir = tempfile::tempdir()?;
@@ -48,12 +51,23 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     }
     let url = format!("{}/v1/tenants/bench/events", gw.base);
     let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
-    for _ in 0..n {
-        let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
-        if s != 202 {
-            bail!("ingest answered {s}: {b}");
-        }
+    let mut senders = Vec::new();
+    for _ in 0..INGEST_CLIENTS {
+        let (http, url, key, body) = (http.clone(), url.clone(), key.clone(), body.clone());
+        senders.push(tokio::spawn(async move {
+            for _ in 0..n / INGEST_CLIENTS {
+                let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
+                if s != 202 {
+                    bail!("ingest answered {s}: {b}");
+                }
+            }
+            anyhow::Ok(())
+        }));
     }
+    for s in senders {
+        s.await??;
+    }
+    let n = n / INGEST_CLIENTS * INGEST_CLIENTS;
     let held = rx.count();
     let started = Instant::now();
     call(
@@ -67,6 +81,9 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let want = 2 * n;
     while rx.count() < want && started.elapsed() < Duration::from_secs(300) {
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if rx.count() < want {
+        bail!("only {} of {want} requests arrived", rx.count());
     }
     let rate = (rx.count() - held) as f64 / 2.0 / started.elapsed().as_secs_f64();
     gw.stop().await?;
@@ -92,7 +109,7 @@ async fn upload(http: &HttpClient, url: &str, key: &str, wasm: &[u8]) -> anyhow:
 /// `hookgate bench plugin --plugin FILE`.
 pub(super) async fn plugin(c: &Common, file: &std::path::Path) -> anyhow::Result<()> {
     let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-    let n = if c.smoke { 200 } else { 10_000 };
+    let n = if c.smoke { 256 } else { 20_000 };
     println!("| run | events | with plugin deliveries/s | without deliveries/s | ratio |");
     println!("|---|---|---|---|---|");
     let mut ratios = Vec::new();

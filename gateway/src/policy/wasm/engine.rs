@@ -61,7 +61,12 @@ impl Sandbox {
         // (one at a time) never takes a slot a decision needs.
         let slots = concurrency + 1;
         let mut pool = PoolingAllocationConfig::new();
-        pool.total_component_instances(slots)
+        // A freed slot's first pages are zeroed in place rather than decommitted:
+        // for a small plugin (`-zstack-size=65536`) that is its whole memory, so a
+        // decision takes no page faults and sends no TLB-shootdown IPIs.
+        pool.linear_memory_keep_resident(128 << 10)
+            .table_keep_resident(16 << 10)
+            .total_component_instances(slots)
             .total_memories(slots)
             .total_core_instances(slots * 4)
             .total_tables(slots * 4)

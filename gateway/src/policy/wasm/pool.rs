@@ -111,4 +111,14 @@ mod tests {
         assert_eq!(busy.await.unwrap(), Ok(true));
         assert_eq!(pool.run(|| 5).await, Ok(5));
     }
+
+    #[tokio::test]
+    async fn a_panicking_job_loses_its_answer_but_not_its_thread() {
+        let pool = DecisionPool::new(1).unwrap();
+        let lost: Result<u8, _> = pool.run(|| panic!("a plugin call blew up")).await;
+        assert_eq!(lost, Err(PoolError::Lost));
+        for i in 0..3 {
+            assert_eq!(pool.run(move || i * 2).await, Ok(i * 2));
+        }
+    }
 }

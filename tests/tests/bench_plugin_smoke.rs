@@ -1,0 +1,29 @@
+//! A tiny run of the benchmark scenarios that need a real plugin (`plugin`,
+//! `decision`), with `json-error-code` built from this checkout. Speed is never
+//! asserted; the scenarios fail (exit 1) if a delivery or a decision goes wrong.
+
+use hookgate::cli::bench::{BenchCommand, Common, run};
+
+fn smoke() -> Common {
+    Common {
+        runs: 1,
+        smoke: true,
+    }
+}
+
+#[test]
+fn plugin_and_decision_scenarios_run_with_a_real_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("json_error_code.wasm");
+    std::fs::write(&plugin, hookgate_tests::plugin_wasm("json-error-code")).unwrap();
+    let code = run(BenchCommand::Plugin {
+        common: smoke(),
+        plugin: plugin.clone(),
+    });
+    assert_eq!(code, 0, "bench plugin --smoke");
+    let code = run(BenchCommand::Decision {
+        common: smoke(),
+        plugin,
+    });
+    assert_eq!(code, 0, "bench decision --smoke");
+}
