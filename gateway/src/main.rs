@@ -6,6 +6,11 @@ use hookgate::cli::{AdminCommand, Cli, Command};
 use hookgate::config::{Config, LogFormat};
 use tokio_util::sync::CancellationToken;
 
+/// mimalloc instead of glibc's malloc: the delivery path allocates per attempt
+/// (records, requests, sled pages), and glibc's allocator was ~15 % of its CPU.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
