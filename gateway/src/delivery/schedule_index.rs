@@ -23,6 +23,11 @@ impl ScheduleIndex {
             .push(Reverse((due_ms, self.seq, endpoint.to_owned())));
     }
 
+    /// When `endpoint` is queued for, if it is.
+    pub(crate) fn queued_at(&self, endpoint: &str) -> Option<u64> {
+        self.queued.get(endpoint).copied()
+    }
+
     /// The earliest queued due time.
     pub(crate) fn next_due(&mut self) -> Option<u64> {
         while let Some(Reverse((due, _, ep))) = self.heap.peek() {

@@ -7,6 +7,8 @@
 //! endpoint's schedule keys, never a scan of the whole schedule. In-flight is an
 //! in-memory lease, so after a restart pending work is taken up again.
 
+mod turn;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,14 +17,17 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::breaker::{Admit, Breaker, Transition};
+use super::breaker::{Breaker, Transition};
 use super::rate_limit::RateWindow;
 use super::schedule_index::ScheduleIndex;
-use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
+use super::worker::{AttemptReport, EngineContext};
 use super::{DeliveryHandle, ScheduleChange, ScheduleChanges};
 use crate::config::BreakerConfig;
 use crate::store::EndpointRecord;
-use crate::store::keys::Lane;
+
+/// Reports and changes taken per turn beyond the first, so a flood of one kind
+/// cannot hold the loop.
+const MAX_QUEUED_PER_TURN: usize = 1024;
 
 /// Breaker and disabling thresholds.
 #[derive(Debug, Clone)]
@@ -111,6 +116,7 @@ impl Scheduler {
                 Some(_) = self.tasks.join_next(), if !self.tasks.is_empty() => {}
                 () = tokio::time::sleep(sleep) => {}
             }
+            self.take_queued();
         }
         let drain = async { while self.tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(grace, drain).await.is_err() {
@@ -119,6 +125,23 @@ impl Scheduler {
                 "shutdown grace over; abandoning in-flight attempts"
             );
             self.tasks.shutdown().await;
+        }
+    }
+
+    /// Takes every change and report already waiting, so a burst of finished
+    /// attempts costs one turn (one scan per endpoint), not one turn each.
+    fn take_queued(&mut self) {
+        for _ in 0..MAX_QUEUED_PER_TURN {
+            match self.done_rx.try_recv() {
+                Ok((ep, report)) => self.finished(&ep, report),
+                Err(_) => break,
+            }
+        }
+        for _ in 0..MAX_QUEUED_PER_TURN {
+            match self.changes.0.try_recv() {
+                Ok(change) => self.apply(change),
+                Err(_) => break,
+            }
         }
     }
 
@@ -271,133 +294,17 @@ impl Scheduler {
 
     /// Queues an endpoint for its earliest stored due time.
     fn requeue(&mut self, endpoint_id: &str) {
+        if self
+            .index
+            .queued_at(endpoint_id)
+            .is_some_and(|at| at <= self.ctx.clock.now_ms())
+        {
+            return; // already due: its turn reads the store anyway
+        }
         match self.ctx.store.next_due(endpoint_id, None) {
             Ok(Some(due)) => self.index.push(endpoint_id, due),
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, endpoint_id, "cannot read schedule"),
         }
-    }
-
-    /// One round-robin turn for a due endpoint.
-    fn serve(&mut self, endpoint_id: &str, now: u64) {
-        let Some(slot) = self.slots.get_mut(endpoint_id) else {
-            return;
-        };
-        if slot.record.disabled {
-            return;
-        }
-        let free = slot.permits.available_permits();
-        let mut allowed = match slot.breaker.admit(now) {
-            Admit::All => free,
-            Admit::Probe => free.min(1),
-            Admit::Wait(until) => {
-                if let Some(until) = until {
-                    self.index.push(endpoint_id, until);
-                }
-                return; // a finishing probe requeues the endpoint
-            }
-        };
-        if let Some(rate) = &mut slot.rate {
-            allowed = allowed.min(rate.available(now));
-        }
-        if allowed == 0 {
-            if free > 0
-                && let Some(rate) = &slot.rate
-            {
-                self.index.push(endpoint_id, rate.next_free_at(now));
-            }
-            return; // otherwise a finishing attempt requeues the endpoint
-        }
-        // Leased entries are still in the schedule (storage says pending until the
-        // outcome is written), so look past up to max_in_flight of them.
-        let limit = slot.record.max_in_flight as usize + allowed;
-        let store = &self.ctx.store;
-        let lanes = store
-            .due_entries(Lane::First, endpoint_id, now, limit)
-            .and_then(|first| {
-                Ok((
-                    first,
-                    store.due_entries(Lane::Retry, endpoint_id, now, limit)?,
-                ))
-            });
-        let entries = match lanes {
-            Ok((first, retry)) => interleave(first, retry),
-            Err(e) => {
-                tracing::warn!(error = %e, endpoint_id, "cannot read due work");
-                return;
-            }
-        };
-        let probing = matches!(slot.breaker.admit(now), Admit::Probe);
-        let mut started = 0;
-        for entry in entries {
-            if started == allowed {
-                break;
-            }
-            let Ok(permit) = Arc::clone(&slot.permits).try_acquire_owned() else {
-                break;
-            };
-            if !self.handle.lease(&entry.delivery_id) {
-                continue;
-            }
-            started += 1;
-            if let Some(rate) = &mut slot.rate {
-                rate.started(now);
-            }
-            if probing {
-                slot.breaker.probe_sent();
-            }
-            let worker = DeliveryWorker {
-                ctx: Arc::clone(&self.ctx),
-                endpoint: Arc::clone(&slot.record),
-                entry,
-            };
-            let (handle, done) = (self.handle.clone(), self.done_tx.clone());
-            self.tasks.spawn(async move {
-                let (delivery_id, endpoint_id) =
-                    (worker.entry.delivery_id.clone(), worker.endpoint.id.clone());
-                let report = worker.run().await;
-                handle.release(&delivery_id);
-                drop(permit);
-                let _ = done.send((endpoint_id, report));
-            });
-        }
-        if started == allowed && !probing {
-            // Used this turn's share: others go first, then this endpoint again
-            // (when its rate window allows).
-            let at = slot.rate.as_ref().map_or(now, |r| r.next_free_at(now));
-            self.index.push(endpoint_id, at);
-        } else if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)) {
-            self.index.push(endpoint_id, next);
-        }
-    }
-}
-
-/// Alternates first attempts and retries, first attempts first, so neither lane
-/// starves the other.
-fn interleave<T>(first: Vec<T>, retry: Vec<T>) -> Vec<T> {
-    let mut out = Vec::with_capacity(first.len() + retry.len());
-    let (mut a, mut b) = (first.into_iter(), retry.into_iter());
-    loop {
-        match (a.next(), b.next()) {
-            (None, None) => return out,
-            (x, y) => out.extend(x.into_iter().chain(y)),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn new_first_attempts_are_not_stuck_behind_retries() {
-        assert_eq!(
-            interleave(vec![1, 2], vec![10, 20, 30, 40]),
-            [1, 10, 2, 20, 30, 40]
-        );
-        assert_eq!(interleave(vec![1, 2, 3], Vec::new()), [1, 2, 3]);
-        assert_eq!(interleave(Vec::<u8>::new(), vec![9]), [9]);
-        // With a backlog of due retries, the first permit still goes to a new delivery.
-        assert_eq!(interleave(vec!["new"], vec!["old"; 100])[0], "new");
     }
 }
