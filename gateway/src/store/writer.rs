@@ -183,3 +183,49 @@ fn apply_job(
             .map_err(|e: UnabortableTransactionError| e.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    use super::*;
+
+    fn writes(key: &str) -> Job {
+        let mut w = Writes::default();
+        w.insert(key, b"v".as_slice());
+        Job::Writes(w)
+    }
+
+    #[test]
+    fn writers_queued_during_a_round_share_it_and_a_dropped_leader_still_drains() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut cx = Context::from_waker(Waker::noop());
+            // The first writer leads and yields; the second queues behind it.
+            let mut first = Box::pin(store.apply(writes("a")));
+            assert!(first.as_mut().poll(&mut cx).is_pending());
+            let mut second = Box::pin(store.apply(writes("b")));
+            assert!(second.as_mut().poll(&mut cx).is_pending());
+            assert!(!store.inner.records.contains_key("a").unwrap());
+            // The leader's request goes away while it yields: its drop drains.
+            drop(first);
+            assert!(matches!(
+                second.as_mut().poll(&mut cx),
+                Poll::Ready(Ok(WriteResult::Written))
+            ));
+            assert!(store.inner.records.contains_key("a").unwrap());
+            assert!(store.inner.records.contains_key("b").unwrap());
+            // Nobody is draining any more: the next writer leads again.
+            assert_eq!(
+                store.apply(writes("c")).await.unwrap(),
+                WriteResult::Written
+            );
+            assert!(store.inner.records.contains_key("c").unwrap());
+        });
+    }
+}
