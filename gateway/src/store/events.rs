@@ -146,7 +146,12 @@ impl Store {
             };
             batch.insert(keys::idempotency(ev.tenant_id, key), records::encode(&rec));
         }
-        self.commit(batch).await?;
+        if ev.idempotency.is_some() {
+            // Applied before the key lock can be released, even if cancelled.
+            self.commit(batch).await?;
+        } else {
+            self.commit_queued(batch).await?;
+        }
         Ok(IngestOutcome::Created {
             response,
             deliveries,

@@ -2,9 +2,9 @@
 //!
 //! One `records` tree holds every record kind under its own key prefix
 //! ([`keys`]), so each ingest is one atomic write; a `meta` tree holds the schema
-//! version and install secrets. Writes are queued and applied in rounds, one sled
-//! transaction each ([`writer`]); [`Store::commit`] returns only once its write is
-//! durable (group commit, [`flusher`]).
+//! version and install secrets. [`Store::commit`] applies a write and returns only
+//! once it is durable (group commit, [`flusher`]); attempt outcomes and key-less
+//! ingests are queued and applied in rounds ([`writer`]).
 
 mod deliveries;
 mod endpoints;
@@ -158,14 +158,31 @@ impl Store {
         &self.inner.data_dir
     }
 
-    /// Applies `writes` atomically (in one round with whatever else is queued)
-    /// and waits until they are durable.
+    /// Applies `writes` atomically, at once, and waits until they are durable.
+    ///
+    /// Not through the write queue: the write must be applied before this first
+    /// awaits, so a request cancelled while it waits (its client gone) can neither
+    /// leave an unacknowledged write behind for later nor release its idempotency
+    /// lock before its write is visible.
     ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed: the caller must not ack.
     pub async fn commit(&self, writes: Writes) -> Result<(), StoreError> {
-        self.apply(writer::Job::Writes(writes)).await?;
+        self.inner.records.apply_batch(writes.into_batch())?;
         let seq = self.inner.commit.written();
+        self.inner.commit.wait_durable(seq).await
+    }
+
+    /// [`Store::commit`] for a write made under no lock: it joins the write queue's
+    /// next round ([`writer`]), shared with other writers, and waits until that round
+    /// is durable. A caller cancelled while queued may still see its write applied,
+    /// unacknowledged, as a cancelled [`Store::commit`] may.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write or its flush failed: the caller must not ack.
+    pub async fn commit_queued(&self, writes: Writes) -> Result<(), StoreError> {
+        let (_, seq) = self.apply(writer::Job::Writes(writes)).await?;
+        let seq = seq.ok_or_else(|| StoreError::Unavailable("write not sequenced".into()))?;
         self.inner.commit.wait_durable(seq).await
     }
 

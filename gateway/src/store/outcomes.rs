@@ -148,8 +148,10 @@ impl Store {
     /// # Errors
     /// `Unavailable` if the write failed.
     pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
-        self.apply(Job::Attempt(Box::new(PreparedAttempt::new(&w))))
-            .await
+        let (written, _) = self
+            .apply(Job::Attempt(Box::new(PreparedAttempt::new(&w))))
+            .await?;
+        Ok(written)
     }
 }
 

@@ -1,12 +1,17 @@
 //! Write batching: many writers, one sled transaction.
 //!
 //! sled 0.34 seals and writes its log buffer at the start of every batch or
-//! transaction, so one `apply_batch` per request made each write a disk write of
-//! its own. Writers instead queue their [`Writes`] (or an attempt outcome, whose
-//! staleness is checked inside the same transaction); the first writer to find no
-//! one writing drains the queue, applying everything queued meanwhile as one
-//! transaction, until the queue is empty. Under load a round carries many
-//! writers; alone, a writer pays nothing extra.
+//! transaction, so one `apply_batch` per attempt outcome made each a disk write of
+//! its own. Outcome writers instead queue (the staleness of each is checked inside
+//! the transaction); the first writer to find no one writing yields once, then
+//! applies everything queued meanwhile as one transaction. Under load a round
+//! carries many writers; alone, a writer pays nothing extra. A writer leads at most
+//! [`LEADER_ROUNDS`] rounds, then hands what keeps arriving to a blocking thread, so
+//! no task (and no tokio worker) is held by other writers' work.
+//!
+//! An ingest without an idempotency key queues its [`Writes`] the same way
+//! ([`Store::commit_queued`]); writes made under a lock use [`Store::commit`], which
+//! applies them directly, so the lock is never released before they are visible.
 
 use std::sync::Mutex;
 
@@ -39,17 +44,35 @@ impl Writes {
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
+
+    /// The same writes as one sled batch.
+    pub(crate) fn into_batch(self) -> sled::Batch {
+        let mut batch = sled::Batch::default();
+        for (key, value) in self.ops {
+            match value {
+                Some(v) => batch.insert(key, v),
+                None => batch.remove(key),
+            }
+        }
+        batch
+    }
 }
 
 /// One writer's part of a round.
 pub(crate) enum Job {
-    /// Applied as given.
+    /// Applied as given (an ingest without an idempotency key, [`Store::commit_queued`]).
     Writes(Writes),
     /// Applied only if the delivery is still where the attempt left it.
     Attempt(Box<PreparedAttempt>),
 }
 
-type Reply = oneshot::Sender<Result<WriteResult, StoreError>>;
+/// A job's result, and the write sequence of its round when the round held plain
+/// writes (what their writers wait to be durable; outcomes do not wait).
+type Applied = (WriteResult, Option<u64>);
+type Reply = oneshot::Sender<Result<Applied, StoreError>>;
+
+/// Rounds a leading writer applies itself before it hands the queue over.
+const LEADER_ROUNDS: usize = 2;
 
 /// The queue of writes waiting for the current round to end.
 #[derive(Default)]
@@ -87,7 +110,7 @@ struct Lead<'a> {
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
         if std::mem::take(&mut self.pending) {
-            self.store.drain();
+            self.store.drain(LEADER_ROUNDS);
         }
     }
 }
@@ -97,7 +120,7 @@ impl Store {
     ///
     /// # Errors
     /// The storage error of the round's transaction.
-    pub(crate) async fn apply(&self, job: Job) -> Result<WriteResult, StoreError> {
+    pub(crate) async fn apply(&self, job: Job) -> Result<Applied, StoreError> {
         let queue = &self.inner.writes;
         let (tx, rx) = oneshot::channel();
         let lead = {
@@ -118,16 +141,18 @@ impl Store {
             // many writers; alone, this costs one trip through the run queue.
             tokio::task::yield_now().await;
             lead.pending = false;
-            self.drain();
+            self.drain(LEADER_ROUNDS);
         }
         rx.await
             .map_err(|_| StoreError::Unavailable("the write was abandoned".into()))?
     }
 
-    /// Applies rounds until the queue is empty.
-    fn drain(&self) {
+    /// Applies rounds until the queue is empty; after `max_rounds`, a blocking
+    /// thread takes over whatever is still queued.
+    fn drain(&self, max_rounds: usize) {
         let queue = &self.inner.writes;
         let unwind = UnwindGuard(queue);
+        let mut rounds = 0;
         loop {
             let jobs = match queue.state.lock() {
                 Ok(mut s) if s.jobs.is_empty() => {
@@ -135,9 +160,21 @@ impl Store {
                     std::mem::forget(unwind);
                     return;
                 }
+                Ok(_) if rounds == max_rounds => {
+                    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                        let store = self.clone();
+                        // Still `draining`: the blocking thread leads from here on.
+                        std::mem::forget(unwind);
+                        runtime.spawn_blocking(move || store.drain(usize::MAX));
+                        return;
+                    }
+                    rounds = 0;
+                    continue;
+                }
                 Ok(mut s) => std::mem::take(&mut s.jobs),
                 Err(_) => return,
             };
+            rounds += 1;
             let applied = self.inner.records.transaction(|tx| {
                 jobs.iter()
                     .map(|(job, _)| apply_job(tx, job))
@@ -145,8 +182,14 @@ impl Store {
             });
             match applied {
                 Ok(results) => {
+                    // Plain writes wait for durability: their round gets a sequence
+                    // (only then, so outcome-only rounds never wake the flusher).
+                    let seq = jobs
+                        .iter()
+                        .any(|(job, _)| matches!(job, Job::Writes(_)))
+                        .then(|| self.inner.commit.written());
                     for ((_, reply), r) in jobs.into_iter().zip(results) {
-                        let _ = reply.send(Ok(r));
+                        let _ = reply.send(Ok((r, seq)));
                     }
                 }
                 Err(e) => {
@@ -216,16 +259,46 @@ mod tests {
             drop(first);
             assert!(matches!(
                 second.as_mut().poll(&mut cx),
-                Poll::Ready(Ok(WriteResult::Written))
+                Poll::Ready(Ok((WriteResult::Written, Some(_))))
             ));
             assert!(store.inner.records.contains_key("a").unwrap());
             assert!(store.inner.records.contains_key("b").unwrap());
             // Nobody is draining any more: the next writer leads again.
             assert_eq!(
-                store.apply(writes("c")).await.unwrap(),
+                store.apply(writes("c")).await.unwrap().0,
                 WriteResult::Written
             );
             assert!(store.inner.records.contains_key("c").unwrap());
+        });
+    }
+
+    #[test]
+    fn a_leader_past_its_rounds_hands_the_queue_to_a_blocking_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (tx, rx) = oneshot::channel();
+            {
+                let mut s = store.inner.writes.state.lock().unwrap();
+                s.jobs.push((writes("x"), tx));
+                s.draining = true;
+            }
+            // A leader with no rounds left hands over at once.
+            store.drain(0);
+            assert_eq!(rx.await.unwrap().unwrap().0, WriteResult::Written);
+            assert!(store.inner.records.contains_key("x").unwrap());
+            // The blocking thread lets go once the queue is empty.
+            for _ in 0..200 {
+                if !store.inner.writes.state.lock().unwrap().draining {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            panic!("the blocking drainer never let go");
         });
     }
 }
