@@ -110,10 +110,8 @@ fn entries_left_behind_are_removed() {
     assert!(!has(&store, &retry));
 }
 
-#[tokio::test]
-async fn an_outcome_for_an_entry_already_consumed_is_stale() {
-    let first = entry(keys::Lane::First, 10);
-    let (store, _dir) = store_with(&delivery(10), &[]);
+/// Records attempt 1 of `dlv_1`, made from `first`, as a 503 retried at 1011.
+async fn record_first_attempt_503(store: &Store, first: &keys::ScheduleKey) -> WriteResult {
     let mut after = delivery(1011);
     after.attempts = 1;
     let log = attempt();
@@ -122,12 +120,19 @@ async fn an_outcome_for_an_entry_already_consumed_is_stale() {
         expected_series: 1,
         expected_attempts: 0,
         attempt: &log,
-        entry: &first,
+        entry: first,
         next_due_ms: Some(1011),
         disable_endpoint: None,
     };
+    store.record_attempt(write).await.unwrap()
+}
+
+#[tokio::test]
+async fn an_outcome_for_an_entry_already_consumed_is_stale() {
+    let first = entry(keys::Lane::First, 10);
+    let (store, _dir) = store_with(&delivery(10), &[]);
     assert_eq!(
-        store.record_attempt(write).await.unwrap(),
+        record_first_attempt_503(&store, &first).await,
         WriteResult::Stale
     );
     assert!(
@@ -140,20 +145,8 @@ async fn an_outcome_for_an_entry_already_consumed_is_stale() {
 async fn an_outcome_moves_the_entry_to_the_retry_lane() {
     let first = entry(keys::Lane::First, 10);
     let (store, _dir) = store_with(&delivery(10), &[&first]);
-    let mut after = delivery(1011);
-    after.attempts = 1;
-    let log = attempt();
-    let write = AttemptWrite {
-        delivery: &after,
-        expected_series: 1,
-        expected_attempts: 0,
-        attempt: &log,
-        entry: &first,
-        next_due_ms: Some(1011),
-        disable_endpoint: None,
-    };
     assert_eq!(
-        store.record_attempt(write).await.unwrap(),
+        record_first_attempt_503(&store, &first).await,
         WriteResult::Written
     );
     assert!(!has(&store, &first));

@@ -40,11 +40,6 @@ impl Writes {
         self.ops.push((key.as_ref().to_vec(), None));
     }
 
-    /// Whether nothing was added.
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
-    }
-
     /// The same writes as one sled batch.
     pub(crate) fn into_batch(self) -> sled::Batch {
         let mut batch = sled::Batch::default();

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 
-use super::{Common, median, quantile_ms};
+use super::{Common, median, quantile};
 use crate::policy::wasm::{PluginBinding, PluginHost, PluginInput};
 use crate::policy::{AttemptFacts, EffectivePolicy, Outcome};
 
@@ -65,11 +65,11 @@ pub(super) async fn decision(c: &Common, file: &std::path::Path) -> anyhow::Resu
         decide_n(&host, Some(&binding), n / 10).await?;
         let plugin = decide_n(&host, Some(&binding), n).await?;
         let builtin = decide_n(&host, None, n).await?;
-        let (p50, p99) = (quantile_ms(&plugin, 0.5), quantile_ms(&plugin, 0.99));
+        let (p50, p99) = (quantile(&plugin, 0.5), quantile(&plugin, 0.99));
         println!(
             "| {run} | {n} | {p50:.1} | {p99:.1} | {:.1} | {:.1} |",
-            quantile_ms(&builtin, 0.5),
-            quantile_ms(&builtin, 0.99)
+            quantile(&builtin, 0.5),
+            quantile(&builtin, 0.99)
         );
         p50s.push(p50);
         p99s.push(p99);

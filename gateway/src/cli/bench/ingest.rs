@@ -12,7 +12,7 @@ use serde_json::json;
 use super::harness::{
     BenchGateway, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
 };
-use super::{Common, median, quantile_ms};
+use super::{Common, median, quantile};
 
 const CLIENTS: usize = 64;
 
@@ -125,7 +125,7 @@ pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
         let (rate, lat) = post_for(&http, &url, &key, secs).await?;
         gw.stop().await?;
         let reference = raw_sled(secs).await?;
-        let (p50, p99) = (quantile_ms(&lat, 0.5), quantile_ms(&lat, 0.99));
+        let (p50, p99) = (quantile(&lat, 0.5), quantile(&lat, 0.99));
         println!(
             "| {run} | {rate:.0} | {p50:.1} | {p99:.1} | {reference:.0} | {:.2} |",
             rate / reference

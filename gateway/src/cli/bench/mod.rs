@@ -103,8 +103,8 @@ pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() { 0.0 } else { v[v.len() / 2] }
 }
 
-/// The `q` quantile of durations in ms.
-pub(crate) fn quantile_ms(sorted: &[f64], q: f64) -> f64 {
+/// The `q` quantile of sorted figures.
+pub(crate) fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

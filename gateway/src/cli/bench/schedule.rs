@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::harness::{
     ADMIN, BenchGateway, CountingReceiver, call, client, dir_size, tenant_and_endpoint,
 };
-use super::{Common, median, quantile_ms};
+use super::{Common, median, quantile};
 use crate::store::{NewEvent, Store};
 
 fn now_ms() -> u64 {
@@ -113,7 +113,7 @@ pub(super) async fn lateness(c: &Common, pending: usize) -> anyhow::Result<()> {
             })
             .collect();
         late.sort_by(f64::total_cmp);
-        let (p50, p99) = (quantile_ms(&late, 0.5), quantile_ms(&late, 0.99));
+        let (p50, p99) = (quantile(&late, 0.5), quantile(&late, 0.99));
         println!(
             "| {run} | {pending} | {} | {p50:.1} | {p99:.1} |",
             late.len()
