@@ -16,7 +16,7 @@ use super::{Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::delivery::ScheduleChange;
 use crate::ids;
-use crate::store::{BreakerRecord, EndpointRecord, StoredSecret};
+use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
 
 /// How long a rotated-out secret keeps signing.
 const SECRET_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
@@ -120,13 +120,52 @@ pub(super) async fn show(
     )))
 }
 
+/// How often a read-modify-write of an endpoint is redone when the endpoint
+/// changed under it (breaker saves, a 410, another request).
+const MAX_SWAP_TRIES: usize = 16;
+
+/// Read-modify-write of one endpoint: `change` makes the new record from the
+/// current one, and the store replaces it only if nothing changed meanwhile;
+/// otherwise the endpoint is read again and `change` runs again, so a concurrent
+/// change is never undone.
+async fn modify<F>(
+    ctx: &AppContext,
+    who: &Principal,
+    t: &str,
+    id: &str,
+    mut change: impl FnMut(EndpointRecord) -> F,
+) -> Result<EndpointRecord, ApiError>
+where
+    F: Future<Output = Result<EndpointRecord, ApiError>>,
+{
+    who.require_tenant(ctx, t)?;
+    for _ in 0..MAX_SWAP_TRIES {
+        let read = ctx
+            .store
+            .endpoint_version(t, id)?
+            .ok_or_else(|| ApiError::not_found("endpoint"))?;
+        let new = change(read.record.clone()).await?;
+        match ctx.store.swap_endpoint(&read, &new).await? {
+            Swap::Swapped => {
+                changed(ctx, &new);
+                return Ok(new);
+            }
+            Swap::Gone => return Err(ApiError::not_found("endpoint")),
+            Swap::Changed => {}
+        }
+    }
+    Err(ApiError::conflict(
+        "the endpoint kept changing while this request applied; retry",
+    ))
+}
+
 pub(super) async fn update(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, id)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    let mut ep = load(&ctx, &who, &t, &id)?;
+    who.require_tenant(&ctx, &t)?;
     let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     if patch.get("secret").is_some() {
         return Err(ApiError::invalid_field(
@@ -140,17 +179,19 @@ pub(super) async fn update(
             "a merge patch must be a JSON object",
         ));
     }
-    let mut merged = serde_json::to_value(EndpointInput::of(&ep)).unwrap_or_default();
-    merge_patch(&mut merged, &patch);
-    let input: EndpointInput = serde_path_to_error::deserialize(merged).map_err(|e| {
-        let field = e.path().to_string();
-        ApiError::invalid_field(field, e.into_inner().to_string())
-    })?;
-    input.apply_to(&ctx, &mut ep).await?;
-    if !ctx.store.replace_endpoint(&ep).await? {
-        return Err(ApiError::not_found("endpoint"));
-    }
-    changed(&ctx, &ep);
+    let ctx = &ctx;
+    let patch = &patch;
+    let ep = modify(ctx, &who, &t, &id, |mut ep| async move {
+        let mut merged = serde_json::to_value(EndpointInput::of(&ep)).unwrap_or_default();
+        merge_patch(&mut merged, &patch);
+        let input: EndpointInput = serde_path_to_error::deserialize(merged).map_err(|e| {
+            let field = e.path().to_string();
+            ApiError::invalid_field(field, e.into_inner().to_string())
+        })?;
+        input.apply_to(ctx, &mut ep).await?;
+        Ok(ep)
+    })
+    .await?;
     Ok(Json(endpoint_view(&ep, &ctx.config.policy.default)))
 }
 
@@ -201,7 +242,7 @@ pub(super) async fn rotate_secret(
     Path((t, id)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    let mut ep = load(&ctx, &who, &t, &id)?;
+    who.require_tenant(&ctx, &t)?;
     let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
     let input: RotateSecret = if bytes.iter().all(u8::is_ascii_whitespace) {
         RotateSecret::default()
@@ -210,21 +251,23 @@ pub(super) async fn rotate_secret(
     };
     let new_secret = tenant_secret(input.secret.as_deref())?;
     let now = ctx.clock.now_ms();
-    ep.secrets
-        .retain(|s| s.expires_at_ms.is_none_or(|e| e > now));
-    for s in &mut ep.secrets {
-        s.expires_at_ms.get_or_insert(now + SECRET_GRACE_MS);
-    }
-    ep.secrets.insert(
-        0,
-        StoredSecret {
-            secret: new_secret.as_str().to_owned(),
-            expires_at_ms: None,
-        },
-    );
-    if !ctx.store.replace_endpoint(&ep).await? {
-        return Err(ApiError::not_found("endpoint"));
-    }
-    changed(&ctx, &ep);
+    let new_secret = &new_secret;
+    let ep = modify(&ctx, &who, &t, &id, |mut ep| async move {
+        ep.secrets
+            .retain(|s| s.expires_at_ms.is_none_or(|e| e > now));
+        for s in &mut ep.secrets {
+            s.expires_at_ms
+                .get_or_insert(now.saturating_add(SECRET_GRACE_MS));
+        }
+        ep.secrets.insert(
+            0,
+            StoredSecret {
+                secret: new_secret.as_str().to_owned(),
+                expires_at_ms: None,
+            },
+        );
+        Ok(ep)
+    })
+    .await?;
     Ok(Json(secrets_view(&ep, now)))
 }

@@ -22,6 +22,9 @@ use crate::delivery::ScheduleChange;
 use crate::event_type;
 use crate::store::{IngestOutcome, NewEvent};
 
+/// How often an ingest is retried when endpoints are deleted under it.
+const MAX_INGEST_TRIES: usize = 8;
+
 /// The body of `POST .../events`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,41 +77,56 @@ pub(super) async fn ingest(
     if ctx.disk.is_low() {
         return Err(ApiError::insufficient_storage());
     }
-    let endpoints = ctx.store.endpoints_of(&t)?;
-    let matching = endpoints
-        .iter()
-        .filter(|ep| !ep.disabled && event_type::any_matches(&ep.event_types, &input.event_type))
-        .collect();
-    let outcome = ctx
-        .store
-        .ingest(NewEvent {
-            tenant_id: &t,
-            event_type: &input.event_type,
-            payload: &input.payload,
-            idempotency: key.map(|k| (k, hex::encode(Sha256::digest(&bytes)))),
-            endpoints: matching,
-            now_ms: ctx.clock.now_ms(),
-        })
-        .await?;
-    match outcome {
-        IngestOutcome::Created {
-            response,
-            deliveries,
-        } => {
-            ctx.telemetry.ingested(&t, deliveries.len());
-            for d in &deliveries {
-                let due_ms = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
-                ctx.delivery.notify(ScheduleChange::Due {
-                    endpoint_id: d.endpoint_id.clone(),
-                    due_ms,
-                });
+    let idempotency = key.map(|k| (k, hex::encode(Sha256::digest(&bytes))));
+    // An endpoint deleted after the list was read makes the store refuse the
+    // write; the list is read again, a bounded number of times.
+    let mut tries = 0;
+    loop {
+        let endpoints = ctx.store.endpoints_of(&t)?;
+        let matching = endpoints
+            .iter()
+            .filter(|ep| {
+                !ep.disabled && event_type::any_matches(&ep.event_types, &input.event_type)
+            })
+            .collect();
+        let outcome = ctx
+            .store
+            .ingest(NewEvent {
+                tenant_id: &t,
+                event_type: &input.event_type,
+                payload: &input.payload,
+                idempotency: idempotency.clone(),
+                endpoints: matching,
+                now_ms: ctx.clock.now_ms(),
+            })
+            .await?;
+        tries += 1;
+        match outcome {
+            IngestOutcome::Created {
+                response,
+                deliveries,
+            } => {
+                ctx.telemetry.ingested(&t, deliveries.len());
+                for d in &deliveries {
+                    let due_ms = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
+                    ctx.delivery.notify(ScheduleChange::Due {
+                        endpoint_id: d.endpoint_id.clone(),
+                        due_ms,
+                    });
+                }
+                return Ok((StatusCode::ACCEPTED, Json(response)).into_response());
             }
-            Ok((StatusCode::ACCEPTED, Json(response)).into_response())
+            IngestOutcome::Replayed(response) => {
+                return Ok((StatusCode::ACCEPTED, Json(response)).into_response());
+            }
+            IngestOutcome::KeyReused => return Err(ApiError::idempotency_key_reused()),
+            IngestOutcome::EndpointsChanged if tries < MAX_INGEST_TRIES => {}
+            IngestOutcome::EndpointsChanged => {
+                return Err(ApiError::conflict(
+                    "the tenant's endpoints kept changing during ingest; nothing was stored, retry",
+                ));
+            }
         }
-        IngestOutcome::Replayed(response) => {
-            Ok((StatusCode::ACCEPTED, Json(response)).into_response())
-        }
-        IngestOutcome::KeyReused => Err(ApiError::idempotency_key_reused()),
     }
 }
 

@@ -81,6 +81,12 @@ pub enum DeadReason {
     EndpointDeleted,
     /// The endpoint resolved to a non-global address at connect time.
     BlockedAddress,
+    /// The delivery's event record is missing: there is nothing to send.
+    EventMissing,
+    /// No valid HTTP request could be built for the endpoint.
+    InvalidRequest,
+    /// Attempts kept failing inside hookgate (a panic), not at the receiver.
+    InternalError,
 }
 
 impl DeadReason {
@@ -93,6 +99,9 @@ impl DeadReason {
             Self::EndpointDisabled => "endpoint_disabled",
             Self::EndpointDeleted => "endpoint_deleted",
             Self::BlockedAddress => "blocked_address",
+            Self::EventMissing => "event_missing",
+            Self::InvalidRequest => "invalid_request",
+            Self::InternalError => "internal_error",
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct DeliveryPage {
     pub data: Vec<DeliveryRecord>,
     /// The id to pass as `cursor` for the next page, if there is one.
     pub next_cursor: Option<String>,
+    /// How many stored records the scan read to fill the page.
+    pub scanned: usize,
 }
 
 impl Store {
@@ -71,33 +73,36 @@ impl Store {
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
         let prefix = keys::deliveries_of(tenant);
-        let iter = match cursor {
+        // Bounded on both sides: a reverse scan of an open range would start at the
+        // last key of the whole tree and walk every later tenant's records.
+        let end = match cursor {
             // Start strictly below the cursor's key.
-            Some(c) => self
-                .inner
-                .records
-                .range(prefix.clone()..keys::delivery(tenant, c)),
-            None => self.inner.records.range(prefix.clone()..),
+            Some(c) => keys::delivery(tenant, c),
+            None => keys::prefix_end(&prefix),
         };
         let mut data = Vec::new();
-        for item in iter.rev() {
-            let (k, v) = item?;
-            if !k.starts_with(&prefix) {
-                continue;
-            }
+        let mut scanned = 0;
+        for item in self.inner.records.range(prefix..end).rev() {
+            let (_, v) = item?;
+            scanned += 1;
             let d: DeliveryRecord = super::records::decode(&v)?;
             if !filter.matches(&d) || !extra(&d) {
                 continue;
             }
             if data.len() == limit {
                 let next_cursor = data.last().map(|d: &DeliveryRecord| d.id.clone());
-                return Ok(DeliveryPage { data, next_cursor });
+                return Ok(DeliveryPage {
+                    data,
+                    next_cursor,
+                    scanned,
+                });
             }
             data.push(d);
         }
         Ok(DeliveryPage {
             data,
             next_cursor: None,
+            scanned,
         })
     }
 }
@@ -123,5 +128,44 @@ impl Store {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::TestStore;
+
+    /// Item 7: a tenant's first page reads only that tenant's records, however much
+    /// later tenants hold.
+    #[tokio::test]
+    async fn the_first_page_of_deliveries_reads_only_the_tenants_records() {
+        let t = TestStore::new();
+        let zz = t.endpoint("zz", "ep_zz").await;
+        for i in 0..300 {
+            t.ingest("zz", &[&zz], i).await;
+        }
+        let all = DeliveryFilter::default();
+        let empty = t
+            .store
+            .list_deliveries("a", &all, |_| true, 1, None)
+            .unwrap();
+        assert_eq!((empty.data.len(), empty.scanned), (0, 0));
+        let first = t
+            .store
+            .list_deliveries("zz", &all, |_| true, 1, None)
+            .unwrap();
+        assert_eq!(first.data.len(), 1);
+        assert_eq!(
+            first.scanned, 2,
+            "the page and one more to know a next exists"
+        );
+        let next = first.next_cursor.as_deref();
+        let second = t
+            .store
+            .list_deliveries("zz", &all, |_| true, 1, next)
+            .unwrap();
+        assert_eq!(second.scanned, 2);
+        assert!(second.data[0].id < first.data[0].id);
     }
 }

@@ -1,6 +1,29 @@
-//! Endpoints: create, read, list, replace, delete.
+//! Endpoints: create, read, list, compare-and-swap, delete.
 
-use super::{DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError, keys, records};
+use super::{
+    DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError, WriteResult, keys, records,
+};
+use crate::policy::DeadReason;
+
+/// An endpoint and the exact stored bytes it was read from.
+#[derive(Debug, Clone)]
+pub struct EndpointVersion {
+    pub record: EndpointRecord,
+    bytes: Vec<u8>,
+}
+
+/// What [`Store::swap_endpoint`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swap {
+    Swapped,
+    /// The endpoint changed since it was read: nothing was written.
+    Changed,
+    /// The endpoint was deleted.
+    Gone,
+}
+
+/// Schedule entries ended per transaction when an endpoint is deleted.
+const DELETE_BATCH: usize = 256;
 
 impl Store {
     /// Stores a new endpoint unless the tenant already has `max` of them; `false` then.
@@ -34,19 +57,51 @@ impl Store {
     pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
         let mut batch = super::Writes::default();
         batch.insert(keys::endpoint(&ep.tenant_id, &ep.id), records::encode(ep));
-        self.commit(batch).await
+        self.commit(batch).await?;
+        Ok(())
     }
 
-    /// Replaces an endpoint record only if the endpoint still exists; `false` if it
-    /// was deleted meanwhile (a PATCH racing a DELETE must not bring it back).
+    /// One endpoint as stored now, for a read-modify-write ([`Store::swap_endpoint`]).
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn replace_endpoint(&self, ep: &EndpointRecord) -> Result<bool, StoreError> {
-        let key = keys::endpoint(&ep.tenant_id, &ep.id);
-        let bytes = records::encode(ep);
-        self.update_endpoint_bytes(&key, |_| Some(bytes.clone()))
-            .await
+    pub fn endpoint_version(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<EndpointVersion>, StoreError> {
+        let Some(bytes) = self.inner.records.get(keys::endpoint(tenant, id))? else {
+            return Ok(None);
+        };
+        Ok(Some(EndpointVersion {
+            record: records::decode(&bytes)?,
+            bytes: bytes.to_vec(),
+        }))
+    }
+
+    /// Replaces the endpoint with `new` only if it is still exactly as `read`:
+    /// a change made meanwhile (a breaker save, a 410 disabling it, another
+    /// request) is never undone; the caller reads again and redoes its change.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn swap_endpoint(
+        &self,
+        read: &EndpointVersion,
+        new: &EndpointRecord,
+    ) -> Result<Swap, StoreError> {
+        let key = keys::endpoint(&new.tenant_id, &new.id);
+        let mut w = super::Writes::default();
+        w.require_unchanged(&key, read.bytes.clone());
+        w.insert(&key, records::encode(new));
+        if self.commit(w).await? == WriteResult::Written {
+            return Ok(Swap::Swapped);
+        }
+        Ok(if self.inner.records.contains_key(&key)? {
+            Swap::Changed
+        } else {
+            Swap::Gone
+        })
     }
 
     /// One endpoint of one tenant.
@@ -104,6 +159,11 @@ impl Store {
     /// Deletes an endpoint; its pending deliveries become dead (`endpoint_deleted`).
     /// Returns how many deliveries that ended.
     ///
+    /// The endpoint goes first, so no ingest, replay or outcome can add or move its
+    /// work afterwards; then its schedule is emptied in bounded batches, each a
+    /// transaction that ends a delivery only if it is still as it was read. Work
+    /// left behind by a crash in between is ended by the retention sweep.
+    ///
     /// # Errors
     /// On a storage failure.
     pub async fn delete_endpoint(
@@ -111,35 +171,60 @@ impl Store {
         ep: &EndpointRecord,
         now_ms: u64,
     ) -> Result<usize, StoreError> {
-        let mut batch = super::Writes::default();
+        let mut gone = super::Writes::default();
+        gone.remove(keys::endpoint(&ep.tenant_id, &ep.id));
+        self.commit(gone).await?;
         let mut ended = 0;
-        let lanes = keys::Lane::ALL.map(|lane| {
+        loop {
+            let planned = self.plan_schedule_end(&ep.tenant_id, &ep.id, now_ms)?;
+            if planned.is_empty() {
+                return Ok(ended);
+            }
+            let (groups, ends): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
+            let results = self.commit_each(groups).await?;
+            ended += results
+                .iter()
+                .zip(ends)
+                .filter(|(r, ends)| **r == WriteResult::Written && *ends)
+                .count();
+        }
+    }
+
+    /// One batch of a deleted endpoint's schedule entries, each with the write that
+    /// removes it and ends its delivery if pending (`true` then).
+    fn plan_schedule_end(
+        &self,
+        tenant: &str,
+        endpoint_id: &str,
+        now_ms: u64,
+    ) -> Result<Vec<(super::Writes, bool)>, StoreError> {
+        let entries = keys::Lane::ALL.map(|lane| {
             self.inner
                 .records
-                .scan_prefix(keys::schedule_of(lane, &ep.id))
+                .scan_prefix(keys::schedule_of(lane, endpoint_id))
                 .keys()
         });
-        for key in lanes.into_iter().flatten() {
+        let mut planned = Vec::new();
+        for key in entries.into_iter().flatten().take(DELETE_BATCH) {
             let key = key?;
-            batch.remove(key.clone());
-            let Some(entry) = keys::ScheduleKey::decode(&key) else {
-                continue;
-            };
-            let dkey = keys::delivery(&ep.tenant_id, &entry.delivery_id);
-            if let Some(mut d) = self.get::<DeliveryRecord>(&dkey)?
-                && d.state == DeliveryState::Pending
-            {
-                d.state = DeliveryState::Dead;
-                d.dead_reason = Some("endpoint_deleted".into());
-                d.next_attempt_at_ms = None;
-                d.updated_at_ms = now_ms;
-                batch.insert(dkey, records::encode(&d));
-                ended += 1;
+            let mut w = super::Writes::default();
+            w.remove(&key);
+            let mut ends = false;
+            if let Some(entry) = keys::ScheduleKey::decode(&key) {
+                let dkey = keys::delivery(tenant, &entry.delivery_id);
+                if let Some(bytes) = self.inner.records.get(&dkey)? {
+                    let mut d: DeliveryRecord = records::decode(&bytes)?;
+                    w.require_unchanged(&dkey, bytes.to_vec());
+                    if d.state == DeliveryState::Pending {
+                        d.end(DeadReason::EndpointDeleted, now_ms);
+                        w.insert(&dkey, records::encode(&d));
+                        ends = true;
+                    }
+                }
             }
+            planned.push((w, ends));
         }
-        batch.remove(keys::endpoint(&ep.tenant_id, &ep.id));
-        self.commit(batch).await?;
-        Ok(ended)
+        Ok(planned)
     }
 
     /// Changes one endpoint in place (breaker transitions, automatic disabling);
@@ -189,56 +274,5 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::{BreakerRecord, StoredSecret};
-
-    fn endpoint() -> EndpointRecord {
-        EndpointRecord {
-            id: "ep_1".into(),
-            tenant_id: "t".into(),
-            url: "https://example.com/hook".into(),
-            description: String::new(),
-            event_types: vec!["*".into()],
-            policy: None,
-            plugin: None,
-            timeout_ms: 15_000,
-            max_in_flight: 16,
-            rate_limit_per_s: None,
-            disabled: false,
-            disabled_reason: None,
-            disabled_at_ms: None,
-            secrets: vec![StoredSecret {
-                secret: "whsec_x".into(),
-                expires_at_ms: None,
-            }],
-            breaker: BreakerRecord::default(),
-            trusted: false,
-            last_success_ms: None,
-            created_at_ms: 0,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_replace_racing_a_delete_does_not_bring_the_endpoint_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), 1 << 20).unwrap();
-        let stop = tokio_util::sync::CancellationToken::new();
-        let flusher = store.start_flusher(store.sled_durability().unwrap(), stop.clone());
-        let mut ep = endpoint();
-        store.put_endpoint(&ep).await.unwrap();
-        ep.description = "patched".into();
-        assert!(store.replace_endpoint(&ep).await.unwrap());
-        assert_eq!(
-            store.endpoint("t", "ep_1").unwrap().unwrap().description,
-            "patched"
-        );
-        // The DELETE lands between the PATCH's read and its write.
-        store.delete_endpoint(&ep, 1).await.unwrap();
-        ep.description = "too late".into();
-        assert!(!store.replace_endpoint(&ep).await.unwrap());
-        assert!(store.endpoint("t", "ep_1").unwrap().is_none());
-        stop.cancel();
-        flusher.await.unwrap();
-    }
-}
+#[path = "endpoints_tests.rs"]
+mod tests;

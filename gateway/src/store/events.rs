@@ -7,12 +7,15 @@ use serde_json::{Value, json};
 
 use super::{
     DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, IdempotencyRecord, Store,
-    StoreError, keys, records,
+    StoreError, WriteResult, keys, records,
 };
 use crate::ids;
 
 /// How long an `Idempotency-Key` is remembered.
 pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Idempotency records looked at per sweep transaction.
+const SWEEP_BATCH: usize = 512;
 
 /// Stripes of the idempotency-key locks: repeats of one key serialise, others don't.
 const KEY_LOCK_STRIPES: usize = 64;
@@ -40,6 +43,9 @@ pub enum IngestOutcome {
     Replayed(Value),
     /// The key was used before with another body.
     KeyReused,
+    /// One of the endpoints was deleted after it was read: nothing was written;
+    /// read the endpoints again and retry.
+    EndpointsChanged,
 }
 
 pub(crate) struct KeyLocks(
@@ -108,6 +114,7 @@ impl Store {
                 dead_reason: None,
                 created_at_ms: ev.now_ms,
                 updated_at_ms: ev.now_ms,
+                internal_errors: 0,
             };
             let entry = keys::ScheduleKey {
                 lane: keys::Lane::First,
@@ -115,6 +122,9 @@ impl Store {
                 due_ms: ev.now_ms,
                 delivery_id: d.id.clone(),
             };
+            // Checked inside the write: a delivery for an endpoint deleted since it
+            // was read would be pending forever.
+            batch.require(keys::endpoint(ev.tenant_id, &ep.id));
             batch.insert(keys::delivery(ev.tenant_id, &d.id), records::encode(&d));
             batch.insert(entry.encode(), ev.tenant_id.as_bytes());
             deliveries.push(d);
@@ -146,11 +156,14 @@ impl Store {
             };
             batch.insert(keys::idempotency(ev.tenant_id, key), records::encode(&rec));
         }
-        if ev.idempotency.is_some() {
+        let written = if ev.idempotency.is_some() {
             // Applied before the key lock can be released, even if cancelled.
-            self.commit(batch).await?;
+            self.commit(batch).await?
         } else {
-            self.commit_queued(batch).await?;
+            self.commit_queued(batch).await?
+        };
+        if written == WriteResult::Stale {
+            return Ok(IngestOutcome::EndpointsChanged);
         }
         Ok(IngestOutcome::Created {
             response,
@@ -166,24 +179,77 @@ impl Store {
         self.get(&keys::event(tenant, id))
     }
 
-    /// Forgets idempotency keys older than their 24 h; returns how many went.
+    /// Forgets idempotency keys older than their 24 h, in bounded batches; returns
+    /// how many went.
     ///
     /// # Errors
     /// On a storage failure.
     pub async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {
-        let mut batch = super::Writes::default();
-        let mut n = 0;
-        for item in self.inner.records.scan_prefix(keys::all_idempotency()) {
-            let (k, v) = item?;
-            let rec: IdempotencyRecord = records::decode(&v)?;
-            if rec.created_at_ms + IDEMPOTENCY_TTL_MS <= now_ms {
-                batch.remove(k);
-                n += 1;
+        let mut removed = 0;
+        let mut after = None;
+        loop {
+            let (planned, last) =
+                self.expired_idempotency(after.as_deref(), now_ms, SWEEP_BATCH)?;
+            removed += self.remove_unchanged(planned).await?;
+            match last {
+                Some(k) => after = Some(k),
+                None => return Ok(removed),
             }
         }
-        if n > 0 {
-            self.commit(batch).await?;
+    }
+
+    /// The idempotency records expired at `now_ms` among up to `limit` after the key
+    /// `after`, as read (key, bytes); and the last key looked at, if the scan has
+    /// more to go.
+    fn expired_idempotency(
+        &self,
+        after: Option<&[u8]>,
+        now_ms: u64,
+        limit: usize,
+    ) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, Option<Vec<u8>>), StoreError> {
+        let prefix = keys::all_idempotency();
+        let start = after.map_or_else(|| prefix.clone(), |k| [k, &[0]].concat());
+        let mut planned = Vec::new();
+        let mut seen = 0;
+        let mut last = None;
+        for item in self.inner.records.range(start..keys::prefix_end(&prefix)) {
+            let (k, v) = item?;
+            seen += 1;
+            let rec: IdempotencyRecord = records::decode(&v)?;
+            if rec.created_at_ms.saturating_add(IDEMPOTENCY_TTL_MS) <= now_ms {
+                planned.push((k.to_vec(), v.to_vec()));
+            }
+            if seen == limit {
+                last = Some(k.to_vec());
+                break;
+            }
         }
-        Ok(n)
+        Ok((planned, last))
+    }
+
+    /// Removes each key that still holds the bytes it was read with: a key reused
+    /// since (a fresh record under it) stays.
+    async fn remove_unchanged(
+        &self,
+        planned: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<usize, StoreError> {
+        let groups = planned
+            .into_iter()
+            .map(|(k, v)| {
+                let mut w = super::Writes::default();
+                w.require_unchanged(&k, v);
+                w.remove(&k);
+                w
+            })
+            .collect();
+        let results = self.commit_each(groups).await?;
+        Ok(results
+            .iter()
+            .filter(|r| **r == WriteResult::Written)
+            .count())
     }
 }
+
+#[cfg(test)]
+#[path = "events_tests.rs"]
+mod tests;

@@ -19,6 +19,19 @@ fn key(prefix: &[u8], parts: &[&[u8]]) -> Vec<u8> {
     k
 }
 
+/// The first key past every key that starts with `prefix`: the exclusive end of
+/// a bounded range.
+pub(crate) fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while end.last() == Some(&0xff) {
+        end.pop();
+    }
+    if let Some(b) = end.last_mut() {
+        *b += 1;
+    }
+    end
+}
+
 /// `ten␀{tenant}` → tenant record.
 pub(crate) fn tenant(t: &str) -> Vec<u8> {
     key(b"ten", &[t.as_bytes()])
@@ -267,6 +280,17 @@ mod tests {
                 .encode()
                 .starts_with(&schedule_of(Lane::Retry, "ep_A"))
         );
+    }
+
+    #[test]
+    fn a_prefix_end_bounds_exactly_the_keys_under_the_prefix() {
+        let p = deliveries_of("a");
+        let end = prefix_end(&p);
+        assert!(delivery("a", "dlv_zzzz") < end);
+        assert!(delivery("a", "\u{10ffff}") < end);
+        assert!(delivery("a0", "dlv_1") >= end || !delivery("a0", "dlv_1").starts_with(&p));
+        assert!(delivery("b", "dlv_0") >= end);
+        assert_eq!(prefix_end(&[1, 0xff, 0xff]), [2]);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod deliveries;
 mod endpoints;
 mod events;
 mod flusher;
+mod interruptions;
 pub mod keys;
 mod outcomes;
 mod plugins;
@@ -17,7 +18,10 @@ pub mod records;
 mod replay;
 mod retention;
 mod tenants;
+#[cfg(test)]
+mod testing;
 mod writer;
+mod writes;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,15 +30,17 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 pub use deliveries::{DeliveryFilter, DeliveryPage};
+pub use endpoints::{EndpointVersion, Swap};
 pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
 pub use flusher::{DurabilityBackend, PersistFuture};
 use flusher::{GroupCommit, SledDurability};
+pub use interruptions::{Interrupted, Interruption};
 pub use outcomes::{AttemptWrite, WriteResult};
 pub use plugins::{PluginRecord, PluginVersionRecord};
 pub use records::*;
 pub use replay::ReplayOutcome;
 pub use retention::{RetentionRules, SweepStats};
-pub use writer::Writes;
+pub use writes::Writes;
 
 /// The schema this build writes. A data dir with a newer one is refused.
 pub const SCHEMA_VERSION: u64 = 1;
@@ -158,32 +164,20 @@ impl Store {
         &self.inner.data_dir
     }
 
-    /// Applies `writes` atomically, at once, and waits until they are durable.
-    ///
-    /// Not through the write queue: the write must be applied before this first
-    /// awaits, so a request cancelled while it waits (its client gone) can neither
-    /// leave an unacknowledged write behind for later nor release its idempotency
-    /// lock before its write is visible.
-    ///
-    /// # Errors
-    /// `Unavailable` if the write or its flush failed: the caller must not ack.
-    pub async fn commit(&self, writes: Writes) -> Result<(), StoreError> {
-        self.inner.records.apply_batch(writes.into_batch())?;
-        let seq = self.inner.commit.written();
-        self.inner.commit.wait_durable(seq).await
-    }
-
     /// [`Store::commit`] for a write made under no lock: it joins the write queue's
     /// next round ([`writer`]), shared with other writers, and waits until that round
     /// is durable. A caller cancelled while queued may still see its write applied,
     /// unacknowledged, as a cancelled [`Store::commit`] may.
     ///
+    /// Conditions of `writes` are checked inside the round: `Stale` if one fails.
+    ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed: the caller must not ack.
-    pub async fn commit_queued(&self, writes: Writes) -> Result<(), StoreError> {
-        let (_, seq) = self.apply(writer::Job::Writes(writes)).await?;
+    pub async fn commit_queued(&self, writes: Writes) -> Result<WriteResult, StoreError> {
+        let (result, seq) = self.apply(writer::Job::Writes(writes)).await?;
         let seq = seq.ok_or_else(|| StoreError::Unavailable("write not sequenced".into()))?;
-        self.inner.commit.wait_durable(seq).await
+        self.inner.commit.wait_durable(seq).await?;
+        Ok(result)
     }
 
     /// Waits until a write just applied outside [`Store::commit`] (a transaction) is durable.

@@ -23,6 +23,7 @@ fn delivery(next_ms: u64) -> DeliveryRecord {
         dead_reason: None,
         created_at_ms: 0,
         updated_at_ms: 0,
+        internal_errors: 0,
     }
 }
 

@@ -182,6 +182,20 @@ pub struct DeliveryRecord {
     pub dead_reason: Option<String>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
+    /// Attempts of the current series that failed inside hookgate (a panic), not
+    /// at the receiver: not counted toward `max_attempts` or by the breaker.
+    #[serde(default)]
+    pub internal_errors: u32,
+}
+
+impl DeliveryRecord {
+    /// Ends the delivery `dead` with `reason`, with nothing more scheduled.
+    pub fn end(&mut self, reason: crate::policy::DeadReason, now_ms: u64) {
+        self.state = DeliveryState::Dead;
+        self.dead_reason = Some(reason.as_str().to_owned());
+        self.next_attempt_at_ms = None;
+        self.updated_at_ms = now_ms;
+    }
 }
 
 /// One attempt, as the attempt log shows it.

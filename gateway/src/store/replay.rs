@@ -3,7 +3,9 @@
 
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
-use super::{DeliveryFilter, DeliveryRecord, DeliveryState, Store, StoreError, keys, records};
+use super::{
+    DeliveryFilter, DeliveryRecord, DeliveryState, Store, StoreError, WriteResult, keys, records,
+};
 
 /// What a replay request found.
 #[derive(Debug)]
@@ -30,6 +32,7 @@ fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> keys::ScheduleKey {
     d.last_status = None;
     d.last_error = None;
     d.dead_reason = None;
+    d.internal_errors = 0;
     d.updated_at_ms = now_ms;
     keys::ScheduleKey {
         lane: keys::Lane::First,
@@ -83,8 +86,9 @@ impl Store {
         }
     }
 
-    /// Replays every dead delivery of `tenant` that `filter` matches, in batches.
-    /// Deliveries whose endpoint is gone are skipped. Returns the replayed ones.
+    /// Replays every dead delivery of `tenant` that `filter` matches, in batches,
+    /// each a transaction that replays a delivery only if it is still as it was read
+    /// and its endpoint still exists. Returns the replayed ones.
     ///
     /// # Errors
     /// On a storage failure; batches already written stay replayed.
@@ -96,42 +100,44 @@ impl Store {
     ) -> Result<Vec<DeliveryRecord>, StoreError> {
         const BATCH: usize = 500;
         let mut replayed = Vec::new();
-        let mut batch = super::Writes::default();
-        let mut in_batch = 0;
-        let mut endpoints = std::collections::HashMap::new();
+        let mut planned = Vec::new();
         for item in self.inner.records.scan_prefix(keys::deliveries_of(tenant)) {
             let (k, v) = item?;
             let mut d: DeliveryRecord = records::decode(&v)?;
             if d.state != DeliveryState::Dead || !filter.matches(&d) {
                 continue;
             }
-            let exists = match endpoints.get(&d.endpoint_id) {
-                Some(e) => *e,
-                None => {
-                    let e = self
-                        .inner
-                        .records
-                        .contains_key(keys::endpoint(tenant, &d.endpoint_id))?;
-                    endpoints.insert(d.endpoint_id.clone(), e);
-                    e
-                }
-            };
-            if !exists {
-                continue;
-            }
+            let mut w = super::Writes::default();
+            w.require_unchanged(&k, v.to_vec());
+            w.require(keys::endpoint(tenant, &d.endpoint_id));
             let entry = new_series(&mut d, now_ms);
-            batch.insert(k, records::encode(&d));
-            batch.insert(entry.encode(), tenant.as_bytes());
-            replayed.push(d);
-            in_batch += 1;
-            if in_batch == BATCH {
-                self.commit(std::mem::take(&mut batch)).await?;
-                in_batch = 0;
+            w.insert(&k, records::encode(&d));
+            w.insert(entry.encode(), tenant.as_bytes());
+            planned.push((w, d));
+            if planned.len() == BATCH {
+                self.replay_batch(std::mem::take(&mut planned), &mut replayed)
+                    .await?;
             }
         }
-        if in_batch > 0 {
-            self.commit(batch).await?;
-        }
+        self.replay_batch(planned, &mut replayed).await?;
         Ok(replayed)
+    }
+
+    /// Applies one batch of planned replays; the ones still current join `replayed`.
+    async fn replay_batch(
+        &self,
+        planned: Vec<(super::Writes, DeliveryRecord)>,
+        replayed: &mut Vec<DeliveryRecord>,
+    ) -> Result<(), StoreError> {
+        let (groups, deliveries): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
+        let results = self.commit_each(groups).await?;
+        replayed.extend(
+            results
+                .into_iter()
+                .zip(deliveries)
+                .filter(|(r, _)| *r == WriteResult::Written)
+                .map(|(_, d)| d),
+        );
+        Ok(())
     }
 }

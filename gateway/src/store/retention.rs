@@ -1,11 +1,15 @@
-//! Retention: pruning finished work in small batches, and ending deliveries left
-//! pending on an endpoint disabled for longer than the DLQ retention.
+//! Retention: pruning finished work in small batches, and ending deliveries that
+//! nothing will serve: pending on a deleted endpoint, or on one disabled for longer
+//! than the DLQ retention.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use super::{
-    DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, Store, StoreError, keys, records,
+    DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, Store, StoreError, WriteResult,
+    Writes, keys, records,
 };
+use crate::policy::DeadReason;
 
 /// How long finished work is kept.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +39,10 @@ impl Store {
     /// Examines up to `limit` events after `cursor` (an event key); returns what it did
     /// and the cursor to continue from, `None` once the sweep has wrapped around.
     ///
+    /// Each event's changes are planned from what was read, then applied in one
+    /// transaction only where every record they touch is unchanged: an outcome or a
+    /// replay that lands in between keeps its record, which waits for the next sweep.
+    ///
     /// # Errors
     /// On a storage failure.
     pub async fn sweep_retention(
@@ -45,72 +53,111 @@ impl Store {
     ) -> Result<(SweepStats, Option<Vec<u8>>), StoreError> {
         let prefix = [b"ev".as_slice(), &[0]].concat();
         let start = cursor.map_or_else(|| prefix.clone(), |c| [c.as_slice(), &[0]].concat());
-        let mut batch = super::Writes::default();
-        let mut stats = SweepStats::default();
-        let mut endpoints: HashMap<String, Option<EndpointRecord>> = HashMap::new();
+        let mut endpoints: HashMap<(String, String), Option<EndpointRecord>> = HashMap::new();
+        let mut planned = Vec::new();
         let mut last = None;
-        for item in self.inner.records.range(start..).take(limit) {
+        for item in self
+            .inner
+            .records
+            .range(start..keys::prefix_end(&prefix))
+            .take(limit)
+        {
             let (k, v) = item?;
-            if !k.starts_with(&prefix) {
-                break;
-            }
             last = Some(k.to_vec());
-            let ev: EventRecord = records::decode(&v)?;
-            let mut remaining = 0;
-            for (dlv_id, _) in &ev.deliveries {
-                let dkey = keys::delivery(&ev.tenant_id, dlv_id);
-                let Some(mut d) = self.get::<DeliveryRecord>(&dkey)? else {
-                    continue;
-                };
-                let remove = match d.state {
-                    DeliveryState::Succeeded => rules.expired(d.updated_at_ms, rules.retention_ms),
-                    DeliveryState::Dead => rules.expired(d.updated_at_ms, rules.dlq_retention_ms),
-                    DeliveryState::Pending => {
-                        let ep = endpoints.entry(d.endpoint_id.clone()).or_insert_with(|| {
-                            self.endpoint(&d.tenant_id, &d.endpoint_id).ok().flatten()
-                        });
-                        if let Some(ep) = ep
-                            && ep.disabled
-                            && rules.expired(
-                                ep.disabled_at_ms.unwrap_or(ep.created_at_ms),
-                                rules.dlq_retention_ms,
-                            )
+            let plan = self.plan_event(&k, &v, &rules, &mut endpoints)?;
+            if plan.1 != SweepStats::default() {
+                planned.push(plan);
+            }
+        }
+        let (groups, stats): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
+        let results = self.commit_each(groups).await?;
+        let mut total = SweepStats::default();
+        for (r, s) in results.iter().zip(stats) {
+            if *r == WriteResult::Written {
+                total.events_removed += s.events_removed;
+                total.deliveries_removed += s.deliveries_removed;
+                total.deliveries_ended += s.deliveries_ended;
+            }
+        }
+        Ok((total, last))
+    }
+
+    /// What retention does to one event and its deliveries, conditional on each
+    /// record it changes being unchanged when applied.
+    pub(super) fn plan_event(
+        &self,
+        key: &[u8],
+        bytes: &[u8],
+        rules: &RetentionRules,
+        endpoints: &mut HashMap<(String, String), Option<EndpointRecord>>,
+    ) -> Result<(Writes, SweepStats), StoreError> {
+        let ev: EventRecord = records::decode(bytes)?;
+        let mut w = Writes::default();
+        let mut stats = SweepStats::default();
+        let mut remaining = 0;
+        for (dlv_id, _) in &ev.deliveries {
+            let dkey = keys::delivery(&ev.tenant_id, dlv_id);
+            let Some(dbytes) = self.inner.records.get(&dkey)? else {
+                continue;
+            };
+            let mut d: DeliveryRecord = records::decode(&dbytes)?;
+            let remove = match d.state {
+                DeliveryState::Succeeded => rules.expired(d.updated_at_ms, rules.retention_ms),
+                DeliveryState::Dead => rules.expired(d.updated_at_ms, rules.dlq_retention_ms),
+                DeliveryState::Pending => {
+                    let ep = match endpoints.entry((d.tenant_id.clone(), d.endpoint_id.clone())) {
+                        Entry::Occupied(e) => e.into_mut(),
+                        Entry::Vacant(e) => e.insert(self.endpoint(&d.tenant_id, &d.endpoint_id)?),
+                    };
+                    let reason = match ep {
+                        // Nothing would ever serve it.
+                        None => Some(DeadReason::EndpointDeleted),
+                        Some(ep)
+                            if ep.disabled
+                                && rules.expired(
+                                    ep.disabled_at_ms.unwrap_or(ep.created_at_ms),
+                                    rules.dlq_retention_ms,
+                                ) =>
                         {
-                            end_on_disabled(&mut d, &mut batch, rules.now_ms);
-                            stats.deliveries_ended += 1;
+                            Some(DeadReason::EndpointDisabled)
                         }
-                        false
+                        Some(_) => None,
+                    };
+                    if let Some(reason) = reason {
+                        w.require_unchanged(&dkey, dbytes.to_vec());
+                        end_pending(&mut d, &mut w, reason, rules.now_ms);
+                        stats.deliveries_ended += 1;
                     }
-                };
-                if remove {
-                    batch.remove(dkey);
-                    for k in self
-                        .inner
-                        .records
-                        .scan_prefix(keys::attempts_of(dlv_id))
-                        .keys()
-                    {
-                        batch.remove(k?);
-                    }
-                    stats.deliveries_removed += 1;
-                } else {
-                    remaining += 1;
+                    false
                 }
-            }
-            if remaining == 0 && rules.expired(ev.created_at_ms, rules.retention_ms) {
-                batch.remove(k);
-                stats.events_removed += 1;
+            };
+            if remove {
+                w.require_unchanged(&dkey, dbytes.to_vec());
+                w.remove(&dkey);
+                for k in self
+                    .inner
+                    .records
+                    .scan_prefix(keys::attempts_of(dlv_id))
+                    .keys()
+                {
+                    w.remove(k?);
+                }
+                stats.deliveries_removed += 1;
+            } else {
+                remaining += 1;
             }
         }
-        if stats != SweepStats::default() {
-            self.commit(batch).await?;
+        if remaining == 0 && rules.expired(ev.created_at_ms, rules.retention_ms) {
+            w.require_unchanged(key, bytes.to_vec());
+            w.remove(key);
+            stats.events_removed += 1;
         }
-        Ok((stats, last))
+        Ok((w, stats))
     }
 }
 
-/// A delivery still pending on an endpoint disabled past the DLQ retention becomes dead.
-fn end_on_disabled(d: &mut DeliveryRecord, batch: &mut super::Writes, now_ms: u64) {
+/// Ends a pending delivery that nothing will serve, with its schedule entries.
+fn end_pending(d: &mut DeliveryRecord, w: &mut Writes, reason: DeadReason, now_ms: u64) {
     let due = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
     for lane in keys::Lane::ALL {
         let entry = keys::ScheduleKey {
@@ -119,11 +166,8 @@ fn end_on_disabled(d: &mut DeliveryRecord, batch: &mut super::Writes, now_ms: u6
             due_ms: due,
             delivery_id: d.id.clone(),
         };
-        batch.remove(entry.encode());
+        w.remove(entry.encode());
     }
-    d.state = DeliveryState::Dead;
-    d.dead_reason = Some("endpoint_disabled".into());
-    d.next_attempt_at_ms = None;
-    d.updated_at_ms = now_ms;
-    batch.insert(keys::delivery(&d.tenant_id, &d.id), records::encode(d));
+    d.end(reason, now_ms);
+    w.insert(keys::delivery(&d.tenant_id, &d.id), records::encode(d));
 }

@@ -21,37 +21,8 @@ use sled::transaction::{
 use tokio::sync::oneshot;
 
 use super::outcomes::{PreparedAttempt, WriteResult};
+use super::writes::Writes;
 use super::{Store, StoreError};
-
-/// Inserts and removes applied together, in order (a later write to a key wins).
-#[derive(Debug, Default)]
-pub struct Writes {
-    ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-}
-
-impl Writes {
-    /// Sets `key` to `value`.
-    pub fn insert(&mut self, key: impl AsRef<[u8]>, value: impl Into<Vec<u8>>) {
-        self.ops.push((key.as_ref().to_vec(), Some(value.into())));
-    }
-
-    /// Removes `key`.
-    pub fn remove(&mut self, key: impl AsRef<[u8]>) {
-        self.ops.push((key.as_ref().to_vec(), None));
-    }
-
-    /// The same writes as one sled batch.
-    pub(crate) fn into_batch(self) -> sled::Batch {
-        let mut batch = sled::Batch::default();
-        for (key, value) in self.ops {
-            match value {
-                Some(v) => batch.insert(key, v),
-                None => batch.remove(key),
-            }
-        }
-        batch
-    }
-}
 
 /// One writer's part of a round.
 pub(crate) enum Job {
@@ -207,15 +178,7 @@ fn apply_job(
     job: &Job,
 ) -> Result<WriteResult, ConflictableTransactionError<()>> {
     match job {
-        Job::Writes(w) => {
-            for (key, value) in &w.ops {
-                match value {
-                    Some(v) => tx.insert(key.as_slice(), v.as_slice())?,
-                    None => tx.remove(key.as_slice())?,
-                };
-            }
-            Ok(WriteResult::Written)
-        }
+        Job::Writes(w) => Ok(w.apply_if_current(tx)?),
         Job::Attempt(a) => a
             .apply(tx)
             .map_err(|e: UnabortableTransactionError| e.into()),

@@ -1,0 +1,88 @@
+//! Tests of ingest and the idempotency sweep at the store level.
+
+use serde_json::value::RawValue;
+
+use super::*;
+
+fn payload() -> Box<RawValue> {
+    RawValue::from_string("{\"n\":1}".into()).unwrap()
+}
+
+fn event<'a>(payload: &'a RawValue, key: &'a str, body: &str, now_ms: u64) -> NewEvent<'a> {
+    NewEvent {
+        tenant_id: "t",
+        event_type: "order.paid",
+        payload,
+        idempotency: Some((key, body.to_owned())),
+        endpoints: Vec::new(),
+        now_ms,
+    }
+}
+
+async fn open() -> (
+    tempfile::TempDir,
+    Store,
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<()>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), 1 << 20).unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let flusher = store.start_flusher(store.sled_durability().unwrap(), stop.clone());
+    (dir, store, stop, flusher)
+}
+
+/// Item 3: a sweep that read key K as expired must not delete a fresh record that
+/// a new request stored under K before the sweep's write.
+#[tokio::test]
+async fn idempotency_sweep_never_deletes_a_fresh_key() {
+    let (_dir, store, stop, flusher) = open().await;
+    let p = payload();
+    let old = store.ingest(event(&p, "K", "h1", 0)).await.unwrap();
+    assert!(matches!(old, IngestOutcome::Created { .. }));
+    let now = IDEMPOTENCY_TTL_MS + 1;
+    // The sweep reads K as expired ...
+    let (planned, _) = store.expired_idempotency(None, now, 100).unwrap();
+    assert_eq!(planned.len(), 1);
+    // ... a new request reuses K meanwhile ...
+    let IngestOutcome::Created { response, .. } =
+        store.ingest(event(&p, "K", "h2", now)).await.unwrap()
+    else {
+        panic!("a fresh use of an expired key creates an event");
+    };
+    // ... and the sweep's write lands after it.
+    assert_eq!(store.remove_unchanged(planned).await.unwrap(), 0);
+    // A client retry with K is answered from the fresh record, not a duplicate.
+    match store.ingest(event(&p, "K", "h2", now + 1)).await.unwrap() {
+        IngestOutcome::Replayed(r) => assert_eq!(r, response),
+        other => panic!("a retry created a duplicate event: {other:?}"),
+    }
+    stop.cancel();
+    flusher.await.unwrap();
+}
+
+#[tokio::test]
+async fn the_idempotency_sweep_removes_expired_keys_in_batches() {
+    let (_dir, store, stop, flusher) = open().await;
+    let p = payload();
+    let keys: Vec<String> = (0..1100).map(|i| format!("k{i:04}")).collect();
+    for (i, k) in keys.iter().enumerate() {
+        // Every other key is fresh at sweep time.
+        let at = if i % 2 == 0 { 0 } else { IDEMPOTENCY_TTL_MS };
+        store.ingest(event(&p, k, "h", at)).await.unwrap();
+    }
+    let removed = store
+        .sweep_idempotency(IDEMPOTENCY_TTL_MS + 1)
+        .await
+        .unwrap();
+    assert_eq!(removed, 550);
+    assert_eq!(
+        store
+            .sweep_idempotency(IDEMPOTENCY_TTL_MS + 1)
+            .await
+            .unwrap(),
+        0
+    );
+    stop.cancel();
+    flusher.await.unwrap();
+}

@@ -1,0 +1,96 @@
+//! Fixtures for the store's unit tests: a store on a temporary dir with its
+//! flusher running, and records to fill it with.
+
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    BreakerRecord, DeliveryRecord, EndpointRecord, IngestOutcome, NewEvent, Store, StoredSecret,
+};
+
+/// A store with its group-commit flusher; stopped on drop.
+pub(crate) struct TestStore {
+    pub(crate) store: Store,
+    stop: CancellationToken,
+    _dir: tempfile::TempDir,
+}
+
+impl TestStore {
+    pub(crate) fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let stop = CancellationToken::new();
+        store.start_flusher(store.sled_durability().unwrap(), stop.clone());
+        Self {
+            store,
+            stop,
+            _dir: dir,
+        }
+    }
+
+    /// Stores endpoint `id` of `tenant`.
+    pub(crate) async fn endpoint(&self, tenant: &str, id: &str) -> EndpointRecord {
+        let ep = endpoint(tenant, id);
+        self.store.put_endpoint(&ep).await.unwrap();
+        ep
+    }
+
+    /// Ingests one event for `endpoints`; returns its deliveries.
+    pub(crate) async fn ingest(
+        &self,
+        tenant: &str,
+        endpoints: &[&EndpointRecord],
+        now_ms: u64,
+    ) -> Vec<DeliveryRecord> {
+        let payload = RawValue::from_string("{\"n\":1}".into()).unwrap();
+        let outcome = self
+            .store
+            .ingest(NewEvent {
+                tenant_id: tenant,
+                event_type: "order.paid",
+                payload: &payload,
+                idempotency: None,
+                endpoints: endpoints.to_vec(),
+                now_ms,
+            })
+            .await
+            .unwrap();
+        match outcome {
+            IngestOutcome::Created { deliveries, .. } => deliveries,
+            other => panic!("ingest: {other:?}"),
+        }
+    }
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// An enabled endpoint record with a closed breaker.
+pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
+    EndpointRecord {
+        id: id.into(),
+        tenant_id: tenant.into(),
+        url: "https://example.com/hook".into(),
+        description: String::new(),
+        event_types: vec!["*".into()],
+        policy: None,
+        plugin: None,
+        timeout_ms: 15_000,
+        max_in_flight: 16,
+        rate_limit_per_s: None,
+        disabled: false,
+        disabled_reason: None,
+        disabled_at_ms: None,
+        secrets: vec![StoredSecret {
+            secret: "whsec_x".into(),
+            expires_at_ms: None,
+        }],
+        breaker: BreakerRecord::default(),
+        trusted: false,
+        last_success_ms: None,
+        created_at_ms: 0,
+    }
+}
