@@ -59,7 +59,12 @@ pub struct RunOptions {
     pub clock: Option<Arc<dyn Clock>>,
     /// Replaces the system resolver (endpoint checks and connections alike).
     pub resolver: Option<Arc<dyn address_guard::Resolver>>,
+    /// Runs before each delivery request is sent (to inject a panic, say).
+    pub before_attempt: Option<BeforeAttempt>,
 }
+
+/// A hook run before each delivery request is sent, with the delivery.
+pub type BeforeAttempt = Arc<dyn Fn(&store::DeliveryRecord) + Send + Sync>;
 
 /// Runs the gateway on `listener` until `shutdown` is cancelled.
 ///
@@ -145,6 +150,7 @@ pub async fn run_with(
             },
             telemetry: Arc::clone(&telemetry),
             plugins: Arc::clone(&plugins),
+            before_attempt: options.before_attempt,
         },
         shutdown.clone(),
     );

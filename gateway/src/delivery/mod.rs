@@ -1,5 +1,8 @@
 //! Delivery: signing, the HTTP client, the scheduler and its workers.
 
+mod attempt_task;
+#[cfg(test)]
+mod attempt_tests;
 mod breaker;
 pub mod client;
 pub mod connector;
@@ -107,6 +110,8 @@ pub struct EngineParts {
     pub telemetry: Arc<crate::telemetry::Telemetry>,
     /// The plugin host, which runs every retry decision.
     pub plugins: Arc<PluginHost>,
+    /// Runs before each request is sent (tests inject failures here).
+    pub before_attempt: Option<crate::BeforeAttempt>,
 }
 
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
@@ -127,6 +132,7 @@ pub fn spawn_engine(
         protection,
         telemetry,
         plugins,
+        before_attempt,
     } = parts;
     let ctx = Arc::new(worker::EngineContext {
         telemetry,
@@ -136,6 +142,7 @@ pub fn spawn_engine(
         client,
         decider: plugins,
         default_policy,
+        before_attempt,
     });
     tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes, protection).run(shutdown, grace))
 }

@@ -37,6 +37,13 @@ pub enum SecretError {
     /// The part after the prefix is not standard base64.
     #[error("a signing secret is \"whsec_\" followed by base64")]
     InvalidBase64,
+    /// The base64 decodes but is not written the one canonical way (standard
+    /// alphabet, `=` padding), which strict decoders in other languages require.
+    #[error(
+        "a signing secret's base64 must be canonical standard base64 with its \"=\" padding, \
+         as strict decoders (Go, .NET) require"
+    )]
+    NotCanonical,
     /// The decoded key is shorter than 24 bytes.
     #[error("a signing secret's key must be at least {MIN_KEY_BYTES} bytes, got {0}")]
     TooShort(usize),
@@ -64,6 +71,10 @@ impl SigningSecret {
 
     /// Reads a secret in its `whsec_` form, as stored or given by an operator.
     ///
+    /// Lenient about the `=` padding, so secrets stored before the API required it
+    /// keep signing as before; input from tenants goes through
+    /// [`SigningSecret::parse_canonical`].
+    ///
     /// # Errors
     /// [`SecretError`] when the prefix is missing, the rest is not base64, or the key is
     /// outside 24–64 bytes.
@@ -81,6 +92,24 @@ impl SigningSecret {
                 text: text.to_owned(),
                 key,
             }),
+        }
+    }
+
+    /// Reads a secret a tenant supplies: as [`SigningSecret::parse`], and the base64 must
+    /// also be canonical and padded. The receiver decodes the same text, and strict
+    /// decoders (Go's `StdEncoding`, .NET's `Convert.FromBase64String`) refuse anything
+    /// else, so a receiver written with them could never verify its signatures.
+    ///
+    /// # Errors
+    /// As [`SigningSecret::parse`], and [`SecretError::NotCanonical`] when the base64
+    /// decodes but is not the canonical encoding of its key (e.g. without padding).
+    pub fn parse_canonical(text: &str) -> Result<Self, SecretError> {
+        let secret = Self::parse(text)?;
+        let canonical = STANDARD.encode(&secret.key);
+        if text.strip_prefix(SECRET_PREFIX) == Some(canonical.as_str()) {
+            Ok(secret)
+        } else {
+            Err(SecretError::NotCanonical)
         }
     }
 
@@ -260,6 +289,62 @@ mod tests {
         assert!(SigningSecret::parse(&format!("whsec_{}", key(64))).is_ok());
         let unpadded = format!("whsec_{}", key(32).trim_end_matches('='));
         assert!(SigningSecret::parse(&unpadded).is_ok());
+    }
+
+    /// Item 9 of issue 17: strict decoders (Go's `StdEncoding`, .NET's
+    /// `Convert.FromBase64String`) refuse base64 without its `=` padding, so a
+    /// secret given through the API must be canonical.
+    #[test]
+    fn tenant_secrets_without_base64_padding_are_refused() {
+        let key = |len: usize| STANDARD.encode(vec![7u8; len]);
+        // 32 bytes need one `=`, 25 bytes two.
+        for len in [32, 25] {
+            let padded = format!("whsec_{}", key(len));
+            assert!(padded.ends_with('='), "{padded}");
+            let unpadded = padded.trim_end_matches('=');
+            assert_eq!(
+                SigningSecret::parse_canonical(unpadded).map(|_| ()),
+                Err(SecretError::NotCanonical),
+                "{len}-byte key without padding"
+            );
+            let parsed = SigningSecret::parse_canonical(&padded).unwrap();
+            assert_eq!((parsed.as_str(), parsed.key.len()), (padded.as_str(), len));
+        }
+        let half_padded = format!("whsec_{}", key(25).trim_end_matches("="));
+        let half_padded = format!("{half_padded}=");
+        assert!(SigningSecret::parse_canonical(&half_padded).is_err());
+        // Non-zero bits after the last byte: decodable by some, canonical for none.
+        let mut stray_bits = format!("whsec_{}", key(32));
+        stray_bits.replace_range(stray_bits.len() - 2..stray_bits.len() - 1, "x");
+        assert!(SigningSecret::parse_canonical(&stray_bits).is_err());
+        // Whitespace that lenient decoders skip is not canonical either.
+        let spaced = format!("whsec_ {}", key(32));
+        assert!(SigningSecret::parse_canonical(&spaced).is_err());
+        // A key whose base64 has no padding (a multiple of 3 bytes) is canonical as is.
+        assert!(SigningSecret::parse_canonical(SPEC_SECRET).is_ok());
+        assert!(SigningSecret::parse_canonical(SigningSecret::generate().as_str()).is_ok());
+        // The other checks still apply, with their own errors.
+        assert_eq!(
+            SigningSecret::parse_canonical(&key(32)).map(|_| ()),
+            Err(SecretError::MissingPrefix)
+        );
+        assert_eq!(
+            SigningSecret::parse_canonical(&format!("whsec_{}", key(16))).map(|_| ()),
+            Err(SecretError::TooShort(16))
+        );
+    }
+
+    #[test]
+    fn stored_secrets_without_padding_keep_signing_as_before() {
+        let padded = format!("whsec_{}", STANDARD.encode([9u8; 32]));
+        let unpadded = padded.trim_end_matches('=');
+        let stored = SigningSecret::parse(unpadded).unwrap();
+        assert_eq!(stored.as_str(), unpadded, "kept as it was stored");
+        let canonical = SigningSecret::parse(&padded).unwrap();
+        assert_eq!(
+            sign(&[stored], SPEC_ID, SPEC_TS, SPEC_BODY),
+            sign(&[canonical], SPEC_ID, SPEC_TS, SPEC_BODY)
+        );
     }
 
     #[test]

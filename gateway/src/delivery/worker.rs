@@ -18,8 +18,8 @@ use crate::policy::{
 };
 use crate::store::keys::ScheduleKey;
 use crate::store::{
-    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError,
-    WriteResult,
+    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Interrupted,
+    Interruption, Store, StoreError, WriteResult,
 };
 use crate::telemetry::AttemptObservation;
 
@@ -39,6 +39,8 @@ pub(crate) struct EngineContext {
     pub(crate) default_policy: crate::policy::PolicySpec,
     /// Metrics, stats and alert rules.
     pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
+    /// Runs before each request is sent (tests inject failures here).
+    pub(crate) before_attempt: Option<crate::BeforeAttempt>,
 }
 
 /// What the scheduler learns from a finished attempt.
@@ -110,21 +112,28 @@ impl DeliveryWorker {
         let Some(d) = ctx.store.due_delivery(&ep.tenant_id, &self.entry)? else {
             return Ok(AttemptReport::default());
         };
-        let payload = ctx
-            .store
-            .event_payload(&ep.tenant_id, &d.event_id)?
-            .unwrap_or_default();
+        let Some(payload) = ctx.store.event_payload(&ep.tenant_id, &d.event_id)? else {
+            let why = format!("event {} is missing from the store", d.event_id);
+            return self.end(DeadReason::EventMissing, &why).await;
+        };
+        if let Some(hook) = &ctx.before_attempt {
+            hook(&d);
+        }
         let started = ctx.clock.now_ms();
+        let request = match self.request(&d, payload, started) {
+            Ok(r) => r,
+            Err(e) => {
+                let why = format!("no valid request for {}: {e}", ep.url);
+                return self.end(DeadReason::InvalidRequest, &why).await;
+            }
+        };
         let client = if ep.trusted {
             &ctx.trusted_client
         } else {
             &ctx.client
         };
         let result = client
-            .send(
-                self.request(&d, payload, started),
-                Duration::from_millis(ep.timeout_ms),
-            )
+            .send(request, Duration::from_millis(ep.timeout_ms))
             .await;
         let ended = ctx.clock.now_ms();
         let attempt = d.attempts + 1;
@@ -192,7 +201,34 @@ impl DeliveryWorker {
         self.record(d, finished).await
     }
 
-    fn request(&self, d: &DeliveryRecord, payload: String, now_ms: u64) -> Request<Full<Bytes>> {
+    /// Ends the delivery without an attempt, loudly: nothing was sent, and
+    /// sending an empty or different request instead would be a silent lie.
+    async fn end(&self, reason: DeadReason, why: &str) -> Result<AttemptReport, StoreError> {
+        let (ctx, ep) = (&self.ctx, &self.endpoint);
+        tracing::error!(
+            delivery_id = %self.entry.delivery_id,
+            endpoint_id = %ep.id,
+            reason = reason.as_str(),
+            "delivery ended without an attempt: {why}"
+        );
+        ctx.telemetry.internal_error(reason.as_str());
+        let now = ctx.clock.now_ms();
+        let done = ctx
+            .store
+            .interrupt(&ep.tenant_id, &self.entry, now, Interruption::End(reason))
+            .await?;
+        if let Interrupted::Ended(reason) = done {
+            ctx.telemetry.ended_without_attempt(&ep.tenant_id, reason);
+        }
+        Ok(AttemptReport::default())
+    }
+
+    fn request(
+        &self,
+        d: &DeliveryRecord,
+        payload: String,
+        now_ms: u64,
+    ) -> Result<Request<Full<Bytes>>, http::Error> {
         let now_s = i64::try_from(now_ms / 1000).unwrap_or(i64::MAX);
         let secrets: Vec<SigningSecret> = self
             .endpoint
@@ -212,7 +248,6 @@ impl DeliveryWorker {
             .header("webhook-timestamp", now_s.to_string())
             .header("webhook-signature", signature)
             .body(Full::new(Bytes::from(payload)))
-            .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())))
     }
 
     async fn record(
@@ -254,7 +289,9 @@ impl DeliveryWorker {
         };
         let (delay_ms, next_due, dead_reason) = match &decision.next {
             NextStep::Done => (None, None, None),
-            NextStep::RetryAt { delay_ms } => (Some(*delay_ms), Some(ended + delay_ms), None),
+            NextStep::RetryAt { delay_ms } => {
+                (Some(*delay_ms), Some(ended.saturating_add(*delay_ms)), None)
+            }
             NextStep::Dead(r) => (None, None, Some(r.as_str().to_owned())),
         };
         d.attempts = attempt;

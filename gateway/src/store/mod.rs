@@ -19,7 +19,7 @@ mod replay;
 mod retention;
 mod tenants;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod writer;
 mod writes;
 

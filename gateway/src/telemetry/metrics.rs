@@ -29,6 +29,12 @@ pub(crate) struct ReasonLabel {
     pub(crate) reason: String,
 }
 
+/// What failed inside hookgate: `panic`, `event_missing`, `invalid_request`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct KindLabel {
+    pub(crate) kind: String,
+}
+
 /// The decider kind: `builtin`, `plugin` or `fallback`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct DeciderLabel {
@@ -43,6 +49,7 @@ pub(crate) struct Metrics {
     pub(crate) endpoint_attempts: Option<Family<EndpointLabels, Counter>>,
     pub(crate) succeeded: Counter,
     pub(crate) dead: Family<ReasonLabel, Counter>,
+    pub(crate) internal_errors: Family<KindLabel, Counter>,
     pub(crate) retries: Counter,
     pub(crate) attempt_seconds: Histogram,
     pub(crate) end_to_end_seconds: Histogram,
@@ -91,6 +98,12 @@ impl Metrics {
             "deliveries_dead",
             "Deliveries that became dead, by reason",
             dead.clone(),
+        );
+        let internal_errors = Family::<KindLabel, Counter>::default();
+        registry.register(
+            "internal_errors",
+            "Attempts that failed inside hookgate, not at the receiver, by kind",
+            internal_errors.clone(),
         );
         let retries = Counter::default();
         registry.register(
@@ -166,6 +179,7 @@ impl Metrics {
             endpoint_attempts,
             succeeded,
             dead,
+            internal_errors,
             retries,
             attempt_seconds,
             end_to_end_seconds,
@@ -180,7 +194,8 @@ impl Metrics {
         }
     }
 
-    /// The Prometheus text exposition.
+    /// The OpenMetrics 1.0.0 text exposition (the only one `prometheus-client`
+    /// encodes; `/metrics` derives the classic 0.0.4 text from it when asked).
     pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail.

@@ -10,8 +10,8 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::alerts::{AlertInput, AlertMonitor};
-use crate::policy::{NextStep, Verdict};
-use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, Metrics, ReasonLabel};
+use crate::policy::{DeadReason, NextStep, Verdict};
+use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel};
 use stats::TenantStats;
 
 /// One finished attempt, as telemetry sees it.
@@ -79,6 +79,29 @@ impl Telemetry {
             t.pending += pending;
             t.dlq += dead;
         });
+    }
+
+    /// hookgate failed inside an attempt (`kind`: a panic, a missing event, a
+    /// request it could not build).
+    pub fn internal_error(&self, kind: &str) {
+        self.metrics
+            .internal_errors
+            .get_or_create(&KindLabel {
+                kind: kind.to_owned(),
+            })
+            .inc();
+    }
+
+    /// A pending delivery ended dead without an attempt.
+    pub fn ended_without_attempt(&self, tenant: &str, reason: DeadReason) {
+        self.metrics
+            .dead
+            .get_or_create(&ReasonLabel {
+                reason: reason.as_str().to_owned(),
+            })
+            .inc();
+        self.counts_changed(tenant, -1, 1);
+        self.with_tenant(tenant, |t| t.dead += 1);
     }
 
     /// Breakers found open at start.

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::Scheduler;
+use crate::delivery::attempt_task::run_attempt;
 use crate::delivery::breaker::Admit;
 use crate::delivery::worker::DeliveryWorker;
 use crate::store::keys::Lane;
@@ -84,14 +85,7 @@ impl Scheduler {
                 entry,
             };
             let (handle, done) = (self.handle.clone(), self.done_tx.clone());
-            self.tasks.spawn(async move {
-                let (delivery_id, endpoint_id) =
-                    (worker.entry.delivery_id.clone(), worker.endpoint.id.clone());
-                let report = worker.run().await;
-                handle.release(&delivery_id);
-                drop(permit);
-                let _ = done.send((endpoint_id, report));
-            });
+            self.tasks.spawn(run_attempt(worker, handle, done, permit));
         }
         if started == allowed && !probing {
             // Used this turn's share: others go first, then this endpoint again

@@ -1,0 +1,138 @@
+//! One attempt as its own task, with what must happen however it ends.
+//!
+//! A panic inside an attempt is a bug in hookgate, not the receiver's failure. The
+//! lease is still released and the scheduler still hears back (with a neutral
+//! outcome, so a half-open probe may go again). The delivery is retried a minute
+//! later without the failure counting as an attempt, and the third such failure in
+//! a series ends it `internal_error`.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt as _;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+
+use super::DeliveryHandle;
+use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
+use crate::store::{EndpointRecord, Interrupted, Interruption, keys::ScheduleKey};
+
+/// How long after a panic the delivery is tried again.
+pub(crate) const INTERNAL_ERROR_RETRY_MS: u64 = 60_000;
+/// Panics in one series that end the delivery.
+pub(crate) const MAX_INTERNAL_ERRORS: u32 = 3;
+
+/// Releases the lease however the task ends (finished, panicked or aborted).
+struct Lease {
+    handle: DeliveryHandle,
+    delivery_id: String,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.handle.release(&self.delivery_id);
+    }
+}
+
+/// Runs `worker` and reports to the scheduler through `done`.
+pub(crate) async fn run_attempt(
+    worker: DeliveryWorker,
+    handle: DeliveryHandle,
+    done: mpsc::UnboundedSender<(String, AttemptReport)>,
+    permit: OwnedSemaphorePermit,
+) {
+    let (ctx, endpoint, entry) = (
+        Arc::clone(&worker.ctx),
+        Arc::clone(&worker.endpoint),
+        worker.entry.clone(),
+    );
+    let lease = Lease {
+        handle,
+        delivery_id: entry.delivery_id.clone(),
+    };
+    let report = match AssertUnwindSafe(worker.run()).catch_unwind().await {
+        Ok(report) => report,
+        Err(panic) => {
+            internal_error(&ctx, &endpoint, &entry, &panic_message(&*panic)).await;
+            AttemptReport::default()
+        }
+    };
+    // The store moved the delivery on before the lease goes, so the scheduler
+    // never re-leases the entry the panic left behind.
+    drop(lease);
+    drop(permit);
+    let _ = done.send((endpoint.id.clone(), report));
+}
+
+/// Settles the delivery after a panic: requeued a minute later, or ended.
+async fn internal_error(
+    ctx: &EngineContext,
+    endpoint: &EndpointRecord,
+    entry: &ScheduleKey,
+    message: &str,
+) {
+    let now = ctx.clock.now_ms();
+    ctx.telemetry.internal_error("panic");
+    let what = Interruption::InternalError {
+        retry_at_ms: now.saturating_add(INTERNAL_ERROR_RETRY_MS),
+        max: MAX_INTERNAL_ERRORS,
+    };
+    let delivery_id = entry.delivery_id.as_str();
+    match ctx
+        .store
+        .interrupt(&endpoint.tenant_id, entry, now, what)
+        .await
+    {
+        Ok(Interrupted::Ended(reason)) => {
+            tracing::error!(
+                delivery_id,
+                endpoint_id = %endpoint.id,
+                panic = message,
+                "attempt panicked {MAX_INTERNAL_ERRORS} times: delivery ended {reason}"
+            );
+            ctx.telemetry
+                .ended_without_attempt(&endpoint.tenant_id, reason);
+        }
+        Ok(Interrupted::Requeued { due_ms }) => tracing::error!(
+            delivery_id,
+            endpoint_id = %endpoint.id,
+            panic = message,
+            next_attempt_at_ms = due_ms,
+            "attempt panicked: not counted as an attempt, retried later"
+        ),
+        Ok(Interrupted::NotCurrent) => tracing::error!(
+            delivery_id,
+            panic = message,
+            "attempt panicked after its outcome was written"
+        ),
+        Err(e) => tracing::error!(
+            delivery_id,
+            panic = message,
+            error = %e,
+            "attempt panicked and could not be requeued; it is retried when due"
+        ),
+    }
+}
+
+/// The text a panic was raised with.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_messages_are_read_from_either_payload() {
+        let p = std::panic::catch_unwind(|| panic!("static")).unwrap_err();
+        assert_eq!(panic_message(&*p), "static");
+        let n = 3;
+        let p = std::panic::catch_unwind(|| panic!("formatted {n}")).unwrap_err();
+        assert_eq!(panic_message(&*p), "formatted 3");
+    }
+}

@@ -1,0 +1,191 @@
+//! Attempts that cannot be made as planned: a missing event, a request that cannot
+//! be built, a panic. Each drives a real worker over a real store, with the clock
+//! in the test's hands.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{Semaphore, mpsc};
+
+use super::DeliveryHandle;
+use super::attempt_task::{INTERNAL_ERROR_RETRY_MS, MAX_INTERNAL_ERRORS, run_attempt};
+use super::worker::{DeliveryWorker, EngineContext};
+use crate::address_guard::AddressGuard;
+use crate::clock::ManualClock;
+use crate::store::keys::{self, Lane, ScheduleKey};
+use crate::store::testing::TestStore;
+use crate::store::{DeliveryRecord, DeliveryState, EndpointRecord, Writes};
+
+const START_MS: u64 = 1_700_000_000_000;
+
+struct Engine {
+    store: TestStore,
+    clock: Arc<ManualClock>,
+    ctx: Arc<EngineContext>,
+}
+
+fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
+    let store = TestStore::new();
+    let clock = ManualClock::new(START_MS);
+    let client = super::DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap();
+    let config = crate::config::Config::default();
+    let (alerts, _) = crate::alerts::AlertMonitor::new(config.alerts.clone());
+    let ctx = Arc::new(EngineContext {
+        store: store.store.clone(),
+        clock: clock.clone(),
+        client: client.clone(),
+        trusted_client: client,
+        decider: Arc::new(crate::policy::wasm::PluginHost::from_config(&config).unwrap()),
+        default_policy: config.policy.default.clone(),
+        telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),
+        before_attempt,
+    });
+    Engine { store, clock, ctx }
+}
+
+impl Engine {
+    /// One pending delivery to `ep`; returns it and its due schedule entry.
+    async fn pending(&self, ep: &EndpointRecord) -> (DeliveryRecord, ScheduleKey) {
+        let d = self.store.ingest("t", &[ep], START_MS).await.remove(0);
+        let entry = self.entry(&d.id).unwrap();
+        (d, entry)
+    }
+
+    /// The delivery's current schedule entry, if it has one.
+    fn entry(&self, delivery_id: &str) -> Option<ScheduleKey> {
+        let d = self.store.store.delivery("t", delivery_id).unwrap()?;
+        let due = d.next_attempt_at_ms?;
+        Lane::ALL.into_iter().find_map(|lane| {
+            let e = ScheduleKey {
+                lane,
+                endpoint_id: d.endpoint_id.clone(),
+                due_ms: due,
+                delivery_id: d.id.clone(),
+            };
+            let found = self
+                .store
+                .store
+                .due_entries(lane, &d.endpoint_id, due, 10)
+                .unwrap();
+            found.contains(&e).then_some(e)
+        })
+    }
+
+    fn worker(&self, ep: &EndpointRecord, entry: ScheduleKey) -> DeliveryWorker {
+        DeliveryWorker {
+            ctx: Arc::clone(&self.ctx),
+            endpoint: Arc::new(ep.clone()),
+            entry,
+        }
+    }
+
+    fn metrics(&self) -> String {
+        self.ctx.telemetry.render_metrics(0)
+    }
+}
+
+/// Item 4: a delivery whose event record is missing ends `dead`, named for the
+/// cause, instead of sending an empty body.
+#[tokio::test]
+async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
+    let e = engine(None);
+    let ep = e.store.endpoint("t", "ep_1").await;
+    let (d, entry) = e.pending(&ep).await;
+    let mut w = Writes::default();
+    w.remove(keys::event("t", &d.event_id));
+    e.store.store.commit(w).await.unwrap();
+    e.worker(&ep, entry).run().await;
+    let d = e.store.store.delivery("t", &d.id).unwrap().unwrap();
+    assert_eq!(d.state, DeliveryState::Dead);
+    assert_eq!(d.dead_reason.as_deref(), Some("event_missing"));
+    assert_eq!(d.attempts, 0, "nothing was sent");
+    assert!(e.entry(&d.id).is_none());
+    let metrics = e.metrics();
+    assert!(
+        metrics.contains("hookgate_internal_errors_total{kind=\"event_missing\"} 1"),
+        "{metrics}"
+    );
+}
+
+/// Item 4: an endpoint URL no request can be built for ends the delivery
+/// `invalid_request` instead of sending an empty request.
+#[tokio::test]
+async fn silent_fallbacks_in_the_worker_an_unbuildable_request_ends_the_delivery() {
+    let e = engine(None);
+    let mut ep = e.store.endpoint("t", "ep_1").await;
+    ep.url = "http://bad host/hook".into();
+    let (d, entry) = e.pending(&ep).await;
+    e.worker(&ep, entry).run().await;
+    let d = e.store.store.delivery("t", &d.id).unwrap().unwrap();
+    assert_eq!(
+        (d.state, d.dead_reason.as_deref()),
+        (DeliveryState::Dead, Some("invalid_request"))
+    );
+    assert!(
+        e.metrics()
+            .contains("hookgate_internal_errors_total{kind=\"invalid_request\"} 1")
+    );
+}
+
+/// Item 5: a panicking attempt releases its lease, reports back, is requeued a
+/// minute later without counting as an attempt, and the third panic ends it.
+#[tokio::test]
+async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let e = engine(Some(Arc::new(move |_: &DeliveryRecord| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        panic!("injected failure");
+    })));
+    let ep = e.store.endpoint("t", "ep_1").await;
+    let (d, mut entry) = e.pending(&ep).await;
+    let (handle, _changes) = DeliveryHandle::new();
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel();
+    let permits = Arc::new(Semaphore::new(1));
+    for round in 1..=MAX_INTERNAL_ERRORS {
+        assert!(handle.lease(&d.id));
+        let permit = Arc::clone(&permits).try_acquire_owned().unwrap();
+        let task = tokio::spawn(run_attempt(
+            e.worker(&ep, entry.clone()),
+            handle.clone(),
+            done_tx.clone(),
+            permit,
+        ));
+        task.await.unwrap();
+        let (endpoint_id, report) = done_rx.recv().await.expect("the scheduler hears back");
+        assert_eq!(endpoint_id, "ep_1");
+        assert_eq!(report.outcome, super::breaker::RawOutcome::Neutral);
+        assert!(!handle.is_in_flight(&d.id), "the lease is released");
+        assert_eq!(permits.available_permits(), 1);
+        let now = e.store.store.delivery("t", &d.id).unwrap().unwrap();
+        assert_eq!(now.attempts, 0, "a panic is not an attempt");
+        assert_eq!(now.internal_errors, round);
+        if round < MAX_INTERNAL_ERRORS {
+            assert_eq!(now.state, DeliveryState::Pending);
+            let due = now.next_attempt_at_ms.unwrap();
+            assert_eq!(due, e.clock_ms() + INTERNAL_ERROR_RETRY_MS);
+            entry = e.entry(&d.id).expect("requeued");
+            assert_eq!(entry.lane, Lane::Retry);
+            e.clock
+                .advance(std::time::Duration::from_millis(INTERNAL_ERROR_RETRY_MS));
+        } else {
+            assert_eq!(
+                (now.state, now.dead_reason.as_deref()),
+                (DeliveryState::Dead, Some("internal_error"))
+            );
+            assert!(e.entry(&d.id).is_none());
+        }
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert!(
+        e.metrics()
+            .contains("hookgate_internal_errors_total{kind=\"panic\"} 3")
+    );
+}
+
+impl Engine {
+    fn clock_ms(&self) -> u64 {
+        use crate::clock::Clock as _;
+        self.clock.now_ms()
+    }
+}
