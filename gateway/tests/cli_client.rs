@@ -114,6 +114,15 @@ fn tenants_and_endpoints_round_trip_with_clear_errors() {
         .ok(&format!("endpoints secret --tenant acme {ep} --json"))
         .json();
     assert_eq!(secrets["secrets"].as_array().unwrap().len(), 2, "{secrets}");
+    let reset = acme.ok(&format!(
+        "endpoints reset-breaker --tenant acme {ep} --json"
+    ));
+    assert_eq!(reset.json()["breaker"]["state"], "closed");
+    acme.fails(
+        "endpoints reset-breaker --tenant acme ep_nope",
+        1,
+        "not found",
+    );
 
     let create = "endpoints create --tenant acme --endpoint-url";
     let blocked = "unless allow_private_subnets lists them (url_blocked)";

@@ -13,7 +13,7 @@ use super::error::ApiError;
 use super::{bad_query, list_body};
 use crate::clock::{parse_rfc3339_ms, rfc3339_ms};
 use crate::context::AppContext;
-use crate::store::{AttemptRecord, DeliveryFilter, DeliveryRecord, DeliveryState};
+use crate::store::{AttemptRecord, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ListQuery {
@@ -26,14 +26,16 @@ pub(super) struct ListQuery {
     cursor: Option<String>,
 }
 
-/// The `max_attempts` that governs a delivery now: its endpoint's current policy.
-fn max_attempts(ctx: &AppContext, d: &DeliveryRecord) -> Result<Option<u32>, ApiError> {
-    let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)?;
-    Ok(ep.map(|ep| {
-        ep.effective_policy(&ctx.config.policy.default)
-            .0
-            .max_attempts
-    }))
+/// When a pending delivery is next attempted: its due time, but never before its
+/// endpoint's open breaker lets anything through.
+fn next_attempt_at_ms(d: &DeliveryRecord, ep: Option<&EndpointRecord>) -> Option<u64> {
+    let due = d
+        .next_attempt_at_ms
+        .filter(|_| d.state == DeliveryState::Pending)?;
+    let open_until = ep
+        .filter(|ep| ep.breaker.state == "open")
+        .and_then(|ep| ep.breaker.open_until_ms);
+    Some(open_until.map_or(due, |until| due.max(until)))
 }
 
 fn state_of(ctx: &AppContext, d: &DeliveryRecord) -> &'static str {
@@ -46,6 +48,13 @@ fn state_of(ctx: &AppContext, d: &DeliveryRecord) -> &'static str {
 
 /// A delivery as events and lists show it.
 pub(super) fn delivery_summary(ctx: &AppContext, d: &DeliveryRecord) -> Result<Value, ApiError> {
+    let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)?;
+    // The `max_attempts` that governs it now: its endpoint's current policy.
+    let max_attempts = ep.as_ref().map(|ep| {
+        ep.effective_policy(&ctx.config.policy.default)
+            .0
+            .max_attempts
+    });
     Ok(json!({
         "id": d.id,
         "event_id": d.event_id,
@@ -54,8 +63,8 @@ pub(super) fn delivery_summary(ctx: &AppContext, d: &DeliveryRecord) -> Result<V
         "state": state_of(ctx, d),
         "series": d.series,
         "attempts": d.attempts,
-        "max_attempts": max_attempts(ctx, d)?,
-        "next_attempt_at": d.next_attempt_at_ms.filter(|_| d.state == DeliveryState::Pending).map(rfc3339_ms),
+        "max_attempts": max_attempts,
+        "next_attempt_at": next_attempt_at_ms(d, ep.as_ref()).map(rfc3339_ms),
         "last_status": d.last_status,
         "last_error": d.last_error,
         "dead_reason": d.dead_reason,

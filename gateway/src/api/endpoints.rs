@@ -206,6 +206,34 @@ pub(super) async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Closes the endpoint's circuit breaker by hand: the streak and the cool-down
+/// ladder start over, and its pending work is served at once.
+pub(super) async fn reset_breaker(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    who.require_tenant(&ctx, &t)?;
+    let closed = BreakerRecord {
+        state: "closed".into(),
+        ..BreakerRecord::default()
+    };
+    if !ctx
+        .store
+        .update_endpoint(&t, &id, |ep| ep.breaker = closed.clone())
+        .await?
+    {
+        return Err(ApiError::not_found("endpoint"));
+    }
+    ctx.delivery.notify(ScheduleChange::BreakerReset {
+        endpoint_id: id.clone(),
+    });
+    Ok(Json(endpoint_view(
+        &load(&ctx, &who, &t, &id)?,
+        &ctx.config.policy.default,
+    )))
+}
+
 fn secrets_view(ep: &EndpointRecord, now: u64) -> Value {
     let valid: Vec<&StoredSecret> = ep
         .secrets

@@ -53,6 +53,10 @@ pub fn router(ctx: Arc<AppContext>) -> Router {
             &format!("{t}/endpoints/{{id}}/rotate-secret"),
             post(endpoints::rotate_secret),
         )
+        .route(
+            &format!("{t}/endpoints/{{id}}/breaker/reset"),
+            post(endpoints::reset_breaker),
+        )
         .route(&format!("{t}/events"), post(events::ingest))
         .route(&format!("{t}/events/{{id}}"), get(events::show))
         .route(&format!("{t}/deliveries"), get(deliveries::list))

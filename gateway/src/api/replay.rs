@@ -1,6 +1,7 @@
 //! DLQ replay: one delivery, or every dead delivery a filter matches. A replay
 //! starts a new series with the same `webhook-id`; the log keeps earlier series.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::Json;
@@ -13,6 +14,7 @@ use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::deliveries::{delivery_summary, time_param};
 use super::error::ApiError;
+use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::ScheduleChange;
 use crate::store::{DeliveryFilter, DeliveryRecord, DeliveryState, ReplayOutcome};
@@ -47,12 +49,35 @@ async fn body_or_default<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// A replay is the operator saying the receiver is fixed: the scheduler serves the
+/// endpoint now, and an open breaker lets its half-open probe go at once.
 fn schedule(ctx: &AppContext, d: &DeliveryRecord) {
-    let due_ms = d.next_attempt_at_ms.unwrap_or(d.updated_at_ms);
-    ctx.delivery.notify(ScheduleChange::Due {
+    ctx.delivery.notify(ScheduleChange::Replayed {
         endpoint_id: d.endpoint_id.clone(),
-        due_ms,
     });
+}
+
+/// The replayed deliveries' endpoints whose breaker is not closed: their probe
+/// goes at once, and the rest of their work follows only once it succeeds.
+fn open_breakers(
+    ctx: &AppContext,
+    tenant: &str,
+    replayed: &[DeliveryRecord],
+) -> Result<Vec<Value>, ApiError> {
+    let ids: BTreeSet<&str> = replayed.iter().map(|d| d.endpoint_id.as_str()).collect();
+    let mut out = Vec::new();
+    for id in ids {
+        if let Some(ep) = ctx.store.endpoint(tenant, id)?
+            && !matches!(ep.breaker.state.as_str(), "" | "closed")
+        {
+            out.push(json!({
+                "endpoint_id": ep.id,
+                "state": ep.breaker.state,
+                "open_until": ep.breaker.open_until_ms.map(rfc3339_ms),
+            }));
+        }
+    }
+    Ok(out)
 }
 
 pub(super) async fn replay_one(
@@ -111,10 +136,15 @@ pub(super) async fn replay_many(
         .store
         .replay_matching(&t, &filter, ctx.clock.now_ms())
         .await?;
+    let breakers = open_breakers(&ctx, &t, &replayed)?;
     let mut endpoints: Vec<&DeliveryRecord> = replayed.iter().collect();
+    endpoints.sort_by(|a, b| a.endpoint_id.cmp(&b.endpoint_id));
     endpoints.dedup_by(|a, b| a.endpoint_id == b.endpoint_id);
     for d in endpoints {
         schedule(&ctx, d);
     }
-    Ok(Json(json!({ "replayed": replayed.len() })))
+    Ok(Json(json!({
+        "replayed": replayed.len(),
+        "open_breakers": breakers,
+    })))
 }

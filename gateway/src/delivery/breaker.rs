@@ -97,6 +97,25 @@ impl Breaker {
         }
     }
 
+    /// An operator replayed work (the receiver is said to be fixed): an open
+    /// breaker lets its half-open probe go now instead of at the cool-down's end.
+    /// `true` if that changed the state.
+    pub(crate) fn probe_now(&mut self) -> bool {
+        let open = matches!(self.state, State::Open { .. });
+        if open {
+            self.state = State::HalfOpen { probing: false };
+        }
+        open
+    }
+
+    /// Closed by hand: the streak, the ladder and the failing run start over.
+    /// `true` if it was not closed.
+    pub(crate) fn reset(&mut self) -> bool {
+        let was_closed = self.state == State::Closed;
+        *self = Self::from_record(&BreakerRecord::default());
+        !was_closed
+    }
+
     /// The half-open probe has been sent.
     pub(crate) fn probe_sent(&mut self) {
         if let State::HalfOpen { .. } = self.state {
@@ -225,6 +244,36 @@ mod tests {
         b.record(RawOutcome::Failure, 3, &c);
         b.record(RawOutcome::Failure, 3, &c);
         assert_eq!(b.admit(3), Admit::All);
+    }
+
+    #[test]
+    fn replay_lets_the_probe_go_at_once_and_reset_closes() {
+        let (mut b, c) = (Breaker::from_record(&BreakerRecord::default()), cfg());
+        for _ in 0..3 {
+            b.record(RawOutcome::Failure, 0, &c);
+        }
+        assert_eq!(b.admit(50), Admit::Wait(Some(100)));
+        assert!(b.probe_now());
+        assert_eq!(
+            b.admit(50),
+            Admit::Probe,
+            "the probe goes before the cool-down ends"
+        );
+        b.probe_sent();
+        assert!(!b.probe_now(), "a probe in flight is left alone");
+        assert_eq!(b.admit(51), Admit::Wait(None));
+        // The probe fails: the next rung, as usual.
+        assert_eq!(
+            b.record(RawOutcome::Failure, 60, &c),
+            Some(Transition::Tripped {
+                until_ms: 360,
+                trips: 2
+            })
+        );
+        assert!(b.reset());
+        assert_eq!(b.admit(61), Admit::All);
+        assert_eq!(b.to_record().trips, 0);
+        assert!(!b.reset(), "already closed");
     }
 
     #[test]

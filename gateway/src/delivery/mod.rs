@@ -29,6 +29,12 @@ pub use scheduler::Protection;
 pub enum ScheduleChange {
     /// An endpoint has work due at `due_ms` (new deliveries, a replay).
     Due { endpoint_id: String, due_ms: u64 },
+    /// Work was replayed by hand: the receiver is said to be fixed, so an open
+    /// breaker lets its half-open probe go now. Never dropped like a `Due` for a
+    /// paused endpoint.
+    Replayed { endpoint_id: String },
+    /// The endpoint's breaker was closed by hand.
+    BreakerReset { endpoint_id: String },
     /// An endpoint was created, changed or deleted: reload it.
     Endpoint {
         tenant_id: String,

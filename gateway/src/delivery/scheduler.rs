@@ -17,7 +17,7 @@ use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::breaker::{Breaker, Transition};
+use super::breaker::{Admit, Breaker, Transition};
 use super::rate_limit::RateWindow;
 use super::schedule_index::ScheduleIndex;
 use super::worker::{AttemptReport, EngineContext};
@@ -190,6 +190,8 @@ impl Scheduler {
                     self.index.push(&endpoint_id, due_ms);
                 }
             }
+            ScheduleChange::Replayed { endpoint_id } => self.manual(&endpoint_id, false),
+            ScheduleChange::BreakerReset { endpoint_id } => self.manual(&endpoint_id, true),
             ScheduleChange::Endpoint {
                 tenant_id,
                 endpoint_id,
@@ -202,6 +204,41 @@ impl Scheduler {
                 Err(e) => tracing::warn!(error = %e, endpoint_id, "cannot reload endpoint"),
             },
         }
+    }
+
+    /// An operator's replay (`reset` false) lets an open breaker probe now; a
+    /// reset closes it. Either way the endpoint is served at once.
+    fn manual(&mut self, endpoint_id: &str, reset: bool) {
+        let now = self.ctx.clock.now_ms();
+        let Some(slot) = self.slots.get_mut(endpoint_id) else {
+            return;
+        };
+        if slot.record.disabled {
+            return;
+        }
+        let was_open = !matches!(slot.breaker.admit(now), Admit::All);
+        let changed = if reset {
+            slot.breaker.reset()
+        } else {
+            slot.breaker.probe_now()
+        };
+        let record = Arc::clone(&slot.record);
+        if changed {
+            if reset && was_open {
+                self.ctx
+                    .telemetry
+                    .breaker_transition(&record.tenant_id, endpoint_id, false, now);
+            }
+            tracing::info!(
+                endpoint_id,
+                tenant_id = %record.tenant_id,
+                reset,
+                "breaker opened to traffic by hand"
+            );
+            let breaker = slot.breaker.to_record();
+            self.persist(&record, breaker, false);
+        }
+        self.index.push(endpoint_id, now);
     }
 
     fn finished(&mut self, endpoint_id: &str, report: AttemptReport) {

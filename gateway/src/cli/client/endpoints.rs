@@ -88,6 +88,15 @@ pub enum EndpointsCommand {
         /// The endpoint id (`ep_...`).
         id: String,
     },
+    /// Close the endpoint's circuit breaker now: its pending deliveries go out at
+    /// once, and the failure streak and cool-down ladder start over.
+    #[command(after_help = super::EXIT_CODES)]
+    ResetBreaker {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`).
+        id: String,
+    },
 }
 
 /// The endpoint fields shared by `create` and `update`.
@@ -231,6 +240,23 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
                 format!(
                     "rotated: new deliveries are signed with the new secret, and with the old ones until they expire\n\n{}",
                     render_secrets(v)
+                )
+            });
+        }
+        EndpointsCommand::ResetBreaker { tenant, id } => {
+            let segments = [
+                "tenants",
+                &tenant.tenant,
+                "endpoints",
+                &id,
+                "breaker",
+                "reset",
+            ];
+            let reply = s.send(ApiRequest::new(Method::POST, &segments)).await?;
+            s.show(&reply, |v| {
+                format!(
+                    "breaker closed: pending deliveries go out now\n\n{}",
+                    render_endpoint(v)
                 )
             });
         }
