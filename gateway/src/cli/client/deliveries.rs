@@ -180,9 +180,20 @@ pub(super) async fn run_dlq(s: &Session, command: DlqCommand) -> Result<(), CliE
             let req = ApiRequest::new(Method::POST, &["tenants", &tenant.tenant, "replay"])
                 .json(&Value::Object(body));
             let reply = s.send(req).await.map_err(|e| e.feature("replay"))?;
-            s.show(&reply, |v| match v["replayed"].as_u64() {
-                Some(1) => "replayed 1 dead delivery\n".to_owned(),
-                _ => format!("replayed {} dead deliveries\n", cell(&v["replayed"])),
+            s.show(&reply, |v| {
+                let mut out = match v["replayed"].as_u64() {
+                    Some(1) => "replayed 1 dead delivery\n".to_owned(),
+                    _ => format!("replayed {} dead deliveries\n", cell(&v["replayed"])),
+                };
+                for b in v["open_breakers"].as_array().into_iter().flatten() {
+                    out.push_str(&format!(
+                        "endpoint {}: breaker {} until {}; its probe goes now, the rest once it succeeds\n",
+                        cell(&b["endpoint_id"]),
+                        cell(&b["state"]),
+                        cell(&b["open_until"]),
+                    ));
+                }
+                out
             });
         }
     }
