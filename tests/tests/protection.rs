@@ -348,14 +348,15 @@ async fn bulk_replay_delivers_every_dead_delivery_once_more() {
     assert_eq!(s, 422);
 }
 
-/// Polls the endpoint until its breaker is in `state`.
+/// Polls the endpoint until its breaker is in `state`; fails if it never gets there.
 async fn wait_breaker(gw: &TestGateway, key: &str, ep: &Value, state: &str) -> Value {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let view = endpoint_view(gw, key, ep).await;
-        if view["breaker"]["state"] == state || tokio::time::Instant::now() > deadline {
+        if view["breaker"]["state"] == state {
             return view;
         }
+        assert!(tokio::time::Instant::now() < deadline, "breaker never {state}: {view}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -371,8 +372,7 @@ async fn tripped(rx: &Receiver, gw: &TestGateway, key: &str, status: u16) -> Val
         gw.event("acme", key, "x", json!({"i": i})).await;
     }
     assert_eq!(wait_count(rx, 20).await, 20);
-    let view = wait_breaker(gw, key, &ep, "open").await;
-    assert_eq!(view["breaker"]["state"], "open", "{view}");
+    wait_breaker(gw, key, &ep, "open").await;
     ep
 }
 
@@ -418,8 +418,7 @@ async fn replay_while_the_breaker_is_open_sends_at_once_and_says_so() {
     assert_eq!(open[0]["endpoint_id"], ep_id);
     // Everything goes out long before the cool-down would have ended.
     assert_eq!(wait_count(&rx, 41).await, 41);
-    let view = wait_breaker(&gw, &key, &ep, "closed").await;
-    assert_eq!(view["breaker"]["state"], "closed", "{view}");
+    wait_breaker(&gw, &key, &ep, "closed").await;
 }
 
 /// Item 11: the endpoint's tenant (or the admin) can close a breaker by hand;
