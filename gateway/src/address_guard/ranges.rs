@@ -15,9 +15,11 @@ const fn v6(s: [u16; 8], prefix: u8) -> IpNet {
 
 /// Every range hookgate refuses to reach unless allow-listed, by name.
 ///
-/// The IANA special-purpose registries plus the documentation ranges. Some
-/// of these are marked "global" by IANA (NAT64, 6to4, TEREDO) but can lead
-/// back into private networks, so the design blocks them wholesale.
+/// The IANA special-purpose registries plus the documentation ranges and the
+/// deprecated IPv4-compatible block (`::a.b.c.d`). Some of these are marked
+/// "global" by IANA (NAT64, 6to4, TEREDO) but can lead back into private
+/// networks, so the design blocks them wholesale. Other assignments IANA marks
+/// globally reachable (AMT `2001:3::/32`, AS112-v6) are not listed.
 pub(super) const BLOCKED: &[(IpNet, &str)] = &[
     (v4(0, 0, 0, 0, 8), "\"this network\" (RFC 791)"),
     (v4(10, 0, 0, 0, 8), "private-use (RFC 1918)"),
@@ -50,6 +52,12 @@ pub(super) const BLOCKED: &[(IpNet, &str)] = &[
     ),
     (v6([0, 0, 0, 0, 0, 0, 0, 0], 128), "unspecified (RFC 4291)"),
     (v6([0, 0, 0, 0, 0, 0, 0, 1], 128), "loopback (RFC 4291)"),
+    // Holds `::` and `::1` too: it comes after them, since the first match names
+    // the range. `::a.b.c.d` is not the IPv4 address, so it is never unmapped.
+    (
+        v6([0, 0, 0, 0, 0, 0, 0, 0], 96),
+        "IPv4-compatible, deprecated (RFC 4291)",
+    ),
     // Never matches after `to_canonical`; kept as a backstop and as the record.
     (
         v6([0, 0, 0, 0, 0, 0xffff, 0, 0], 96),
@@ -67,7 +75,16 @@ pub(super) const BLOCKED: &[(IpNet, &str)] = &[
         v6([0x100, 0, 0, 0, 0, 0, 0, 0], 64),
         "discard-only (RFC 6666)",
     ),
+    (
+        v6([0x100, 0, 0, 1, 0, 0, 0, 0], 64),
+        "dummy prefix (RFC 9780)",
+    ),
     (v6([0x2001, 0, 0, 0, 0, 0, 0, 0], 32), "TEREDO (RFC 4380)"),
+    // 2001:3::/32 (AMT, RFC 7450) beside it is globally reachable and stays allowed.
+    (
+        v6([0x2001, 2, 0, 0, 0, 0, 0, 0], 48),
+        "benchmarking (RFC 5180)",
+    ),
     (
         v6([0x2001, 0x10, 0, 0, 0, 0, 0, 0], 28),
         "ORCHID, deprecated (RFC 4843)",
@@ -81,6 +98,14 @@ pub(super) const BLOCKED: &[(IpNet, &str)] = &[
         "documentation (RFC 3849)",
     ),
     (v6([0x2002, 0, 0, 0, 0, 0, 0, 0], 16), "6to4 (RFC 3056)"),
+    (
+        v6([0x3fff, 0, 0, 0, 0, 0, 0, 0], 20),
+        "documentation (RFC 9637)",
+    ),
+    (
+        v6([0x5f00, 0, 0, 0, 0, 0, 0, 0], 16),
+        "SRv6 SIDs (RFC 9602)",
+    ),
     (
         v6([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7),
         "unique local (RFC 4193)",

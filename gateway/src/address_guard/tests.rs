@@ -142,6 +142,71 @@ range_test!(v6_link_local, ["fe80::1", "febf::1"], ["2606:4700::1111"]);
 range_test!(v6_site_local, ["fec0::1", "feff::1"], ["2606:4700::1111"]);
 range_test!(v6_multicast, ["ff02::1", "ff0e::1"], ["2606:4700::1111"]);
 
+// Special-purpose IPv6 ranges (issue 17, item 8).
+range_test!(
+    v6_ipv4_compatible,
+    [
+        "::127.0.0.1",
+        "::10.0.0.1",
+        "::8.8.8.8",
+        "::2",
+        "::ffff:ffff"
+    ],
+    ["::1:0:0", "::ffff:8.8.8.8", "2606:4700::1111"]
+);
+range_test!(
+    v6_benchmarking,
+    ["2001:2::1", "2001:2:0:ffff::1"],
+    ["2001:2:1::1", "2001:1:ffff::1"]
+);
+range_test!(
+    v6_documentation_3fff,
+    ["3fff::1", "3fff:fff:ffff::1"],
+    ["3fff:1000::1", "3ffe:ffff::1"]
+);
+range_test!(
+    v6_srv6_sids,
+    ["5f00::1", "5f00:ffff::1"],
+    ["5f01::1", "5eff:ffff::1"]
+);
+range_test!(
+    v6_dummy_prefix,
+    ["100:0:0:1::1", "100:0:0:1:ffff:ffff:ffff:ffff"],
+    ["100:0:0:2::1", "101::1"]
+);
+// AMT (RFC 7450) is globally reachable: it stays allowed beside its blocked neighbours.
+range_test!(
+    v6_amt_stays_global,
+    ["2001:2::1", "2001::1"],
+    ["2001:3::1", "2001:3:ffff::1"]
+);
+
+#[test]
+fn overlapping_ranges_keep_their_most_specific_name() {
+    // `::/96` holds `::` and `::1`; they keep their own entries' names.
+    assert_eq!(blocked_range(ip("::")), Some("unspecified (RFC 4291)"));
+    assert_eq!(blocked_range(ip("::1")), Some("loopback (RFC 4291)"));
+    assert_eq!(
+        blocked_range(ip("::127.0.0.1")),
+        Some("IPv4-compatible, deprecated (RFC 4291)")
+    );
+    // IPv4-mapped addresses are still judged as the IPv4 address they carry.
+    assert_eq!(
+        blocked_range(ip("::ffff:127.0.0.1")),
+        Some("loopback (RFC 1122)")
+    );
+    assert_eq!(blocked_range(ip("::ffff:8.8.8.8")), None);
+}
+
+#[test]
+fn ipv4_compatible_is_not_lifted_by_an_ipv4_allow_list() {
+    // The allow list lifts IPv4 loopback and its mapped form, never the
+    // deprecated compatible form, which is not the same address.
+    let guard = AddressGuard::new(vec![net("127.0.0.0/8")]);
+    assert!(guard.permits(ip("::ffff:127.0.0.1")));
+    assert!(!guard.permits(ip("::127.0.0.1")));
+}
+
 #[test]
 fn table_entries_are_canonical_networks() {
     for (net, name) in BLOCKED {
@@ -287,6 +352,23 @@ async fn connect_handles_bracketed_ipv6() {
     assert_eq!(addrs, vec!["[::1]:80".parse::<SocketAddr>().unwrap()]);
     let bad = guard.resolve_for_connect("[localhost]", 80).await;
     assert!(matches!(bad, Err(ConnectGuardError::Resolve(_))));
+}
+
+#[tokio::test]
+async fn ipv4_compatible_literals_are_refused_at_creation_and_connect() {
+    let guard = AddressGuard::new(vec![net("127.0.0.0/8")]);
+    let url = normalize_endpoint_url("http://[::127.0.0.1]/x", 2048).unwrap();
+    assert_eq!(
+        guard.check_at_creation(&url).await,
+        Err(UrlError::Blocked {
+            addr: ip("::127.0.0.1")
+        })
+    );
+    let err = guard.resolve_for_connect("[::127.0.0.1]", 80).await;
+    assert!(
+        matches!(err, Err(ConnectGuardError::Blocked { addr }) if addr == ip("::127.0.0.1")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

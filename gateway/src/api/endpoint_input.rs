@@ -45,20 +45,21 @@ pub(super) struct EndpointInput {
     pub(super) secret: Option<String>,
 }
 
-/// A tenant-supplied secret: `whsec_` + base64 of 24 to 64 bytes.
+/// A tenant-supplied secret (on create and on rotate): `whsec_` + canonical, padded
+/// standard base64 of 24 to 64 bytes, so receivers with strict decoders can use it.
 ///
 /// # Errors
-/// 422 naming `secret`.
+/// 422 `validation_failed` naming `secret`.
 pub(super) fn tenant_secret(
     given: Option<&str>,
 ) -> Result<crate::delivery::signer::SigningSecret, ApiError> {
     use crate::delivery::signer::SigningSecret;
     match given {
         None => Ok(SigningSecret::generate()),
-        Some(s) => SigningSecret::parse(s).map_err(|e| {
+        Some(s) => SigningSecret::parse_canonical(s).map_err(|e| {
             ApiError::validation(
                 "secret",
-                format!("secret must be whsec_ + base64 of 24 to 64 bytes: {e}"),
+                format!("secret must be whsec_ + padded standard base64 of 24 to 64 bytes: {e}"),
             )
         }),
     }
@@ -238,6 +239,28 @@ pub(super) fn endpoint_view(ep: &EndpointRecord, default: &PolicySpec) -> Value 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Item 9 of issue 17: an unpadded secret is refused, naming the field.
+    #[test]
+    fn tenant_secrets_without_base64_padding_are_refused() {
+        use base64::Engine;
+        let padded = format!(
+            "whsec_{}",
+            base64::engine::general_purpose::STANDARD.encode([7u8; 32])
+        );
+        let unpadded = padded.trim_end_matches('=');
+        let err = tenant_secret(Some(unpadded)).map(|_| ()).unwrap_err();
+        assert_eq!(
+            (err.status.as_u16(), err.code, err.field.as_deref()),
+            (422, "validation_failed", Some("secret")),
+            "{err:?}"
+        );
+        assert!(err.message.contains("padding"), "{}", err.message);
+        assert!(!err.message.contains(unpadded), "the secret is not echoed");
+        let accepted = tenant_secret(Some(&padded)).unwrap();
+        assert_eq!(accepted.as_str(), padded);
+        assert!(tenant_secret(None).is_ok());
+    }
 
     #[test]
     fn merge_patch_follows_rfc_7396() {

@@ -106,7 +106,7 @@ impl SigningSecret {
     pub fn parse_canonical(text: &str) -> Result<Self, SecretError> {
         let secret = Self::parse(text)?;
         let canonical = STANDARD.encode(&secret.key);
-        if true || text.strip_prefix(SECRET_PREFIX) == Some(canonical.as_str()) {
+        if text.strip_prefix(SECRET_PREFIX) == Some(canonical.as_str()) {
             Ok(secret)
         } else {
             Err(SecretError::NotCanonical)
