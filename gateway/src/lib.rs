@@ -21,6 +21,7 @@ pub mod store;
 pub mod telemetry;
 pub mod token;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +39,12 @@ use crate::telemetry::Telemetry;
 /// Why the gateway could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// Another process (a running gateway, `admin reset-token`) has the data dir open.
+    #[error("data dir {} is in use by another hookgate process", path.display())]
+    DataDirInUse { path: PathBuf },
+    /// The data dir cannot be created or opened, or a newer hookgate wrote it.
+    #[error("cannot use data dir {}: {message}", path.display())]
+    DataDir { path: PathBuf, message: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -48,6 +55,67 @@ pub enum RunError {
     Serve(#[from] std::io::Error),
     #[error("plugin host: {0}")]
     Plugins(#[from] policy::wasm::PluginError),
+}
+
+impl RunError {
+    /// A mistake the user can fix (an unusable or busy data dir, a bad preloaded
+    /// plugin or CA file), as opposed to a failure that may be a bug. The binary
+    /// prints the one for what it is and the other with its whole chain.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            Self::DataDirInUse { .. } | Self::DataDir { .. } => true,
+            Self::Plugins(e) => matches!(e, policy::wasm::PluginError::Preload { .. }),
+            Self::Client(e) => matches!(e, delivery::client::ClientError::ExtraCa { .. }),
+            Self::Store(_) | Self::Alerts(_) | Self::Serve(_) => false,
+        }
+    }
+}
+
+/// Opens the store in `data_dir`, telling the user's problems with it (it cannot
+/// be created, another process has it open, a newer hookgate wrote it) from
+/// storage failures.
+///
+/// # Errors
+/// [`RunError::DataDirInUse`], [`RunError::DataDir`], or [`RunError::Store`].
+pub fn open_store(data_dir: &Path, cache_capacity: u64) -> Result<Store, RunError> {
+    let unusable = |message: String| RunError::DataDir {
+        path: data_dir.to_path_buf(),
+        message,
+    };
+    if let Err(e) = std::fs::create_dir_all(data_dir) {
+        return Err(unusable(if data_dir.exists() && !data_dir.is_dir() {
+            "it is not a directory".to_owned()
+        } else {
+            e.to_string()
+        }));
+    }
+    match Store::open(data_dir, cache_capacity) {
+        Ok(store) => Ok(store),
+        Err(StoreError::Open {
+            source: sled::Error::Io(_),
+            ..
+        }) if sled_lock_is_held(data_dir) => Err(RunError::DataDirInUse {
+            path: data_dir.to_path_buf(),
+        }),
+        Err(StoreError::Open {
+            source: sled::Error::Io(e),
+            ..
+        }) => Err(unusable(e.to_string())),
+        Err(e @ StoreError::NewerSchema { .. }) => Err(unusable(e.to_string())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether another process holds sled's lock on the data dir. sled takes an
+/// exclusive `flock` on `sled/db` and reports contention only as text (an
+/// `io::ErrorKind::Other`), so after a failed open the lock itself is asked.
+fn sled_lock_is_held(data_dir: &Path) -> bool {
+    let Ok(db) = std::fs::File::open(data_dir.join("sled").join("db")) else {
+        return false;
+    };
+    // Released when `db` is closed, at once.
+    let probe = rustix::fs::flock(&db, rustix::fs::FlockOperation::NonBlockingLockShared);
+    probe == Err(rustix::io::Errno::WOULDBLOCK)
 }
 
 /// What tests may substitute in a running gateway.
@@ -90,7 +158,7 @@ pub async fn run_with(
 ) -> Result<(), RunError> {
     // Preloaded plugins are checked and compiled first: a bad one stops start-up.
     let plugins = Arc::new(policy::wasm::PluginHost::from_config(&config)?);
-    let store = Store::open(&config.data_dir, config.cache_capacity)?;
+    let store = open_store(&config.data_dir, config.cache_capacity)?;
     // Uploaded plugins load next (from verified artifacts where cached), before
     // the delivery engine starts; a preloaded name keeps its preloaded plugin.
     policy::wasm::load_stored(&plugins, &store)?;

@@ -1,6 +1,6 @@
 //! Observability after a scripted run: /metrics values (parsed by the official
-//! Prometheus parser), /v1/stats rates, and alerts delivered as signed webhooks,
-//! exactly one per incident plus one resolution.
+//! Prometheus parser for the format the response declares), /v1/stats rates, and
+//! alerts delivered as signed webhooks, exactly one per incident plus one resolution.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -15,11 +15,34 @@ use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// Every sample of a scrape, keyed `name{labels}`, via the official parser.
-fn parse_metrics(text: &str) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/parse_openmetrics.py");
+/// Prometheus's own scrape `Accept` header (OpenMetrics first, classic text as a fallback).
+const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// One `GET /metrics`: the declared `Content-Type` and the body.
+async fn scrape(gw: &TestGateway, accept: Option<&str>) -> (String, String) {
+    let mut req = gw.http.get(format!("{}/metrics", gw.base));
+    if let Some(a) = accept {
+        req = req.header("accept", a);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .expect("a Content-Type")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (content_type, resp.text().await.unwrap())
+}
+
+/// Parses a scrape with the official Prometheus parser for the format its
+/// `Content-Type` declares: `{"format": .., "families": {name: {type, samples}}}`.
+fn parse_as_declared(content_type: &str, text: &str) -> Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/parse_metrics.py");
     let mut child = Command::new("python3")
         .arg(script)
+        .arg(content_type)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -34,10 +57,30 @@ fn parse_metrics(text: &str) -> Value {
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
-        "the exposition does not parse: {}",
+        "the exposition does not parse as its declared {content_type}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every sample of the scrape's typed families, keyed `name{labels}`. Samples the
+/// parser could only file under an untyped family (a counter's `_total` under a
+/// `# TYPE` that names it differently) are left out: they are what went wrong.
+fn typed_samples(parsed: &Value) -> Value {
+    let mut samples = serde_json::Map::new();
+    for family in parsed["families"].as_object().unwrap().values() {
+        if !matches!(family["type"].as_str(), Some("unknown" | "untyped")) {
+            for (k, v) in family["samples"].as_object().unwrap() {
+                samples.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(samples)
+}
+
+/// [`typed_samples`] of a scrape, parsed as the format it declares.
+fn parse_metrics(content_type: &str, text: &str) -> Value {
+    typed_samples(&parse_as_declared(content_type, text))
 }
 
 #[tokio::test]
@@ -79,29 +122,19 @@ async fn metrics_and_stats_after_a_scripted_run() {
         gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
     }
     // Telemetry is updated right after each outcome is stored: poll until it settles.
-    let scrape = || async {
-        gw.http
-            .get(format!("{}/metrics", gw.base))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    };
     let deadline = tokio::time::Instant::now() + WAIT;
-    let mut text = scrape().await;
+    let (mut content_type, mut text) = scrape(&gw, None).await;
     while !text.contains("hookgate_attempts_per_delivery_count 6")
         && tokio::time::Instant::now() < deadline
     {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        text = scrape().await;
+        (content_type, text) = scrape(&gw, None).await;
     }
     assert!(
         !text.contains("acme") && !text.contains("ep_"),
         "no tenant data or ids in labels"
     );
-    let m = parse_metrics(&text);
+    let m = parse_metrics(&content_type, &text);
     let want = [
         ("hookgate_events_ingested_total", 6.0),
         (
@@ -151,6 +184,128 @@ async fn metrics_and_stats_after_a_scripted_run() {
     let (s, all) = gw.call("GET", "/v1/stats", Some(ADMIN), None).await;
     assert_eq!((s, &all["success_rate"]), (200, &stats["success_rate"]));
     assert_eq!(gw.call("GET", "/v1/stats", Some(&key), None).await.0, 403);
+}
+
+/// Issue 17, item 10: `/metrics` declares the format it sends. Prometheus's scrape
+/// gets OpenMetrics; a scraper that names no format gets the classic text; each
+/// parses, with the official parser for what was declared, to the exact counts.
+#[tokio::test]
+async fn metrics_declare_the_format_they_send() {
+    const N: u32 = 7;
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    let ok = Receiver::start(Vec::new()).await;
+    gw.endpoint("acme", &key, json!({"url": ok.url()})).await;
+    let mut ids = Vec::new();
+    for _ in 0..N {
+        let ev = gw.event("acme", &key, "ok", json!({})).await;
+        ids.push(ev["deliveries"][0]["id"].as_str().unwrap().to_owned());
+    }
+    for id in &ids {
+        let d = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
+        assert_eq!(d["state"], "succeeded", "{d}");
+    }
+    // Telemetry is updated right after each outcome is stored: poll until it settles.
+    let settled = format!("hookgate_attempts_per_delivery_count {N}");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !scrape(&gw, None).await.1.contains(&settled) {
+        assert!(tokio::time::Instant::now() < deadline, "never settled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let openmetrics = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    let text = "text/plain; version=0.0.4; charset=utf-8";
+    let cases = [
+        (Some(PROMETHEUS_ACCEPT), openmetrics),
+        (None, text),
+        (Some("*/*"), text),
+        (Some("text/plain"), text),
+        (Some("application/openmetrics-text"), openmetrics),
+        (
+            Some("application/openmetrics-text; version=0.0.1"),
+            "application/openmetrics-text; version=0.0.1; charset=utf-8",
+        ),
+        // Nothing we can send is acceptable: the classic text, not a 406.
+        (Some("application/json"), text),
+    ];
+    let n = f64::from(N);
+    let want = [
+        (
+            "hookgate_events_ingested",
+            "counter",
+            "hookgate_events_ingested_total",
+            n,
+        ),
+        (
+            "hookgate_deliveries_succeeded",
+            "counter",
+            "hookgate_deliveries_succeeded_total",
+            n,
+        ),
+        (
+            "hookgate_attempts",
+            "counter",
+            "hookgate_attempts_total{error_kind=\"none\",outcome=\"2xx\"}",
+            n,
+        ),
+        (
+            "hookgate_policy_decisions",
+            "counter",
+            "hookgate_policy_decisions_total{decided_by=\"builtin\"}",
+            n,
+        ),
+        ("hookgate_retries", "counter", "hookgate_retries_total", 0.0),
+        (
+            "hookgate_attempts_per_delivery",
+            "histogram",
+            "hookgate_attempts_per_delivery_count",
+            n,
+        ),
+        (
+            "hookgate_attempts_per_delivery",
+            "histogram",
+            "hookgate_attempts_per_delivery_sum",
+            n,
+        ),
+        (
+            "hookgate_deliveries_pending",
+            "gauge",
+            "hookgate_deliveries_pending",
+            0.0,
+        ),
+        ("hookgate_dlq_size", "gauge", "hookgate_dlq_size", 0.0),
+    ];
+    let mut parsed_by_format = Vec::new();
+    for (accept, content_type) in cases {
+        let (declared, body) = scrape(&gw, accept).await;
+        assert_eq!(declared, content_type, "Content-Type for Accept {accept:?}");
+        let parsed = parse_as_declared(&declared, &body);
+        let families = parsed["families"].as_object().unwrap();
+        for (name, family) in families {
+            assert!(
+                !matches!(family["type"].as_str(), Some("unknown" | "untyped")),
+                "{name} parsed as an untyped family for Accept {accept:?}: the body is not \
+                 the declared {declared}:\n{body}"
+            );
+        }
+        for (family, kind, sample, value) in want {
+            let f = &families[family];
+            assert_eq!(f["type"], kind, "{family} for Accept {accept:?}: {f}");
+            assert_eq!(
+                f["samples"][sample].as_f64(),
+                Some(value),
+                "{sample} for Accept {accept:?}: {f}"
+            );
+        }
+        parsed_by_format.push(parsed);
+    }
+    // Both formats carry the same families and samples.
+    let (om, classic) = (&parsed_by_format[0], &parsed_by_format[1]);
+    assert_eq!(
+        (om["format"].as_str(), classic["format"].as_str()),
+        (Some("openmetrics-1.0.0"), Some("text-0.0.4"))
+    );
+    assert_eq!(om["families"], classic["families"]);
 }
 
 #[tokio::test]

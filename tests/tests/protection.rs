@@ -356,7 +356,10 @@ async fn wait_breaker(gw: &TestGateway, key: &str, ep: &Value, state: &str) -> V
         if view["breaker"]["state"] == state {
             return view;
         }
-        assert!(tokio::time::Instant::now() < deadline, "breaker never {state}: {view}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "breaker never {state}: {view}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

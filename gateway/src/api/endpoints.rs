@@ -183,7 +183,7 @@ pub(super) async fn update(
     let patch = &patch;
     let ep = modify(ctx, &who, &t, &id, |mut ep| async move {
         let mut merged = serde_json::to_value(EndpointInput::of(&ep)).unwrap_or_default();
-        merge_patch(&mut merged, &patch);
+        merge_patch(&mut merged, patch);
         let input: EndpointInput = serde_path_to_error::deserialize(merged).map_err(|e| {
             let field = e.path().to_string();
             ApiError::invalid_field(field, e.into_inner().to_string())

@@ -1,23 +1,44 @@
-//! `GET /metrics` (Prometheus text, open, no tenant data) and the stats routes.
+//! `GET /metrics` (open, no tenant data; OpenMetrics or the classic Prometheus
+//! text, as the scraper's `Accept` asks) and the stats routes.
+
+mod exposition;
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
 use axum::response::IntoResponse;
 use serde_json::Value;
 
 use super::auth::Principal;
 use super::error::ApiError;
 use crate::context::AppContext;
+use exposition::Exposition;
 
-pub(super) async fn metrics(State(ctx): State<Arc<AppContext>>) -> impl IntoResponse {
-    let body = ctx.telemetry.render_metrics(ctx.delivery.in_flight_count());
+/// The metrics, in the format negotiated from `Accept`, declared as such.
+pub(super) async fn metrics(
+    State(ctx): State<Arc<AppContext>>,
+    headers: HeaderMap,
+) -> impl IntoResponse {
+    // Several `Accept` lines are one list; a value that is not visible ASCII
+    // cannot name a format and is left out.
+    let accept: Vec<&str> = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let accept = (!accept.is_empty()).then(|| accept.join(","));
+    let format = exposition::negotiate(accept.as_deref());
+    // prometheus-client encodes OpenMetrics only; the classic text is made from it.
+    let openmetrics = ctx.telemetry.render_metrics(ctx.delivery.in_flight_count());
+    let body = match format {
+        Exposition::Text => exposition::to_classic_text(&openmetrics),
+        Exposition::OpenMetrics | Exposition::OpenMetricsDraft => openmetrics,
+    };
     (
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
+        [(CONTENT_TYPE, format.content_type()), (VARY, "accept")],
         body,
     )
 }

@@ -105,11 +105,14 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// The config file is not valid TOML.
-    #[error("config file {} is not valid TOML: {source}", path.display())]
+    /// The config file is not valid TOML. One line, with where: the parser's own
+    /// message draws the offending line, over several.
+    #[error("config file {} is not valid TOML{}: {message}", path.display(), at(*position))]
     Syntax {
         path: PathBuf,
-        source: toml::de::Error,
+        /// Line and column (from 1) of the error, when the parser knows it.
+        position: Option<(usize, usize)>,
+        message: String,
     },
     /// A key has a bad value.
     #[error("config key `{key}`: {message}")]
@@ -195,10 +198,7 @@ impl Config {
         (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
         let schema = to_table(&full);
         if let Some((text, path)) = file {
-            let layer: Table = toml::from_str(text).map_err(|source| ConfigError::Syntax {
-                path: path.to_owned(),
-                source,
-            })?;
+            let layer: Table = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
             let origin = format!("file {}", path.display());
             merge(&mut merged, &schema, layer, "", &origin, false)?;
         }
@@ -349,6 +349,30 @@ impl std::fmt::Debug for Config {
             .field("plugins", &self.plugins)
             .finish()
     }
+}
+
+fn syntax(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let position = e
+        .span()
+        .and_then(|span| text.get(..span.start))
+        .map(|before| {
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            (line, column)
+        });
+    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    ConfigError::Syntax {
+        path: path.to_owned(),
+        position,
+        message,
+    }
+}
+
+/// ` at line L, column C`, or nothing when the position is unknown.
+fn at(position: Option<(usize, usize)>) -> String {
+    position.map_or_else(String::new, |(line, column)| {
+        format!(" at line {line}, column {column}")
+    })
 }
 
 fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {

@@ -91,6 +91,10 @@ fn bad_values_name_their_key() {
     names(env("LIMITS", "5"), "limits");
     let e = file("listen = ").unwrap_err().to_string();
     assert!(e.contains("not valid TOML"), "{e}");
+    // One line, saying where.
+    let e = file("log = 'info'\n[limits\n").unwrap_err().to_string();
+    assert!(e.contains("at line 2, column "), "{e}");
+    assert!(!e.contains('\n'), "{e}");
 }
 
 #[test]

@@ -14,6 +14,9 @@ use crate::ids;
 /// How long an `Idempotency-Key` is remembered.
 pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
+/// A record as read: its key and its bytes.
+type KeyBytes = (Vec<u8>, Vec<u8>);
+
 /// Idempotency records looked at per sweep transaction.
 const SWEEP_BATCH: usize = 512;
 
@@ -206,7 +209,7 @@ impl Store {
         after: Option<&[u8]>,
         now_ms: u64,
         limit: usize,
-    ) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, Option<Vec<u8>>), StoreError> {
+    ) -> Result<(Vec<KeyBytes>, Option<Vec<u8>>), StoreError> {
         let prefix = keys::all_idempotency();
         let start = after.map_or_else(|| prefix.clone(), |k| [k, &[0]].concat());
         let mut planned = Vec::new();
