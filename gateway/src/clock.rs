@@ -3,6 +3,7 @@
 //! Everything reads time through a [`Clock`] held in the context, so tests can
 //! control it without `tokio::time::pause()` (which misbehaves with real sockets).
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -48,9 +49,27 @@ impl Clock for ManualClock {
     }
 }
 
+/// The last instant RFC 3339 can show with its four-digit year, in Unix ms.
+pub const MAX_RFC3339_MS: u64 = 253_402_300_799_999;
+
+/// [`MAX_RFC3339_MS`] as text.
+const MAX_RFC3339_TEXT: &str = "9999-12-31T23:59:59.999Z";
+
 /// Formats Unix milliseconds as RFC 3339 UTC with milliseconds, as the API shows times.
+///
+/// Never panics: a time past year 9999 (a far-off due time stored before durations
+/// were bounded) shows as `9999-12-31T23:59:59.999Z`.
 pub fn rfc3339_ms(ms: u64) -> String {
-    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+    let Some(time) = UNIX_EPOCH.checked_add(Duration::from_millis(ms.min(MAX_RFC3339_MS))) else {
+        return MAX_RFC3339_TEXT.to_owned();
+    };
+    // humantime refuses (with a fmt error that `to_string` would turn into a panic)
+    // only years past 9999, which the clamp rules out; the fallback is for safety.
+    let mut out = String::with_capacity(MAX_RFC3339_TEXT.len());
+    match write!(out, "{}", humantime::format_rfc3339_millis(time)) {
+        Ok(()) => out,
+        Err(_) => MAX_RFC3339_TEXT.to_owned(),
+    }
 }
 
 /// Parses an RFC 3339 time (as given in `since`/`until` filters) to Unix milliseconds.
@@ -70,6 +89,18 @@ mod tests {
         assert_eq!(s, "2021-02-25T15:02:10.123Z");
         assert_eq!(parse_rfc3339_ms(&s), Some(1_614_265_330_123));
         assert_eq!(parse_rfc3339_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn durations_have_an_upper_bound_so_far_times_format_as_the_last_one() {
+        let last = "9999-12-31T23:59:59.999Z";
+        assert_eq!(rfc3339_ms(253_402_300_799_999), last);
+        // Past year 9999 (a retry 9000 years away, or u64::MAX): clamped, no panic.
+        assert_eq!(rfc3339_ms(253_402_300_800_000), last);
+        assert_eq!(rfc3339_ms(286_000_000_000_000), last);
+        assert_eq!(rfc3339_ms(u64::MAX), last);
+        assert_eq!(parse_rfc3339_ms(last), Some(253_402_300_799_999));
+        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Property tests of the built-in backoff and limits (§1 rules 4–5), for every strategy ×
 //! jitter × attempt. Policies are built through the public policy object,
-//! `PolicySpec::from_json`, exactly as the endpoint API and the config receive them.
+//! `PolicySpec::from_json`, exactly as the endpoint API and the config receive them;
+//! the extreme-value tests also build them directly, bounds ignored.
 
+use hookgate::clock::MAX_RFC3339_MS;
 use hookgate::policy::{
-    AttemptFacts, BuiltinPolicy, DeadReason, EffectivePolicy, Jitter, NextStep, Outcome,
-    PolicySpec, RetryDecider, backoff_delay, builtin_delay_ms, strategy_delay_ms,
+    AttemptFacts, BuiltinPolicy, DeadReason, EffectivePolicy, FailureKind, Jitter, MAX_DURATION_MS,
+    NextStep, Outcome, PolicySpec, RetryDecider, Strategy as PolicyStrategy, backoff_delay,
+    builtin_delay_ms, strategy_delay_ms,
 };
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -203,6 +206,124 @@ proptest! {
             DeadReason::MaxAttempts => prop_assert_eq!(attempt, policy.max_attempts),
             DeadReason::RetryWindow => prop_assert!(attempt < policy.max_attempts),
             other => prop_assert!(false, "unexpected dead reason {other}"),
+        }
+    }
+}
+
+/// Any millisecond value, weighted to the edges where arithmetic overflows.
+fn extreme_ms() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0),
+        Just(1),
+        Just(MAX_DURATION_MS),
+        Just(u64::MAX - 1),
+        Just(u64::MAX),
+        any::<u64>(),
+        (u64::MAX / 4)..=u64::MAX,
+    ]
+}
+
+/// An attempt number, weighted to the edges.
+fn extreme_attempt() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(0), Just(1), Just(64), Just(u32::MAX), any::<u32>()]
+}
+
+/// A policy with any values at all, bounds ignored: what the arithmetic must survive
+/// even if a policy escaped validation.
+fn extreme_policy() -> impl Strategy<Value = EffectivePolicy> {
+    let factor = prop_oneof![Just(1.0), Just(2.0), Just(f64::MAX), 1.0..1e300_f64];
+    let strategy = prop_oneof![
+        (extreme_ms(), factor)
+            .prop_map(|(base_ms, factor)| PolicyStrategy::Exponential { base_ms, factor }),
+        (extreme_ms(), extreme_ms())
+            .prop_map(|(base_ms, step_ms)| PolicyStrategy::Linear { base_ms, step_ms }),
+        extreme_ms().prop_map(|base_ms| PolicyStrategy::Fixed { base_ms }),
+        prop::collection::vec(extreme_ms(), 0..4)
+            .prop_map(|schedule_ms| PolicyStrategy::Schedule { schedule_ms }),
+    ];
+    let jitter = prop_oneof![
+        Just(Jitter::None),
+        Just(Jitter::Full),
+        Just(Jitter::Equal),
+        Just(Jitter::Decorrelated),
+        (0.01..=1.0_f64).prop_map(|ratio| Jitter::Proportional { ratio }),
+    ];
+    (strategy, jitter, extreme_ms(), extreme_ms(), 1..=100_u32).prop_map(
+        |(strategy, jitter, max_delay_ms, retry_window_ms, max_attempts)| EffectivePolicy {
+            strategy,
+            jitter,
+            max_delay_ms,
+            retry_window_ms,
+            max_attempts,
+            ..EffectivePolicy::default_preset()
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn durations_have_an_upper_bound_and_backoff_survives_extreme_values(
+        policy in extreme_policy(),
+        attempt in extreme_attempt(),
+        prev in prop::option::of(extreme_ms()),
+        (first, now) in (extreme_ms(), extreme_ms()),
+        seed: u64,
+    ) {
+        let delay = draw(&policy, attempt, prev, seed);
+        prop_assert!(delay <= policy.max_delay_ms, "{delay} over the cap");
+        let outcome = Outcome::Status(503);
+        let facts = AttemptFacts {
+            outcome: &outcome,
+            attempt,
+            first_attempt_at_ms: first.min(now),
+            now_ms: now,
+            retry_after: Some("18446744073709551615"),
+            date: None,
+            prev_delay_ms: prev,
+            seed,
+        };
+        if let NextStep::RetryAt { delay_ms } = BuiltinPolicy.decide(&policy, &facts).next {
+            prop_assert!(delay_ms <= policy.max_delay_ms, "{delay_ms} over the cap");
+        }
+    }
+
+    #[test]
+    fn durations_have_an_upper_bound_so_due_times_never_overflow(
+        durations in prop::collection::vec(extreme_ms().prop_map(|ms| ms.max(1)), 3),
+        jitter in jitter_fields(),
+        attempt in extreme_attempt(),
+        prev in prop::option::of(extreme_ms()),
+        now in 0..=MAX_RFC3339_MS,
+        seed: u64,
+    ) {
+        let mut object = jitter.as_object().cloned().unwrap_or_default();
+        object.insert("base_ms".into(), json!(durations[0]));
+        object.insert("max_delay_ms".into(), json!(durations[1]));
+        object.insert("retry_window_ms".into(), json!(durations[2].max(durations[0])));
+        let Ok(spec) = PolicySpec::from_json(&Value::Object(object)) else {
+            // Refused: some duration is over the bound.
+            prop_assert!(durations.iter().any(|ms| *ms > MAX_DURATION_MS));
+            return Ok(());
+        };
+        let policy = spec.resolve().expect("resolves");
+        let outcome = Outcome::Failure(FailureKind::Timeout);
+        let facts = AttemptFacts {
+            outcome: &outcome,
+            attempt: attempt.clamp(1, policy.max_attempts - 1),
+            first_attempt_at_ms: now,
+            now_ms: now,
+            retry_after: None,
+            date: None,
+            prev_delay_ms: prev,
+            seed,
+        };
+        if let NextStep::RetryAt { delay_ms } = BuiltinPolicy.decide(&policy, &facts).next {
+            // The worker's `ended + delay_ms` fits in u64 for any time up to year 9999.
+            let due = now.checked_add(delay_ms);
+            prop_assert!(due.is_some(), "{now} + {delay_ms} overflows");
+            prop_assert!(delay_ms <= MAX_DURATION_MS, "{delay_ms}");
         }
     }
 }

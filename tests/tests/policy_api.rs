@@ -1,14 +1,15 @@
 //! Per-endpoint policies against a real gateway and receivers: schedules are kept,
-//! a PATCH governs later decisions, the status lists change the table, and the
-//! config's `[policy.default]` is what endpoints start from.
+//! a PATCH governs later decisions, the status lists change the table, the config's
+//! `[policy.default]` is what endpoints start from, and every duration is bounded.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use hookgate::config::{Config, ConfigError};
 use hookgate::policy::PolicySpec;
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{TestGateway, is_final, test_config};
-use serde_json::json;
+use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -178,4 +179,144 @@ async fn config_default_policy_is_where_endpoints_start() {
         "{d}"
     );
     assert_eq!(d["attempt_log"][0]["policy"], "endpoint:default");
+}
+
+/// 30 days in ms: the bound of every policy duration.
+const THIRTY_DAYS_MS: u64 = 30 * 24 * 3_600_000;
+
+#[tokio::test]
+async fn durations_have_an_upper_bound_of_30_days() {
+    let rx = Receiver::start(vec![Reply::status(503)]).await;
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    let path = "/v1/tenants/acme/endpoints";
+    let with = |policy: Value| json!({"url": rx.url(), "event_types": ["t"], "policy": policy});
+    // The reported endpoint: once accepted, now refused naming the field.
+    let years = json!({"base_ms": "9000y", "max_delay_ms": "9000y", "retry_window_ms": "9000y"});
+    let (s, e) = gw.call("POST", path, Some(&key), Some(with(years))).await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str(), e["error"]["field"].as_str()),
+        (422, Some("validation_failed"), Some("policy.base_ms")),
+        "{e}"
+    );
+    let over = THIRTY_DAYS_MS + 1;
+    for (field, policy) in [
+        (
+            "policy.base_ms",
+            json!({"base_ms": over, "retry_window_ms": over}),
+        ),
+        (
+            "policy.step_ms",
+            json!({"strategy": "linear", "step_ms": over}),
+        ),
+        (
+            "policy.schedule_ms",
+            json!({"strategy": "schedule", "schedule_ms": ["1s", over]}),
+        ),
+        ("policy.max_delay_ms", json!({"max_delay_ms": "31d"})),
+        (
+            "policy.retry_window_ms",
+            json!({"retry_window_ms": u64::MAX}),
+        ),
+    ] {
+        let (s, e) = gw
+            .call("POST", path, Some(&key), Some(with(policy.clone())))
+            .await;
+        assert_eq!(
+            (s, e["error"]["field"].as_str()),
+            (422, Some(field)),
+            "{policy} → {e}"
+        );
+    }
+
+    // Exactly 30 days is accepted, for every duration.
+    let thirty = json!({
+        "strategy": "linear", "base_ms": "30d", "step_ms": "30d",
+        "max_delay_ms": "30d", "retry_window_ms": THIRTY_DAYS_MS
+    });
+    let ep = gw.endpoint("acme", &key, with(thirty)).await;
+    let effective = &ep["policy_effective"];
+    for name in ["base_ms", "step_ms", "max_delay_ms", "retry_window_ms"] {
+        assert_eq!(
+            effective[name].as_u64(),
+            Some(THIRTY_DAYS_MS),
+            "{name}: {ep}"
+        );
+    }
+    let schedule = json!({"strategy": "schedule", "schedule_ms": ["1h", "30d"]});
+    gw.endpoint("acme", &key, with(schedule)).await;
+
+    // A PATCH above the bound is refused too, and the policy stays as it was.
+    let ep_path = format!("{path}/{}", ep["id"].as_str().unwrap());
+    let patch = json!({"policy": {"max_delay_ms": "9000y"}});
+    let (s, e) = gw.call("PATCH", &ep_path, Some(&key), Some(patch)).await;
+    assert_eq!(
+        (s, e["error"]["field"].as_str()),
+        (422, Some("policy.max_delay_ms")),
+        "{e}"
+    );
+    let (s, e) = gw.call("GET", &ep_path, Some(&key), None).await;
+    assert_eq!(
+        (s, e["policy_effective"]["max_delay_ms"].as_u64()),
+        (200, Some(THIRTY_DAYS_MS))
+    );
+}
+
+#[tokio::test]
+async fn durations_have_an_upper_bound_and_a_long_retry_is_scheduled_and_shown() {
+    let rx = Receiver::start(vec![Reply::status(503)]).await;
+    let gw = TestGateway::start().await;
+    let policy = json!({"policy": {
+        "base_ms": "15d", "max_delay_ms": "30d", "retry_window_ms": "30d", "jitter": "none"
+    }});
+    let (key, _, dlv) = gw.one_delivery(&rx.url(), policy).await;
+    let d = gw
+        .wait_delivery("acme", &key, &dlv, WAIT, |d| d["attempts"] == 1)
+        .await;
+    // Retried, 15 days on: not dead, and the far-off time formats.
+    assert_eq!(
+        (
+            d["state"].as_str(),
+            d["attempt_log"][0]["delay_ms"].as_u64()
+        ),
+        (Some("pending"), Some(THIRTY_DAYS_MS / 2)),
+        "{d}"
+    );
+    let due = hookgate::clock::parse_rfc3339_ms(d["next_attempt_at"].as_str().unwrap()).unwrap();
+    let started =
+        hookgate::clock::parse_rfc3339_ms(d["attempt_log"][0]["started_at"].as_str().unwrap())
+            .unwrap();
+    assert!(due >= started + THIRTY_DAYS_MS / 2, "{d}");
+    let (s, list) = gw
+        .call("GET", "/v1/tenants/acme/deliveries", Some(&key), None)
+        .await;
+    assert_eq!(s, 200, "{list}");
+}
+
+#[test]
+fn durations_have_an_upper_bound_in_the_config_default() {
+    let key_of = |result: Result<Config, ConfigError>| match result {
+        Err(ConfigError::Invalid { key, .. }) => key,
+        other => panic!("expected an invalid key, got {other:?}"),
+    };
+    let file = "[policy.default]\nbase_ms = \"9000y\"\nmax_delay_ms = \"9000y\"\nretry_window_ms = \"9000y\"\n";
+    assert_eq!(
+        key_of(Config::from_toml_str(file, Vec::new())),
+        "policy.default.base_ms"
+    );
+    let env = [(
+        "HOOKGATE_POLICY__DEFAULT__MAX_DELAY_MS".to_owned(),
+        "31d".to_owned(),
+    )];
+    assert_eq!(
+        key_of(Config::from_toml_str("", env)),
+        "policy.default.max_delay_ms"
+    );
+    let thirty = "[policy.default]\nmax_delay_ms = \"30d\"\nretry_window_ms = \"30d\"\n";
+    let config = Config::from_toml_str(thirty, Vec::new()).unwrap();
+    let policy = config.policy.default.resolve().unwrap();
+    assert_eq!(
+        (policy.max_delay_ms, policy.retry_window_ms),
+        (THIRTY_DAYS_MS, THIRTY_DAYS_MS)
+    );
 }

@@ -195,7 +195,7 @@ impl AlertMonitor {
         while st
             .deaths
             .front()
-            .is_some_and(|t| t + self.cfg.window <= now_ms)
+            .is_some_and(|t| t.saturating_add(self.cfg.window) <= now_ms)
         {
             st.deaths.pop_front();
         }

@@ -132,7 +132,11 @@ impl EndpointInput {
                 ApiError::validation(format!("event_types[{i}]"), format!("pattern {p:?}: {e}"))
             })?;
         }
-        if let Some(policy) = &self.policy {
+        // A PATCH that leaves the policy as stored does not re-check it: a policy
+        // stored before today's bounds keeps working (clamped when loaded).
+        if let Some(policy) = &self.policy
+            && ep.policy.as_ref() != Some(policy)
+        {
             let spec = PolicySpec::from_json(policy)
                 .map_err(|e| ApiError::validation(e.field, e.message))?;
             spec.layered_over(&ctx.config.policy.default)

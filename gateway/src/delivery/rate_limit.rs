@@ -25,7 +25,11 @@ impl RateWindow {
 
     /// How many attempts may start at `now_ms`.
     pub(crate) fn available(&mut self, now_ms: u64) -> usize {
-        while self.starts.front().is_some_and(|t| t + WINDOW_MS <= now_ms) {
+        while self
+            .starts
+            .front()
+            .is_some_and(|t| t.saturating_add(WINDOW_MS) <= now_ms)
+        {
             self.starts.pop_front();
         }
         self.per_window.saturating_sub(self.starts.len())

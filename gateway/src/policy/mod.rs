@@ -8,6 +8,7 @@
 //! implements the same trait and falls back to the built-in.
 
 mod backoff;
+mod bounds;
 mod builtin;
 mod classify;
 mod duration;
@@ -24,6 +25,7 @@ pub mod wasm;
 use serde::{Deserialize, Serialize};
 
 pub use backoff::{backoff_delay, strategy_delay_ms};
+pub use bounds::MAX_DURATION_MS;
 pub use builtin::{
     BUILTIN_DECIDER, BuiltinPolicy, builtin_delay_ms, honored_retry_after_ms, next_step,
 };

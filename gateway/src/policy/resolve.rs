@@ -6,6 +6,7 @@
 //! the resulting strategy (say `factor` with a schedule) is an error, not silently
 //! ignored.
 
+use super::bounds::{check_duration, check_schedule};
 use super::effective::DEFAULT_PRESET;
 use super::{
     EffectivePolicy, Jitter, JitterKind, PRESET_NAMES, PolicyError, PolicySpec, StatusPattern,
@@ -28,9 +29,10 @@ impl PolicySpec {
     ///
     /// # Errors
     /// A [`PolicyError`] naming the field for: base ≤ 0, factor < 1, an empty schedule (or
-    /// a zero step), a ratio outside (0, 1], `max_attempts` 0 or over 100, `max_delay_ms`
-    /// 0, a window shorter than the base, an unknown preset or status pattern, and a
-    /// strategy parameter given for another strategy.
+    /// a zero step), a duration over 30 days ([`MAX_DURATION_MS`](super::MAX_DURATION_MS)),
+    /// a ratio outside (0, 1], `max_attempts` 0 or over 100, `max_delay_ms` 0, a window
+    /// shorter than the base, an unknown preset or status pattern, and a strategy
+    /// parameter given for another strategy.
     pub fn resolve(&self) -> Result<EffectivePolicy, PolicyError> {
         let preset_name = self.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let preset = EffectivePolicy::preset(preset_name).ok_or_else(|| {
@@ -182,6 +184,17 @@ fn patterns(
 }
 
 fn validate_strategy(strategy: &Strategy) -> Result<(), PolicyError> {
+    // Bounded first, so that every later delay and due time stays far from overflow.
+    match strategy {
+        Strategy::Exponential { base_ms, .. } | Strategy::Fixed { base_ms } => {
+            check_duration("base_ms", *base_ms)?;
+        }
+        Strategy::Linear { base_ms, step_ms } => {
+            check_duration("base_ms", *base_ms)?;
+            check_duration("step_ms", *step_ms)?;
+        }
+        Strategy::Schedule { schedule_ms } => check_schedule(schedule_ms)?,
+    }
     match strategy {
         Strategy::Exponential { factor, .. } if !(factor.is_finite() && *factor >= 1.0) => Err(
             PolicyError::new("factor", format!("factor must be at least 1, got {factor}")),
@@ -217,6 +230,8 @@ fn validate_limits(policy: &EffectivePolicy) -> Result<(), PolicyError> {
             "max_delay_ms must be greater than 0",
         ));
     }
+    check_duration("max_delay_ms", policy.max_delay_ms)?;
+    check_duration("retry_window_ms", policy.retry_window_ms)?;
     if policy.retry_window_ms < policy.base_ms() {
         let message = format!(
             "retry_window_ms ({} ms) must not be shorter than the base delay ({} ms)",
@@ -407,6 +422,64 @@ mod tests {
             error_field(json!({"strategy": "linear", "factor": 2.0})),
             "policy.factor"
         );
+    }
+
+    /// 30 days in ms, the bound of every policy duration.
+    const THIRTY_DAYS_MS: u64 = 30 * 24 * 3_600_000;
+
+    #[test]
+    fn durations_have_an_upper_bound_of_30_days() {
+        // The reported policy: every duration 9000 years.
+        let years =
+            json!({"base_ms": "9000y", "max_delay_ms": "9000y", "retry_window_ms": "9000y"});
+        let error = resolve(years).unwrap_err();
+        assert_eq!(error.field, "policy.base_ms");
+        assert!(error.message.contains("30 days"), "{error}");
+        let over = THIRTY_DAYS_MS + 1;
+        let cases = [
+            (
+                "policy.base_ms",
+                json!({"base_ms": over, "retry_window_ms": over}),
+            ),
+            (
+                "policy.base_ms",
+                json!({"strategy": "fixed", "base_ms": over}),
+            ),
+            (
+                "policy.step_ms",
+                json!({"strategy": "linear", "step_ms": over}),
+            ),
+            (
+                "policy.schedule_ms",
+                json!({"strategy": "schedule", "schedule_ms": [1000, over]}),
+            ),
+            ("policy.max_delay_ms", json!({"max_delay_ms": over})),
+            ("policy.max_delay_ms", json!({"max_delay_ms": u64::MAX})),
+            ("policy.retry_window_ms", json!({"retry_window_ms": "31d"})),
+            (
+                "policy.retry_window_ms",
+                json!({"retry_window_ms": u64::MAX}),
+            ),
+        ];
+        for (field, spec) in cases {
+            assert_eq!(error_field(spec.clone()), field, "{spec}");
+        }
+        // Exactly 30 days is accepted everywhere.
+        let policy = resolve(json!({
+            "base_ms": "30d", "max_delay_ms": "30d", "retry_window_ms": THIRTY_DAYS_MS
+        }))
+        .unwrap();
+        assert_eq!(policy.base_ms(), THIRTY_DAYS_MS);
+        assert_eq!(
+            (policy.max_delay_ms, policy.retry_window_ms),
+            (THIRTY_DAYS_MS, THIRTY_DAYS_MS)
+        );
+        let linear = resolve(
+            json!({"strategy": "linear", "base_ms": "30d", "step_ms": "30d", "retry_window_ms": "30d"}),
+        );
+        assert!(linear.is_ok(), "{linear:?}");
+        let schedule = resolve(json!({"strategy": "schedule", "schedule_ms": ["1h", "30d"]}));
+        assert!(schedule.is_ok(), "{schedule:?}");
     }
 
     #[test]

@@ -149,15 +149,20 @@ impl PolicySpec {
     /// Unknown fields, wrong types and invalid values give a [`PolicyError`] whose field
     /// is `policy.<name>` (`policy` itself when the value is not an object).
     pub fn from_json(value: &Value) -> Result<PolicySpec, PolicyError> {
+        let spec = Self::from_json_unresolved(value)?;
+        spec.resolve()?;
+        Ok(spec)
+    }
+
+    /// [`PolicySpec::from_json`] without the resolution: types and names only.
+    pub(crate) fn from_json_unresolved(value: &Value) -> Result<PolicySpec, PolicyError> {
         let Value::Object(fields) = value else {
             return Err(PolicyError {
                 field: "policy".to_owned(),
                 message: format!("policy must be a JSON object, got {}", json_type(value)),
             });
         };
-        let spec = Self::from_fields(fields)?;
-        spec.resolve()?;
-        Ok(spec)
+        Self::from_fields(fields)
     }
 
     fn from_fields(fields: &Map<String, Value>) -> Result<Self, PolicyError> {
@@ -358,6 +363,28 @@ mod tests {
         assert_eq!(field_of(json!({"strategy": "random"})), "policy.strategy");
         assert_eq!(field_of(json!({"jitter": "half"})), "policy.jitter");
         assert_eq!(field_of(json!([1, 2])), "policy");
+    }
+
+    #[test]
+    fn durations_have_an_upper_bound_at_parse_time() {
+        // The endpoint API and the simulator read the policy through `from_json`.
+        assert_eq!(
+            field_of(
+                json!({"base_ms": "9000y", "max_delay_ms": "9000y", "retry_window_ms": "9000y"})
+            ),
+            "policy.base_ms"
+        );
+        assert_eq!(
+            field_of(json!({"max_delay_ms": "9000y"})),
+            "policy.max_delay_ms"
+        );
+        assert!(
+            PolicySpec::from_json(&json!({"max_delay_ms": "30d", "retry_window_ms": "30d"}))
+                .is_ok()
+        );
+        // The config's `[policy.default]` is read through serde, then resolved.
+        let spec: PolicySpec = serde_json::from_value(json!({"retry_window_ms": "9000y"})).unwrap();
+        assert_eq!(spec.resolve().unwrap_err().field, "policy.retry_window_ms");
     }
 
     #[test]

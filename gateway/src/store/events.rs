@@ -87,7 +87,7 @@ impl Store {
         if let Some((key, body_hash)) = &ev.idempotency
             && let Some(prev) =
                 self.get::<IdempotencyRecord>(&keys::idempotency(ev.tenant_id, key))?
-            && prev.created_at_ms + IDEMPOTENCY_TTL_MS > ev.now_ms
+            && prev.created_at_ms.saturating_add(IDEMPOTENCY_TTL_MS) > ev.now_ms
         {
             if &prev.body_sha256 != body_hash {
                 return Ok(IngestOutcome::KeyReused);

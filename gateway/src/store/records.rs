@@ -102,8 +102,9 @@ impl EndpointRecord {
     /// The policy that governs this endpoint's next decision: its own policy laid
     /// over the config's `[policy.default]`, and a label naming it for the attempt
     /// log (`endpoint:svix`, `config:default`, `builtin:default`). A stored policy
-    /// was valid when set; should it stop resolving (the default changed), the
-    /// config default alone applies.
+    /// was valid when set; durations above today's bounds (stored before there were
+    /// any) are clamped to them, with a warning. Should it stop resolving for another
+    /// reason (the default changed), the config default alone applies.
     pub fn effective_policy(
         &self,
         default: &crate::policy::PolicySpec,
@@ -112,7 +113,7 @@ impl EndpointRecord {
         let own = self
             .policy
             .as_ref()
-            .and_then(|p| PolicySpec::from_json(p).ok());
+            .and_then(|p| PolicySpec::load_stored(p, &self.tenant_id, &self.id));
         let (spec, source) = match &own {
             Some(own) => (own.layered_over(default), "endpoint"),
             None if *default != PolicySpec::default() => (default.clone(), "config"),

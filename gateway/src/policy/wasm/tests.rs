@@ -145,16 +145,22 @@ async fn hostile_plugins_fall_back_with_their_reason() {
     let builtin = crate::policy::BuiltinPolicy.decide(&policy(), &facts(&Outcome::Status(500), 7));
     for (name, reason) in cases {
         let d = decide_with(&host, name, 500, b"").await;
-        assert_eq!(d.decided_by, format!("fallback:{reason}"), "{name}");
+        // On a loaded machine the epoch deadline (the backstop) can stop a loop
+        // before its fuel runs out; either way it falls back.
+        let backstop = name == "loop" && d.decided_by == "fallback:epoch_deadline";
+        if !backstop {
+            assert_eq!(d.decided_by, format!("fallback:{reason}"), "{name}");
+        }
         assert_eq!(
             (&d.verdict, d.next),
             (&builtin.verdict, builtin.next),
             "{name}"
         );
         let status = host.status(TENANT, name).unwrap();
+        // An epoch deadline never counts toward disabling.
         assert_eq!(
             (status.consecutive_failures, status.disabled),
-            (1, false),
+            (u32::from(!backstop), false),
             "{name}"
         );
     }

@@ -1,0 +1,217 @@
+//! Upper bounds of the policy's durations, and the clamping of policies stored before
+//! the bounds existed.
+//!
+//! `base_ms`, `step_ms`, every `schedule_ms` step, `max_delay_ms` and `retry_window_ms`
+//! are at most [`MAX_DURATION_MS`] (30 days; docs/policies.md says why). A new policy
+//! above a bound is refused, naming the field. A policy already stored above one is
+//! clamped when it is loaded, with a warning, so an endpoint set up earlier keeps
+//! delivering instead of silently losing its policy.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use serde_json::Value;
+
+use super::{PolicyError, PolicySpec};
+
+/// The longest any policy duration may be: 30 days, in milliseconds.
+pub const MAX_DURATION_MS: u64 = 30 * 24 * 60 * 60 * 1_000;
+
+/// How [`MAX_DURATION_MS`] reads in messages.
+const MAX_DURATION_TEXT: &str = "30 days";
+
+/// Owners remembered as already warned about; past this the memory starts afresh, so a
+/// warning may repeat but the set never grows without bound.
+const WARNED_CAPACITY: usize = 4_096;
+
+/// Refuses `ms` above [`MAX_DURATION_MS`] for the field `name`.
+///
+/// # Errors
+/// A [`PolicyError`] on `policy.<name>`.
+pub(crate) fn check_duration(name: &str, ms: u64) -> Result<(), PolicyError> {
+    check_named(name, name, ms)
+}
+
+/// Refuses every `schedule_ms` step above [`MAX_DURATION_MS`].
+///
+/// # Errors
+/// A [`PolicyError`] on `policy.schedule_ms` whose message names the step.
+pub(crate) fn check_schedule(steps: &[u64]) -> Result<(), PolicyError> {
+    steps.iter().enumerate().try_for_each(|(index, ms)| {
+        check_named("schedule_ms", &format!("schedule_ms[{index}]"), *ms)
+    })
+}
+
+fn check_named(field: &str, shown: &str, ms: u64) -> Result<(), PolicyError> {
+    if ms <= MAX_DURATION_MS {
+        return Ok(());
+    }
+    let message =
+        format!("{shown} must be at most {MAX_DURATION_TEXT} ({MAX_DURATION_MS} ms), got {ms} ms");
+    Err(PolicyError::new(field, message))
+}
+
+impl PolicySpec {
+    /// Lowers every duration above [`MAX_DURATION_MS`] to it; returns the names of the
+    /// fields that were lowered. Clamping keeps `retry_window_ms ≥ base_ms` true when it
+    /// was, so a policy that resolved before still resolves.
+    pub fn clamp_durations(&mut self) -> Vec<&'static str> {
+        let mut clamped = Vec::new();
+        let fields = [
+            ("base_ms", &mut self.base_ms),
+            ("step_ms", &mut self.step_ms),
+            ("max_delay_ms", &mut self.max_delay_ms),
+            ("retry_window_ms", &mut self.retry_window_ms),
+        ];
+        for (name, field) in fields {
+            if let Some(ms) = field
+                && *ms > MAX_DURATION_MS
+            {
+                *ms = MAX_DURATION_MS;
+                clamped.push(name);
+            }
+        }
+        if let Some(steps) = &mut self.schedule_ms
+            && steps.iter().any(|ms| *ms > MAX_DURATION_MS)
+        {
+            for ms in steps.iter_mut() {
+                *ms = (*ms).min(MAX_DURATION_MS);
+            }
+            clamped.push("schedule_ms");
+        }
+        clamped
+    }
+
+    /// Reads a policy object as stored with an endpoint: like [`PolicySpec::from_json`],
+    /// except that durations above the bounds are clamped rather than refused. Returns
+    /// the spec and the names of the clamped fields.
+    ///
+    /// # Errors
+    /// Whatever [`PolicySpec::from_json`] refuses for a reason other than a bound.
+    pub fn from_stored_json(value: &Value) -> Result<(PolicySpec, Vec<&'static str>), PolicyError> {
+        let mut spec = Self::from_json_unresolved(value)?;
+        let clamped = spec.clamp_durations();
+        spec.resolve()?;
+        Ok((spec, clamped))
+    }
+
+    /// [`PolicySpec::from_stored_json`] for the policy stored with `tenant`'s
+    /// `endpoint`: a clamped policy is logged as a warning, once per endpoint per
+    /// process, since every attempt and every view loads it. `None` when the stored
+    /// policy no longer resolves.
+    pub fn load_stored(value: &Value, tenant: &str, endpoint: &str) -> Option<PolicySpec> {
+        let (spec, clamped) = Self::from_stored_json(value).ok()?;
+        if !clamped.is_empty() && first_warning(&format!("{tenant}/{endpoint}")) {
+            tracing::warn!(
+                tenant,
+                endpoint,
+                fields = clamped.join(", "),
+                max_ms = MAX_DURATION_MS,
+                "stored policy has durations above the {MAX_DURATION_TEXT} bound; they are clamped to it"
+            );
+        }
+        Some(spec)
+    }
+}
+
+/// Whether `owner` has not been warned about yet in this process; remembers it.
+fn first_warning(owner: &str) -> bool {
+    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    // A poisoned set is still a valid set: the worst case is a repeated warning.
+    let mut warned = WARNED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if warned.contains(owner) {
+        return false;
+    }
+    if warned.len() >= WARNED_CAPACITY {
+        warned.clear();
+    }
+    warned.insert(owner.to_owned());
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Strategy;
+    use serde_json::json;
+
+    #[test]
+    fn durations_have_an_upper_bound_and_stored_policies_are_clamped() {
+        let stored = json!({
+            "base_ms": "9000y", "max_delay_ms": u64::MAX, "retry_window_ms": "9000y",
+            "max_attempts": 5
+        });
+        // A new policy like this is refused…
+        assert_eq!(
+            PolicySpec::from_json(&stored).unwrap_err().field,
+            "policy.base_ms"
+        );
+        // …but one already stored is clamped, field by field, and still resolves.
+        let (spec, clamped) = PolicySpec::from_stored_json(&stored).unwrap();
+        assert_eq!(clamped, ["base_ms", "max_delay_ms", "retry_window_ms"]);
+        let policy = spec.resolve().unwrap();
+        assert_eq!(policy.base_ms(), MAX_DURATION_MS);
+        assert_eq!(
+            (
+                policy.max_delay_ms,
+                policy.retry_window_ms,
+                policy.max_attempts
+            ),
+            (MAX_DURATION_MS, MAX_DURATION_MS, 5)
+        );
+
+        let linear = json!({"strategy": "linear", "step_ms": "1000y", "retry_window_ms": "2h"});
+        let (spec, clamped) = PolicySpec::from_stored_json(&linear).unwrap();
+        assert_eq!(clamped, ["step_ms"]);
+        assert_eq!(spec.step_ms, Some(MAX_DURATION_MS));
+
+        let schedule = json!({"strategy": "schedule", "schedule_ms": ["5s", "400d"], "retry_window_ms": "400d"});
+        let (spec, clamped) = PolicySpec::from_stored_json(&schedule).unwrap();
+        assert_eq!(clamped, ["retry_window_ms", "schedule_ms"]);
+        assert_eq!(
+            spec.resolve().unwrap().strategy,
+            Strategy::Schedule {
+                schedule_ms: vec![5_000, MAX_DURATION_MS]
+            }
+        );
+
+        // Within the bounds nothing changes, and other errors still count.
+        let (spec, clamped) =
+            PolicySpec::from_stored_json(&json!({"base_ms": "30d", "retry_window_ms": "30d"}))
+                .unwrap();
+        assert!(clamped.is_empty());
+        assert_eq!(spec.base_ms, Some(MAX_DURATION_MS));
+        assert!(PolicySpec::from_stored_json(&json!({"max_attempts": 0})).is_err());
+    }
+
+    #[test]
+    fn durations_have_an_upper_bound_and_an_endpoint_loads_its_clamped_policy() {
+        let endpoint: crate::store::EndpointRecord = serde_json::from_value(json!({
+            "id": "ep_durations_bound", "tenant_id": "acme", "url": "https://example.com/",
+            "description": "", "event_types": ["*"],
+            "policy": {"base_ms": "9000y", "max_delay_ms": "9000y", "retry_window_ms": "9000y"},
+            "plugin": null, "timeout_ms": 15_000, "max_in_flight": 16, "rate_limit_per_s": null,
+            "disabled": false, "disabled_reason": null, "secrets": [], "created_at_ms": 0
+        }))
+        .unwrap();
+        let (policy, label) = endpoint.effective_policy(&PolicySpec::default());
+        // The endpoint's own policy, clamped; not the default that replaced it before.
+        assert_eq!(label, "endpoint:default");
+        assert_eq!(policy.base_ms(), MAX_DURATION_MS);
+        assert_eq!(
+            (policy.max_delay_ms, policy.retry_window_ms),
+            (MAX_DURATION_MS, MAX_DURATION_MS)
+        );
+    }
+
+    #[test]
+    fn durations_have_an_upper_bound_and_a_clamp_warns_once_per_owner() {
+        let owner = "acme/ep_warned_once";
+        assert!(first_warning(owner));
+        assert!(!first_warning(owner));
+        assert!(first_warning("acme/ep_another"));
+    }
+}
