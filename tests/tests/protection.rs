@@ -459,3 +459,61 @@ async fn a_breaker_can_be_reset_by_hand() {
         (404, Some("not_found"))
     );
 }
+
+/// Changes an endpoint through the API (a reload in the scheduler).
+async fn patch(gw: &TestGateway, key: &str, ep: &Value, body: Value) {
+    let path = format!("/v1/tenants/acme/endpoints/{}", ep["id"].as_str().unwrap());
+    let (s, b) = gw.call("PATCH", &path, Some(key), Some(body)).await;
+    assert_eq!(s, 200, "{b}");
+}
+
+/// Fair shares, item 6: reloading an endpoint mid-burst neither resets what is in
+/// flight nor the starts of the current second; a lowered limit applies to both.
+#[tokio::test]
+async fn endpoint_reloads_keep_the_limits() {
+    let slow = Reply::status(200).after(Duration::from_secs(2));
+    let rx = Receiver::start(vec![slow; 4]).await;
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    let ep = gw
+        .endpoint("acme", &key, json!({"url": rx.url(), "max_in_flight": 4}))
+        .await;
+    for i in 0..8 {
+        gw.event("acme", &key, "x", json!({"i": i})).await;
+    }
+    assert_eq!(wait_count(&rx, 4).await, 4);
+    // Four are out; the limit drops to 1: nothing more starts until they end.
+    patch(&gw, &key, &ep, json!({"max_in_flight": 1})).await;
+    assert_eq!(wait_count(&rx, 8).await, 8);
+    assert_eq!(
+        rx.max_concurrent(),
+        4,
+        "a reload let more than the limit out"
+    );
+
+    let rx = Receiver::start(Vec::new()).await;
+    let ep = gw
+        .endpoint(
+            "acme",
+            &key,
+            json!({"url": rx.url(), "rate_limit_per_s": 3}),
+        )
+        .await;
+    for i in 0..9 {
+        gw.event("acme", &key, "y", json!({"i": i})).await;
+    }
+    assert!(wait_count(&rx, 3).await >= 3);
+    patch(&gw, &key, &ep, json!({"description": "reloaded"})).await;
+    let arrivals: Vec<_> = rx.wait_for(9, WAIT).await.iter().map(|r| r.at).collect();
+    assert!(arrivals.len() >= 9);
+    for (i, first) in arrivals.iter().enumerate() {
+        let within_a_second = arrivals[i..]
+            .iter()
+            .take_while(|at| at.duration_since(*first) < Duration::from_millis(1000))
+            .count();
+        assert!(
+            within_a_second <= 3,
+            "{within_a_second} requests within one second"
+        );
+    }
+}

@@ -11,9 +11,10 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt as _;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::mpsc;
 
 use super::DeliveryHandle;
+use super::in_flight::InFlightGuard;
 use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
 use crate::store::{EndpointRecord, Interrupted, Interruption, keys::ScheduleKey};
 
@@ -39,7 +40,7 @@ pub(crate) async fn run_attempt(
     worker: DeliveryWorker,
     handle: DeliveryHandle,
     done: mpsc::UnboundedSender<(String, AttemptReport)>,
-    permit: OwnedSemaphorePermit,
+    permit: InFlightGuard,
 ) {
     let (ctx, endpoint, entry) = (
         Arc::clone(&worker.ctx),

@@ -5,84 +5,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 use super::DeliveryHandle;
 use super::attempt_task::{INTERNAL_ERROR_RETRY_MS, MAX_INTERNAL_ERRORS, run_attempt};
-use super::worker::{DeliveryWorker, EngineContext};
-use crate::address_guard::AddressGuard;
-use crate::clock::ManualClock;
-use crate::store::keys::{self, Lane, ScheduleKey};
-use crate::store::testing::TestStore;
-use crate::store::{DeliveryRecord, DeliveryState, EndpointRecord, Writes};
-
-const START_MS: u64 = 1_700_000_000_000;
-
-struct Engine {
-    store: TestStore,
-    clock: Arc<ManualClock>,
-    ctx: Arc<EngineContext>,
-}
-
-fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
-    let store = TestStore::new();
-    let clock = ManualClock::new(START_MS);
-    let client = super::DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap();
-    let config = crate::config::Config::default();
-    let (alerts, _) = crate::alerts::AlertMonitor::new(config.alerts.clone());
-    let ctx = Arc::new(EngineContext {
-        store: store.store.clone(),
-        clock: clock.clone(),
-        client: client.clone(),
-        trusted_client: client,
-        decider: Arc::new(crate::policy::wasm::PluginHost::from_config(&config).unwrap()),
-        default_policy: config.policy.default.clone(),
-        telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),
-        before_attempt,
-    });
-    Engine { store, clock, ctx }
-}
-
-impl Engine {
-    /// One pending delivery to `ep`; returns it and its due schedule entry.
-    async fn pending(&self, ep: &EndpointRecord) -> (DeliveryRecord, ScheduleKey) {
-        let d = self.store.ingest("t", &[ep], START_MS).await.remove(0);
-        let entry = self.entry(&d.id).unwrap();
-        (d, entry)
-    }
-
-    /// The delivery's current schedule entry, if it has one.
-    fn entry(&self, delivery_id: &str) -> Option<ScheduleKey> {
-        let d = self.store.store.delivery("t", delivery_id).unwrap()?;
-        let due = d.next_attempt_at_ms?;
-        Lane::ALL.into_iter().find_map(|lane| {
-            let e = ScheduleKey {
-                lane,
-                endpoint_id: d.endpoint_id.clone(),
-                due_ms: due,
-                delivery_id: d.id.clone(),
-            };
-            let found = self
-                .store
-                .store
-                .due_entries(lane, &d.endpoint_id, due, 10)
-                .unwrap();
-            found.contains(&e).then_some(e)
-        })
-    }
-
-    fn worker(&self, ep: &EndpointRecord, entry: ScheduleKey) -> DeliveryWorker {
-        DeliveryWorker {
-            ctx: Arc::clone(&self.ctx),
-            endpoint: Arc::new(ep.clone()),
-            entry,
-        }
-    }
-
-    fn metrics(&self) -> String {
-        self.ctx.telemetry.render_metrics(0)
-    }
-}
+use super::testing::engine;
+use crate::store::keys::{self, Lane};
+use crate::store::{DeliveryRecord, DeliveryState, Writes};
 
 /// Item 4: a delivery whose event record is missing ends `dead`, named for the
 /// cause, instead of sending an empty body.
@@ -141,10 +70,10 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
     let (d, mut entry) = e.pending(&ep).await;
     let (handle, _changes) = DeliveryHandle::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
-    let permits = Arc::new(Semaphore::new(1));
+    let in_flight = super::in_flight::InFlight::default();
     for round in 1..=MAX_INTERNAL_ERRORS {
         assert!(handle.lease(&d.id));
-        let permit = Arc::clone(&permits).try_acquire_owned().unwrap();
+        let permit = in_flight.try_start(1).unwrap();
         let task = tokio::spawn(run_attempt(
             e.worker(&ep, entry.clone()),
             handle.clone(),
@@ -156,7 +85,7 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
         assert_eq!(endpoint_id, "ep_1");
         assert_eq!(report.outcome, super::breaker::RawOutcome::Neutral);
         assert!(!handle.is_in_flight(&d.id), "the lease is released");
-        assert_eq!(permits.available_permits(), 1);
+        assert_eq!(in_flight.free(1), 1, "its in-flight place is given back");
         let now = e.store.store.delivery("t", &d.id).unwrap().unwrap();
         assert_eq!(now.attempts, 0, "a panic is not an attempt");
         assert_eq!(now.internal_errors, round);
@@ -181,11 +110,4 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
         e.metrics()
             .contains("hookgate_internal_errors_total{kind=\"panic\"} 3")
     );
-}
-
-impl Engine {
-    fn clock_ms(&self) -> u64 {
-        use crate::clock::Clock as _;
-        self.clock.now_ms()
-    }
 }

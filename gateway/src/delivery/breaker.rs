@@ -116,6 +116,17 @@ impl Breaker {
         !was_closed
     }
 
+    /// What [`Breaker::admit`] would answer at `now_ms`, without the state change
+    /// an expired cool-down makes there.
+    pub(crate) fn peek(&self, now_ms: u64) -> Admit {
+        match self.state {
+            State::Closed => Admit::All,
+            State::Open { until_ms } if now_ms < until_ms => Admit::Wait(Some(until_ms)),
+            State::Open { .. } | State::HalfOpen { probing: false } => Admit::Probe,
+            State::HalfOpen { probing: true } => Admit::Wait(None),
+        }
+    }
+
     /// The half-open probe has been sent.
     pub(crate) fn probe_sent(&mut self) {
         if let State::HalfOpen { .. } = self.state {

@@ -6,10 +6,13 @@ mod attempt_tests;
 mod breaker;
 pub mod client;
 pub mod connector;
+mod in_flight;
 mod rate_limit;
 mod schedule_index;
 mod scheduler;
 pub mod signer;
+#[cfg(test)]
+mod testing;
 mod worker;
 
 use std::collections::HashSet;

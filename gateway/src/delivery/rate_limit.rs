@@ -23,6 +23,13 @@ impl RateWindow {
         }
     }
 
+    /// The same log of starts under a new limit (an endpoint reloaded with a
+    /// changed `rate_limit_per_s`): what started this second still counts.
+    pub(crate) fn with_limit(mut self, per_s: u32) -> Self {
+        self.per_window = per_s.max(1) as usize;
+        self
+    }
+
     /// How many attempts may start at `now_ms`.
     pub(crate) fn available(&mut self, now_ms: u64) -> usize {
         while self

@@ -3,35 +3,60 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-/// Endpoints ordered by when they next have work due; stale heap entries are skipped.
+/// Endpoints ordered by when they next have work due.
+///
+/// An endpoint is queued at most once: `queued` holds its due time and the
+/// sequence number of its live heap entry. Moving it earlier pushes a new entry
+/// and leaves the old one stale (recognised by its sequence number, skipped when
+/// it surfaces); when stale entries outnumber live ones the heap is rebuilt, so
+/// it never holds more than about two entries per queued endpoint.
 #[derive(Default)]
 pub(crate) struct ScheduleIndex {
     heap: BinaryHeap<Reverse<(u64, u64, String)>>,
-    queued: HashMap<String, u64>,
+    queued: HashMap<String, (u64, u64)>,
     seq: u64,
 }
+
+/// Entries a small heap may hold before stale ones are worth compacting.
+const COMPACT_FLOOR: usize = 64;
 
 impl ScheduleIndex {
     /// Queues `endpoint` for `due_ms` unless it is already queued no later.
     pub(crate) fn push(&mut self, endpoint: &str, due_ms: u64) {
-        if self.queued.get(endpoint).is_some_and(|q| *q <= due_ms) {
+        if self.queued.get(endpoint).is_some_and(|(q, _)| *q <= due_ms) {
             return;
         }
         self.seq += 1;
-        self.queued.insert(endpoint.to_owned(), due_ms);
+        self.queued.insert(endpoint.to_owned(), (due_ms, self.seq));
         self.heap
             .push(Reverse((due_ms, self.seq, endpoint.to_owned())));
+        if self.heap.len() > COMPACT_FLOOR.max(2 * self.queued.len()) {
+            self.compact();
+        }
+    }
+
+    /// Rebuilds the heap from the live entries only.
+    fn compact(&mut self) {
+        self.heap = self
+            .queued
+            .iter()
+            .map(|(ep, (due, seq))| Reverse((*due, *seq, ep.clone())))
+            .collect();
     }
 
     /// When `endpoint` is queued for, if it is.
     pub(crate) fn queued_at(&self, endpoint: &str) -> Option<u64> {
-        self.queued.get(endpoint).copied()
+        self.queued.get(endpoint).map(|(due, _)| *due)
+    }
+
+    fn is_live(&self, seq: u64, endpoint: &str) -> bool {
+        self.queued.get(endpoint).is_some_and(|(_, s)| *s == seq)
     }
 
     /// The earliest queued due time.
     pub(crate) fn next_due(&mut self) -> Option<u64> {
-        while let Some(Reverse((due, _, ep))) = self.heap.peek() {
-            if self.queued.get(ep) == Some(due) {
+        while let Some(Reverse((due, seq, ep))) = self.heap.peek() {
+            if self.is_live(*seq, ep) {
                 return Some(*due);
             }
             self.heap.pop();
@@ -53,6 +78,12 @@ impl ScheduleIndex {
     /// Forgets an endpoint.
     pub(crate) fn remove(&mut self, endpoint: &str) {
         self.queued.remove(endpoint);
+    }
+
+    /// Heap entries, live and stale (for tests of its bound).
+    #[cfg(test)]
+    pub(crate) fn heap_len(&self) -> usize {
+        self.heap.len()
     }
 }
 
@@ -87,5 +118,31 @@ mod tests {
         ix.push("b", 5);
         ix.remove("b");
         assert_eq!(ix.next_due(), None);
+    }
+
+    #[test]
+    fn a_removed_then_requeued_endpoint_is_served_once() {
+        let mut ix = ScheduleIndex::default();
+        ix.push("a", 10);
+        ix.remove("a");
+        ix.push("a", 10);
+        // Same due time: only the sequence number tells the stale entry apart.
+        assert_eq!(ix.pop_due(10).as_deref(), Some("a"));
+        assert_eq!(ix.pop_due(10), None, "served twice");
+    }
+
+    #[test]
+    fn stale_entries_never_grow_the_heap_past_two_per_endpoint() {
+        let mut ix = ScheduleIndex::default();
+        for round in 0..10_000u64 {
+            for ep in ["a", "b", "c"] {
+                // Queued later, then earlier: each round leaves a stale entry.
+                ix.remove(ep);
+                ix.push(ep, 1_000_000 + round);
+                ix.push(ep, round);
+            }
+            assert!(ix.heap_len() <= COMPACT_FLOOR.max(2 * 3) + 1);
+        }
+        assert_eq!(ix.pop_due(u64::MAX).as_deref(), Some("a"));
     }
 }

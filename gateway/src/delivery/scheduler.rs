@@ -2,22 +2,25 @@
 //!
 //! A heap holds endpoints keyed by their earliest due delivery ([`ScheduleIndex`]).
 //! Due endpoints are served round-robin: each turn starts at most what the
-//! endpoint's breaker, rate limit and free in-flight permits allow, then the
+//! endpoint's breaker, rate limit and free in-flight places allow, then the
 //! endpoint goes to the back of the due queue. Due work is a range scan of that
 //! endpoint's schedule keys, never a scan of the whole schedule. In-flight is an
 //! in-memory lease, so after a restart pending work is taken up again.
 
+#[cfg(test)]
+mod tests;
 mod turn;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::breaker::{Admit, Breaker, Transition};
+use super::in_flight::InFlight;
 use super::rate_limit::RateWindow;
 use super::schedule_index::ScheduleIndex;
 use super::worker::{AttemptReport, EngineContext};
@@ -39,7 +42,7 @@ pub struct Protection {
 
 struct EndpointSlot {
     record: Arc<EndpointRecord>,
-    permits: Arc<Semaphore>,
+    in_flight: InFlight,
     breaker: Breaker,
     rate: Option<RateWindow>,
 }
@@ -148,23 +151,30 @@ impl Scheduler {
     fn load(&mut self, ep: EndpointRecord) {
         let id = ep.id.clone();
         let old = self.slots.remove(&id);
-        let permits = match &old {
-            Some(s) if s.record.max_in_flight == ep.max_in_flight => Arc::clone(&s.permits),
-            _ => Arc::new(Semaphore::new(ep.max_in_flight as usize)),
-        };
+        // What is in flight and what started this second outlive the reload: a
+        // changed limit applies to them, it does not start a fresh count.
+        let in_flight = old
+            .as_ref()
+            .map(|s| s.in_flight.clone())
+            .unwrap_or_default();
+        let rate =
+            ep.rate_limit_per_s
+                .map(|per_s| match old.as_ref().and_then(|s| s.rate.clone()) {
+                    Some(window) => window.with_limit(per_s),
+                    None => RateWindow::new(per_s),
+                });
         // The in-memory breaker is ahead of the stored one, unless the endpoint was
         // just re-enabled (which resets it).
         let breaker = match old {
             Some(s) if !s.record.disabled || ep.disabled => s.breaker,
             _ => Breaker::from_record(&ep.breaker),
         };
-        let rate = ep.rate_limit_per_s.map(RateWindow::new);
         let disabled = ep.disabled;
         self.slots.insert(
             id.clone(),
             EndpointSlot {
                 record: Arc::new(ep),
-                permits,
+                in_flight,
                 breaker,
                 rate,
             },
@@ -182,12 +192,18 @@ impl Scheduler {
                 endpoint_id,
                 due_ms,
             } => {
-                if self
-                    .slots
-                    .get(&endpoint_id)
-                    .is_some_and(|s| !s.record.disabled)
-                {
-                    self.index.push(&endpoint_id, due_ms);
+                let now = self.ctx.clock.now_ms();
+                let Some(slot) = self.slots.get(&endpoint_id) else {
+                    return;
+                };
+                // A paused endpoint waits for its cool-down's end (queued once, at
+                // that time) or for its probe's report; queuing it per ingest would
+                // only pile up heap entries.
+                match slot.breaker.peek(now) {
+                    _ if slot.record.disabled => {}
+                    Admit::All | Admit::Probe => self.index.push(&endpoint_id, due_ms),
+                    Admit::Wait(Some(until)) => self.index.push(&endpoint_id, until),
+                    Admit::Wait(None) => {}
                 }
             }
             ScheduleChange::Replayed { endpoint_id } => self.manual(&endpoint_id, false),

@@ -1,5 +1,5 @@
 //! One round-robin turn of a due endpoint: how much it may start now (breaker, rate
-//! limit, free permits) and which due entries, first attempts and retries
+//! limit, free in-flight places) and which due entries, first attempts and retries
 //! interleaved.
 
 use std::sync::Arc;
@@ -19,7 +19,8 @@ impl Scheduler {
         if slot.record.disabled {
             return;
         }
-        let free = slot.permits.available_permits();
+        let max_in_flight = slot.record.max_in_flight as usize;
+        let free = slot.in_flight.free(max_in_flight);
         let mut allowed = match slot.breaker.admit(now) {
             Admit::All => free,
             Admit::Probe => free.min(1),
@@ -66,7 +67,7 @@ impl Scheduler {
             if started == allowed {
                 break;
             }
-            let Ok(permit) = Arc::clone(&slot.permits).try_acquire_owned() else {
+            let Some(permit) = slot.in_flight.try_start(max_in_flight) else {
                 break;
             };
             if !self.handle.lease(&entry.delivery_id) {

@@ -1,0 +1,86 @@
+//! A delivery engine for unit tests: a real store, a real worker context and a
+//! clock the test moves by hand.
+
+use std::sync::Arc;
+
+use super::worker::{DeliveryWorker, EngineContext};
+use crate::address_guard::AddressGuard;
+use crate::clock::ManualClock;
+use crate::store::keys::{Lane, ScheduleKey};
+use crate::store::testing::TestStore;
+use crate::store::{DeliveryRecord, EndpointRecord};
+
+pub(crate) const START_MS: u64 = 1_700_000_000_000;
+
+pub(crate) struct Engine {
+    pub(crate) store: TestStore,
+    pub(crate) clock: Arc<ManualClock>,
+    pub(crate) ctx: Arc<EngineContext>,
+}
+
+pub(crate) fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
+    let store = TestStore::new();
+    let clock = ManualClock::new(START_MS);
+    let client = super::DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap();
+    let config = crate::config::Config::default();
+    let (alerts, _) = crate::alerts::AlertMonitor::new(config.alerts.clone());
+    let ctx = Arc::new(EngineContext {
+        store: store.store.clone(),
+        clock: clock.clone(),
+        client: client.clone(),
+        trusted_client: client,
+        decider: Arc::new(crate::policy::wasm::PluginHost::from_config(&config).unwrap()),
+        default_policy: config.policy.default.clone(),
+        telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),
+        before_attempt,
+    });
+    Engine { store, clock, ctx }
+}
+
+impl Engine {
+    /// One pending delivery to `ep`; returns it and its due schedule entry.
+    pub(crate) async fn pending(&self, ep: &EndpointRecord) -> (DeliveryRecord, ScheduleKey) {
+        let d = self.store.ingest("t", &[ep], START_MS).await.remove(0);
+        let entry = self.entry(&d.id).unwrap();
+        (d, entry)
+    }
+
+    /// The delivery's current schedule entry, if it has one.
+    pub(crate) fn entry(&self, delivery_id: &str) -> Option<ScheduleKey> {
+        let d = self.store.store.delivery("t", delivery_id).unwrap()?;
+        let due = d.next_attempt_at_ms?;
+        Lane::ALL.into_iter().find_map(|lane| {
+            let e = ScheduleKey {
+                lane,
+                endpoint_id: d.endpoint_id.clone(),
+                due_ms: due,
+                delivery_id: d.id.clone(),
+            };
+            let found = self
+                .store
+                .store
+                .due_entries(lane, &d.endpoint_id, due, 10)
+                .unwrap();
+            found.contains(&e).then_some(e)
+        })
+    }
+
+    pub(crate) fn worker(&self, ep: &EndpointRecord, entry: ScheduleKey) -> DeliveryWorker {
+        DeliveryWorker {
+            ctx: Arc::clone(&self.ctx),
+            endpoint: Arc::new(ep.clone()),
+            entry,
+        }
+    }
+
+    pub(crate) fn metrics(&self) -> String {
+        self.ctx.telemetry.render_metrics(0)
+    }
+}
+
+impl Engine {
+    pub(crate) fn clock_ms(&self) -> u64 {
+        use crate::clock::Clock as _;
+        self.clock.now_ms()
+    }
+}
