@@ -11,9 +11,15 @@
 //!
 //! IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) are always judged as the
 //! IPv4 address they carry, for blocking and for the allow list alike.
+//!
+//! Names are resolved by an async [`DnsResolver`], never on tokio's blocking
+//! pool, at most [`MAX_CONCURRENT_LOOKUPS`] at once and each within a timeout;
+//! those asking for the same host meanwhile share its answer, so a host with a
+//! slow nameserver takes one slot however many deliveries wait for it.
 
 use std::io;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ipnet::IpNet;
@@ -25,8 +31,17 @@ const CREATION_RESOLVE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a connection waits for DNS; matches the 5 s connect timeout.
 const CONNECT_RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How many lookups may be in flight at once, whatever the resolver; more
+/// wait (inside their timeout) rather than pile up sockets or threads.
+/// Concurrent lookups of one host and port are one lookup.
+pub const MAX_CONCURRENT_LOOKUPS: usize = 64;
+
+mod lookups;
 mod ranges;
+mod resolver;
+use lookups::Lookups;
 use ranges::BLOCKED;
+pub use resolver::{DnsResolver, LookupFuture, Resolver, ResolverSetupError};
 
 /// Why an endpoint URL was refused; the API maps these to 422 responses.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -137,7 +152,8 @@ fn canonical_net(net: IpNet) -> IpNet {
 #[derive(Clone)]
 pub struct AddressGuard {
     allow: Vec<IpNet>,
-    resolver: std::sync::Arc<dyn Resolver>,
+    /// Shared by the guard's clones: bounds lookups across all deliveries.
+    lookups: Arc<Lookups>,
 }
 
 impl std::fmt::Debug for AddressGuard {
@@ -154,26 +170,6 @@ impl Default for AddressGuard {
     }
 }
 
-/// A future of resolved addresses.
-pub type LookupFuture<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = io::Result<Vec<SocketAddr>>> + Send + 'a>>;
-
-/// Name resolution, replaceable so tests can play a rebinding DNS server.
-pub trait Resolver: Send + Sync + 'static {
-    /// Resolves `host:port`.
-    fn lookup<'a>(&'a self, host: &'a str, port: u16) -> LookupFuture<'a>;
-}
-
-/// The system resolver (getaddrinfo, through tokio).
-#[derive(Debug, Default)]
-pub struct SystemResolver;
-
-impl Resolver for SystemResolver {
-    fn lookup<'a>(&'a self, host: &'a str, port: u16) -> LookupFuture<'a> {
-        Box::pin(async move { Ok(tokio::net::lookup_host((host, port)).await?.collect()) })
-    }
-}
-
 impl AddressGuard {
     /// Builds a guard that also permits `allow_private_subnets` (tests, the
     /// quickstart and the demo allow `127.0.0.0/8`).
@@ -184,13 +180,13 @@ impl AddressGuard {
             .collect();
         Self {
             allow,
-            resolver: std::sync::Arc::new(SystemResolver),
+            lookups: Arc::new(Lookups::new(Arc::new(DnsResolver::from_system()))),
         }
     }
 
     /// The same guard resolving names with `resolver`.
-    pub fn with_resolver(mut self, resolver: std::sync::Arc<dyn Resolver>) -> Self {
-        self.resolver = resolver;
+    pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
+        self.lookups = Arc::new(Lookups::new(resolver));
         self
     }
 
@@ -222,9 +218,10 @@ impl AddressGuard {
             Some(Host::Domain(d)) => d,
         };
         let port = url.port_or_known_default().unwrap_or(80);
-        let lookup =
-            tokio::time::timeout(CREATION_RESOLVE_TIMEOUT, self.resolver.lookup(domain, port))
-                .await;
+        let lookup = self
+            .lookups
+            .resolve(domain, port, CREATION_RESOLVE_TIMEOUT)
+            .await;
         let addrs = match lookup {
             Ok(Ok(addrs)) => addrs,
             Ok(Err(error)) => {
@@ -274,15 +271,16 @@ impl AddressGuard {
         let resolved: Vec<SocketAddr> = match parse_ip_literal(host)? {
             Some(ip) => vec![SocketAddr::new(ip, port)],
             None => {
-                let lookup =
-                    tokio::time::timeout(CONNECT_RESOLVE_TIMEOUT, self.resolver.lookup(host, port))
-                        .await
-                        .map_err(|_| {
-                            ConnectGuardError::Resolve(io::Error::new(
-                                io::ErrorKind::TimedOut,
-                                format!("resolving {host} timed out"),
-                            ))
-                        })?;
+                let lookup = self
+                    .lookups
+                    .resolve(host, port, CONNECT_RESOLVE_TIMEOUT)
+                    .await
+                    .map_err(|_| {
+                        ConnectGuardError::Resolve(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            format!("resolving {host} timed out"),
+                        ))
+                    })?;
                 lookup.map_err(ConnectGuardError::Resolve)?
             }
         };

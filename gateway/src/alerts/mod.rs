@@ -56,6 +56,13 @@ struct MonitorState {
     deaths: VecDeque<u64>,
 }
 
+/// Sizes of the monitor's per-endpoint and per-incident maps.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TrackedCounts {
+    pub endpoints: usize,
+    pub incidents: usize,
+}
+
 /// Evaluates the rules and emits alerts.
 pub struct AlertMonitor {
     cfg: AlertsConfig,
@@ -243,6 +250,29 @@ impl AlertMonitor {
             at_ms: now_ms,
         };
         self.transition(&mut st, alert, endpoint_id.to_owned(), open);
+    }
+
+    /// Drops everything kept about a deleted endpoint: its streak and rate window,
+    /// and its incidents, so deleted endpoints do not pile up in memory.
+    pub fn forget_endpoint(&self, endpoint_id: &str) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        st.endpoints.remove(endpoint_id);
+        st.incidents
+            .retain(|(_, subject), _| subject != endpoint_id);
+    }
+
+    /// How many endpoints and incidents the monitor keeps state for, to show that
+    /// deleting endpoints gives the memory back.
+    pub fn tracked(&self) -> TrackedCounts {
+        self.state
+            .lock()
+            .map(|st| TrackedCounts {
+                endpoints: st.endpoints.len(),
+                incidents: st.incidents.len(),
+            })
+            .unwrap_or_default()
     }
 
     /// A plugin was disabled after repeated failures.

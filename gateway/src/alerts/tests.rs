@@ -110,3 +110,33 @@ fn clock_skew_and_breakers() {
         ]
     );
 }
+
+/// Item 5 (growth that never shrinks): a deleted endpoint's streak, window and
+/// incidents are dropped, so the maps return to their size before it existed.
+#[test]
+fn growth_that_never_shrinks_alert_maps_forget_deleted_endpoints() {
+    let (m, _rx) = AlertMonitor::new(cfg());
+    m.observe(&input(true, 0));
+    let baseline = m.tracked();
+    for n in 0..50_u64 {
+        let endpoint_id = format!("ep_gone_{n}");
+        let i = AlertInput {
+            endpoint_id: &endpoint_id,
+            gave_up: true,
+            clock_skew_ms: Some(120_000),
+            ..input(true, n)
+        };
+        for _ in 0..3 {
+            m.observe(&i);
+        }
+        m.breaker("acme", &endpoint_id, true, n);
+    }
+    let grown = m.tracked();
+    assert!(
+        grown.endpoints >= baseline.endpoints + 50 && grown.incidents >= baseline.incidents + 50
+    );
+    for n in 0..50 {
+        m.forget_endpoint(&format!("ep_gone_{n}"));
+    }
+    assert_eq!(m.tracked(), baseline);
+}

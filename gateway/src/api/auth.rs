@@ -9,6 +9,7 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
+use super::body::read_guard::ReadClaim;
 use super::error::ApiError;
 use crate::context::AppContext;
 use crate::token;
@@ -69,7 +70,13 @@ impl FromRequestParts<Arc<AppContext>> for Principal {
             return Ok(Self::Admin);
         }
         match ctx.store.tenant_by_key(&hash)? {
-            Some(t) => Ok(Self::Tenant(t)),
+            Some(t) => {
+                // The body, read later by the handler, counts against this tenant.
+                if let Some(claim) = parts.extensions.get::<ReadClaim>() {
+                    claim.name_tenant(&t);
+                }
+                Ok(Self::Tenant(t))
+            }
             None => Err(ApiError::unauthorized()),
         }
     }

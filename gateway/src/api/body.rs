@@ -1,6 +1,9 @@
 //! Request bodies: read within the route's limit, parsed as JSON with errors that
 //! say whether the JSON was malformed (400 `invalid_json`) or a field was wrong
-//! (400 `invalid_field`, naming it).
+//! (400 `invalid_field`, naming it). A read stopped by a [`read_guard`] (too slow,
+//! or too many at once for the tenant) gets 408 or 429.
+
+pub mod read_guard;
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -8,11 +11,13 @@ use http_body_util::{BodyExt, Limited};
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
+use read_guard::BodyReadRefused;
 
 /// Reads a whole body, refusing more than `limit` bytes with 413.
 ///
 /// # Errors
-/// 413 over the limit; 400 if the body could not be read.
+/// 413 over the limit; 408 past the body deadline; 429 when the tenant has too
+/// many bodies being read; 400 if the body could not be read.
 pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     match Limited::new(body, limit).collect().await {
         Ok(c) => Ok(c.to_bytes()),
@@ -22,7 +27,13 @@ pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
         {
             Err(ApiError::too_large(limit))
         }
-        Err(e) => Err(ApiError::invalid_json(format!("could not read body: {e}"))),
+        Err(e) => match read_guard::refusal(e.as_ref()) {
+            Some(BodyReadRefused::TimedOut) => Err(ApiError::request_timeout()),
+            Some(BodyReadRefused::TooManyReads) => Err(ApiError::rate_limited(
+                "too many request bodies are being read at once for this tenant; retry later",
+            )),
+            None => Err(ApiError::invalid_json(format!("could not read body: {e}"))),
+        },
     }
 }
 
@@ -51,6 +62,8 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures_util::StreamExt;
+    use read_guard::{GuardedBody, ReadClaim, TenantReadGate};
     use serde::Deserialize;
 
     #[derive(Debug, Deserialize)]
@@ -91,6 +104,53 @@ mod tests {
         let e = parse_json::<Input>(b"{\"name\":\"a\",\"extra\":1}").unwrap_err();
         assert_eq!(e.code, "invalid_field");
         assert!(parse_json::<Input>(b"{\"name\":\"a\"}").is_ok());
+    }
+
+    /// A body that never ends, like a client trickling bytes.
+    fn stalled_body() -> impl hyper::body::Body<Data = Bytes, Error = std::io::Error> {
+        let chunks = futures_util::stream::once(async {
+            Ok::<_, std::io::Error>(hyper::body::Frame::data(Bytes::from_static(b"{")))
+        })
+        .chain(futures_util::stream::pending());
+        http_body_util::StreamBody::new(chunks)
+    }
+
+    #[tokio::test]
+    async fn a_body_past_its_deadline_is_408() {
+        let gate = TenantReadGate::new(4);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(50);
+        let body = GuardedBody::new(stalled_body(), deadline, ReadClaim::new(gate));
+        let e = read_limited(Body::new(body), 1024).await.unwrap_err();
+        assert_eq!((e.status.as_u16(), e.code), (408, "request_timeout"));
+    }
+
+    /// `body` read for tenant acme, with a deadline far away.
+    fn for_acme<B>(gate: &std::sync::Arc<TenantReadGate>, body: B) -> Body
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let claim = ReadClaim::new(std::sync::Arc::clone(gate));
+        claim.name_tenant("acme");
+        let far = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        Body::new(GuardedBody::new(body, far, claim))
+    }
+
+    #[tokio::test]
+    async fn a_tenant_over_its_read_cap_is_429_and_slots_come_back() {
+        let gate = TenantReadGate::new(1);
+        let mut first = for_acme(&gate, stalled_body());
+        // The first frame takes acme's only slot and keeps it while the body is open.
+        assert!(first.frame().await.is_some());
+        assert_eq!(gate.reading("acme"), 1);
+        let e = read_limited(for_acme(&gate, stalled_body()), 1024)
+            .await
+            .unwrap_err();
+        assert_eq!((e.status.as_u16(), e.code), (429, "rate_limited"));
+        drop(first);
+        assert_eq!(gate.reading("acme"), 0);
+        let ok = read_limited(for_acme(&gate, Body::from("{}")), 1024).await;
+        assert_eq!(ok.unwrap().as_ref(), b"{}");
     }
 
     #[tokio::test]

@@ -20,6 +20,9 @@ use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
 
 /// How long a rotated-out secret keeps signing.
 const SECRET_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
+/// Most live secrets an endpoint may have, the current one included: each adds
+/// a signature to every request, so rotations must not pile them up.
+const MAX_LIVE_SECRETS: usize = 5;
 
 type Json201 = (StatusCode, Json<Value>);
 
@@ -202,6 +205,7 @@ pub(super) async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let ep = load(&ctx, &who, &t, &id)?;
     ctx.store.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
+    ctx.telemetry.alerts().forget_endpoint(&ep.id);
     changed(&ctx, &ep);
     Ok(StatusCode::NO_CONTENT)
 }
@@ -283,6 +287,11 @@ pub(super) async fn rotate_secret(
     let ep = modify(&ctx, &who, &t, &id, |mut ep| async move {
         ep.secrets
             .retain(|s| s.expires_at_ms.is_none_or(|e| e > now));
+        // Checked on the record being swapped, so concurrent rotations cannot
+        // pass the cap together.
+        if ep.secrets.len() >= MAX_LIVE_SECRETS {
+            return Err(ApiError::too_many_secrets(ep.secrets.len()));
+        }
         for s in &mut ep.secrets {
             s.expires_at_ms
                 .get_or_insert(now.saturating_add(SECRET_GRACE_MS));

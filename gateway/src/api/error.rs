@@ -71,6 +71,28 @@ impl ApiError {
         Self::new(StatusCode::CONFLICT, "conflict", message)
     }
 
+    /// 409 `too_many_secrets`: an endpoint has its most live signing secrets; a
+    /// rotation must wait until the oldest grace period ends.
+    pub fn too_many_secrets(live: usize) -> Self {
+        Self::new(
+            StatusCode::CONFLICT,
+            "too_many_secrets",
+            format!(
+                "this endpoint has {live} live secrets, the most allowed; retry after the oldest expires"
+            ),
+        )
+    }
+
+    /// 408 `request_timeout`: the body did not arrive within
+    /// `limits.body_read_timeout`. The connection is closed after the answer.
+    pub fn request_timeout() -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            "the request body did not arrive in time",
+        )
+    }
+
     /// 413 `payload_too_large`.
     pub fn too_large(limit: usize) -> Self {
         Self::new(
@@ -153,7 +175,15 @@ impl IntoResponse for ApiError {
         if let Some(f) = self.field {
             err["field"] = json!(f);
         }
-        (self.status, axum::Json(json!({ "error": err }))).into_response()
+        let mut response = (self.status, axum::Json(json!({ "error": err }))).into_response();
+        if self.status == StatusCode::REQUEST_TIMEOUT {
+            // The rest of a slow body may still be coming: close rather than read it.
+            response.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+        }
+        response
     }
 }
 
@@ -178,6 +208,8 @@ mod tests {
             (ApiError::forbidden(), 403, "forbidden"),
             (ApiError::not_found("tenant"), 404, "not_found"),
             (ApiError::conflict("x"), 409, "conflict"),
+            (ApiError::too_many_secrets(5), 409, "too_many_secrets"),
+            (ApiError::request_timeout(), 408, "request_timeout"),
             (ApiError::too_large(10), 413, "payload_too_large"),
             (ApiError::validation("url", "x"), 422, "validation_failed"),
             (ApiError::url_blocked("x"), 422, "url_blocked"),

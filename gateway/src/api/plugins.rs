@@ -6,6 +6,8 @@
 //! body past 4× the upload limit is 413; past the limit itself it is refused by
 //! check 1 (422 `plugin_rejected`); 10 uploads per tenant per rolling hour (429
 //! `rate_limited`); one compile at a time (503 `busy` after 30 s of waiting).
+//! After an upload only the newest `plugins.keep_versions` versions are kept, plus
+//! the active one and any an endpoint binds as `name@version`.
 //! Plugins from `[[plugins.preload]]` are listed but belong to the config: changing
 //! one is 409.
 
@@ -100,6 +102,11 @@ pub(super) async fn upload(
             ApiError::validation("name", format!("a tenant may have at most {max} plugins"))
         })?;
     ctx.plugins.install(&t, &name, rec.active, now, checked);
+    // The new version is stored and active; older ones past the cap go now.
+    let keep = ctx.config.plugins.keep_versions as usize;
+    ctx.plugins
+        .prune_versions(&ctx.store, &t, &name, keep)
+        .await?;
     let body = json!({"name": name, "version": rec.active, "sha256": sha256, "size": size});
     Ok((StatusCode::CREATED, Json(body)))
 }

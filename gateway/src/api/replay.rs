@@ -17,7 +17,7 @@ use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::ScheduleChange;
-use crate::store::{DeliveryFilter, DeliveryRecord, DeliveryState, ReplayOutcome};
+use crate::store::{DeliveryFilter, DeliveryState, ReplayOutcome};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,9 +51,9 @@ async fn body_or_default<T: serde::de::DeserializeOwned + Default>(
 
 /// A replay is the operator saying the receiver is fixed: the scheduler serves the
 /// endpoint now, and an open breaker lets its half-open probe go at once.
-fn schedule(ctx: &AppContext, d: &DeliveryRecord) {
+fn schedule(ctx: &AppContext, endpoint_id: &str) {
     ctx.delivery.notify(ScheduleChange::Replayed {
-        endpoint_id: d.endpoint_id.clone(),
+        endpoint_id: endpoint_id.to_owned(),
     });
 }
 
@@ -62,11 +62,10 @@ fn schedule(ctx: &AppContext, d: &DeliveryRecord) {
 fn open_breakers(
     ctx: &AppContext,
     tenant: &str,
-    replayed: &[DeliveryRecord],
+    endpoints: &BTreeSet<String>,
 ) -> Result<Vec<Value>, ApiError> {
-    let ids: BTreeSet<&str> = replayed.iter().map(|d| d.endpoint_id.as_str()).collect();
     let mut out = Vec::new();
-    for id in ids {
+    for id in endpoints {
         if let Some(ep) = ctx.store.endpoint(tenant, id)?
             && !matches!(ep.breaker.state.as_str(), "" | "closed")
         {
@@ -94,7 +93,7 @@ pub(super) async fn replay_one(
         .await?
     {
         ReplayOutcome::Replayed(d) => {
-            schedule(&ctx, &d);
+            schedule(&ctx, &d.endpoint_id);
             Ok(Json(delivery_summary(&ctx, &d)?))
         }
         ReplayOutcome::NotFound => Err(ApiError::not_found("delivery")),
@@ -136,15 +135,12 @@ pub(super) async fn replay_many(
         .store
         .replay_matching(&t, &filter, ctx.clock.now_ms())
         .await?;
-    let breakers = open_breakers(&ctx, &t, &replayed)?;
-    let mut endpoints: Vec<&DeliveryRecord> = replayed.iter().collect();
-    endpoints.sort_by(|a, b| a.endpoint_id.cmp(&b.endpoint_id));
-    endpoints.dedup_by(|a, b| a.endpoint_id == b.endpoint_id);
-    for d in endpoints {
-        schedule(&ctx, d);
+    let breakers = open_breakers(&ctx, &t, &replayed.endpoints)?;
+    for endpoint_id in &replayed.endpoints {
+        schedule(&ctx, endpoint_id);
     }
     Ok(Json(json!({
-        "replayed": replayed.len(),
+        "replayed": replayed.replayed,
         "open_breakers": breakers,
     })))
 }

@@ -1,19 +1,25 @@
 //! The HTTP server loop: hyper's HTTP/1 with header limits, a cap on concurrent
-//! connections, and graceful shutdown that lets requests in progress finish.
+//! connections, guarded body reads (a whole-body deadline and a per-tenant cap on
+//! reads at once, see [`read_guard`]), and graceful shutdown that lets requests in
+//! progress finish.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
+use hyper::Request;
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tower_service::Service;
 
+use super::body::read_guard::{GuardedBody, ReadClaim, TenantReadGate};
 use crate::config::Limits;
 
 /// How long a client may take to send its request head.
@@ -37,6 +43,8 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let connections = Arc::new(Semaphore::new(limits.max_connections));
+    let read_gate = TenantReadGate::new(limits.body_reads_per_tenant);
+    let body_deadline = Duration::from_millis(limits.body_read_timeout);
     let graceful = GracefulShutdown::new();
     let mut http = http1::Builder::new();
     http.max_headers(limits.max_headers)
@@ -64,8 +72,13 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let conn =
-            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let app = app.clone();
+        let read_gate = Arc::clone(&read_gate);
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let request = guard_body(request, &read_gate, body_deadline);
+            app.clone().call(request)
+        });
+        let conn = http.serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             let _ = conn.await;
@@ -80,6 +93,20 @@ pub async fn serve(
         tracing::warn!("requests still running after the drain timeout; closing them");
     }
     Ok(())
+}
+
+/// Wraps the body in the read guards; the deadline runs from the end of the head.
+fn guard_body(
+    request: Request<Incoming>,
+    read_gate: &Arc<TenantReadGate>,
+    deadline: Duration,
+) -> Request<Body> {
+    let (mut parts, body) = request.into_parts();
+    let claim = ReadClaim::new(Arc::clone(read_gate));
+    // Authentication finds the claim here and names the tenant on it.
+    parts.extensions.insert(claim.clone());
+    let deadline = tokio::time::Instant::now() + deadline;
+    Request::from_parts(parts, Body::new(GuardedBody::new(body, deadline, claim)))
 }
 
 #[cfg(test)]

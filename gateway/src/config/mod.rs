@@ -196,6 +196,11 @@ impl Config {
         };
         full.tls.extra_ca_file = Some(PathBuf::new());
         (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
+        full.plugins.preload = vec![PreloadPlugin {
+            tenant: String::new(),
+            name: String::new(),
+            path: PathBuf::new(),
+        }];
         let schema = to_table(&full);
         if let Some((text, path)) = file {
             let layer: Table = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
@@ -303,6 +308,9 @@ impl Config {
         if let Err(e) = self.policy.default.resolve() {
             let key = format!("policy.default.{}", e.field.trim_start_matches("policy."));
             return Err(invalid(key, e.message));
+        }
+        if self.plugins.keep_versions == 0 {
+            return Err(invalid("plugins.keep_versions", "must be at least 1"));
         }
         for (i, p) in self.plugins.preload.iter().enumerate() {
             if !crate::ids::is_valid_tenant_id(&p.tenant) || p.name.is_empty() {

@@ -92,12 +92,24 @@ pub struct PolicyConfig {
 }
 
 /// `[plugins]`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PluginsConfig {
     /// Plugins loaded from files at start (`[[plugins.preload]]`), until uploads exist.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preload: Vec<PreloadPlugin>,
+    /// Versions kept per plugin; older ones are dropped from memory, the store
+    /// and the artifact cache, except the active one and any an endpoint binds.
+    pub keep_versions: u32,
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        Self {
+            preload: Vec::new(),
+            keep_versions: 10,
+        }
+    }
 }
 
 /// One plugin loaded from a file at start.
@@ -143,6 +155,13 @@ pub struct Limits {
     pub header_bytes: usize,
     /// Most open client connections (more: 503, then closed).
     pub max_connections: usize,
+    /// Longest time to receive a whole request body, from the end of its head
+    /// (more: 408, then closed), so a trickling client cannot hold a connection.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub body_read_timeout: u64,
+    /// Most request bodies one tenant may have being read at once (more: 429);
+    /// per tenant, not per address, since a load balancer shares one address.
+    pub body_reads_per_tenant: usize,
 }
 
 /// Outbound TLS settings for deliveries.
@@ -169,6 +188,8 @@ impl Default for Limits {
             max_headers: 64,
             header_bytes: 16 * 1024,
             max_connections: 1024,
+            body_read_timeout: 10_000,
+            body_reads_per_tenant: 64,
         }
     }
 }

@@ -214,3 +214,38 @@ fn alert_destination_from_file_and_environment() {
     let c = Config::from_toml_str("listen = \"127.0.0.1:9999\"", Vec::new()).unwrap();
     assert_eq!(c.listen.port(), 9999);
 }
+
+#[test]
+fn body_read_and_plugin_version_limits_have_defaults_and_refuse_zero() {
+    let c = Config::default();
+    assert_eq!(
+        (
+            c.limits.body_read_timeout,
+            c.limits.body_reads_per_tenant,
+            c.plugins.keep_versions
+        ),
+        (10_000, 64, 10)
+    );
+    let c = file("[limits]\nbody_read_timeout = \"2s\"\nbody_reads_per_tenant = 3\n[plugins]\nkeep_versions = 4")
+        .unwrap();
+    assert_eq!(
+        (
+            c.limits.body_read_timeout,
+            c.limits.body_reads_per_tenant,
+            c.plugins.keep_versions
+        ),
+        (2_000, 3, 4)
+    );
+    names(
+        file("[limits]\nbody_read_timeout = 0"),
+        "limits.body_read_timeout",
+    );
+    names(
+        file("[limits]\nbody_reads_per_tenant = 0"),
+        "limits.body_reads_per_tenant",
+    );
+    names(
+        file("[plugins]\nkeep_versions = 0"),
+        "plugins.keep_versions",
+    );
+}

@@ -275,7 +275,7 @@ async fn bulk_replay_never_schedules_work_for_a_deleted_endpoint() {
         ..DeliveryFilter::default()
     };
     let replayed = store.replay_matching("t", &dead, 2).await.unwrap();
-    assert_eq!(replayed.len(), 1);
-    assert_eq!(replayed[0].endpoint_id, "ep_a");
+    assert_eq!(replayed.replayed, 1);
+    assert_eq!(replayed.endpoints.into_iter().collect::<Vec<_>>(), ["ep_a"]);
     assert_eq!(schedule_len(store, "ep_b"), 0);
 }

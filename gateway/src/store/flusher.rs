@@ -5,13 +5,17 @@
 //! persist (sled `flush_async`, then `syncfs` of the data dir, since sled 0.34
 //! never fsyncs its blob files), then publishes `durable_seq = target`. If a
 //! persist fails, every writer up to `target` is told, and none of them acks.
+//!
+//! The flush and `syncfs` run on a thread of their own, never on tokio's
+//! blocking pool: whatever fills that pool (slow DNS, plugin compiles) must not
+//! hold back every tenant's 202.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::StoreError;
@@ -26,22 +30,72 @@ pub trait DurabilityBackend: Send + Sync + 'static {
     fn persist(&self) -> PersistFuture<'_>;
 }
 
-/// The production backend: sled's log flush, then `syncfs` of the data directory.
+/// The production backend: sled's log flush, then `syncfs` of the data directory,
+/// on the durability thread.
 pub(crate) struct SledDurability {
-    pub(crate) db: sled::Db,
-    pub(crate) dir: Arc<std::fs::File>,
+    jobs: mpsc::Sender<PersistJob>,
+    db: sled::Db,
+    dir: Arc<std::fs::File>,
+}
+
+/// One persist for the durability thread. It carries its own handles so the
+/// thread holds the store only while it works.
+struct PersistJob {
+    db: sled::Db,
+    dir: Arc<std::fs::File>,
+    reply: oneshot::Sender<std::io::Result<()>>,
+}
+
+impl PersistJob {
+    fn run(self) {
+        let Self { db, dir, reply } = self;
+        let result = db
+            .flush()
+            .map(drop)
+            .map_err(std::io::Error::other)
+            .and_then(|()| rustix::fs::syncfs(&*dir).map_err(std::io::Error::from));
+        // Let go of the store before answering: once the last flush at shutdown
+        // is acknowledged, nothing here may still hold the data dir open.
+        drop((db, dir));
+        let _ = reply.send(result);
+    }
+}
+
+impl SledDurability {
+    /// Starts the durability thread for `db`, whose data directory is `dir`.
+    /// The thread ends when the backend is dropped.
+    ///
+    /// # Errors
+    /// If the thread cannot be spawned.
+    pub(crate) fn start(db: sled::Db, dir: std::fs::File) -> std::io::Result<Self> {
+        let (jobs, queue) = mpsc::channel::<PersistJob>();
+        std::thread::Builder::new()
+            .name("hookgate-durability".into())
+            .spawn(move || {
+                while let Ok(job) = queue.recv() {
+                    job.run();
+                }
+            })?;
+        Ok(Self {
+            jobs,
+            db,
+            dir: Arc::new(dir),
+        })
+    }
 }
 
 impl DurabilityBackend for SledDurability {
     fn persist(&self) -> PersistFuture<'_> {
         Box::pin(async move {
-            self.db.flush_async().await.map_err(std::io::Error::other)?;
-            let dir = Arc::clone(&self.dir);
-            tokio::task::spawn_blocking(move || {
-                rustix::fs::syncfs(&*dir).map_err(std::io::Error::from)
-            })
-            .await
-            .map_err(std::io::Error::other)?
+            let stopped = || std::io::Error::other("the durability thread stopped");
+            let (reply, answer) = oneshot::channel();
+            let job = PersistJob {
+                db: self.db.clone(),
+                dir: Arc::clone(&self.dir),
+                reply,
+            };
+            self.jobs.send(job).map_err(|_| stopped())?;
+            answer.await.map_err(|_| stopped())?
         })
     }
 }
@@ -195,5 +249,30 @@ mod tests {
         gc.wait_durable(s).await.unwrap();
         stop.cancel();
         task.await.unwrap();
+    }
+
+    #[test]
+    fn sled_durability_does_not_wait_for_the_blocking_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::open(dir.path().join("sled")).unwrap();
+        let backend = SledDurability::start(db, std::fs::File::open(dir.path()).unwrap()).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        rt.block_on(async {
+            // The pool's only thread is busy until the persist is over (or 30 s).
+            let busy = tokio::task::spawn_blocking(move || {
+                let _ = held.recv_timeout(std::time::Duration::from_secs(30));
+            });
+            let persisted =
+                tokio::time::timeout(std::time::Duration::from_secs(20), backend.persist()).await;
+            release.send(()).unwrap();
+            busy.await.unwrap();
+            assert!(matches!(persisted, Ok(Ok(()))), "{persisted:?}");
+        });
     }
 }

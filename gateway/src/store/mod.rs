@@ -38,7 +38,7 @@ pub use interruptions::{Interrupted, Interruption};
 pub use outcomes::{AttemptWrite, WriteResult};
 pub use plugins::{PluginRecord, PluginVersionRecord};
 pub use records::*;
-pub use replay::ReplayOutcome;
+pub use replay::{ReplayOutcome, ReplaySummary};
 pub use retention::{RetentionRules, SweepStats};
 pub use writes::Writes;
 
@@ -141,13 +141,11 @@ impl Store {
     /// The production durability backend for this store.
     ///
     /// # Errors
-    /// If the data dir cannot be opened for `syncfs`.
+    /// If the data dir cannot be opened for `syncfs`, or the durability thread
+    /// cannot be started.
     pub fn sled_durability(&self) -> Result<Arc<dyn DurabilityBackend>, StoreError> {
         let dir = std::fs::File::open(&self.inner.data_dir)?;
-        Ok(Arc::new(SledDurability {
-            db: self.inner.db.clone(),
-            dir: Arc::new(dir),
-        }))
+        Ok(Arc::new(SledDurability::start(self.inner.db.clone(), dir)?))
     }
 
     /// Starts the group-commit flusher; it makes a last flush on `shutdown`.

@@ -42,6 +42,17 @@ impl PluginRecord {
             .position(|v| v.version == self.active)?;
         at.checked_sub(1).map(|i| self.versions[i].version)
     }
+
+    /// The versions past the newest `keep` that may go: never the active one, nor
+    /// one in `pinned` (bound by an endpoint as `name@version`).
+    pub fn prunable(&self, keep: usize, pinned: &[u32]) -> Vec<u32> {
+        let older = self.versions.len().saturating_sub(keep);
+        self.versions[..older]
+            .iter()
+            .map(|v| v.version)
+            .filter(|v| *v != self.active && !pinned.contains(v))
+            .collect()
+    }
 }
 
 impl Store {
@@ -169,6 +180,39 @@ impl Store {
         Ok(Some(rec))
     }
 
+    /// Drops the [`PluginRecord::prunable`] versions of a plugin and their bytes, in
+    /// one batch; returns the dropped versions (none if there is no such plugin).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn prune_plugin_versions(
+        &self,
+        tenant: &str,
+        name: &str,
+        keep: usize,
+        pinned: &[u32],
+    ) -> Result<Vec<PluginVersionRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let Some(mut rec) = self.plugin(tenant, name)? else {
+            return Ok(Vec::new());
+        };
+        let doomed = rec.prunable(keep, pinned);
+        if doomed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut rec.versions)
+            .into_iter()
+            .partition(|v| doomed.contains(&v.version));
+        rec.versions = kept;
+        let mut batch = super::Writes::default();
+        for v in &dropped {
+            batch.remove(keys::plugin_bytes(tenant, name, v.version));
+        }
+        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
+        self.commit(batch).await?;
+        Ok(dropped)
+    }
+
     /// Deletes a plugin with every version's bytes; `None` if there was none.
     ///
     /// # Errors
@@ -225,5 +269,16 @@ mod tests {
         assert_eq!(record(&[1, 2, 3], 2).previous(), Some(1));
         assert_eq!(record(&[1, 2, 3], 1).previous(), None);
         assert_eq!(record(&[1, 2, 3], 9).previous(), None);
+    }
+
+    #[test]
+    fn growth_that_never_shrinks_prunes_old_versions_but_not_active_or_pinned() {
+        let rec = record(&[1, 2, 3, 4, 5, 6], 6);
+        assert_eq!(rec.prunable(3, &[]), [1, 2, 3]);
+        assert_eq!(rec.prunable(3, &[2]), [1, 3]);
+        assert!(rec.prunable(6, &[]).is_empty());
+        assert!(rec.prunable(10, &[]).is_empty());
+        // Rolled back to 2: the active version stays however old it is.
+        assert_eq!(record(&[1, 2, 3, 4, 5, 6], 2).prunable(2, &[]), [1, 3, 4]);
     }
 }

@@ -21,6 +21,14 @@ pub enum ReplayOutcome {
     EndpointGone,
 }
 
+/// What a bulk replay did: how many deliveries it replayed, and to which
+/// endpoints (kept instead of the records, so memory stays bounded by endpoints).
+#[derive(Debug, Default)]
+pub struct ReplaySummary {
+    pub replayed: usize,
+    pub endpoints: std::collections::BTreeSet<String>,
+}
+
 /// Starts series `n+1` of `d`: no attempts yet, due now, in the first-attempt lane.
 fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> keys::ScheduleKey {
     d.series += 1;
@@ -88,7 +96,7 @@ impl Store {
 
     /// Replays every dead delivery of `tenant` that `filter` matches, in batches,
     /// each a transaction that replays a delivery only if it is still as it was read
-    /// and its endpoint still exists. Returns the replayed ones.
+    /// and its endpoint still exists.
     ///
     /// # Errors
     /// On a storage failure; batches already written stay replayed.
@@ -97,9 +105,9 @@ impl Store {
         tenant: &str,
         filter: &DeliveryFilter,
         now_ms: u64,
-    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+    ) -> Result<ReplaySummary, StoreError> {
         const BATCH: usize = 500;
-        let mut replayed = Vec::new();
+        let mut replayed = ReplaySummary::default();
         let mut planned = Vec::new();
         for item in self.inner.records.scan_prefix(keys::deliveries_of(tenant)) {
             let (k, v) = item?;
@@ -123,21 +131,20 @@ impl Store {
         Ok(replayed)
     }
 
-    /// Applies one batch of planned replays; the ones still current join `replayed`.
+    /// Applies one batch of planned replays; the ones still current count.
     async fn replay_batch(
         &self,
         planned: Vec<(super::Writes, DeliveryRecord)>,
-        replayed: &mut Vec<DeliveryRecord>,
+        replayed: &mut ReplaySummary,
     ) -> Result<(), StoreError> {
         let (groups, deliveries): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
         let results = self.commit_each(groups).await?;
-        replayed.extend(
-            results
-                .into_iter()
-                .zip(deliveries)
-                .filter(|(r, _)| *r == WriteResult::Written)
-                .map(|(_, d)| d),
-        );
+        for (r, d) in results.into_iter().zip(deliveries) {
+            if r == WriteResult::Written {
+                replayed.replayed += 1;
+                replayed.endpoints.insert(d.endpoint_id);
+            }
+        }
         Ok(())
     }
 }

@@ -6,14 +6,16 @@
 //! the transaction); the first writer to find no one writing yields once, then
 //! applies everything queued meanwhile as one transaction. Under load a round
 //! carries many writers; alone, a writer pays nothing extra. A writer leads at most
-//! [`LEADER_ROUNDS`] rounds, then hands what keeps arriving to a blocking thread, so
-//! no task (and no tokio worker) is held by other writers' work.
+//! [`LEADER_ROUNDS`] rounds, then hands what keeps arriving to the store's drain
+//! thread, so no task (and no tokio worker) is held by other writers' work. That
+//! thread is the store's own, not tokio's blocking pool, which slow DNS or plugin
+//! compiles may fill: ingest must never queue behind them.
 //!
 //! An ingest without an idempotency key queues its [`Writes`] the same way
 //! ([`Store::commit_queued`]); writes made under a lock use [`Store::commit`], which
 //! applies them directly, so the lock is never released before they are visible.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock, mpsc};
 
 use sled::transaction::{
     ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
@@ -44,6 +46,39 @@ const LEADER_ROUNDS: usize = 2;
 #[derive(Default)]
 pub(crate) struct WriteQueue {
     state: Mutex<QueueState>,
+    /// The drain thread, started at the first hand-off; `None` if it could not be.
+    drain_thread: OnceLock<Option<mpsc::Sender<Store>>>,
+}
+
+impl WriteQueue {
+    /// Gives the lead to the drain thread; hands `store` back if there is none.
+    fn hand_off(&self, store: Store) -> Result<(), Store> {
+        match self.drain_thread.get_or_init(spawn_drain_thread) {
+            Some(thread) => thread.send(store).map_err(|refused| refused.0),
+            None => Err(store),
+        }
+    }
+}
+
+/// Starts the thread that drains what a leader hands off. Each hand-off brings
+/// the store and drops it once the queue is empty, so the thread never keeps the
+/// data dir open; it ends when the queue (its sender) goes away.
+fn spawn_drain_thread() -> Option<mpsc::Sender<Store>> {
+    let (thread, hand_offs) = mpsc::channel::<Store>();
+    let spawned = std::thread::Builder::new()
+        .name("hookgate-write-drain".into())
+        .spawn(move || {
+            while let Ok(store) = hand_offs.recv() {
+                store.drain(usize::MAX);
+            }
+        });
+    match spawned {
+        Ok(_) => Some(thread),
+        Err(error) => {
+            tracing::warn!(%error, "no write-drain thread; leading writers drain on");
+            None
+        }
+    }
 }
 
 #[derive(Default)]
@@ -113,7 +148,7 @@ impl Store {
             .map_err(|_| StoreError::Unavailable("the write was abandoned".into()))?
     }
 
-    /// Applies rounds until the queue is empty; after `max_rounds`, a blocking
+    /// Applies rounds until the queue is empty; after `max_rounds`, the drain
     /// thread takes over whatever is still queued.
     fn drain(&self, max_rounds: usize) {
         let queue = &self.inner.writes;
@@ -127,11 +162,9 @@ impl Store {
                     return;
                 }
                 Ok(_) if rounds == max_rounds => {
-                    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                        let store = self.clone();
-                        // Still `draining`: the blocking thread leads from here on.
+                    // Still `draining`: the drain thread leads from here on.
+                    if queue.hand_off(self.clone()).is_ok() {
                         std::mem::forget(unwind);
-                        runtime.spawn_blocking(move || store.drain(usize::MAX));
                         return;
                     }
                     rounds = 0;
@@ -231,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn a_leader_past_its_rounds_hands_the_queue_to_a_blocking_thread() {
+    fn a_leader_past_its_rounds_hands_the_queue_to_the_drain_thread() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), 1 << 20).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -249,14 +282,14 @@ mod tests {
             store.drain(0);
             assert_eq!(rx.await.unwrap().unwrap().0, WriteResult::Written);
             assert!(store.inner.records.contains_key("x").unwrap());
-            // The blocking thread lets go once the queue is empty.
+            // The drain thread lets go once the queue is empty.
             for _ in 0..200 {
                 if !store.inner.writes.state.lock().unwrap().draining {
                     return;
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
-            panic!("the blocking drainer never let go");
+            panic!("the drain thread never let go");
         });
     }
 }

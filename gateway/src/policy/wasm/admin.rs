@@ -11,8 +11,8 @@ use super::bindings::PluginPre;
 use super::conformance::{self, ConformanceReport};
 use super::registry::{PluginSource, PluginView, VersionInfo};
 use super::state::PluginState;
-use super::{PluginError, PluginHost, prepare};
-use crate::store::{PluginRecord, StoreError};
+use super::{PluginBinding, PluginError, PluginHost, prepare};
+use crate::store::{PluginRecord, Store, StoreError};
 
 /// A plugin that passed upload checks 1–9, ready to be stored and installed.
 pub struct CheckedPlugin {
@@ -178,6 +178,58 @@ impl PluginHost {
             Ok(component)
         });
         Ok(compiled)
+    }
+
+    /// Keeps the newest `keep` versions of `tenant`'s `name` and drops older ones
+    /// from the store, from memory and from the artifact cache; never the active
+    /// version, nor one an endpoint binds as `name@version`. The one place plugin
+    /// versions are pruned; callers hold [`super::uploads::UploadGate::changes`].
+    /// Returns the versions dropped.
+    ///
+    /// # Errors
+    /// On a storage failure; memory and the cache are then left as they were.
+    pub async fn prune_versions(
+        &self,
+        store: &Store,
+        tenant: &str,
+        name: &str,
+        keep: usize,
+    ) -> Result<Vec<u32>, StoreError> {
+        let pinned: Vec<u32> = store
+            .endpoints_of(tenant)?
+            .iter()
+            .filter_map(|ep| PluginBinding::parse(tenant, ep.plugin.as_deref()?))
+            .filter(|b| b.name == name)
+            .filter_map(|b| b.version)
+            .collect();
+        let dropped = store
+            .prune_plugin_versions(tenant, name, keep, &pinned)
+            .await?;
+        if dropped.is_empty() {
+            return Ok(Vec::new());
+        }
+        let versions: Vec<u32> = dropped.iter().map(|v| v.version).collect();
+        self.plugins.remove_versions(tenant, name, &versions);
+        if let Some(cache) = self.artifacts.get() {
+            // Identical bytes may be another version's too: keep what is still used.
+            let remaining = store.all_plugins()?;
+            let in_use = |sha: &str| {
+                remaining
+                    .iter()
+                    .flat_map(|r| &r.versions)
+                    .any(|v| v.sha256 == sha)
+            };
+            for v in dropped.iter().filter(|v| !in_use(&v.sha256)) {
+                cache.remove(&v.sha256);
+            }
+        }
+        tracing::info!(
+            tenant,
+            plugin = name,
+            ?versions,
+            "old plugin versions pruned"
+        );
+        Ok(versions)
     }
 
     /// Points bindings of the bare name at `version`; `false` if not loaded.

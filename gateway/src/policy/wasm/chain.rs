@@ -4,6 +4,8 @@
 //! Everything here is pure: the sandbox produces a [`PluginAnswer`] or a
 //! [`CallFailure`], and these functions turn it into a [`Decision`].
 
+use std::time::Duration;
+
 use super::bindings::{Delay, Verdict as WitVerdict};
 use crate::policy::{
     AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, Outcome, RetryDecider, Verdict,
@@ -34,8 +36,12 @@ pub(crate) enum CallFailure {
     /// The guest tried to grow its memory past the limit.
     MemoryLimit,
     /// The epoch deadline passed: the wall-clock backstop, which a busy machine can
-    /// hit through no fault of the plugin.
+    /// hit through no fault of the plugin: its thread was mostly waiting for a CPU.
     EpochDeadline,
+    /// The epoch deadline passed while the plugin's own thread was on the CPU for
+    /// most of it (`clocks::SPINNING_CPU` or more): it spun on work that fuel
+    /// undercounts. Unlike starvation, this counts.
+    Spinning { cpu_ms: u64 },
     /// The plugin could not be instantiated.
     Instantiate(String),
     /// The plugin's answer could not be read (a bad discriminant, invalid UTF-8, a
@@ -54,7 +60,8 @@ impl CallFailure {
             Self::Trap(_) => "trap",
             Self::OutOfFuel => "out_of_fuel",
             Self::MemoryLimit => "memory_limit",
-            Self::EpochDeadline => "epoch_deadline",
+            // Both are the same deadline to the attempt log; only counting differs.
+            Self::EpochDeadline | Self::Spinning { .. } => "epoch_deadline",
             Self::Instantiate(_) => "instantiate",
             Self::InvalidOutput(_) => "invalid_output",
             Self::PoolFull => "pool_full",
@@ -63,12 +70,30 @@ impl CallFailure {
     }
 
     /// Whether the failure is the plugin's own doing and counts toward disabling it.
-    /// An epoch deadline does not: on a busy machine it can hit a well-behaved plugin.
+    /// A starved epoch deadline does not: on a busy machine it can hit a well-behaved
+    /// plugin. A spinning one does, or a fuel-cheap loop could hold a thread forever.
     pub(crate) fn counts(&self) -> bool {
         matches!(
             self,
-            Self::Trap(_) | Self::OutOfFuel | Self::MemoryLimit | Self::InvalidOutput(_)
+            Self::Trap(_)
+                | Self::OutOfFuel
+                | Self::MemoryLimit
+                | Self::InvalidOutput(_)
+                | Self::Spinning { .. }
         )
+    }
+
+    /// The failure for an epoch deadline after the decision's own thread used `cpu`
+    /// of CPU time: [`CallFailure::Spinning`] from `spinning_cpu` on (in production
+    /// `clocks::SPINNING_CPU`), otherwise the uncounted [`CallFailure::EpochDeadline`].
+    pub(crate) fn epoch_deadline(cpu: Duration, spinning_cpu: Duration) -> Self {
+        if cpu >= spinning_cpu {
+            Self::Spinning {
+                cpu_ms: u64::try_from(cpu.as_millis()).unwrap_or(u64::MAX),
+            }
+        } else {
+            Self::EpochDeadline
+        }
     }
 }
 
@@ -77,6 +102,9 @@ impl std::fmt::Display for CallFailure {
         match self {
             Self::Trap(m) | Self::Instantiate(m) | Self::InvalidOutput(m) => {
                 write!(f, "{}: {m}", self.reason())
+            }
+            Self::Spinning { cpu_ms } => {
+                write!(f, "{}: its thread spun {cpu_ms} ms of CPU", self.reason())
             }
             _ => f.write_str(self.reason()),
         }

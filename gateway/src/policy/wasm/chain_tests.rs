@@ -191,6 +191,53 @@ fn only_the_plugins_own_failures_count() {
     assert!(CallFailure::MemoryLimit.counts());
     assert!(CallFailure::InvalidOutput("bad discriminant".into()).counts());
     assert!(!CallFailure::EpochDeadline.counts());
+    assert!(CallFailure::Spinning { cpu_ms: 45 }.counts());
     assert!(!CallFailure::PoolFull.counts());
     assert!(!CallFailure::Instantiate("no slot".into()).counts());
+}
+
+#[test]
+fn an_epoch_deadline_counts_only_when_its_thread_spent_it_on_the_cpu() {
+    use crate::policy::wasm::SPINNING_CPU;
+    use std::time::Duration;
+    // Above what the whole fuel budget buys, below the shortest deadline (40 ms).
+    assert!(SPINNING_CPU > Duration::from_millis(22) && SPINNING_CPU < Duration::from_millis(40));
+    // Starved: the thread waited for a core much of the 40–50 ms, or a plugin
+    // that stays within its fuel was slow on a busy machine.
+    for starved in [
+        Duration::ZERO,
+        Duration::from_millis(2),
+        Duration::from_millis(22),
+        SPINNING_CPU - Duration::from_nanos(1),
+    ] {
+        assert_eq!(
+            CallFailure::epoch_deadline(starved, SPINNING_CPU),
+            CallFailure::EpochDeadline
+        );
+    }
+    // Spinning: on the CPU for most of the deadline.
+    for (cpu, ms) in [
+        (SPINNING_CPU, 30),
+        (Duration::from_micros(41_700), 41),
+        (Duration::from_millis(49), 49),
+    ] {
+        let failure = CallFailure::epoch_deadline(cpu, SPINNING_CPU);
+        assert_eq!(failure, CallFailure::Spinning { cpu_ms: ms });
+        assert!(failure.counts());
+        assert_eq!(
+            failure.reason(),
+            "epoch_deadline",
+            "the same deadline in the log"
+        );
+        assert!(
+            failure.to_string().contains(&format!("{ms} ms of CPU")),
+            "{failure}"
+        );
+    }
+    // The threshold is the caller's: tests lower it.
+    let low = Duration::from_millis(5);
+    assert_eq!(
+        CallFailure::epoch_deadline(Duration::from_millis(6), low),
+        CallFailure::Spinning { cpu_ms: 6 }
+    );
 }

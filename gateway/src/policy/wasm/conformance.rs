@@ -191,7 +191,10 @@ fn fresh(
 ) -> (Result<PluginAnswer, CallFailure>, Usage) {
     let mut last = sandbox.run_measured(pre, attempt, retry);
     for _ in 1..EPOCH_TRIES {
-        if !matches!(last.0, Err(CallFailure::EpochDeadline)) {
+        if !matches!(
+            last.0,
+            Err(CallFailure::EpochDeadline | CallFailure::Spinning { .. })
+        ) {
             break;
         }
         last = sandbox.run_measured(pre, attempt, retry);
@@ -205,7 +208,9 @@ fn refusal(sample: &str, failure: &CallFailure) -> PluginError {
         CallFailure::MemoryLimit => {
             format!("overran the memory limit ({MEMORY_LIMIT_BYTES} bytes)")
         }
-        CallFailure::EpochDeadline => "overran the time limit (50 ms)".to_owned(),
+        CallFailure::EpochDeadline | CallFailure::Spinning { .. } => {
+            "overran the time limit (50 ms)".to_owned()
+        }
         other => format!("failed: {other}"),
     };
     PluginError::Conformance(format!("sample \"{sample}\" {what}"))

@@ -5,9 +5,9 @@
 //! Plugins are compiled once into a [`PluginPre`] (an `InstancePre` with typed
 //! exports). Every decision instantiates it in a new `Store` with [`StoreLimits`], a
 //! fuel budget and an epoch deadline, so nothing a plugin did last time survives.
+//! The decision's thread CPU time tells a spinning plugin from a starved one when
+//! the deadline passes (see [`super::clocks::SPINNING_CPU`]).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker};
@@ -16,17 +16,13 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use super::PluginError;
 use super::bindings::{Attempt, PluginPre};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
+use super::clocks::{EPOCH_DEADLINE_TICKS, EpochTicker, thread_cpu_time};
 pub(crate) use super::state::PluginState;
 
 /// Linear memory a plugin may use, in bytes.
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
 /// Fuel for one decision (both calls): about 1 ms of work, the deterministic limit.
 pub const FUEL_PER_DECISION: u64 = 10_000_000;
-/// How often the epoch ticks.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
-/// Ticks a decision may span: the wall-clock backstop behind fuel.
-pub const EPOCH_DEADLINE_TICKS: u64 = 5;
-
 /// What one decision used: fuel and peak linear memory, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -47,16 +43,24 @@ pub(crate) struct Sandbox {
     linker: Linker<PluginState>,
     /// Fuel per decision: [`FUEL_PER_DECISION`] but in tests of the epoch backstop.
     fuel: u64,
+    /// CPU time from which an epoch deadline counts: [`super::clocks::SPINNING_CPU`]
+    /// but in tests that must see a spinner counted on however busy a machine.
+    spinning_cpu: Duration,
     _ticker: EpochTicker,
 }
 
 impl Sandbox {
-    /// Builds the engine for `concurrency` simultaneous decisions, each with `fuel`,
-    /// and starts its epoch ticker.
+    /// Builds the engine for `concurrency` simultaneous decisions, each with `fuel`
+    /// and an epoch deadline counted from `spinning_cpu` of CPU time, and starts its
+    /// epoch ticker.
     ///
     /// # Errors
     /// `Engine` if wasmtime refuses the configuration (e.g. no address space).
-    pub(crate) fn new(concurrency: u32, fuel: u64) -> Result<Self, PluginError> {
+    pub(crate) fn new(
+        concurrency: u32,
+        fuel: u64,
+        spinning_cpu: Duration,
+    ) -> Result<Self, PluginError> {
         // One slot more than the decision threads: an upload's conformance run
         // (one at a time) never takes a slot a decision needs.
         let slots = concurrency + 1;
@@ -85,6 +89,7 @@ impl Sandbox {
             engine,
             linker,
             fuel,
+            spinning_cpu,
             _ticker: ticker,
         })
     }
@@ -198,6 +203,7 @@ impl Sandbox {
         attempt: &Attempt,
         builtin_retry: bool,
     ) -> (Result<PluginAnswer, CallFailure>, Usage) {
+        let cpu_at_start = thread_cpu_time();
         let mut store = match self.new_store() {
             Ok(store) => store,
             Err(e) => return (Err(e), Usage::default()),
@@ -205,7 +211,14 @@ impl Sandbox {
         let answer = pre
             .instantiate(&mut store)
             .map_err(|e| failure(&e, &store, Stage::Instantiate))
-            .and_then(|plugin| call(&mut store, &plugin, attempt, builtin_retry));
+            .and_then(|plugin| call(&mut store, &plugin, attempt, builtin_retry))
+            .map_err(|f| match f {
+                CallFailure::EpochDeadline => {
+                    let cpu = thread_cpu_time().saturating_sub(cpu_at_start);
+                    CallFailure::epoch_deadline(cpu, self.spinning_cpu)
+                }
+                other => other,
+            });
         let usage = Usage {
             fuel: self.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
             memory_bytes: store.data().peak_memory,
@@ -271,33 +284,5 @@ fn failure(error: &wasmtime::Error, store: &Store<PluginState>, stage: Stage) ->
         (Some(trap), _) => CallFailure::Trap(trap.to_string()),
         (None, Stage::Instantiate) => CallFailure::Instantiate(format!("{error:#}")),
         (None, Stage::Call) => CallFailure::InvalidOutput(format!("{error:#}")),
-    }
-}
-
-/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
-struct EpochTicker {
-    stop: Arc<AtomicBool>,
-}
-
-impl EpochTicker {
-    fn start(engine: Engine) -> Result<Self, PluginError> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        std::thread::Builder::new()
-            .name("hookgate-epoch".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
-                }
-            })
-            .map_err(|e| PluginError::Engine(format!("cannot start the epoch ticker: {e}")))?;
-        Ok(Self { stop })
-    }
-}
-
-impl Drop for EpochTicker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
     }
 }

@@ -1,5 +1,6 @@
 //! A plugin version's health: counted failures in a row, and whether 20 of them
-//! disabled it (§5 step 7).
+//! disabled it (§5 step 7). An epoch deadline counts only when the plugin spent it
+//! spinning on the CPU (`CallFailure::Spinning`), never when it was starved.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -30,8 +31,8 @@ pub(crate) struct PluginHealth {
 impl PluginHealth {
     /// Records one decision's result. A clean decision resets the streak; a counted
     /// failure extends it and disables the plugin at the threshold (returning
-    /// `true` that once); an uncounted failure (epoch deadline, pool full) changes
-    /// nothing.
+    /// `true` that once); an uncounted failure (a starved epoch deadline, pool full)
+    /// changes nothing.
     pub(crate) fn record(&self, result: Result<(), &CallFailure>) -> bool {
         match result {
             Ok(()) => {
@@ -110,7 +111,19 @@ mod tests {
     }
 
     #[test]
-    fn epoch_deadlines_alone_never_disable() {
+    fn spinning_until_the_deadline_disables_and_starvation_does_not_break_the_run() {
+        let h = PluginHealth::default();
+        for i in 0..DISABLE_AFTER_FAILURES {
+            // Starved deadlines in between neither count nor reset the streak.
+            h.record(Err(&CallFailure::EpochDeadline));
+            let disabled = h.record(Err(&CallFailure::Spinning { cpu_ms: 48 }));
+            assert_eq!(disabled, i + 1 == DISABLE_AFTER_FAILURES, "failure {i}");
+        }
+        assert!(h.is_disabled());
+    }
+
+    #[test]
+    fn starved_epoch_deadlines_alone_never_disable() {
         let h = PluginHealth::default();
         for _ in 0..1_000 {
             h.record(Err(&CallFailure::EpochDeadline));

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::FUEL_PER_DECISION;
 use super::artifacts::ArtifactCache;
 use super::chain::{self, BuiltinView, CallFailure};
 use super::engine::Sandbox;
@@ -13,6 +13,7 @@ use super::input::{PluginInput, attempt_record};
 use super::pool::{DecisionPool, PoolError};
 use super::registry::{PluginRegistry, PluginSource, VersionInfo};
 use super::uploads::UploadGate;
+use super::{FUEL_PER_DECISION, SPINNING_CPU};
 use super::{PluginBinding, PluginError, prepare};
 use crate::config::Config;
 use crate::policy::{
@@ -58,15 +59,21 @@ impl PluginHost {
     /// # Errors
     /// `Engine` if the engine or its threads cannot start.
     pub fn new(max_bytes: usize) -> Result<Self, PluginError> {
-        Self::with_fuel(max_bytes, FUEL_PER_DECISION)
+        Self::with_limits(max_bytes, FUEL_PER_DECISION, concurrency(), SPINNING_CPU)
     }
 
-    /// [`PluginHost::new`] with another fuel budget per decision; tests use it to
-    /// reach the epoch deadline, the backstop behind fuel.
-    pub(super) fn with_fuel(max_bytes: usize, fuel: u64) -> Result<Self, PluginError> {
-        let size = concurrency();
+    /// [`PluginHost::new`] with another fuel budget per decision, `size` decision
+    /// threads, and the CPU time from which an epoch deadline counts; tests use it
+    /// to reach the deadline (the backstop behind fuel) and see a spinner counted
+    /// however busy the machine is.
+    pub(super) fn with_limits(
+        max_bytes: usize,
+        fuel: u64,
+        size: u32,
+        spinning_cpu: Duration,
+    ) -> Result<Self, PluginError> {
         Ok(Self {
-            sandbox: Arc::new(Sandbox::new(size, fuel)?),
+            sandbox: Arc::new(Sandbox::new(size, fuel, spinning_cpu)?),
             plugins: PluginRegistry::default(),
             pool: DecisionPool::new(size)?,
             max_bytes,
@@ -158,8 +165,9 @@ impl PluginHost {
 
     /// Decides what follows an attempt (§5 steps 1–7). Without a binding, or for an
     /// outcome the host decides alone (2xx, 410), the built-in decides. Otherwise the
-    /// plugin runs on the decision pool in a fresh store; any failure falls back to
-    /// the built-in with `decided_by` = `fallback:<reason>`. Never fails.
+    /// plugin runs on the decision pool, within its tenant's share, in a fresh store;
+    /// any failure falls back to the built-in with `decided_by` = `fallback:<reason>`.
+    /// Never fails.
     pub async fn decide(
         &self,
         binding: Option<&PluginBinding<'_>>,
@@ -185,7 +193,9 @@ impl PluginHost {
         let (sandbox, job_plugin) = (Arc::clone(&self.sandbox), Arc::clone(&plugin));
         let ran = self
             .pool
-            .run(move || sandbox.run(&job_plugin.pre, &attempt, builtin_retry))
+            .run(&plugin.tenant, move || {
+                sandbox.run(&job_plugin.pre, &attempt, builtin_retry)
+            })
             .await;
         let answer = match ran {
             Ok(answer) => answer,

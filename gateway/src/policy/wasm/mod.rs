@@ -15,11 +15,12 @@
 //! [`PluginHost::install`] makes the version active. At start, [`load_stored`]
 //! loads them again through the HMAC-verified [`ArtifactCache`].
 //!
-//! Files: `bindings` (the one `bindgen!`), `engine` and `state` (engine, limits,
-//! one store per decision), `componentize` (upload steps 1–4), `conformance` (step
-//! 9), `admin` and `uploads` (checks, installs, limits), `artifacts`, `startup`,
-//! `chain` (the decision rules), `input` (the WIT `attempt` record), `pool`,
-//! `registry`, `health` and `host`.
+//! Files: `bindings` (the one `bindgen!`), `engine`, `state` and `clocks` (engine,
+//! limits, one store per decision, the epoch and the CPU clock), `componentize`
+//! (upload steps 1–4), `conformance` (step 9), `admin` and `uploads` (checks,
+//! installs, limits), `artifacts`, `startup`, `chain` (the decision rules), `input`
+//! (the WIT `attempt` record), `pool` and `shares` (the decision threads, and each
+//! tenant's fair share of them), `registry`, `health` and `host`.
 
 mod admin;
 mod artifacts;
@@ -27,14 +28,18 @@ mod bindings;
 mod chain;
 #[cfg(test)]
 mod check_tests;
+mod clocks;
 mod componentize;
 mod conformance;
 mod engine;
+#[cfg(test)]
+mod fairness_tests;
 mod health;
 mod host;
 mod input;
 mod pool;
 mod registry;
+mod shares;
 mod startup;
 mod state;
 #[cfg(test)]
@@ -45,9 +50,10 @@ use std::path::PathBuf;
 
 pub use admin::CheckedPlugin;
 pub use artifacts::ArtifactCache;
+pub use clocks::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, SPINNING_CPU};
 pub use componentize::{PreparedPlugin, componentize, prepare};
 pub use conformance::{ConformanceReport, SampleRun};
-pub use engine::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Usage};
+pub use engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Usage};
 pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};
 pub use host::PluginHost;
 pub use input::PluginInput;

@@ -1,14 +1,16 @@
 //! The dedicated decision pool: a fixed set of threads that run plugin calls, so a
 //! slow plugin never holds a tokio worker (§5 "Decisions run on a dedicated blocking
-//! pool"). A caller waits at most [`POOL_WAIT`] for a free thread, then falls back.
+//! pool"). A caller waits at most [`POOL_WAIT`] for a free thread within its
+//! tenant's fair share ([`super::shares`]), then falls back.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::oneshot;
 
 use super::PluginError;
+use super::shares::PoolShares;
 
 /// How long a decision waits for a free thread before falling back.
 pub(crate) const POOL_WAIT: Duration = Duration::from_millis(5);
@@ -18,7 +20,7 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 /// Why a job produced no answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PoolError {
-    /// Every thread stayed busy for [`POOL_WAIT`].
+    /// Every thread, or the tenant's whole share, stayed busy for [`POOL_WAIT`].
     Full,
     /// The thread dropped the job's answer (it panicked).
     Lost,
@@ -27,7 +29,7 @@ pub(crate) enum PoolError {
 /// A bounded set of decision threads. Dropping it lets the threads finish their
 /// current job and exit.
 pub(crate) struct DecisionPool {
-    permits: Arc<Semaphore>,
+    shares: Arc<PoolShares>,
     jobs: Mutex<mpsc::Sender<Job>>,
 }
 
@@ -58,28 +60,39 @@ impl DecisionPool {
                 .map_err(|e| PluginError::Engine(format!("cannot start a decision thread: {e}")))?;
         }
         Ok(Self {
-            permits: Arc::new(Semaphore::new(size as usize)),
+            shares: Arc::new(PoolShares::new(size as usize)),
             jobs: Mutex::new(tx),
         })
     }
 
-    /// Runs `job` on a pool thread and waits for its answer.
+    /// How many threads one tenant may hold at once.
+    #[cfg(test)]
+    pub(crate) fn tenant_share(&self) -> usize {
+        self.shares.tenant_share()
+    }
+
+    /// Runs `tenant`'s `job` on a pool thread and waits for its answer.
     ///
     /// # Errors
-    /// `Full` when no thread was free within [`POOL_WAIT`]; `Lost` if the job died.
-    pub(crate) async fn run<R, F>(&self, job: F) -> Result<R, PoolError>
+    /// `Full` when no thread was free within the tenant's share for [`POOL_WAIT`];
+    /// `Lost` if the job died.
+    pub(crate) async fn run<R, F>(&self, tenant: &str, job: F) -> Result<R, PoolError>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let permit = tokio::time::timeout(POOL_WAIT, Arc::clone(&self.permits).acquire_owned())
+        let slot = self
+            .shares
+            .take(tenant, POOL_WAIT)
             .await
-            .map_err(|_| PoolError::Full)?
-            .map_err(|_| PoolError::Lost)?;
+            .ok_or(PoolError::Full)?;
         let (tx, rx) = oneshot::channel();
         let boxed: Job = Box::new(move || {
-            let _ = tx.send(job());
-            drop(permit);
+            let answer = job();
+            // Freed before answering, so a caller that decides again at once finds
+            // its own slot free rather than still counted.
+            drop(slot);
+            let _ = tx.send(answer);
         });
         self.jobs
             .lock()
@@ -97,28 +110,44 @@ mod tests {
     #[tokio::test]
     async fn runs_jobs_and_falls_back_when_full() {
         let pool = DecisionPool::new(1).unwrap();
-        assert_eq!(pool.run(|| 2 + 2).await, Ok(4));
+        assert_eq!(pool.run("t", || 2 + 2).await, Ok(4));
         let (release, wait) = std::sync::mpsc::channel::<()>();
         let pool = Arc::new(pool);
         let busy = {
             let pool = Arc::clone(&pool);
-            tokio::spawn(async move { pool.run(move || wait.recv().is_ok()).await })
+            tokio::spawn(async move { pool.run("t", move || wait.recv().is_ok()).await })
         };
         // Let the blocking job take the only thread.
         tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(pool.run(|| 1).await, Err(PoolError::Full));
+        assert_eq!(pool.run("u", || 1).await, Err(PoolError::Full));
         release.send(()).unwrap();
         assert_eq!(busy.await.unwrap(), Ok(true));
-        assert_eq!(pool.run(|| 5).await, Ok(5));
+        assert_eq!(pool.run("u", || 5).await, Ok(5));
+    }
+
+    #[tokio::test]
+    async fn a_tenant_at_its_share_falls_back_while_another_runs_at_once() {
+        let pool = Arc::new(DecisionPool::new(2).unwrap());
+        assert_eq!(pool.tenant_share(), 1);
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let busy = {
+            let pool = Arc::clone(&pool);
+            tokio::spawn(async move { pool.run("a", move || wait.recv().is_ok()).await })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(pool.run("a", || 1).await, Err(PoolError::Full));
+        assert_eq!(pool.run("b", || 2).await, Ok(2));
+        release.send(()).unwrap();
+        assert_eq!(busy.await.unwrap(), Ok(true));
     }
 
     #[tokio::test]
     async fn a_panicking_job_loses_its_answer_but_not_its_thread() {
         let pool = DecisionPool::new(1).unwrap();
-        let lost: Result<u8, _> = pool.run(|| panic!("a plugin call blew up")).await;
+        let lost: Result<u8, _> = pool.run("t", || panic!("a plugin call blew up")).await;
         assert_eq!(lost, Err(PoolError::Lost));
         for i in 0..3 {
-            assert_eq!(pool.run(move || i * 2).await, Ok(i * 2));
+            assert_eq!(pool.run("t", move || i * 2).await, Ok(i * 2));
         }
     }
 }

@@ -137,6 +137,21 @@ impl PluginRegistry {
         }
     }
 
+    /// Forgets the listed versions of a plugin, never its active one; returns
+    /// how many went.
+    pub(crate) fn remove_versions(&self, tenant: &str, name: &str, versions: &[u32]) -> usize {
+        let mut plugins = self.write();
+        let Some(entry) = plugins.get_mut(&key(tenant, name)) else {
+            return 0;
+        };
+        let before = entry.versions.len();
+        let active = entry.active;
+        entry
+            .versions
+            .retain(|p| p.version == active || !versions.contains(&p.version));
+        before - entry.versions.len()
+    }
+
     /// Forgets every version of a plugin; `false` if there was none.
     pub(crate) fn remove(&self, tenant: &str, name: &str) -> bool {
         self.write().remove(&key(tenant, name)).is_some()

@@ -19,7 +19,7 @@ fn fixture(name: &str) -> String {
 }
 
 /// A fixture fragment wrapped with the prelude, as core-module bytes.
-fn module(name: &str, extra: &str) -> Vec<u8> {
+pub(super) fn module(name: &str, extra: &str) -> Vec<u8> {
     let text = format!(
         "(module\n{}\n{}\n{extra})",
         fixture("prelude.wat"),
@@ -37,7 +37,7 @@ fn host(plugins: &[&str]) -> PluginHost {
     host
 }
 
-fn policy() -> EffectivePolicy {
+pub(super) fn policy() -> EffectivePolicy {
     EffectivePolicy {
         strategy: Strategy::Fixed { base_ms: 2_000 },
         jitter: Jitter::None,
@@ -46,7 +46,7 @@ fn policy() -> EffectivePolicy {
     }
 }
 
-fn facts(outcome: &Outcome, seed: u64) -> AttemptFacts<'_> {
+pub(super) fn facts(outcome: &Outcome, seed: u64) -> AttemptFacts<'_> {
     AttemptFacts {
         outcome,
         attempt: 1,
@@ -157,12 +157,12 @@ async fn hostile_plugins_fall_back_with_their_reason() {
             "{name}"
         );
         let status = host.status(TENANT, name).unwrap();
-        // An epoch deadline never counts toward disabling.
-        assert_eq!(
-            (status.consecutive_failures, status.disabled),
-            (u32::from(!backstop), false),
-            "{name}"
-        );
+        // A starved epoch deadline does not count toward disabling; one the loop
+        // spent on the CPU would, so the backstop leaves either count.
+        assert!(!status.disabled, "{name}");
+        if !backstop {
+            assert_eq!(status.consecutive_failures, 1, "{name}");
+        }
     }
     // The host keeps serving: a well-behaved plugin in the same engine still decides.
     host.load(TENANT, "seeded", &module("seeded", "")).unwrap();
@@ -171,23 +171,29 @@ async fn hostile_plugins_fall_back_with_their_reason() {
 }
 
 #[tokio::test]
-async fn an_epoch_deadline_falls_back_but_does_not_count() {
+async fn an_epoch_deadline_spent_spinning_counts_toward_disabling() {
     // Fuel normally stops a loop long before the deadline; without it, the epoch
-    // deadline (5 ticks of 10 ms) is the backstop.
-    let host = PluginHost::with_fuel(512 * 1024, u64::MAX / 2).unwrap();
+    // deadline (5 ticks of 10 ms) is the backstop. The loop spends it on the CPU,
+    // so it counts (issue 18 item 3); starvation would not (see `chain_tests`).
+    // A low threshold: the loop's thread counts as spinning on however busy a
+    // machine; the production threshold is tested with injected numbers.
+    let spinning = std::time::Duration::from_millis(5);
+    let host = PluginHost::with_limits(512 * 1024, u64::MAX / 2, 2, spinning).unwrap();
     host.load(TENANT, "loop", &module("loop", "")).unwrap();
-    let started = std::time::Instant::now();
-    for _ in 0..DISABLE_AFTER_FAILURES + 1 {
+    let mut deadlines = 0;
+    // A generous bound: on a very busy machine some deadlines may still be starved.
+    while !host.status(TENANT, "loop").unwrap().disabled && deadlines < 2_000 {
         let d = decide_with(&host, "loop", 503, b"").await;
         assert_eq!(d.decided_by, "fallback:epoch_deadline");
+        deadlines += 1;
     }
-    let elapsed = started.elapsed();
-    assert!(
-        elapsed >= EPOCH_TICK * 4 * (DISABLE_AFTER_FAILURES + 1),
-        "{elapsed:?}"
-    );
     let status = host.status(TENANT, "loop").unwrap();
-    assert_eq!((status.consecutive_failures, status.disabled), (0, false));
+    assert!(status.disabled, "{deadlines} deadlines: {status:?}");
+    assert!(deadlines >= DISABLE_AFTER_FAILURES, "{deadlines}");
+    assert_eq!(
+        decide_with(&host, "loop", 503, b"").await.decided_by,
+        "fallback:disabled"
+    );
 }
 
 #[tokio::test]
