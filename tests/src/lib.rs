@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub mod receiver;
+pub mod resolvers;
 pub mod tls;
 pub mod verify;
 

@@ -2,14 +2,13 @@
 //! endpoint creation with 422 `url_blocked`, and at connect time, while a
 //! globally reachable neighbour such as AMT (`2001:3::/32`) stays allowed.
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::Ipv6Addr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hookgate::RunOptions;
-use hookgate::address_guard::{LookupFuture, Resolver};
 use hookgate_tests::receiver::Receiver;
+use hookgate_tests::resolvers::RebindingResolver;
 use hookgate_tests::{TestGateway, is_final, test_config};
 use serde_json::json;
 
@@ -50,32 +49,12 @@ async fn special_purpose_ranges_are_in_the_address_table() {
     }
 }
 
-/// Answers a public address at creation, then the IPv4-compatible `::127.0.0.1`.
-struct CompatibleRebinding {
-    port: u16,
-    calls: AtomicUsize,
-}
-
-impl Resolver for CompatibleRebinding {
-    fn lookup<'a>(&'a self, _host: &'a str, _port: u16) -> LookupFuture<'a> {
-        let first = self.calls.fetch_add(1, Ordering::SeqCst) == 0;
-        let ip: IpAddr = if first {
-            [93, 184, 216, 34].into()
-        } else {
-            Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0x7f00, 1).into()
-        };
-        let addr = SocketAddr::new(ip, self.port);
-        Box::pin(async move { Ok(vec![addr]) })
-    }
-}
-
 #[tokio::test]
 async fn ipv4_compatible_address_is_refused_at_connect_time() {
     let rx = Receiver::start(Vec::new()).await;
-    let resolver = Arc::new(CompatibleRebinding {
-        port: rx.addr.port(),
-        calls: AtomicUsize::new(0),
-    });
+    // A public address at creation, then the IPv4-compatible `::127.0.0.1`.
+    let compatible = Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0x7f00, 1);
+    let resolver = Arc::new(RebindingResolver::new(rx.addr.port(), compatible.into()));
     let options = RunOptions {
         resolver: Some(resolver.clone()),
         ..Default::default()
@@ -91,7 +70,7 @@ async fn ipv4_compatible_address_is_refused_at_connect_time() {
         "{d}"
     );
     assert!(
-        resolver.calls.load(Ordering::SeqCst) >= 2,
+        resolver.calls() >= 2,
         "resolved at creation and again at connect time"
     );
     assert!(rx.received().is_empty(), "nothing reached the receiver");

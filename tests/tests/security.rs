@@ -2,16 +2,14 @@
 //! secret rotation checked by the official verifier, every limit answered with
 //! its documented status, and hostile input that never yields a 5xx.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use base64::Engine;
 use hookgate::RunOptions;
-use hookgate::address_guard::{LookupFuture, Resolver};
 use hookgate::clock::{Clock, ManualClock, SystemClock};
 use hookgate_tests::receiver::Receiver;
+use hookgate_tests::resolvers::RebindingResolver;
 use hookgate_tests::verify::official_verifier_accepts;
 use hookgate_tests::{TestGateway, is_final, test_config};
 use serde_json::json;
@@ -79,31 +77,11 @@ async fn non_global_targets_are_blocked_at_creation_unless_allowed() {
     }
 }
 
-/// Answers a public address the first time and loopback afterwards.
-struct RebindingResolver {
-    port: u16,
-    calls: AtomicUsize,
-}
-
-impl Resolver for RebindingResolver {
-    fn lookup<'a>(&'a self, _host: &'a str, _port: u16) -> LookupFuture<'a> {
-        let first = self.calls.fetch_add(1, Ordering::SeqCst) == 0;
-        let addr: SocketAddr = if first {
-            ([93, 184, 216, 34], self.port).into()
-        } else {
-            ([127, 0, 0, 1], self.port).into()
-        };
-        Box::pin(async move { Ok(vec![addr]) })
-    }
-}
-
 #[tokio::test]
 async fn dns_rebinding_is_refused_at_connect_time() {
     let rx = Receiver::start(Vec::new()).await;
-    let resolver = Arc::new(RebindingResolver {
-        port: rx.addr.port(),
-        calls: AtomicUsize::new(0),
-    });
+    let loopback = [127, 0, 0, 1].into();
+    let resolver = Arc::new(RebindingResolver::new(rx.addr.port(), loopback));
     let options = RunOptions {
         resolver: Some(resolver.clone()),
         ..Default::default()
@@ -119,7 +97,7 @@ async fn dns_rebinding_is_refused_at_connect_time() {
     );
     assert_eq!(d["attempt_log"][0]["error_kind"], "blocked_address");
     assert!(
-        resolver.calls.load(Ordering::SeqCst) >= 2,
+        resolver.calls() >= 2,
         "resolved at creation and again at connect time"
     );
     assert!(

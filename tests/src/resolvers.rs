@@ -1,0 +1,43 @@
+//! Resolvers that tests inject in place of DNS.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hookgate::address_guard::{LookupFuture, Resolver};
+
+/// Answers a public address the first time (the check at endpoint creation) and
+/// `then` afterwards (at connect time): a DNS-rebinding attack.
+pub struct RebindingResolver {
+    port: u16,
+    then: IpAddr,
+    calls: AtomicUsize,
+}
+
+impl RebindingResolver {
+    /// Rebinds to `then`, on the receiver's `port`.
+    pub fn new(port: u16, then: IpAddr) -> Self {
+        Self {
+            port,
+            then,
+            calls: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many lookups were made.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+impl Resolver for RebindingResolver {
+    fn lookup<'a>(&'a self, _host: &'a str, _port: u16) -> LookupFuture<'a> {
+        let first = self.calls.fetch_add(1, Ordering::SeqCst) == 0;
+        let ip = if first {
+            [93, 184, 216, 34].into()
+        } else {
+            self.then
+        };
+        let addr = SocketAddr::new(ip, self.port);
+        Box::pin(async move { Ok(vec![addr]) })
+    }
+}
