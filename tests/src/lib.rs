@@ -45,6 +45,13 @@ impl TestGateway {
         Self::start_with(test_config(dir.path()), dir, RunOptions::default()).await
     }
 
+    /// Starts a gateway with the default test config and `options` (a clock, a
+    /// resolver, a fault hook).
+    pub async fn start_with_options(options: RunOptions) -> Self {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        Self::start_with(test_config(dir.path()), dir, options).await
+    }
+
     /// Starts a gateway with `config` (whose data dir lives in `dir`) and `options`.
     pub async fn start_with(
         config: Config,

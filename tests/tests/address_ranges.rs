@@ -9,7 +9,7 @@ use std::time::Duration;
 use hookgate::RunOptions;
 use hookgate_tests::receiver::Receiver;
 use hookgate_tests::resolvers::RebindingResolver;
-use hookgate_tests::{TestGateway, is_final, test_config};
+use hookgate_tests::{TestGateway, is_final};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -59,8 +59,7 @@ async fn ipv4_compatible_address_is_refused_at_connect_time() {
         resolver: Some(resolver.clone()),
         ..Default::default()
     };
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let gw = TestGateway::start_with(test_config(dir.path()), dir, options).await;
+    let gw = TestGateway::start_with_options(options).await;
     let url = format!("http://compat.example:{}/hook", rx.addr.port());
     let (key, _, dlv) = gw.one_delivery(&url, json!({})).await;
     let d = gw.wait_delivery("acme", &key, &dlv, WAIT, is_final).await;

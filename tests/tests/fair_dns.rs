@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use hookgate::RunOptions;
 use hookgate::address_guard::{DnsResolver, LookupFuture, Resolver};
+use hookgate_tests::TestGateway;
 use hookgate_tests::receiver::Receiver;
-use hookgate_tests::{TestGateway, test_config};
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -126,12 +126,11 @@ fn the_blocking_pool_cannot_be_exhausted_through_dns() {
 
 /// Tenant A's slow nameserver fills the blocking pool; tenant B must not notice.
 async fn a_slow_nameserver_stalls_no_other_tenant(resolver: Arc<BlockingLookups>) {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
     let options = RunOptions {
         resolver: Some(Arc::clone(&resolver) as Arc<dyn Resolver>),
         ..RunOptions::default()
     };
-    let gw = TestGateway::start_with(test_config(dir.path()), dir, options).await;
+    let gw = TestGateway::start_with_options(options).await;
 
     // Tenant B delivers to a loopback literal: no DNS at all.
     let rx = Receiver::start(Vec::new()).await;
@@ -195,12 +194,11 @@ async fn a_nameserver_that_never_answers_makes_the_attempt_a_dns_failure() {
     assert_eq!(stub_addr.ip(), IpAddr::V4(Ipv4Addr::LOCALHOST));
 
     let resolver = DnsResolver::with_nameservers(&[stub_addr]).unwrap();
-    let dir = Arc::new(tempfile::tempdir().unwrap());
     let options = RunOptions {
         resolver: Some(Arc::new(resolver)),
         ..RunOptions::default()
     };
-    let gw = TestGateway::start_with(test_config(dir.path()), dir, options).await;
+    let gw = TestGateway::start_with_options(options).await;
     let (key, _, delivery) = gw
         .one_delivery("http://never-answers.example.com/hook", json!({}))
         .await;

@@ -107,12 +107,11 @@ async fn request_bodies_have_no_read_deadline_stalled_uploads_cap_only_their_ten
 #[tokio::test]
 async fn growth_that_never_shrinks_a_sixth_live_secret_is_409_until_one_expires() {
     let clock = ManualClock::new(SystemClock.now_ms());
-    let dir = Arc::new(tempfile::tempdir().unwrap());
     let options = RunOptions {
         clock: Some(clock.clone()),
         ..Default::default()
     };
-    let gw = TestGateway::start_with(test_config(dir.path()), dir, options).await;
+    let gw = TestGateway::start_with_options(options).await;
     let key = gw.tenant("acme").await;
     let ep = gw
         .endpoint("acme", &key, json!({"url": "http://127.0.0.1:9/hook"}))

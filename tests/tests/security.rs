@@ -109,12 +109,11 @@ async fn dns_rebinding_is_refused_at_connect_time() {
 #[tokio::test]
 async fn rotated_secrets_sign_together_for_24_hours_then_only_the_new_one() {
     let clock = ManualClock::new(SystemClock.now_ms());
-    let dir = Arc::new(tempfile::tempdir().unwrap());
     let options = RunOptions {
         clock: Some(clock.clone()),
         ..Default::default()
     };
-    let gw = TestGateway::start_with(test_config(dir.path()), dir, options).await;
+    let gw = TestGateway::start_with_options(options).await;
     let rx = Receiver::start(Vec::new()).await;
     let key = gw.tenant("acme").await;
     let ep = gw.endpoint("acme", &key, json!({"url": rx.url()})).await;
