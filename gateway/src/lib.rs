@@ -169,6 +169,8 @@ pub async fn run_with(
     };
     let flusher_stop = CancellationToken::new();
     let flusher = store.start_flusher(durability, flusher_stop.clone());
+    let keep_versions = usize::try_from(config.plugins.keep_versions).unwrap_or(usize::MAX);
+    policy::wasm::prune_stored(&plugins, &store, keep_versions).await?;
     let disk = DiskWatch::default();
     disk.refresh(&config.data_dir, config.min_free_disk);
     let (delivery, changes) = DeliveryHandle::new();

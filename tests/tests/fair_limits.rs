@@ -207,3 +207,31 @@ async fn growth_that_never_shrinks_plugin_versions_past_the_cap_are_pruned() {
     assert!(!cached(&shas[1]));
     assert!(cached(&shas[0]) && cached(&shas[2]) && cached(&shas[3]));
 }
+
+#[tokio::test]
+async fn growth_that_never_shrinks_a_lowered_version_cap_applies_at_start() {
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let config = test_config(dir.path());
+    let gw = TestGateway::start_with(config.clone(), dir.clone(), RunOptions::default()).await;
+    let key = gw.tenant("acme").await;
+    for n in 1..=3 {
+        let (status, body) = gw
+            .upload_plugin("acme", &key, "codes", ladder_variant(n))
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    gw.stop().await;
+    let mut lowered = config;
+    lowered.plugins.keep_versions = 1;
+    let gw = TestGateway::start_with(lowered, dir, RunOptions::default()).await;
+    let (_, plugin) = gw
+        .call("GET", "/v1/tenants/acme/plugins/codes", Some(&key), None)
+        .await;
+    let versions: Vec<&Value> = plugin["versions"].as_array().unwrap().iter().collect();
+    assert_eq!(versions.len(), 1, "{plugin}");
+    assert_eq!(
+        (&versions[0]["version"], &plugin["active_version"]),
+        (&json!(3), &json!(3))
+    );
+    assert_eq!(versions[0]["loaded"], true);
+}

@@ -171,23 +171,27 @@ impl Store {
         ep: &EndpointRecord,
         now_ms: u64,
     ) -> Result<usize, StoreError> {
-        let mut gone = super::Writes::default();
-        gone.remove(keys::endpoint(&ep.tenant_id, &ep.id));
-        self.commit(gone).await?;
-        let mut ended = 0;
-        loop {
-            let planned = self.plan_schedule_end(&ep.tenant_id, &ep.id, now_ms)?;
-            if planned.is_empty() {
-                return Ok(ended);
+        let (tenant, id) = (ep.tenant_id.clone(), ep.id.clone());
+        self.in_bulk(move |bulk| {
+            let mut gone = super::Writes::default();
+            gone.remove(keys::endpoint(&tenant, &id));
+            bulk.apply_each(&[gone])?;
+            let mut ended = 0;
+            loop {
+                let planned = bulk.store().plan_schedule_end(&tenant, &id, now_ms)?;
+                if planned.is_empty() {
+                    return Ok(ended);
+                }
+                let (groups, ends): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
+                let results = bulk.apply_each(&groups)?;
+                ended += results
+                    .iter()
+                    .zip(ends)
+                    .filter(|(r, ends)| **r == WriteResult::Written && *ends)
+                    .count();
             }
-            let (groups, ends): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
-            let results = self.commit_each(groups).await?;
-            ended += results
-                .iter()
-                .zip(ends)
-                .filter(|(r, ends)| **r == WriteResult::Written && *ends)
-                .count();
-        }
+        })
+        .await
     }
 
     /// One batch of a deleted endpoint's schedule entries, each with the write that

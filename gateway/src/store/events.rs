@@ -5,6 +5,7 @@ use std::hash::BuildHasher;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::bulk::BulkWrites;
 use super::{
     DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, IdempotencyRecord, Store,
     StoreError, WriteResult, keys, records,
@@ -188,17 +189,21 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {
-        let mut removed = 0;
-        let mut after = None;
-        loop {
-            let (planned, last) =
-                self.expired_idempotency(after.as_deref(), now_ms, SWEEP_BATCH)?;
-            removed += self.remove_unchanged(planned).await?;
-            match last {
-                Some(k) => after = Some(k),
-                None => return Ok(removed),
+        self.in_bulk(move |bulk| {
+            let mut removed = 0;
+            let mut after = None;
+            loop {
+                let (planned, last) =
+                    bulk.store()
+                        .expired_idempotency(after.as_deref(), now_ms, SWEEP_BATCH)?;
+                removed += remove_unchanged(bulk, planned)?;
+                match last {
+                    Some(k) => after = Some(k),
+                    None => return Ok(removed),
+                }
             }
-        }
+        })
+        .await
     }
 
     /// The idempotency records expired at `now_ms` among up to `limit` after the key
@@ -229,28 +234,28 @@ impl Store {
         }
         Ok((planned, last))
     }
+}
 
-    /// Removes each key that still holds the bytes it was read with: a key reused
-    /// since (a fresh record under it) stays.
-    async fn remove_unchanged(
-        &self,
-        planned: Vec<(Vec<u8>, Vec<u8>)>,
-    ) -> Result<usize, StoreError> {
-        let groups = planned
-            .into_iter()
-            .map(|(k, v)| {
-                let mut w = super::Writes::default();
-                w.require_unchanged(&k, v);
-                w.remove(&k);
-                w
-            })
-            .collect();
-        let results = self.commit_each(groups).await?;
-        Ok(results
-            .iter()
-            .filter(|r| **r == WriteResult::Written)
-            .count())
-    }
+/// Removes each key that still holds the bytes it was read with: a key reused
+/// since (a fresh record under it) stays.
+fn remove_unchanged(
+    bulk: &mut BulkWrites<'_>,
+    planned: Vec<KeyBytes>,
+) -> Result<usize, StoreError> {
+    let groups: Vec<_> = planned
+        .into_iter()
+        .map(|(k, v)| {
+            let mut w = super::Writes::default();
+            w.require_unchanged(&k, v);
+            w.remove(&k);
+            w
+        })
+        .collect();
+    let results = bulk.apply_each(&groups)?;
+    Ok(results
+        .iter()
+        .filter(|r| **r == WriteResult::Written)
+        .count())
 }
 
 #[cfg(test)]

@@ -51,7 +51,10 @@ async fn idempotency_sweep_never_deletes_a_fresh_key() {
         panic!("a fresh use of an expired key creates an event");
     };
     // ... and the sweep's write lands after it.
-    assert_eq!(store.remove_unchanged(planned).await.unwrap(), 0);
+    let removed = store
+        .in_bulk(move |bulk| super::remove_unchanged(bulk, planned))
+        .await;
+    assert_eq!(removed.unwrap(), 0);
     // A client retry with K is answered from the fresh record, not a duplicate.
     match store.ingest(event(&p, "K", "h2", now + 1)).await.unwrap() {
         IngestOutcome::Replayed(r) => assert_eq!(r, response),

@@ -3,6 +3,7 @@
 
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
+use super::bulk::BulkWrites;
 use super::{
     DeliveryFilter, DeliveryRecord, DeliveryState, Store, StoreError, WriteResult, keys, records,
 };
@@ -106,45 +107,56 @@ impl Store {
         filter: &DeliveryFilter,
         now_ms: u64,
     ) -> Result<ReplaySummary, StoreError> {
-        const BATCH: usize = 500;
-        let mut replayed = ReplaySummary::default();
-        let mut planned = Vec::new();
-        for item in self.inner.records.scan_prefix(keys::deliveries_of(tenant)) {
-            let (k, v) = item?;
-            let mut d: DeliveryRecord = records::decode(&v)?;
-            if d.state != DeliveryState::Dead || !filter.matches(&d) {
-                continue;
+        let (tenant, filter) = (tenant.to_owned(), filter.clone());
+        self.in_bulk(move |bulk| {
+            let mut replayed = ReplaySummary::default();
+            let mut planned = Vec::new();
+            let scan = bulk
+                .store()
+                .inner
+                .records
+                .scan_prefix(keys::deliveries_of(&tenant));
+            for item in scan {
+                let (k, v) = item?;
+                let mut d: DeliveryRecord = records::decode(&v)?;
+                if d.state != DeliveryState::Dead || !filter.matches(&d) {
+                    continue;
+                }
+                let mut w = super::Writes::default();
+                w.require_unchanged(&k, v.to_vec());
+                w.require(keys::endpoint(&tenant, &d.endpoint_id));
+                let entry = new_series(&mut d, now_ms);
+                w.insert(&k, records::encode(&d));
+                w.insert(entry.encode(), tenant.as_bytes());
+                planned.push((w, d.endpoint_id));
+                if planned.len() == REPLAY_BATCH {
+                    replay_batch(bulk, std::mem::take(&mut planned), &mut replayed)?;
+                }
             }
-            let mut w = super::Writes::default();
-            w.require_unchanged(&k, v.to_vec());
-            w.require(keys::endpoint(tenant, &d.endpoint_id));
-            let entry = new_series(&mut d, now_ms);
-            w.insert(&k, records::encode(&d));
-            w.insert(entry.encode(), tenant.as_bytes());
-            planned.push((w, d));
-            if planned.len() == BATCH {
-                self.replay_batch(std::mem::take(&mut planned), &mut replayed)
-                    .await?;
-            }
-        }
-        self.replay_batch(planned, &mut replayed).await?;
-        Ok(replayed)
+            replay_batch(bulk, planned, &mut replayed)?;
+            Ok(replayed)
+        })
+        .await
     }
+}
 
-    /// Applies one batch of planned replays; the ones still current count.
-    async fn replay_batch(
-        &self,
-        planned: Vec<(super::Writes, DeliveryRecord)>,
-        replayed: &mut ReplaySummary,
-    ) -> Result<(), StoreError> {
-        let (groups, deliveries): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
-        let results = self.commit_each(groups).await?;
-        for (r, d) in results.into_iter().zip(deliveries) {
-            if r == WriteResult::Written {
-                replayed.replayed += 1;
-                replayed.endpoints.insert(d.endpoint_id);
-            }
+/// Deliveries replayed per transaction.
+const REPLAY_BATCH: usize = 500;
+
+/// Applies one batch of planned replays (each with its endpoint); the ones still
+/// current count.
+fn replay_batch(
+    bulk: &mut BulkWrites<'_>,
+    planned: Vec<(super::Writes, String)>,
+    replayed: &mut ReplaySummary,
+) -> Result<(), StoreError> {
+    let (groups, endpoints): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
+    let results = bulk.apply_each(&groups)?;
+    for (r, endpoint) in results.into_iter().zip(endpoints) {
+        if r == WriteResult::Written {
+            replayed.replayed += 1;
+            replayed.endpoints.insert(endpoint);
         }
-        Ok(())
     }
+    Ok(())
 }

@@ -27,6 +27,9 @@ impl RetentionRules {
     }
 }
 
+/// One event's planned changes and what they would do.
+type EventPlan = (Writes, SweepStats);
+
 /// What one sweep step did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct SweepStats {
@@ -51,6 +54,31 @@ impl Store {
         limit: usize,
         rules: RetentionRules,
     ) -> Result<(SweepStats, Option<Vec<u8>>), StoreError> {
+        self.in_bulk(move |bulk| {
+            let (planned, last) = bulk.store().plan_sweep(cursor, limit, &rules)?;
+            let (groups, stats): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
+            let results = bulk.apply_each(&groups)?;
+            let mut total = SweepStats::default();
+            for (r, s) in results.iter().zip(stats) {
+                if *r == WriteResult::Written {
+                    total.events_removed += s.events_removed;
+                    total.deliveries_removed += s.deliveries_removed;
+                    total.deliveries_ended += s.deliveries_ended;
+                }
+            }
+            Ok((total, last))
+        })
+        .await
+    }
+
+    /// The plans for up to `limit` events after `cursor`, and the last event key
+    /// looked at.
+    fn plan_sweep(
+        &self,
+        cursor: Option<Vec<u8>>,
+        limit: usize,
+        rules: &RetentionRules,
+    ) -> Result<(Vec<EventPlan>, Option<Vec<u8>>), StoreError> {
         let prefix = [b"ev".as_slice(), &[0]].concat();
         let start = cursor.map_or_else(|| prefix.clone(), |c| [c.as_slice(), &[0]].concat());
         let mut endpoints: HashMap<(String, String), Option<EndpointRecord>> = HashMap::new();
@@ -64,22 +92,12 @@ impl Store {
         {
             let (k, v) = item?;
             last = Some(k.to_vec());
-            let plan = self.plan_event(&k, &v, &rules, &mut endpoints)?;
+            let plan = self.plan_event(&k, &v, rules, &mut endpoints)?;
             if plan.1 != SweepStats::default() {
                 planned.push(plan);
             }
         }
-        let (groups, stats): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
-        let results = self.commit_each(groups).await?;
-        let mut total = SweepStats::default();
-        for (r, s) in results.iter().zip(stats) {
-            if *r == WriteResult::Written {
-                total.events_removed += s.events_removed;
-                total.deliveries_removed += s.deliveries_removed;
-                total.deliveries_ended += s.deliveries_ended;
-            }
-        }
-        Ok((total, last))
+        Ok((planned, last))
     }
 
     /// What retention does to one event and its deliveries, conditional on each

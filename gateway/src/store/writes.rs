@@ -129,6 +129,16 @@ impl Store {
     /// # Errors
     /// `Unavailable` if the write or its flush failed.
     pub async fn commit_each(&self, groups: Vec<Writes>) -> Result<Vec<WriteResult>, StoreError> {
+        let results = self.transact_each(&groups)?;
+        if results.contains(&WriteResult::Written) {
+            self.wait_own_write().await?;
+        }
+        Ok(results)
+    }
+
+    /// Applies each of `groups` that is still current, in one transaction, and
+    /// returns each group's result; durability is the caller's to wait for.
+    pub(super) fn transact_each(&self, groups: &[Writes]) -> Result<Vec<WriteResult>, StoreError> {
         if groups.is_empty() {
             return Ok(Vec::new());
         }
@@ -139,17 +149,13 @@ impl Store {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(ConflictableTransactionError::<()>::from)
         });
-        let results = match applied {
-            Ok(r) => r,
+        match applied {
+            Ok(r) => Ok(r),
             Err(TransactionError::Abort(())) => {
-                return Err(StoreError::Unavailable("write aborted".into()));
+                Err(StoreError::Unavailable("write aborted".into()))
             }
-            Err(TransactionError::Storage(e)) => return Err(e.into()),
-        };
-        if results.contains(&WriteResult::Written) {
-            self.wait_own_write().await?;
+            Err(TransactionError::Storage(e)) => Err(e.into()),
         }
-        Ok(results)
     }
 }
 

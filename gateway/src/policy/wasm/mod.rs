@@ -58,7 +58,7 @@ pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};
 pub use host::PluginHost;
 pub use input::PluginInput;
 pub use registry::{PluginSource, PluginView, VersionInfo, VersionView};
-pub use startup::load_stored;
+pub use startup::{load_stored, prune_stored};
 pub use uploads::{COMPILE_LIMIT, UPLOADS_PER_HOUR, UploadError, UploadGate, check_upload};
 
 /// Why a plugin could not be loaded, or the host not started.

@@ -5,6 +5,9 @@
 //! `[[plugins.preload]]` entries load first (before the store opens) and are
 //! config-owned: a stored plugin of the same tenant and name is left unloaded, with
 //! a warning, and the API refuses to change a preloaded plugin.
+//!
+//! Once the store takes writes, [`prune_stored`] applies `plugins.keep_versions`,
+//! so a lowered cap takes effect at start rather than at the next upload.
 
 use std::sync::Arc;
 
@@ -46,6 +49,22 @@ pub fn load_stored(host: &Arc<PluginHost>, store: &Store) -> Result<(), StoreErr
         }
         let loaded = host.restore(&record, |v| store.plugin_bytes(tenant, name, v))?;
         tracing::info!(tenant, plugin = %name, versions = loaded, active = record.active, "plugin restored");
+    }
+    Ok(())
+}
+
+/// Keeps the newest `keep` versions of every stored plugin (with the active one
+/// and those an endpoint pins), as each upload does.
+///
+/// # Errors
+/// On a storage failure.
+pub async fn prune_stored(host: &PluginHost, store: &Store, keep: usize) -> Result<(), StoreError> {
+    for record in store.all_plugins()? {
+        let (tenant, name) = (&record.tenant_id, &record.name);
+        if record.versions.len() > keep && host.source(tenant, name) != Some(PluginSource::Preload)
+        {
+            host.prune_versions(store, tenant, name, keep).await?;
+        }
     }
     Ok(())
 }
