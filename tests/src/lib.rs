@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use hookgate::config::Config;
-use hookgate::{RunOptions, run_with};
+use hookgate_server::config::Config;
+use hookgate_server::{RunOptions, run_with};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -24,7 +24,7 @@ pub struct TestGateway {
     pub http: reqwest::Client,
     pub dir: Arc<tempfile::TempDir>,
     shutdown: CancellationToken,
-    task: Option<tokio::task::JoinHandle<Result<(), hookgate::RunError>>>,
+    task: Option<tokio::task::JoinHandle<Result<(), hookgate_server::RunError>>>,
 }
 
 /// A config for tests: loopback allowed, admin token fixed, data in `dir`.

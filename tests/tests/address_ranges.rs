@@ -6,7 +6,7 @@ use std::net::Ipv6Addr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookgate::RunOptions;
+use hookgate_server::RunOptions;
 use hookgate_tests::receiver::Receiver;
 use hookgate_tests::resolvers::RebindingResolver;
 use hookgate_tests::{TestGateway, is_final};

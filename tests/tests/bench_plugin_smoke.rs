@@ -2,7 +2,7 @@
 //! `decision`), with `json-error-code` built from this checkout. Speed is never
 //! asserted; the scenarios fail (exit 1) if a delivery or a decision goes wrong.
 
-use hookgate::cli::bench::{BenchCommand, Common, run};
+use hookgate::lab::bench::{BenchCommand, Common, run};
 
 fn smoke() -> Common {
     Common {

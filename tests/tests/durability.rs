@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use hookgate::RunOptions;
-use hookgate::store::{DurabilityBackend, PersistFuture};
+use hookgate_server::RunOptions;
+use hookgate_server::store::{DurabilityBackend, PersistFuture};
 use hookgate_tests::{TestGateway, test_config};
 use serde_json::json;
 use tokio::sync::{Notify, Semaphore};

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hookgate::RunOptions;
-use hookgate::address_guard::{DnsResolver, LookupFuture, Resolver};
+use hookgate_server::RunOptions;
+use hookgate_server::address_guard::{DnsResolver, LookupFuture, Resolver};
 use hookgate_tests::TestGateway;
 use hookgate_tests::receiver::Receiver;
 use serde_json::json;

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookgate::config::PreloadPlugin;
+use hookgate_server::config::PreloadPlugin;
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{TestGateway, body_receiver, is_final, test_config};
 use serde_json::{Value, json};
@@ -49,7 +49,7 @@ async fn gateway() -> TestGateway {
             path,
         });
     }
-    TestGateway::start_with(config, dir, hookgate::RunOptions::default()).await
+    TestGateway::start_with(config, dir, hookgate_server::RunOptions::default()).await
 }
 
 /// Sends `DELIVERIES` events to a new endpoint of `tenant`; returns the delivery ids.

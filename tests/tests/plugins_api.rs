@@ -175,13 +175,17 @@ async fn preloaded_plugins_are_listed_but_belong_to_the_config() {
     config
         .plugins
         .preload
-        .push(hookgate::config::PreloadPlugin {
+        .push(hookgate_server::config::PreloadPlugin {
             tenant: "acme".into(),
             name: "codes".into(),
             path,
         });
-    let gw =
-        TestGateway::start_with(config, Arc::clone(&dir), hookgate::RunOptions::default()).await;
+    let gw = TestGateway::start_with(
+        config,
+        Arc::clone(&dir),
+        hookgate_server::RunOptions::default(),
+    )
+    .await;
     let key = gw.tenant("acme").await;
     upload_example(&gw, &key, "ladder", "ladder", 1).await;
     let (_, list) = gw

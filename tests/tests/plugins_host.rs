@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use hookgate::config::{Config, PreloadPlugin};
+use hookgate_server::config::{Config, PreloadPlugin};
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{TestGateway, is_final, test_config};
 use http_body_util::Full;
@@ -62,7 +62,7 @@ async fn gateway_tuned(plugins: &[&str], tune: impl FnOnce(&mut Config)) -> Test
     let modules: Vec<(&str, Vec<u8>)> = plugins.iter().map(|n| (*n, plugin_module(n))).collect();
     let mut config = config_with(&dir, &modules);
     tune(&mut config);
-    TestGateway::start_with(config, dir, hookgate::RunOptions::default()).await
+    TestGateway::start_with(config, dir, hookgate_server::RunOptions::default()).await
 }
 
 /// A receiver answering each request with the next (status, body), then 200.
@@ -260,11 +260,11 @@ async fn a_plugin_that_imports_anything_stops_start_up_naming_its_file() {
         let config = config_with(&dir, &[(name, bytes)]);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let shutdown = tokio_util::sync::CancellationToken::new();
-        let run = hookgate::run_with(
+        let run = hookgate_server::run_with(
             config,
             listener,
             shutdown.clone(),
-            hookgate::RunOptions::default(),
+            hookgate_server::RunOptions::default(),
         );
         let result = tokio::time::timeout(WAIT, run)
             .await

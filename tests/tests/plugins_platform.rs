@@ -192,7 +192,7 @@ async fn plugins_and_their_active_version_survive_a_restart() {
         TestGateway::start_with(
             test_config(dir.path()),
             Arc::clone(&dir),
-            hookgate::RunOptions::default(),
+            hookgate_server::RunOptions::default(),
         )
     };
     let gw = start().await;
@@ -244,8 +244,12 @@ async fn a_disabled_plugin_stays_disabled_after_a_restart() {
         c.breaker.failure_threshold = 1_000;
         c
     };
-    let gw =
-        TestGateway::start_with(config(), Arc::clone(&dir), hookgate::RunOptions::default()).await;
+    let gw = TestGateway::start_with(
+        config(),
+        Arc::clone(&dir),
+        hookgate_server::RunOptions::default(),
+    )
+    .await;
     let key = gw.tenant("acme").await;
     let read = |f: &str| {
         std::fs::read_to_string(format!(
@@ -291,8 +295,12 @@ async fn a_disabled_plugin_stays_disabled_after_a_restart() {
     );
     gw.stop().await;
 
-    let gw =
-        TestGateway::start_with(config(), Arc::clone(&dir), hookgate::RunOptions::default()).await;
+    let gw = TestGateway::start_with(
+        config(),
+        Arc::clone(&dir),
+        hookgate_server::RunOptions::default(),
+    )
+    .await;
     let (_, p) = gw.call("GET", path, Some(&key), None).await;
     assert_eq!(p["disabled"], true, "{p}");
 }

@@ -108,7 +108,7 @@ async fn each_bad_plugin_is_refused_naming_its_check_and_uploads_are_rate_limite
 
 #[test]
 fn plugin_check_reports_usage_against_the_limits_or_names_the_check() {
-    use hookgate::cli::plugin_check::{CheckFailure, check_file};
+    use hookgate::ops::plugin_check::{CheckFailure, check_file};
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("ladder.wasm");
     std::fs::write(&good, plugin_wasm("ladder")).unwrap();

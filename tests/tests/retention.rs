@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookgate::RunOptions;
-use hookgate::clock::{Clock, ManualClock, SystemClock};
+use hookgate_server::RunOptions;
+use hookgate_server::clock::{Clock, ManualClock, SystemClock};
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{TestGateway, is_final, test_config};
 use serde_json::{Value, json};

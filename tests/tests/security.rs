@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use hookgate::RunOptions;
-use hookgate::clock::{Clock, ManualClock, SystemClock};
+use hookgate_server::RunOptions;
+use hookgate_server::clock::{Clock, ManualClock, SystemClock};
 use hookgate_tests::receiver::Receiver;
 use hookgate_tests::resolvers::RebindingResolver;
 use hookgate_tests::verify::official_verifier_accepts;

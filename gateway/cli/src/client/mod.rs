@@ -1,0 +1,265 @@
+//! The API client subcommands (`hookgate tenants ...`, `endpoints ...`, `events ...`,
+//! `deliveries ...`, `dlq ...`, `plugin ...`, `stats`), `hookgate verify` for
+//! receivers, and shell completions.
+//!
+//! Every API command reads the gateway's address and a token from `--url` /
+//! `HOOKGATE_URL` and `--token` / `HOOKGATE_TOKEN`, prints a human table by default
+//! and the API's JSON unchanged with `--json`, and reports a failure as one line on
+//! stderr with an exit code: 0 success, 1 API error, 2 usage error, 3 unreachable.
+
+pub mod deliveries;
+pub mod endpoints;
+pub mod events;
+pub mod plugins;
+pub mod stats;
+pub mod tenants;
+pub mod verify;
+
+mod api_client;
+mod capture;
+mod endpoint_view;
+mod error;
+mod input;
+mod table;
+mod timeline;
+
+use std::io::Write;
+
+use clap::{Args, CommandFactory, Subcommand};
+use serde_json::Value;
+
+use api_client::{ApiClient, ApiRequest, Reply};
+use error::{CliError, EXIT_OK, EXIT_USAGE};
+
+/// The exit codes, shown under every API command's `--help`.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  the gateway answered with an error (the message says what to do)
+  2  usage error: bad arguments, --data that is not JSON, an unreadable file
+  3  the gateway could not be reached (the message names the URL tried)";
+
+/// Client subcommands.
+#[derive(Subcommand)]
+pub enum ClientCommand {
+    /// Tenants and their API keys (admin token).
+    #[command(after_help = EXIT_CODES)]
+    Tenants {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: tenants::TenantsCommand,
+    },
+    /// A tenant's endpoints and their signing secrets.
+    #[command(after_help = EXIT_CODES)]
+    Endpoints {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: endpoints::EndpointsCommand,
+    },
+    /// Send events and follow their deliveries.
+    #[command(after_help = EXIT_CODES)]
+    Events {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: events::EventsCommand,
+    },
+    /// List deliveries, or show one with its attempt timeline.
+    #[command(after_help = EXIT_CODES)]
+    Deliveries {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: deliveries::DeliveriesCommand,
+    },
+    /// The dead-letter queue: dead deliveries, and replaying them.
+    #[command(after_help = EXIT_CODES)]
+    Dlq {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: deliveries::DlqCommand,
+    },
+    /// Retry-policy plugins (WebAssembly): upload, list, roll back.
+    #[command(after_help = EXIT_CODES)]
+    Plugin {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: plugins::PluginCommand,
+    },
+    /// Delivery statistics, for the gateway (admin) or one tenant.
+    #[command(after_help = EXIT_CODES)]
+    Stats {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(flatten)]
+        args: stats::StatsArgs,
+    },
+    /// Check a captured webhook request's signature, as a receiver would.
+    #[command(after_help = verify::EXIT_CODES)]
+    Verify(verify::VerifyArgs),
+    /// Print a shell completion script.
+    ///
+    /// For example: `hookgate completions bash > /etc/bash_completion.d/hookgate`.
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Where the gateway is, who is asking, and how to print.
+#[derive(Args, Debug, Clone)]
+pub struct Connection {
+    /// The gateway's base URL.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "HOOKGATE_URL",
+        default_value = "http://127.0.0.1:8080",
+        value_name = "URL"
+    )]
+    pub url: String,
+    /// The admin token, or a tenant's API key.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "HOOKGATE_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
+    /// Print the API's JSON answer unchanged, for scripts.
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub json: bool,
+}
+
+/// The tenant a command acts for.
+#[derive(Args, Debug)]
+pub struct Tenant {
+    /// The tenant id.
+    #[arg(long, env = "HOOKGATE_TENANT")]
+    tenant: String,
+}
+
+/// Runs a client subcommand; returns the process exit code.
+pub fn run(command: ClientCommand) -> i32 {
+    match command {
+        ClientCommand::Tenants { conn, command } => {
+            session(conn, async |s| tenants::run(s, command).await)
+        }
+        ClientCommand::Endpoints { conn, command } => {
+            session(conn, async |s| endpoints::run(s, command).await)
+        }
+        ClientCommand::Events { conn, command } => {
+            session(conn, async |s| events::run(s, command).await)
+        }
+        ClientCommand::Deliveries { conn, command } => {
+            session(conn, async |s| deliveries::run(s, command).await)
+        }
+        ClientCommand::Dlq { conn, command } => {
+            session(conn, async |s| deliveries::run_dlq(s, command).await)
+        }
+        ClientCommand::Plugin { conn, command } => {
+            session(conn, async |s| plugins::run(s, command).await)
+        }
+        ClientCommand::Stats { conn, args } => session(conn, async |s| stats::run(s, args).await),
+        ClientCommand::Verify(args) => verify::run(&args),
+        ClientCommand::Completions { shell } => {
+            let mut script = Vec::new();
+            let mut cli = crate::Cli::command();
+            clap_complete::generate(shell, &mut cli, "hookgate", &mut script);
+            out(&String::from_utf8_lossy(&script));
+            EXIT_OK
+        }
+    }
+}
+
+/// Connects, runs `body` on a current-thread runtime, and turns its outcome into
+/// an exit code, printing a failure as one line.
+fn session(conn: Connection, body: impl AsyncFnOnce(&Session) -> Result<(), CliError>) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let result = ApiClient::new(&conn.url, conn.token).and_then(|api| {
+        let session = Session {
+            api,
+            json: conn.json,
+        };
+        runtime.block_on(body(&session))
+    });
+    match result {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// What every API command works with.
+struct Session {
+    api: ApiClient,
+    json: bool,
+}
+
+impl Session {
+    /// Sends a request.
+    ///
+    /// # Errors
+    /// As [`ApiClient::send`].
+    pub(super) async fn send(&self, req: ApiRequest) -> Result<Reply, CliError> {
+        self.api.send(req).await
+    }
+
+    /// Whether `--json` was given.
+    pub(super) fn json(&self) -> bool {
+        self.json
+    }
+
+    /// Prints a reply: its raw JSON with `--json`, else `human` of it.
+    pub(super) fn show(&self, reply: &Reply, human: impl FnOnce(&Value) -> String) {
+        if self.json {
+            out(&String::from_utf8_lossy(&reply.raw));
+        } else {
+            out(&human(&reply.json));
+        }
+    }
+}
+
+/// Writes to stdout, ending with a newline; a closed pipe is not an error.
+fn out(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = stdout.write_all(b"\n");
+    }
+    let _ = stdout.flush();
+}
+
+/// The `data` array of a list answer.
+fn list_items(v: &Value) -> &[Value] {
+    v["data"].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// The hint printed under a list when more pages follow.
+fn next_page(v: &Value) -> String {
+    match v["next_cursor"].as_str() {
+        Some(c) => format!("more: repeat with --cursor {c}\n"),
+        None => String::new(),
+    }
+}

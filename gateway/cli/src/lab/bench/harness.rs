@@ -1,0 +1,224 @@
+//! What the scenarios share: an in-process gateway on a temporary data dir, a
+//! receiver that answers 200 at once and counts, and a small JSON client.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context as _, bail};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use hookgate_server::config::Config;
+
+/// The admin token of bench gateways.
+pub(super) const ADMIN: &str = "hgk_bench-admin-token-0000000000";
+
+/// A pooled HTTP/1 client.
+pub(super) type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// A new client with room for `conns` pooled connections per host.
+pub(super) fn client(conns: usize) -> HttpClient {
+    Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(conns)
+        .build_http()
+}
+
+/// A gateway running in this process.
+pub(super) struct BenchGateway {
+    pub(super) base: String,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), hookgate_server::RunError>>,
+}
+
+impl BenchGateway {
+    /// Starts a gateway over `dir` with loopback allowed; `tune` adjusts the config.
+    pub(super) async fn start(
+        dir: &std::path::Path,
+        tune: impl FnOnce(&mut Config),
+    ) -> anyhow::Result<Self> {
+        let mut config = Config {
+            data_dir: dir.to_path_buf(),
+            admin_token: Some(ADMIN.to_owned()),
+            allow_private_subnets: vec!["127.0.0.0/8".parse()?],
+            min_free_disk: 0,
+            log: "error".to_owned(),
+            ..Config::default()
+        };
+        tune(&mut config);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let shutdown = CancellationToken::new();
+        let task = tokio::spawn(hookgate_server::run(config, listener, shutdown.clone()));
+        Ok(Self {
+            base,
+            shutdown,
+            task,
+        })
+    }
+
+    /// Stops it and waits.
+    pub(super) async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        self.task.await??;
+        Ok(())
+    }
+}
+
+/// Sends a JSON request; returns status and body.
+pub(super) async fn call(
+    http: &HttpClient,
+    method: &str,
+    url: &str,
+    token: &str,
+    body: Option<&Value>,
+) -> anyhow::Result<(u16, Value)> {
+    let bytes = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
+    let req = http::Request::builder()
+        .method(method)
+        .uri(url)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .body(Full::new(bytes))?;
+    let resp = http
+        .request(req)
+        .await
+        .with_context(|| format!("{method} {url}"))?;
+    let status = resp.status().as_u16();
+    let body = resp.into_body().collect().await?.to_bytes();
+    Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+}
+
+/// Creates tenant `bench` and one endpoint with `endpoint` fields; returns the key and endpoint id.
+pub(super) async fn tenant_and_endpoint(
+    http: &HttpClient,
+    base: &str,
+    endpoint: Value,
+) -> anyhow::Result<(String, String)> {
+    let (s, t) = call(
+        http,
+        "POST",
+        &format!("{base}/v1/tenants"),
+        ADMIN,
+        Some(&json!({"id": "bench"})),
+    )
+    .await?;
+    if s != 201 {
+        bail!("creating the tenant: {s} {t}");
+    }
+    let key = t["api_key"].as_str().unwrap_or_default().to_owned();
+    let (s, e) = call(
+        http,
+        "POST",
+        &format!("{base}/v1/tenants/bench/endpoints"),
+        &key,
+        Some(&endpoint),
+    )
+    .await?;
+    if s != 201 {
+        bail!("creating the endpoint: {s} {e}");
+    }
+    Ok((key, e["id"].as_str().unwrap_or_default().to_owned()))
+}
+
+/// A receiver that answers 200 at once and records when each request arrived.
+pub(super) struct CountingReceiver {
+    pub(super) addr: SocketAddr,
+    pub(super) arrivals: Arc<Mutex<Vec<(Instant, String)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl CountingReceiver {
+    /// Answers 200 to everything.
+    pub(super) async fn start() -> anyhow::Result<Self> {
+        Self::start_with(false).await
+    }
+
+    /// Answers 503 to the first request of each `webhook-id` and 200 after, so a
+    /// bound plugin is really consulted.
+    pub(super) async fn start_fail_once() -> anyhow::Result<Self> {
+        Self::start_with(true).await
+    }
+
+    async fn start_with(fail_first: bool) -> anyhow::Result<Self> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let arrivals: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
+        let seen = Arc::clone(&arrivals);
+        let failed: Arc<Mutex<std::collections::HashSet<String>>> = Arc::default();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (seen, failed) = (Arc::clone(&seen), Arc::clone(&failed));
+                tokio::spawn(async move {
+                    let svc = hyper::service::service_fn(
+                        move |req: http::Request<hyper::body::Incoming>| {
+                            let (seen, failed) = (Arc::clone(&seen), Arc::clone(&failed));
+                            async move {
+                                let id = req
+                                    .headers()
+                                    .get("webhook-id")
+                                    .and_then(|v| v.to_str().ok())
+                                    .unwrap_or("")
+                                    .to_owned();
+                                let _ = req.into_body().collect().await;
+                                let first = fail_first
+                                    && failed.lock().is_ok_and(|mut f| f.insert(id.clone()));
+                                if let Ok(mut s) = seen.lock() {
+                                    s.push((Instant::now(), id));
+                                }
+                                let mut resp =
+                                    http::Response::new(Full::new(Bytes::from_static(b"ok")));
+                                if first {
+                                    *resp.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+                                }
+                                Ok::<_, std::convert::Infallible>(resp)
+                            }
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .await;
+                });
+            }
+        });
+        Ok(Self {
+            addr,
+            arrivals,
+            task,
+        })
+    }
+
+    pub(super) fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.arrivals.lock().map_or(0, |a| a.len())
+    }
+}
+
+impl Drop for CountingReceiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Bytes used under `dir`.
+pub(super) fn dir_size(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}

@@ -1,0 +1,137 @@
+//! The drills' view of the gateway API: the shared client, and the calls every
+//! drill makes (set-up, ingest, reading deliveries back).
+
+use std::collections::HashMap;
+
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+use tokio::task::JoinSet;
+
+use super::DrillError;
+pub(crate) use crate::lab::gateway_api::GatewayApi as Api;
+
+/// The tenant every drill creates.
+pub(crate) const TENANT: &str = "drill";
+
+impl From<crate::lab::gateway_api::ApiCallError> for DrillError {
+    fn from(e: crate::lab::gateway_api::ApiCallError) -> Self {
+        Self::Api(e.0)
+    }
+}
+
+impl Api {
+    /// Creates the drill tenant and one endpoint (`endpoint` is the create body);
+    /// returns the tenant's client.
+    pub(crate) async fn setup(&self, endpoint: &Value) -> Result<Api, DrillError> {
+        let tenant = self
+            .expect(
+                Method::POST,
+                "/v1/tenants",
+                Some(&json!({"id": TENANT})),
+                StatusCode::CREATED,
+            )
+            .await?;
+        let key = tenant["api_key"].as_str().unwrap_or_default();
+        let api = self.with_token(key);
+        api.expect(
+            Method::POST,
+            &format!("/v1/tenants/{TENANT}/endpoints"),
+            Some(endpoint),
+            StatusCode::CREATED,
+        )
+        .await?;
+        Ok(api)
+    }
+
+    /// Sends one event; its id when acknowledged (202), `None` for any other answer.
+    pub(crate) async fn send_event(
+        &self,
+        event_type: &str,
+        payload: Value,
+    ) -> Result<Option<String>, DrillError> {
+        let event = json!({"event_type": event_type, "payload": payload});
+        let path = format!("/v1/tenants/{TENANT}/events");
+        let (status, answer) = self.call(Method::POST, &path, Some(&event)).await?;
+        Ok((status == StatusCode::ACCEPTED)
+            .then(|| answer["id"].as_str().map(str::to_owned))
+            .flatten())
+    }
+
+    /// Every delivery of the drill tenant, by event id (one endpoint: one each).
+    pub(crate) async fn deliveries_by_event(&self) -> Result<HashMap<String, Value>, DrillError> {
+        let all = self
+            .list_all(&format!("/v1/tenants/{TENANT}/deliveries"))
+            .await?;
+        Ok(all
+            .into_iter()
+            .map(|d| (d["event_id"].as_str().unwrap_or_default().to_owned(), d))
+            .collect())
+    }
+
+    /// One delivery with its attempt log.
+    pub(crate) async fn delivery(&self, id: &str) -> Result<Value, DrillError> {
+        let path = format!("/v1/tenants/{TENANT}/deliveries/{id}");
+        Ok(self
+            .expect(Method::GET, &path, None, StatusCode::OK)
+            .await?)
+    }
+}
+
+/// Sends one event per payload, `concurrency` at a time; every one must be
+/// acknowledged. Returns the event ids in payload order.
+pub(crate) async fn ingest_all(
+    api: &Api,
+    event_type: &str,
+    payloads: Vec<Value>,
+    concurrency: usize,
+) -> Result<Vec<String>, DrillError> {
+    let mut ids = vec![String::new(); payloads.len()];
+    let mut sending = JoinSet::new();
+    for (i, payload) in payloads.into_iter().enumerate() {
+        if sending.len() >= concurrency.max(1)
+            && let Some(sent) = sending.join_next().await
+        {
+            let (i, id) = joined(sent)?;
+            ids[i] = id;
+        }
+        let (api, event_type) = (api.clone(), event_type.to_owned());
+        sending.spawn(async move {
+            let id = api.send_event(&event_type, payload).await?;
+            let id =
+                id.ok_or_else(|| DrillError::Api(format!("event {i} was not acknowledged")))?;
+            Ok::<_, DrillError>((i, id))
+        });
+    }
+    while let Some(sent) = sending.join_next().await {
+        let (i, id) = joined(sent)?;
+        ids[i] = id;
+    }
+    Ok(ids)
+}
+
+fn joined<T>(r: Result<Result<T, DrillError>, tokio::task::JoinError>) -> Result<T, DrillError> {
+    r.map_err(|e| DrillError::Api(e.to_string()))?
+}
+
+/// Fetches every delivery in `ids` with its attempt log, `concurrency` at a time.
+pub(crate) async fn fetch_deliveries(
+    api: &Api,
+    ids: Vec<String>,
+    concurrency: usize,
+) -> Result<Vec<Value>, DrillError> {
+    let mut out = Vec::with_capacity(ids.len());
+    let mut fetching = JoinSet::new();
+    for id in ids {
+        if fetching.len() >= concurrency.max(1)
+            && let Some(got) = fetching.join_next().await
+        {
+            out.push(joined(got)?);
+        }
+        let api = api.clone();
+        fetching.spawn(async move { api.delivery(&id).await });
+    }
+    while let Some(got) = fetching.join_next().await {
+        out.push(joined(got)?);
+    }
+    Ok(out)
+}

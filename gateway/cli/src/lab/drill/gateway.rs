@@ -1,0 +1,172 @@
+//! The gateway under drill: `hookgate serve` as a child process on a free loopback
+//! port, with a JSON log read on a thread (the last lines are kept for errors).
+
+use std::collections::VecDeque;
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::DrillError;
+
+/// How long a gateway may take to report its address.
+const START_LIMIT: Duration = Duration::from_secs(60);
+/// How long a SIGTERMed gateway may take to exit before it is killed.
+const STOP_LIMIT: Duration = Duration::from_secs(20);
+/// Log lines kept per process.
+const KEPT_LINES: usize = 40;
+
+/// How to start the gateway: the executable, the data dir, the admin token and extra
+/// `HOOKGATE_*` settings. Inherited `HOOKGATE_*` variables are dropped, so a drill
+/// runs the same whatever the caller's environment.
+#[derive(Debug, Clone)]
+pub(crate) struct GatewaySpec {
+    pub(crate) bin: PathBuf,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) admin: String,
+    pub(crate) env: Vec<(String, String)>,
+}
+
+impl GatewaySpec {
+    /// A spec whose breaker stays out of the way: the drills are about retries and
+    /// caps, and an open breaker would only make them slower.
+    pub(crate) fn new(bin: PathBuf, data_dir: PathBuf) -> Self {
+        Self {
+            bin,
+            data_dir,
+            admin: hookgate_server::token::generate(),
+            env: vec![
+                (
+                    "HOOKGATE_BREAKER__FAILURE_THRESHOLD".into(),
+                    "1000000".into(),
+                ),
+                ("HOOKGATE_SHUTDOWN_GRACE_MS".into(), "2s".into()),
+            ],
+        }
+    }
+
+    /// Starts the gateway and waits (bounded) until it reports its address.
+    pub(crate) async fn spawn(&self) -> Result<GatewayProcess, DrillError> {
+        let spec = self.clone();
+        tokio::task::spawn_blocking(move || spec.spawn_blocking())
+            .await
+            .map_err(|e| DrillError::Gateway(e.to_string()))?
+    }
+
+    fn spawn_blocking(&self) -> Result<GatewayProcess, DrillError> {
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("serve");
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("HOOKGATE_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("HOOKGATE_LISTEN", "127.0.0.1:0")
+            .env("HOOKGATE_DATA_DIR", &self.data_dir)
+            .env("HOOKGATE_ADMIN_TOKEN", &self.admin)
+            .env("HOOKGATE_ALLOW_PRIVATE_SUBNETS", "127.0.0.0/8")
+            .env("HOOKGATE_MIN_FREE_DISK", "0")
+            .env("HOOKGATE_LOG_FORMAT", "json")
+            // The address line is info; one line per attempt would only be noise.
+            .env(
+                "HOOKGATE_LOG",
+                "warn,hookgate=info,hookgate_server::delivery=warn",
+            )
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| {
+            DrillError::Gateway(format!("cannot start {}: {e}", self.bin.display()))
+        })?;
+        let logs = Arc::new(Mutex::new(VecDeque::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        if let Some(stderr) = child.stderr.take() {
+            let kept = Arc::clone(&logs);
+            std::thread::spawn(move || {
+                let mut sent = false;
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if !sent
+                        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
+                        && let Some(addr) = v["addr"].as_str().and_then(|a| a.parse().ok())
+                    {
+                        let _ = tx.send(addr);
+                        sent = true;
+                    }
+                    let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+                    if kept.len() == KEPT_LINES {
+                        kept.pop_front();
+                    }
+                    kept.push_back(line);
+                }
+            });
+        }
+        let addr: SocketAddr = match rx.recv_timeout(START_LIMIT) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let tail = tail(&logs);
+                return Err(DrillError::Gateway(format!(
+                    "did not report its address within {START_LIMIT:?}; its log ends:\n{tail}"
+                )));
+            }
+        };
+        Ok(GatewayProcess { child, addr })
+    }
+}
+
+fn tail(logs: &Mutex<VecDeque<String>>) -> String {
+    let kept = logs.lock().unwrap_or_else(|p| p.into_inner());
+    kept.iter().cloned().collect::<Vec<_>>().join("\n")
+}
+
+/// The resident set size of process `pid` in KiB (`VmRSS` of `/proc/<pid>/status`).
+pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A running `hookgate serve`; killed when dropped.
+pub(crate) struct GatewayProcess {
+    child: Child,
+    pub(crate) addr: SocketAddr,
+}
+
+impl GatewayProcess {
+    /// SIGKILL: no shutdown work at all. Returns once the process is reaped, so its
+    /// data dir lock is free.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then the exit status (bounded: killed after [`STOP_LIMIT`]).
+    pub(crate) async fn terminate(mut self) -> Option<ExitStatus> {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + STOP_LIMIT;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        None
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for GatewayProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

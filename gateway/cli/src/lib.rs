@@ -1,0 +1,66 @@
+//! The `hookgate` command line over the `hookgate-server` library, its
+//! subcommands grouped by who uses them:
+//! - [`client`]: tenants' and operators' calls to a running gateway's API;
+//! - [`ops`]: operator tools that need no gateway (admin, plugin-check, policy);
+//! - [`lab`]: a gateway put to work for demos, drills, chaos and benchmarks.
+
+pub mod client;
+pub mod lab;
+pub mod ops;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// hookgate: a webhook delivery gateway in one binary.
+#[derive(Parser)]
+#[command(name = "hookgate", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every subcommand.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the gateway.
+    Serve {
+        /// TOML config file (defaults < file < HOOKGATE_* environment).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Operator tasks on a stopped gateway's data dir.
+    Admin {
+        #[command(subcommand)]
+        command: ops::admin::AdminCommand,
+    },
+    /// Retry policies: simulate a policy against an outage.
+    Policy {
+        #[command(subcommand)]
+        command: ops::policy::PolicyCommand,
+    },
+    /// A webhook receiver for fault drills: weighted statuses, latency, hangs,
+    /// resets, refusals, signature checks.
+    #[command(name = "chaos-receiver")]
+    Chaos(lab::chaos::ChaosArgs),
+    /// See hookgate at work in one terminal: a gateway, a flaky receiver, a burst of
+    /// events, retries in waves, everything delivered.
+    Demo(lab::demo::DemoArgs),
+    /// Benchmarks: throughput, latency and footprint against same-run references.
+    Bench {
+        #[command(subcommand)]
+        command: lab::bench::BenchCommand,
+    },
+    /// Run a plugin through upload checks 1-9 locally and report its fuel and
+    /// memory against the gateway's limits (no gateway needed).
+    #[command(name = "plugin-check")]
+    PluginCheck(ops::plugin_check::PluginCheckArgs),
+    /// Drills that prove nothing is lost: crash (SIGKILLs under ingest), herd (a
+    /// recovering receiver is not flooded), fault (every fault ends right).
+    Drill {
+        #[command(subcommand)]
+        command: lab::drill::DrillCommand,
+    },
+    #[command(flatten)]
+    Client(client::ClientCommand),
+}

@@ -1,0 +1,176 @@
+//! `hookgate plugin-check FILE`: runs upload checks 1–9 of §5 on a plugin locally,
+//! exactly as the gateway would, and reports the fuel and memory its conformance
+//! samples used against the production limits. Exit codes: 0 passed, 1 refused
+//! (the output names the check), 2 the file could not be read.
+//!
+//! (The `plugin` subcommand family talks to a running gateway; this one needs no
+//! gateway, hence its own name.)
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use hookgate_server::policy::wasm::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
+
+/// Arguments of `plugin-check`.
+#[derive(clap::Args, Debug)]
+pub struct PluginCheckArgs {
+    /// The .wasm file: a core module built for wasm32-unknown-unknown, or a component.
+    pub file: PathBuf,
+    /// The size limit of check 1, in bytes (the gateway's `limits.plugin_upload_bytes`).
+    #[arg(long, default_value_t = 512 * 1024)]
+    pub max_bytes: usize,
+}
+
+/// Why a check run did not pass.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckFailure {
+    /// The file could not be read, or the engine not started.
+    #[error("{0}")]
+    Usage(String),
+    /// A check refused the plugin; the text names it.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Runs `plugin-check`; returns the exit code.
+pub fn run(args: PluginCheckArgs) -> i32 {
+    match check_file(&args.file, args.max_bytes) {
+        Ok(report) => {
+            print!("{report}");
+            0
+        }
+        Err(CheckFailure::Refused(report)) => {
+            print!("{report}");
+            1
+        }
+        Err(CheckFailure::Usage(message)) => {
+            eprintln!("hookgate plugin-check: {message}");
+            2
+        }
+    }
+}
+
+/// Checks the plugin in `path` and renders the report.
+///
+/// # Errors
+/// `Usage` for an unreadable file; `Refused` with the report naming the check.
+pub fn check_file(path: &Path, max_bytes: usize) -> Result<String, CheckFailure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| CheckFailure::Usage(format!("cannot read {}: {e}", path.display())))?;
+    let host = PluginHost::new(max_bytes).map_err(|e| CheckFailure::Usage(e.to_string()))?;
+    let head = format!("plugin-check {}\n", path.display());
+    // The compile limit applies here as at upload: the checks run on a thread.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(host.check(&bytes));
+    });
+    let checked = match rx.recv_timeout(COMPILE_LIMIT) {
+        Ok(checked) => checked,
+        Err(_) => Err(PluginError::Compile(format!(
+            "checks did not finish within {} s",
+            COMPILE_LIMIT.as_secs()
+        ))),
+    };
+    match checked {
+        Ok(c) => Ok(head + &passed(&c, max_bytes)),
+        Err(e) => Err(CheckFailure::Refused(format!(
+            "{head}refused by check {}: {e}\n",
+            e.check().unwrap_or("?")
+        ))),
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.2} MiB", bytes as f64 / f64::from(1 << 20))
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    format!("{:.1}%", part as f64 * 100.0 / whole.max(1) as f64)
+}
+
+/// The report of a plugin that passed.
+fn passed(c: &CheckedPlugin, max_bytes: usize) -> String {
+    let r = &c.conformance;
+    let memory_limit = r.memory_limit as u64;
+    let kind = if c.componentized {
+        "a core module"
+    } else {
+        "a component"
+    };
+    let mut out = String::new();
+    let mut line =
+        |check: &str, text: String| out.push_str(&format!("  check {check:<15} {text}\n"));
+    line(
+        "1 size",
+        format!("ok: {} bytes (limit {max_bytes})", c.size),
+    );
+    line("2 sha256", c.sha256.clone());
+    line("3 validation", format!("ok: {kind}"));
+    let componentized = if c.componentized {
+        "ok: made a component of the host's hookgate:policy/plugin@0.1.0"
+    } else {
+        "ok: taken as is"
+    };
+    line("4 componentize", componentized.to_owned());
+    line(
+        "5 compile",
+        format!(
+            "ok in {} ms (limit {} s)",
+            c.compile_ms,
+            COMPILE_LIMIT.as_secs()
+        ),
+    );
+    line("6 imports", "ok: none".to_owned());
+    line(
+        "7 exports",
+        "ok: hookgate:policy/decide@0.1.0 classify, next-delay".to_owned(),
+    );
+    line(
+        "8 resources",
+        format!(
+            "ok: {} of initial memory (limit {})",
+            mib(c.initial_memory),
+            mib(memory_limit)
+        ),
+    );
+    line(
+        "9 conformance",
+        format!(
+            "ok: {} samples, the same answers in fresh and reused instances",
+            r.samples.len()
+        ),
+    );
+    out.push_str(&format!(
+        "\n  {:<44} {:>18} {:>18}  answer\n",
+        "sample",
+        format!("fuel of {}", r.fuel_limit),
+        format!("memory of {}", mib(memory_limit))
+    ));
+    for s in &r.samples {
+        out.push_str(&format!(
+            "  {:<44} {:>10} {:>7} {:>10} {:>7}  {}\n",
+            s.name,
+            s.usage.fuel,
+            percent(s.usage.fuel, r.fuel_limit),
+            mib(s.usage.memory_bytes as u64),
+            percent(s.usage.memory_bytes as u64, memory_limit),
+            s.answer
+        ));
+    }
+    let fuel = r.samples.iter().map(|s| s.usage.fuel).max().unwrap_or(0);
+    let memory = r
+        .samples
+        .iter()
+        .map(|s| s.usage.memory_bytes as u64)
+        .max()
+        .unwrap_or(0);
+    out.push_str(&format!(
+        "  {:<44} {:>10} {:>7} {:>10} {:>7}\n\npassed checks 1-9: upload it with PUT /v1/tenants/{{tenant}}/plugins/{{name}}\n",
+        "most used",
+        fuel,
+        percent(fuel, r.fuel_limit),
+        mib(memory),
+        percent(memory, memory_limit)
+    ));
+    out
+}

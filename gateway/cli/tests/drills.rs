@@ -1,0 +1,114 @@
+//! The drills' short forms, against the real binary: crash (3 SIGKILLs under
+//! ingest), herd (200 deliveries failing together) and fault (150 events, each with
+//! a plan of faults). They assert correctness (nothing lost, caps held, every event
+//! ends as its plan says), never speed. The long forms are `hookgate drill crash`,
+//! `herd` and `fault`; their results are in BENCHMARKS.md.
+//!
+//! The drills run one at a time: each measures caps and memory, which neighbours
+//! competing for two cores should not blur.
+
+use std::path::PathBuf;
+
+use hookgate::lab::drill::{DrillReport, crash, fault, herd};
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn gateway() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_hookgate"))
+}
+
+/// Runs one drill on its own runtime, after any other drill of this binary.
+fn one_at_a_time<F: std::future::Future>(drill: F) -> F::Output {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(drill)
+}
+
+#[test]
+fn crash_drill_three_sigkills_lose_no_acknowledged_event() {
+    let drill = crash::CrashDrill::short(gateway());
+    let report = one_at_a_time(crash::run(&drill)).expect("the crash drill runs");
+    println!("{report}");
+    assert_eq!(report.kills, 3);
+    assert_eq!(report.restarts.len(), 3, "{report}");
+    assert!(report.acknowledged > 0, "{report}");
+    assert!(report.lost.is_empty(), "lost: {:?}\n{report}", report.lost);
+    assert!(
+        report.missing_from_store.is_empty(),
+        "acknowledged but not stored: {:?}",
+        report.missing_from_store
+    );
+    assert!(
+        report.not_succeeded.is_empty(),
+        "not succeeded: {:?}",
+        report.not_succeeded
+    );
+    assert_eq!(report.delivered, report.acknowledged, "{report}");
+    assert_eq!(report.final_exit, Some(0), "{report}");
+    assert!(report.violations().is_empty(), "{report}");
+}
+
+#[test]
+fn herd_drill_holds_the_in_flight_cap_and_the_rate_limit_and_delivers_all() {
+    let drill = herd::HerdDrill::short(gateway());
+    let report = one_at_a_time(herd::run(&drill)).expect("the herd drill runs");
+    println!("{report}");
+    assert_eq!(report.events, 200);
+    assert_eq!(
+        report.failed_before_recovery, 200,
+        "every delivery fails before the receiver recovers\n{report}"
+    );
+    assert!(
+        report.max_concurrency <= drill.max_in_flight as usize,
+        "{report}"
+    );
+    assert!(report.max_concurrency >= 1, "{report}");
+    for (second, n) in report.histogram.iter().enumerate() {
+        assert!(
+            n.requests <= u64::from(drill.rate_limit_per_s),
+            "second {second}: {} requests\n{report}",
+            n.requests
+        );
+    }
+    assert_eq!(report.delivered, 200, "{report}");
+    assert_eq!(report.succeeded_in_api, 200, "{report}");
+    assert_eq!(report.dead_in_api, 0, "{report}");
+    assert!(report.violations().is_empty(), "{report}");
+}
+
+#[test]
+fn fault_drill_ends_every_event_delivered_or_rightly_dead_with_bounded_memory() {
+    let drill = fault::FaultDrill::short(gateway());
+    let report = one_at_a_time(fault::run(&drill)).expect("the fault drill runs");
+    println!("{report}");
+    assert_eq!(report.events, 150);
+    assert!(report.lost.is_empty(), "lost: {:?}", report.lost);
+    assert!(
+        report.wrong_outcomes.is_empty(),
+        "{:#?}",
+        report.wrong_outcomes
+    );
+    assert!(
+        report.wrong_attempts.is_empty(),
+        "{:#?}",
+        report.wrong_attempts
+    );
+    assert_eq!(report.succeeded + report.dead, 150, "{report}");
+    assert!(
+        report.dead_reasons.keys().all(|r| r == "give_up"),
+        "{report}"
+    );
+    assert!(
+        report.rss_samples > 0 && report.rss_baseline_kib > 0,
+        "{report}"
+    );
+    assert!(
+        report.rss_peak_kib - report.rss_baseline_kib <= drill.rss_growth_kib,
+        "{report}"
+    );
+    assert!(report.violations().is_empty(), "{report}");
+}

@@ -1,0 +1,293 @@
+//! hookgate: a webhook delivery gateway.
+//!
+//! Events are accepted over HTTP ([`api`]), stored durably in sled with group
+//! commit ([`store`]), and delivered to tenants' endpoints signed per Standard
+//! Webhooks ([`delivery`]), with jittered retries decided by the built-in policy
+//! ([`policy`]). [`run`] is the whole server; `main.rs` only parses the command line.
+
+pub mod address_guard;
+pub mod alerts;
+pub mod api;
+pub mod clock;
+pub mod config;
+pub mod context;
+pub mod delivery;
+pub mod event_type;
+mod housekeeping;
+pub mod ids;
+pub mod policy;
+pub mod store;
+pub mod telemetry;
+pub mod token;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::address_guard::AddressGuard;
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::context::{AppContext, DiskWatch};
+use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection};
+use crate::store::{DurabilityBackend, Store, StoreError};
+use crate::telemetry::Telemetry;
+
+/// Why the gateway could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Another process (a running gateway, `admin reset-token`) has the data dir open.
+    #[error("data dir {} is in use by another hookgate process", path.display())]
+    DataDirInUse { path: PathBuf },
+    /// The data dir cannot be created or opened, or a newer hookgate wrote it.
+    #[error("cannot use data dir {}: {message}", path.display())]
+    DataDir { path: PathBuf, message: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Client(#[from] delivery::client::ClientError),
+    #[error("alerts: {0}")]
+    Alerts(String),
+    #[error("server: {0}")]
+    Serve(#[from] std::io::Error),
+    #[error("plugin host: {0}")]
+    Plugins(#[from] policy::wasm::PluginError),
+}
+
+impl RunError {
+    /// A mistake the user can fix (an unusable or busy data dir, a bad preloaded
+    /// plugin or CA file), as opposed to a failure that may be a bug. The binary
+    /// prints the one for what it is and the other with its whole chain.
+    pub fn is_user_error(&self) -> bool {
+        match self {
+            Self::DataDirInUse { .. } | Self::DataDir { .. } => true,
+            Self::Plugins(e) => matches!(e, policy::wasm::PluginError::Preload { .. }),
+            Self::Client(e) => matches!(e, delivery::client::ClientError::ExtraCa { .. }),
+            Self::Store(_) | Self::Alerts(_) | Self::Serve(_) => false,
+        }
+    }
+}
+
+/// Opens the store in `data_dir`, telling the user's problems with it (it cannot
+/// be created, another process has it open, a newer hookgate wrote it) from
+/// storage failures.
+///
+/// # Errors
+/// [`RunError::DataDirInUse`], [`RunError::DataDir`], or [`RunError::Store`].
+pub fn open_store(data_dir: &Path, cache_capacity: u64) -> Result<Store, RunError> {
+    let unusable = |message: String| RunError::DataDir {
+        path: data_dir.to_path_buf(),
+        message,
+    };
+    if let Err(e) = std::fs::create_dir_all(data_dir) {
+        return Err(unusable(if data_dir.exists() && !data_dir.is_dir() {
+            "it is not a directory".to_owned()
+        } else {
+            e.to_string()
+        }));
+    }
+    match Store::open(data_dir, cache_capacity) {
+        Ok(store) => Ok(store),
+        Err(StoreError::Open {
+            source: sled::Error::Io(_),
+            ..
+        }) if sled_lock_is_held(data_dir) => Err(RunError::DataDirInUse {
+            path: data_dir.to_path_buf(),
+        }),
+        Err(StoreError::Open {
+            source: sled::Error::Io(e),
+            ..
+        }) => Err(unusable(e.to_string())),
+        Err(e @ StoreError::NewerSchema { .. }) => Err(unusable(e.to_string())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether another process holds sled's lock on the data dir. sled takes an
+/// exclusive `flock` on `sled/db` and reports contention only as text (an
+/// `io::ErrorKind::Other`), so after a failed open the lock itself is asked.
+fn sled_lock_is_held(data_dir: &Path) -> bool {
+    let Ok(db) = std::fs::File::open(data_dir.join("sled").join("db")) else {
+        return false;
+    };
+    // Released when `db` is closed, at once.
+    let probe = rustix::fs::flock(&db, rustix::fs::FlockOperation::NonBlockingLockShared);
+    probe == Err(rustix::io::Errno::WOULDBLOCK)
+}
+
+/// What tests may substitute in a running gateway.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Replaces sled flush + `syncfs` (to count, delay or fail flushes).
+    pub durability: Option<Arc<dyn DurabilityBackend>>,
+    /// Replaces the system clock.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// Replaces the system resolver (endpoint checks and connections alike).
+    pub resolver: Option<Arc<dyn address_guard::Resolver>>,
+    /// Runs before each delivery request is sent (to inject a panic, say).
+    pub before_attempt: Option<BeforeAttempt>,
+}
+
+/// A hook run before each delivery request is sent, with the delivery.
+pub type BeforeAttempt = Arc<dyn Fn(&store::DeliveryRecord) + Send + Sync>;
+
+/// Runs the gateway on `listener` until `shutdown` is cancelled.
+///
+/// # Errors
+/// If the data dir cannot be opened or the server fails.
+pub async fn run(
+    config: Config,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> Result<(), RunError> {
+    run_with(config, listener, shutdown, RunOptions::default()).await
+}
+
+/// [`run`] with test substitutions.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_with(
+    config: Config,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    options: RunOptions,
+) -> Result<(), RunError> {
+    // Preloaded plugins are checked and compiled first: a bad one stops start-up.
+    let plugins = Arc::new(policy::wasm::PluginHost::from_config(&config)?);
+    let store = open_store(&config.data_dir, config.cache_capacity)?;
+    // Uploaded plugins load next (from verified artifacts where cached), before
+    // the delivery engine starts; a preloaded name keeps its preloaded plugin.
+    policy::wasm::load_stored(&plugins, &store)?;
+    let admin_hash = admin_token_hash(&store, &config)?;
+    let durability = match options.durability {
+        Some(d) => d,
+        None => store.sled_durability()?,
+    };
+    let flusher_stop = CancellationToken::new();
+    let flusher = store.start_flusher(durability, flusher_stop.clone());
+    let keep_versions = usize::try_from(config.plugins.keep_versions).unwrap_or(usize::MAX);
+    policy::wasm::prune_stored(&plugins, &store, keep_versions).await?;
+    let disk = DiskWatch::default();
+    disk.refresh(&config.data_dir, config.min_free_disk);
+    let (delivery, changes) = DeliveryHandle::new();
+    let mut guard = AddressGuard::new(config.allow_private_subnets.clone());
+    if let Some(resolver) = options.resolver {
+        guard = guard.with_resolver(resolver);
+    }
+    let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
+    // hookgate's own alert endpoint may be anywhere the operator points it.
+    let anywhere = AddressGuard::new(vec![
+        "0.0.0.0/0".parse().expect("CIDR"),
+        "::/0".parse().expect("CIDR"),
+    ]);
+    let trusted_client = DeliveryClient::new(anywhere, config.tls.extra_ca_file.as_deref())?;
+    let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
+    let (monitor, alerts) = alerts::AlertMonitor::new(config.alerts.clone());
+    let telemetry = Arc::new(Telemetry::new(config.metrics.per_endpoint_labels, monitor));
+    seed_counts(&store, &telemetry);
+    {
+        let (telemetry, clock) = (Arc::clone(&telemetry), Arc::clone(&clock));
+        plugins.on_disabled(move |tenant, plugin| {
+            telemetry
+                .alerts()
+                .plugin_disabled(tenant, plugin, clock.now_ms())
+        });
+    }
+    let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
+    let alert_sender = tokio::spawn(alerts::sender::run(
+        store.clone(),
+        delivery.clone(),
+        alert_endpoint,
+        alerts,
+    ));
+    let engine = delivery::spawn_engine(
+        EngineParts {
+            store: store.clone(),
+            clock: Arc::clone(&clock),
+            client,
+            trusted_client,
+            handle: delivery.clone(),
+            changes,
+            default_policy: config.policy.default.clone(),
+            grace: Duration::from_millis(config.shutdown_grace_ms),
+            protection: Protection {
+                breaker: config.breaker.clone(),
+                disable_after_ms: config.disable_after,
+            },
+            telemetry: Arc::clone(&telemetry),
+            plugins: Arc::clone(&plugins),
+            before_attempt: options.before_attempt,
+        },
+        shutdown.clone(),
+    );
+    let ctx = Arc::new(AppContext {
+        guard,
+        config: Arc::new(config),
+        store,
+        clock,
+        admin_hash,
+        disk,
+        delivery,
+        plugins,
+        telemetry,
+    });
+    let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
+    tracing::info!(addr = %listener.local_addr()?, "hookgate listening");
+    let served = api::server::serve(
+        listener,
+        api::router(Arc::clone(&ctx)),
+        &ctx.config.limits,
+        shutdown.clone(),
+    )
+    .await;
+    housekeeping.abort();
+    alert_sender.abort();
+    // In-flight attempts finish (or are abandoned after the grace period) first;
+    // the last flush happens after every request and attempt has finished.
+    let _ = engine.await;
+    flusher_stop.cancel();
+    let _ = flusher.await;
+    served?;
+    Ok(())
+}
+
+/// The admin token's hash: from config if set, else stored, else a new token
+/// printed once to stderr (outside the JSON log) and stored hashed.
+fn admin_token_hash(store: &Store, config: &Config) -> Result<[u8; 32], StoreError> {
+    if let Some(t) = &config.admin_token {
+        let hash = token::hash(t);
+        store.meta_put("admin_token_sha256", &hash)?;
+        return Ok(hash);
+    }
+    if let Some(h) = store.meta_get("admin_token_sha256")?
+        && let Ok(hash) = <[u8; 32]>::try_from(h.as_slice())
+    {
+        return Ok(hash);
+    }
+    Ok(reset_admin_token(store)?.1)
+}
+
+/// Replaces the admin token; returns the new token and its hash.
+///
+/// # Errors
+/// On a storage failure.
+pub fn reset_admin_token(store: &Store) -> Result<(String, [u8; 32]), StoreError> {
+    let t = token::generate();
+    let hash = token::hash(&t);
+    store.meta_put("admin_token_sha256", &hash)?;
+    eprintln!("hookgate: admin token (shown once, store it now): {t}");
+    Ok((t, hash))
+}
+
+/// Counts pending and dead deliveries once, in the background, to seed the gauges
+/// and stats; changes made meanwhile are counted as they happen.
+fn seed_counts(store: &Store, telemetry: &Arc<Telemetry>) {
+    let (store, telemetry) = (store.clone(), Arc::clone(telemetry));
+    tokio::task::spawn_blocking(move || match store.count_deliveries() {
+        Ok(counts) => telemetry.seed_counts(&counts),
+        Err(e) => tracing::warn!(error = %e, "cannot count deliveries; gauges start at zero"),
+    });
+}

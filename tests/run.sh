@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh machine: installs what the tests need and the
+# machine lacks (the wasm target for the example plugins, the official Standard
+# Webhooks verifiers from PyPI and npm, the Prometheus parser), then runs every
+# test of the workspace. Extra arguments go to `cargo test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rustup target add wasm32-unknown-unknown
+python3 -m pip install --quiet standardwebhooks==1.1.0 prometheus-client==0.21.1
+npm ci --prefix tests/scripts --no-audit --no-fund
+cargo test --workspace "$@"
