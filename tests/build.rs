@@ -1,7 +1,7 @@
 //! Builds the example plugins (`plugins/*`) for `wasm32-unknown-unknown`, so the
 //! end-to-end tests upload real guests compiled from this checkout's source.
 //!
-//! §7's nested-build rule: the inner cargo gets its own `--target-dir` under
+//! The inner cargo gets its own `--target-dir` under
 //! `OUT_DIR`, and none of the outer build's target or flag variables, or it would
 //! wait forever on the outer build's lock (or build for the wrong target).
 

@@ -64,7 +64,7 @@
 //! through every step.
 
 mod attempt;
-mod helpers;
+mod response;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
@@ -72,7 +72,7 @@ mod helpers;
 pub mod __private;
 
 pub use attempt::{Attempt, AttemptBuilder, Delay, FailureKind, Outcome, Verdict};
-pub use helpers::parse_retry_after;
+pub use response::parse_retry_after;
 
 /// A retry policy. Each method answers one of the two questions the gateway asks
 /// after a failed attempt; the defaults defer to the built-in policy.

@@ -1,4 +1,4 @@
-//! Property tests of the built-in backoff and limits (§1 rules 4–5), for every strategy ×
+//! Property tests of the built-in backoff and limits, for every strategy ×
 //! jitter × attempt. Policies are built through the public policy object,
 //! `PolicySpec::from_json`, exactly as the endpoint API and the config receive them;
 //! the extreme-value tests also build them directly, bounds ignored.

@@ -1,4 +1,4 @@
-//! `hookgate plugin-check FILE`: runs upload checks 1–9 of §5 on a plugin locally,
+//! `hookgate plugin-check FILE`: runs upload checks 1–9 (docs/plugins.md) on a plugin locally,
 //! exactly as the gateway would, and reports the fuel and memory its conformance
 //! samples used against the production limits. Exit codes: 0 passed, 1 refused
 //! (the output names the check), 2 the file could not be read.

@@ -1,5 +1,5 @@
 //! The SSRF guard: the one place that decides which endpoint URLs and IP
-//! addresses hookgate may reach (design §1 rule 9).
+//! addresses hookgate may reach.
 //!
 //! Endpoint URLs are normalized with the `url` crate before they are stored,
 //! so `127.1` and `0x7f.1` are seen as `127.0.0.1`. Any address that is not

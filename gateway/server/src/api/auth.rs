@@ -1,4 +1,5 @@
-//! Bearer-token authentication and the access rules of §1 rule 9.
+//! Bearer-token authentication and who may call what: the admin token
+//! everything, a tenant key its own tenant only.
 //!
 //! The admin token manages tenants and may act for any tenant. A tenant key
 //! reaches that tenant alone: another tenant's resources are 404 (their existence

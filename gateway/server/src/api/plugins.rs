@@ -1,4 +1,4 @@
-//! A tenant's retry-policy plugins (§5): upload a new version, list, show, delete,
+//! A tenant's retry-policy plugins (docs/plugins.md): upload a new version, list, show, delete,
 //! and roll the active version back.
 //!
 //! An upload runs upload checks 1–9 (see `policy::wasm::PluginHost::check`), then

@@ -87,7 +87,7 @@ impl Default for AlertsConfig {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyConfig {
-    /// The same policy object as the endpoint API's `"policy"` (§4).
+    /// The same policy object as the endpoint API's `"policy"` (docs/policies.md).
     pub default: crate::policy::PolicySpec,
 }
 

@@ -1,4 +1,5 @@
-//! Standard Webhooks signing (§1 rule 8).
+//! Standard Webhooks signing: every request carries `webhook-id`,
+//! `webhook-timestamp` and `webhook-signature` (docs/receivers.md).
 //!
 //! Each request carries `webhook-signature: v1,<base64 HMAC-SHA256(key, "{id}.{ts}.{body}")>`,
 //! one entry per valid secret (several during a rotation's grace period), separated by

@@ -1,4 +1,4 @@
-//! Backoff with jitter (§1 rule 5): the delay before the next attempt.
+//! Backoff with jitter: the delay before the next attempt.
 //!
 //! The strategy gives a delay for the attempt n that just failed, capped at `max_delay`;
 //! the jitter then spreads it and the result is capped again. Randomness comes from the

@@ -1,5 +1,5 @@
 //! The built-in retry decision: classification, backoff with a `Retry-After` floor, and
-//! the limits (§1 rules 3–5).
+//! the limits.
 //!
 //! The pieces are public so the wasm plugin host can compose them: it needs the
 //! built-in verdict and delay as inputs for the plugin, the honoured `Retry-After` to

@@ -1,4 +1,4 @@
-//! Classification of an attempt's outcome (§1 rule 3): retry only what can succeed.
+//! Classification of an attempt's outcome: retry only what can succeed.
 //!
 //! Precedence: 2xx is always delivered; then `give_up_on` > `retry_on` >
 //! `retry_all_non_2xx` > the table. The lists hold status patterns only, so transport

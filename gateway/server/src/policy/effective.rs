@@ -1,5 +1,5 @@
-//! The resolved policy: concrete values every decision reads, and the five presets of
-//! §1 rule 5.
+//! The resolved policy: concrete values every decision reads, and the five presets
+//! (docs/policies.md).
 //!
 //! An [`EffectivePolicy`] serialises flat, as the endpoint's `policy_effective`, with all
 //! durations in integer milliseconds, e.g.
@@ -63,7 +63,7 @@ impl EffectivePolicy {
         Self::preset(DEFAULT_PRESET).expect("the default preset exists")
     }
 
-    /// The named preset of §1 rule 5, or `None` for an unknown name.
+    /// The named preset, or `None` for an unknown name.
     pub fn preset(name: &str) -> Option<Self> {
         let exponential = Strategy::Exponential {
             base_ms: SECOND_MS,

@@ -1,4 +1,4 @@
-//! Retry policy: the policy object (§4), classification, backoff with jitter, and the
+//! Retry policy: the policy object (docs/policies.md), classification, backoff with jitter, and the
 //! decision seam.
 //!
 //! A user gives a [`PolicySpec`] (endpoint API `"policy"`, config `[policy.default]`);
@@ -38,7 +38,8 @@ pub use spec::{PolicyError, PolicySpec};
 pub use status_pattern::{InvalidStatusPattern, StatusPattern};
 pub use strategy::{Jitter, JitterKind, Strategy, StrategyKind};
 
-/// How an attempt's outcome is classified (§1 rule 3, changed per endpoint by the lists).
+/// How an attempt's outcome is classified: retry only what can succeed (changed per endpoint by
+/// the lists).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {

@@ -1,4 +1,4 @@
-//! Resolution and validation of a [`PolicySpec`] into an [`EffectivePolicy`] (§4).
+//! Resolution and validation of a [`PolicySpec`] into an [`EffectivePolicy`] (docs/policies.md).
 //!
 //! The preset (default `"default"`) gives every value; given fields override it. A given
 //! `strategy` replaces the preset's strategy fields wholesale: its parameters come from

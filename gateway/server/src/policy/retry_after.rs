@@ -1,7 +1,7 @@
 //! Parsing of the `Retry-After` response header (RFC 9110 §10.2.3).
 //!
 //! The value is whole seconds or an HTTP-date. The policy treats it as a floor on the
-//! next delay, for 429 and 503 only (§1 rule 3); the herd simulator reuses the parser.
+//! next delay, for 429 and 503 only; the herd simulator reuses the parser.
 
 use std::time::UNIX_EPOCH;
 

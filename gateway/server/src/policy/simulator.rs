@@ -27,7 +27,7 @@ pub struct SimulationConfig {
     pub outage_ms: u64,
     /// Seed of every jitter draw; the same seed gives the same report.
     pub seed: u64,
-    /// How long one attempt takes; delays run from the end of an attempt (§1 rule 4).
+    /// How long one attempt takes; delays run from the end of an attempt, not its start.
     pub attempt_ms: u64,
 }
 

@@ -1,4 +1,4 @@
-//! The policy object as a user gives it (§4): the endpoint API's `"policy": {...}`, the
+//! The policy object as a user gives it (docs/policies.md): the endpoint API's `"policy": {...}`, the
 //! config's `[policy.default]` and the simulator's input. Every field is optional;
 //! [`PolicySpec::resolve`](super::PolicySpec::resolve) fills in the rest.
 

@@ -1,4 +1,4 @@
-//! Delay strategies and jitters (§1 rule 5): their names as users give them, and their
+//! Delay strategies and jitters (docs/policies.md): their names as users give them, and their
 //! parameters as the resolved policy holds them.
 //!
 //! Both serialise internally tagged so that they flatten into the policy object:

@@ -73,7 +73,7 @@ pub struct EndpointRecord {
     pub url: String,
     pub description: String,
     pub event_types: Vec<String>,
-    /// The policy as the tenant gave it (a §4 policy object), if any.
+    /// The policy as the tenant gave it (the policy object of docs/policies.md), if any.
     pub policy: Option<serde_json::Value>,
     pub plugin: Option<String>,
     pub timeout_ms: u64,

@@ -42,7 +42,7 @@ impl std::fmt::Debug for CheckedPlugin {
 }
 
 impl PluginHost {
-    /// Upload checks 1–9 of §5, in order: size, sha256, validation, componentizing a
+    /// Upload checks 1–9 (docs/plugins.md), in order: size, sha256, validation, componentizing a
     /// core module with the host's own world, compile, no imports, `instantiate_pre`
     /// with the typed exports, memory, and conformance. No tenant code runs before
     /// step 9. Blocking: callers run it on a blocking thread (see

@@ -1,4 +1,4 @@
-//! The compiled-artifact cache (§5 "Artifacts"): a plugin compiled once is kept in
+//! The compiled-artifact cache: a plugin compiled once is kept in
 //! `{data_dir}/plugin-artifacts/{sha256}.cwasm`, so a restart loads it without
 //! compiling again.
 //!

@@ -1,4 +1,4 @@
-//! The decision chain of §5: how a plugin's answers combine with the built-in
+//! The decision chain (docs/plugins.md): how a plugin's answers combine with the built-in
 //! decision, the clamps and the limits, and what `decided_by` says.
 //!
 //! Everything here is pure: the sandbox produces a [`PluginAnswer`] or a

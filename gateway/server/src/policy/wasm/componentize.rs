@@ -1,4 +1,4 @@
-//! Turning plugin bytes into a component the host trusts (§5 upload steps 1–4):
+//! Turning plugin bytes into a component the host trusts (upload checks 1–4):
 //! size, hash, `wasmparser` validation, then for a core module (the
 //! `wasm32-unknown-unknown` build) the host's **own** world metadata and
 //! `wit_component::ComponentEncoder`. A component is taken as is.

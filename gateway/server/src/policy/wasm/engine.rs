@@ -1,6 +1,6 @@
 //! The sandbox: one wasmtime `Engine` with the pooling allocator, fuel and epoch
-//! interruption, an epoch ticker, and one fresh `Store` per decision (§5 "Engine and
-//! limits").
+//! interruption, an epoch ticker, and one fresh `Store` per decision, so
+//! no state survives from one decision to the next.
 //!
 //! Plugins are compiled once into a [`PluginPre`] (an `InstancePre` with typed
 //! exports). Every decision instantiates it in a new `Store` with [`StoreLimits`], a

@@ -1,5 +1,5 @@
 //! A plugin version's health: counted failures in a row, and whether 20 of them
-//! disabled it (§5 step 7). An epoch deadline counts only when the plugin spent it
+//! disabled it. An epoch deadline counts only when the plugin spent it
 //! spinning on the CPU (`CallFailure::Spinning`), never when it was starved.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

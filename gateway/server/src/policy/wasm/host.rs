@@ -46,7 +46,7 @@ impl std::fmt::Debug for PluginHost {
     }
 }
 
-/// Decisions that may run at once: 2 × cores + 2 (§5); also the engine's instance
+/// Decisions that may run at once: 2 × cores + 2; also the engine's instance
 /// pool size.
 fn concurrency() -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -163,7 +163,7 @@ impl PluginHost {
         self.plugins.status(tenant, name, Some(version))
     }
 
-    /// Decides what follows an attempt (§5 steps 1–7). Without a binding, or for an
+    /// Decides what follows an attempt (the chain in [`super::chain`]). Without a binding, or for an
     /// outcome the host decides alone (2xx, 410), the built-in decides. Otherwise the
     /// plugin runs on the decision pool, within its tenant's share, in a fresh store;
     /// any failure falls back to the built-in with `decided_by` = `fallback:<reason>`.

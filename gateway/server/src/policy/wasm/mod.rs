@@ -1,4 +1,4 @@
-//! The WebAssembly plugin host: tenants' retry logic, sandboxed (§5).
+//! The WebAssembly plugin host: tenants' retry logic, sandboxed (docs/plugins.md).
 //!
 //! A plugin is a component of the `plugin` world in `wit/policy.wit` (a core module
 //! built for `wasm32-unknown-unknown` is made one with the host's own world, see
@@ -109,7 +109,7 @@ pub enum PluginError {
 }
 
 impl PluginError {
-    /// The upload check (§5) that refused the plugin, as `"<n> <name>"`; `None` for
+    /// The upload check (docs/plugins.md) that refused the plugin, as `"<n> <name>"`; `None` for
     /// errors that are not a refusal (reading a file, the engine).
     pub fn check(&self) -> Option<&'static str> {
         Some(match self {

@@ -1,6 +1,5 @@
 //! The dedicated decision pool: a fixed set of threads that run plugin calls, so a
-//! slow plugin never holds a tokio worker (§5 "Decisions run on a dedicated blocking
-//! pool"). A caller waits at most [`POOL_WAIT`] for a free thread within its
+//! slow plugin never holds a tokio worker. A caller waits at most [`POOL_WAIT`] for a free thread within its
 //! tenant's fair share ([`super::shares`]), then falls back.
 
 use std::sync::mpsc;

@@ -1,4 +1,4 @@
-//! The limits on uploads (§5 step 5): one compile at a time in the whole gateway,
+//! The limits on uploads: one compile at a time in the whole gateway,
 //! at most [`COMPILE_LIMIT`] for checks 1–9, and [`UPLOADS_PER_HOUR`] uploads per
 //! tenant in any rolling hour. Plugin changes (upload, rollback, delete) are also
 //! serialised here, so the store and the loaded plugins change in the same order.

@@ -1,4 +1,4 @@
-//! Helpers policies need again and again: a header by name, a field of a JSON
+//! Reading what the receiver answered: a header by name, a field of a JSON
 //! response body, and `Retry-After`.
 
 use serde_json::Value;
