@@ -7,6 +7,8 @@
 //! ingests are queued and applied in rounds ([`writer`]).
 
 mod bulk;
+#[cfg(test)]
+mod compat_tests;
 mod deliveries;
 mod endpoints;
 mod events;
