@@ -13,7 +13,9 @@ use super::error::ApiError;
 use super::{bad_query, list_body};
 use crate::clock::{parse_rfc3339_ms, rfc3339_ms};
 use crate::context::AppContext;
-use crate::store::{AttemptRecord, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
+use crate::store::{
+    AttemptRecord, BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord,
+};
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ListQuery {
@@ -33,7 +35,7 @@ fn next_attempt_at_ms(d: &DeliveryRecord, ep: Option<&EndpointRecord>) -> Option
         .next_attempt_at_ms
         .filter(|_| d.state == DeliveryState::Pending)?;
     let open_until = ep
-        .filter(|ep| ep.breaker.state == "open")
+        .filter(|ep| ep.breaker.state == BreakerState::Open)
         .and_then(|ep| ep.breaker.open_until_ms);
     Some(open_until.map_or(due, |until| due.max(until)))
 }

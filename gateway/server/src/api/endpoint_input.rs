@@ -213,11 +213,6 @@ pub(super) fn merge_patch(target: &mut Value, patch: &Value) {
 /// The endpoint object as the API shows it (never the secret).
 pub(super) fn endpoint_view(ep: &EndpointRecord, default: &PolicySpec) -> Value {
     let effective = ep.effective_policy(default).0;
-    let breaker_state = if ep.breaker.state.is_empty() {
-        "closed"
-    } else {
-        ep.breaker.state.as_str()
-    };
     json!({
         "id": ep.id,
         "url": ep.url,
@@ -232,7 +227,7 @@ pub(super) fn endpoint_view(ep: &EndpointRecord, default: &PolicySpec) -> Value 
         "disabled": ep.disabled,
         "disabled_reason": ep.disabled_reason,
         "breaker": {
-            "state": breaker_state,
+            "state": ep.breaker.state,
             "open_until": ep.breaker.open_until_ms.map(rfc3339_ms),
             "trips": ep.breaker.trips,
         },

@@ -16,7 +16,7 @@ use super::{Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::delivery::ScheduleChange;
 use crate::ids;
-use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
+use crate::store::{BreakerRecord, BreakerState, EndpointRecord, StoredSecret, Swap};
 
 /// How long a rotated-out secret keeps signing.
 const SECRET_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
@@ -219,7 +219,7 @@ pub(super) async fn reset_breaker(
 ) -> Result<Json<Value>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let closed = BreakerRecord {
-        state: "closed".into(),
+        state: BreakerState::Closed.into(),
         ..BreakerRecord::default()
     };
     if !ctx

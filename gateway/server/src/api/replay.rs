@@ -17,7 +17,7 @@ use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::ScheduleChange;
-use crate::store::{DeliveryFilter, DeliveryState, ReplayOutcome};
+use crate::store::{BreakerState, DeliveryFilter, DeliveryState, ReplayOutcome};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,7 +67,7 @@ fn open_breakers(
     let mut out = Vec::new();
     for id in endpoints {
         if let Some(ep) = ctx.store.endpoint(tenant, id)?
-            && !matches!(ep.breaker.state.as_str(), "" | "closed")
+            && ep.breaker.state != BreakerState::Closed
         {
             out.push(json!({
                 "endpoint_id": ep.id,

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use super::DeliveryHandle;
 use super::attempt_task::{INTERNAL_ERROR_RETRY_MS, MAX_INTERNAL_ERRORS, run_attempt};
 use super::testing::engine;
+use crate::policy::DeadReason;
 use crate::store::keys::{self, Lane};
 use crate::store::{DeliveryRecord, DeliveryState, Writes};
 
@@ -26,7 +27,7 @@ async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
     e.worker(&ep, entry).run().await;
     let d = e.store.store.delivery("t", &d.id).unwrap().unwrap();
     assert_eq!(d.state, DeliveryState::Dead);
-    assert_eq!(d.dead_reason.as_deref(), Some("event_missing"));
+    assert_eq!(d.dead_reason, Some(DeadReason::EventMissing.into()));
     assert_eq!(d.attempts, 0, "nothing was sent");
     assert!(e.entry(&d.id).is_none());
     let metrics = e.metrics();
@@ -47,8 +48,8 @@ async fn silent_fallbacks_in_the_worker_an_unbuildable_request_ends_the_delivery
     e.worker(&ep, entry).run().await;
     let d = e.store.store.delivery("t", &d.id).unwrap().unwrap();
     assert_eq!(
-        (d.state, d.dead_reason.as_deref()),
-        (DeliveryState::Dead, Some("invalid_request"))
+        (d.state, d.dead_reason),
+        (DeliveryState::Dead, Some(DeadReason::InvalidRequest.into()))
     );
     assert!(
         e.metrics()
@@ -99,8 +100,8 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
                 .advance(std::time::Duration::from_millis(INTERNAL_ERROR_RETRY_MS));
         } else {
             assert_eq!(
-                (now.state, now.dead_reason.as_deref()),
-                (DeliveryState::Dead, Some("internal_error"))
+                (now.state, now.dead_reason),
+                (DeliveryState::Dead, Some(DeadReason::InternalError.into()))
             );
             assert!(e.entry(&d.id).is_none());
         }

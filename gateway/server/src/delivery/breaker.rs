@@ -7,7 +7,7 @@
 //! step further up. Waiting on an open breaker is never an attempt.
 
 use crate::config::BreakerConfig;
-use crate::store::BreakerRecord;
+use crate::store::{BreakerRecord, BreakerState};
 
 /// What one attempt produced, as the breaker counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,9 +55,11 @@ pub(crate) struct Breaker {
 impl Breaker {
     /// Restores a breaker from its stored record.
     pub(crate) fn from_record(rec: &BreakerRecord) -> Self {
-        let state = match (rec.state.as_str(), rec.open_until_ms) {
-            ("open", Some(until_ms)) => State::Open { until_ms },
-            ("half_open", _) | ("open", None) => State::HalfOpen { probing: false },
+        let state = match (rec.state.known(), rec.open_until_ms) {
+            (Some(BreakerState::Open), Some(until_ms)) => State::Open { until_ms },
+            (Some(BreakerState::HalfOpen), _) | (Some(BreakerState::Open), None) => {
+                State::HalfOpen { probing: false }
+            }
             _ => State::Closed,
         };
         Self {
@@ -71,12 +73,12 @@ impl Breaker {
     /// The record to store and show on the endpoint.
     pub(crate) fn to_record(&self) -> BreakerRecord {
         let (state, open_until_ms) = match self.state {
-            State::Closed => ("closed", None),
-            State::Open { until_ms } => ("open", Some(until_ms)),
-            State::HalfOpen { .. } => ("half_open", None),
+            State::Closed => (BreakerState::Closed, None),
+            State::Open { until_ms } => (BreakerState::Open, Some(until_ms)),
+            State::HalfOpen { .. } => (BreakerState::HalfOpen, None),
         };
         BreakerRecord {
-            state: state.to_owned(),
+            state: state.into(),
             open_until_ms,
             trips: self.trips,
             failure_streak: self.streak,
@@ -295,8 +297,8 @@ mod tests {
         }
         let rec = b.to_record();
         assert_eq!(
-            (rec.state.as_str(), rec.open_until_ms, rec.trips),
-            ("open", Some(100), 1)
+            (rec.state.clone(), rec.open_until_ms, rec.trips),
+            (BreakerState::Open.into(), Some(100), 1)
         );
         let mut back = Breaker::from_record(&rec);
         assert_eq!(back.admit(50), Admit::Wait(Some(100)));

@@ -26,7 +26,7 @@ use super::schedule_index::ScheduleIndex;
 use super::worker::{AttemptReport, EngineContext};
 use super::{DeliveryHandle, ScheduleChange, ScheduleChanges};
 use crate::config::BreakerConfig;
-use crate::store::EndpointRecord;
+use crate::store::{BreakerState, EndpointRecord};
 
 /// Reports and changes taken per turn beyond the first, so a flood of one kind
 /// cannot hold the loop.
@@ -88,7 +88,7 @@ impl Scheduler {
             Ok(eps) => {
                 let open = eps
                     .iter()
-                    .filter(|e| !matches!(e.breaker.state.as_str(), "" | "closed"))
+                    .filter(|e| e.breaker.state != BreakerState::Closed)
                     .count();
                 let open = i64::try_from(open).unwrap_or(0);
                 self.ctx.telemetry.breakers_open_at_start(open);

@@ -14,7 +14,7 @@ use super::signer::{SigningSecret, sign};
 use crate::clock::Clock;
 use crate::policy::wasm::{PluginBinding, PluginHost, PluginInput};
 use crate::policy::{
-    AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, Verdict,
+    AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, ErrorKind, NextStep, Outcome, Verdict,
 };
 use crate::store::keys::ScheduleKey;
 use crate::store::{
@@ -272,18 +272,16 @@ impl DeliveryWorker {
                     .into_owned();
                 (
                     Some(r.status),
-                    outcome
-                        .and_then(Outcome::error_kind)
-                        .map(|k| k.as_str().to_owned()),
+                    outcome.and_then(Outcome::error_kind).map(ErrorKind::from),
                     snip,
                 )
             }
             Err(SendFailure::Transport { kind, message }) => {
-                (None, Some(kind.as_str().to_owned()), message.clone())
+                (None, Some(ErrorKind::from(*kind)), message.clone())
             }
             Err(SendFailure::Blocked(addr)) => (
                 None,
-                Some("blocked_address".into()),
+                Some(ErrorKind::BlockedAddress),
                 format!("address {addr} is blocked"),
             ),
         };
@@ -292,15 +290,15 @@ impl DeliveryWorker {
             NextStep::RetryAt { delay_ms } => {
                 (Some(*delay_ms), Some(ended.saturating_add(*delay_ms)), None)
             }
-            NextStep::Dead(r) => (None, None, Some(r.as_str().to_owned())),
+            NextStep::Dead(r) => (None, None, Some(*r)),
         };
         d.attempts = attempt;
         d.first_attempt_at_ms.get_or_insert(started);
         d.last_status = status;
-        d.last_error = error_kind.clone();
+        d.last_error = error_kind.map(Into::into);
         d.last_delay_ms = delay_ms.or(d.last_delay_ms);
         d.next_attempt_at_ms = next_due;
-        d.dead_reason.clone_from(&dead_reason);
+        d.dead_reason = dead_reason.map(Into::into);
         d.updated_at_ms = ended;
         d.state = match decision.next {
             NextStep::Done => DeliveryState::Succeeded,
@@ -313,12 +311,12 @@ impl DeliveryWorker {
             started_at_ms: started,
             duration_ms: ended.saturating_sub(started),
             status,
-            error_kind,
+            error_kind: error_kind.map(Into::into),
             response_snippet: snippet,
-            verdict: decision.verdict.as_str().to_owned(),
+            verdict: decision.verdict.kind().into(),
             delay_ms,
             next_attempt_at_ms: next_due,
-            dead_reason,
+            dead_reason: dead_reason.map(Into::into),
             decided_by: decision.decided_by.clone(),
             policy: policy_label,
         };
@@ -329,8 +327,8 @@ impl DeliveryWorker {
             attempt,
             // 0: no status (a transport failure; see `error`).
             status = status.unwrap_or(0),
-            error = log.error_kind.as_deref().unwrap_or(""),
-            verdict = %log.verdict,
+            error = error_kind.map_or("", ErrorKind::as_str),
+            verdict = %decision.verdict.as_str(),
             delay_ms = delay_ms.unwrap_or(0),
             latency_ms = log.duration_ms,
             decided_by = %log.decided_by,
@@ -369,7 +367,7 @@ impl DeliveryWorker {
                 tenant_id: &d.tenant_id,
                 endpoint_id: &d.endpoint_id,
                 status,
-                error_kind: log.error_kind.as_deref(),
+                error_kind,
                 duration_ms: log.duration_ms,
                 attempt,
                 created_at_ms: d.created_at_ms,

@@ -7,6 +7,7 @@
 //! a [`Decision`]. [`BuiltinPolicy`] is the built-in decider; the wasm plugin host
 //! implements the same trait and falls back to the built-in.
 
+mod attempt_kinds;
 mod backoff;
 mod bounds;
 mod builtin;
@@ -24,6 +25,7 @@ pub mod wasm;
 
 use serde::{Deserialize, Serialize};
 
+pub use attempt_kinds::{ErrorKind, UnknownErrorKind, VerdictKind};
 pub use backoff::{backoff_delay, strategy_delay_ms};
 pub use bounds::MAX_DURATION_MS;
 pub use builtin::{
@@ -59,12 +61,7 @@ pub enum Verdict {
 impl Verdict {
     /// The snake_case name recorded in the attempt log.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Delivered => "delivered",
-            Self::Retry => "retry",
-            Self::GiveUp { .. } => "give_up",
-            Self::DisableEndpoint => "disable_endpoint",
-        }
+        self.kind().as_str()
     }
 }
 

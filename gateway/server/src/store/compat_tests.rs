@@ -1,295 +1,277 @@
-//! Data dirs written by earlier builds still open: a fixture written by the build
-//! that stored these fields as plain strings, and its generator.
-//!
-//! Regenerate the fixture (only when a new one is wanted, never to make a test pass):
-//! `cargo test -p hookgate-server --lib store::compat_tests::write_fixture -- --ignored`
-//! then commit `gateway/server/tests/fixtures/datadir-v1/`.
+//! A data dir written before records were typed opens with this build: every
+//! delivery and attempt reads back with its state, reason, kind and verdict, and
+//! encodes again to the very bytes stored. Names no variant knows (another
+//! build's) are kept, not refused.
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use serde_json::value::RawValue;
-use sha2::Digest;
-use tokio_util::sync::CancellationToken;
-
-use super::testing::endpoint;
+use super::compat_fixture::{TENANT, fixture_dir};
 use super::*;
-use crate::policy::DeadReason;
+use crate::policy::{DeadReason, ErrorKind, FailureKind, VerdictKind};
 
-const TENANT: &str = "acme";
-/// The fixture's clock: every time in it is this plus a few seconds.
-const T0: u64 = 1_780_000_000_000;
-
-fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/datadir-v1")
+/// A copy of the fixture in a temporary dir, opened.
+fn open_copy() -> (Store, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_dir(), dir.path());
+    let store = Store::open(dir.path(), 1 << 20).unwrap();
+    (store, dir)
 }
 
-/// What the generator's attempt produced and what was decided.
-struct Step {
-    status: Option<u16>,
-    error_kind: Option<&'static str>,
-    verdict: &'static str,
-    next: Next,
-}
-
-enum Next {
-    Done,
-    Retry(u64),
-    Dead(DeadReason),
-}
-
-const fn step(
-    status: Option<u16>,
-    error_kind: Option<&'static str>,
-    verdict: &'static str,
-    next: Next,
-) -> Step {
-    Step {
-        status,
-        error_kind,
-        verdict,
-        next,
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
     }
 }
 
-/// Records one attempt of `d` as the delivery worker does.
-async fn attempt(store: &Store, d: &mut DeliveryRecord, s: Step, disable: Option<&str>) {
-    let lane = if d.attempts == 0 {
-        keys::Lane::First
-    } else {
-        keys::Lane::Retry
+fn deliveries(store: &Store) -> Vec<DeliveryRecord> {
+    let all = store.list_deliveries(TENANT, &DeliveryFilter::default(), |_| true, 100, None);
+    all.unwrap().data
+}
+
+fn stored(store: &Store, key: &[u8]) -> Vec<u8> {
+    store.inner.records.get(key).unwrap().unwrap().to_vec()
+}
+
+fn failure(kind: FailureKind) -> Option<ErrorKind> {
+    Some(ErrorKind::Failure(kind))
+}
+
+/// One attempt as read back: its status, error kind, verdict and dead reason.
+type AttemptSummary = (
+    Option<u16>,
+    Option<ErrorKind>,
+    VerdictKind,
+    Option<DeadReason>,
+);
+
+/// What one fixture delivery must read back as.
+struct Expected {
+    state: DeliveryState,
+    last_status: Option<u16>,
+    last_error: Option<ErrorKind>,
+    dead_reason: Option<DeadReason>,
+    attempts: Vec<AttemptSummary>,
+}
+
+fn expected(case: &str) -> Expected {
+    use DeadReason as Dead;
+    use DeliveryState::{Dead as IsDead, Pending, Succeeded};
+    use VerdictKind::{Delivered, DisableEndpoint, GiveUp, Retry};
+    let (state, last_status, last_error, dead_reason, attempts) = match case {
+        "case.pending_new" => (Pending, None, None, None, vec![]),
+        "case.pending_retry" => {
+            let dns = failure(FailureKind::Dns);
+            (Pending, None, dns, None, vec![(None, dns, Retry, None)])
+        }
+        "case.succeeded" => (
+            Succeeded,
+            Some(200),
+            None,
+            None,
+            vec![
+                (Some(503), None, Retry, None),
+                (Some(200), None, Delivered, None),
+            ],
+        ),
+        "case.max_attempts" => {
+            let connect = failure(FailureKind::Connect);
+            let last = (None, connect, Retry, Some(Dead::MaxAttempts));
+            let first = (None, failure(FailureKind::Timeout), Retry, None);
+            (
+                IsDead,
+                None,
+                connect,
+                Some(Dead::MaxAttempts),
+                vec![first, last],
+            )
+        }
+        "case.retry_window" => {
+            let tls = failure(FailureKind::Tls);
+            let only = (None, tls, Retry, Some(Dead::RetryWindow));
+            (IsDead, None, tls, Some(Dead::RetryWindow), vec![only])
+        }
+        "case.give_up_redirect" => {
+            let redirect = failure(FailureKind::Redirect);
+            let only = (Some(301), redirect, GiveUp, Some(Dead::GiveUp));
+            (IsDead, Some(301), redirect, Some(Dead::GiveUp), vec![only])
+        }
+        "case.give_up_after_retries" => (
+            IsDead,
+            Some(400),
+            None,
+            Some(Dead::GiveUp),
+            vec![
+                (None, failure(FailureKind::Reset), Retry, None),
+                (None, failure(FailureKind::Protocol), Retry, None),
+                (Some(400), None, GiveUp, Some(Dead::GiveUp)),
+            ],
+        ),
+        "case.blocked" => {
+            let blocked = Some(ErrorKind::BlockedAddress);
+            let only = (None, blocked, GiveUp, Some(Dead::BlockedAddress));
+            (
+                IsDead,
+                None,
+                blocked,
+                Some(Dead::BlockedAddress),
+                vec![only],
+            )
+        }
+        "case.gone" => {
+            let only = (
+                Some(410),
+                None,
+                DisableEndpoint,
+                Some(Dead::EndpointDisabled),
+            );
+            (
+                IsDead,
+                Some(410),
+                None,
+                Some(Dead::EndpointDisabled),
+                vec![only],
+            )
+        }
+        "case.internal_error" => (IsDead, None, None, Some(Dead::InternalError), vec![]),
+        "case.invalid_request" => (IsDead, None, None, Some(Dead::InvalidRequest), vec![]),
+        "case.event_missing" => (IsDead, None, None, Some(Dead::EventMissing), vec![]),
+        "case.endpoint_deleted" => (IsDead, None, None, Some(Dead::EndpointDeleted), vec![]),
+        other => panic!("unexpected delivery {other}"),
     };
-    let entry = keys::ScheduleKey {
-        lane,
-        endpoint_id: d.endpoint_id.clone(),
-        due_ms: d.next_attempt_at_ms.unwrap(),
-        delivery_id: d.id.clone(),
-    };
-    let (expected_series, expected_attempts) = (d.series, d.attempts);
-    let started = entry.due_ms;
-    let ended = started + 40;
-    let (delay_ms, next_due, dead_reason) = match s.next {
-        Next::Done => (None, None, None),
-        Next::Retry(delay) => (Some(delay), Some(ended + delay), None),
-        Next::Dead(r) => (None, None, Some(r.as_str().to_owned())),
-    };
-    d.attempts += 1;
-    d.first_attempt_at_ms.get_or_insert(started);
-    d.last_status = s.status;
-    d.last_error = s.error_kind.map(str::to_owned);
-    d.last_delay_ms = delay_ms.or(d.last_delay_ms);
-    d.next_attempt_at_ms = next_due;
-    d.dead_reason.clone_from(&dead_reason);
-    d.updated_at_ms = ended;
-    d.state = match s.next {
-        Next::Done => DeliveryState::Succeeded,
-        Next::Retry(_) => DeliveryState::Pending,
-        Next::Dead(_) => DeliveryState::Dead,
-    };
-    let log = AttemptRecord {
-        series: d.series,
-        attempt: d.attempts,
-        started_at_ms: started,
-        duration_ms: ended - started,
-        status: s.status,
-        error_kind: s.error_kind.map(str::to_owned),
-        response_snippet: s
-            .status
-            .map(|_| "{\"ok\":false}".into())
-            .unwrap_or_default(),
-        verdict: s.verdict.into(),
-        delay_ms,
-        next_attempt_at_ms: next_due,
+    Expected {
+        state,
+        last_status,
+        last_error,
         dead_reason,
-        decided_by: "builtin".into(),
-        policy: "builtin:default".into(),
-    };
-    let written = store
-        .record_attempt(AttemptWrite {
-            delivery: d,
-            expected_series,
-            expected_attempts,
-            attempt: &log,
-            entry: &entry,
-            next_due_ms: next_due,
-            disable_endpoint: disable.map(str::to_owned),
-        })
-        .await
-        .unwrap();
-    assert_eq!(written, WriteResult::Written);
-}
-
-/// Ingests one event of type `case` for `ep` at `now_ms`; returns its delivery.
-async fn ingest(store: &Store, ep: &EndpointRecord, case: &str, now_ms: u64) -> DeliveryRecord {
-    let payload = RawValue::from_string(format!("{{\"case\":\"{case}\"}}")).unwrap();
-    let outcome = store
-        .ingest(NewEvent {
-            tenant_id: TENANT,
-            event_type: case,
-            payload: &payload,
-            idempotency: None,
-            endpoints: vec![ep],
-            now_ms,
-        })
-        .await
-        .unwrap();
-    match outcome {
-        IngestOutcome::Created { mut deliveries, .. } => deliveries.remove(0),
-        other => panic!("ingest: {other:?}"),
+        attempts,
     }
 }
 
-/// Ends the delivery's current schedule entry with `what`, as the engine does.
-async fn interrupt(store: &Store, d: &DeliveryRecord, what: Interruption) {
-    let entry = keys::ScheduleKey {
-        lane: keys::Lane::First,
-        endpoint_id: d.endpoint_id.clone(),
-        due_ms: d.next_attempt_at_ms.unwrap(),
-        delivery_id: d.id.clone(),
-    };
-    let done = store.interrupt(TENANT, &entry, d.created_at_ms + 5, what);
-    assert!(matches!(done.await.unwrap(), Interrupted::Ended(_)));
+#[test]
+fn every_delivery_and_attempt_reads_back_and_encodes_to_the_stored_bytes() {
+    let (store, _dir) = open_copy();
+    let all = deliveries(&store);
+    assert_eq!(all.len(), 13, "every delivery of the fixture");
+    for d in &all {
+        let want = expected(&d.event_type);
+        let case = d.event_type.as_str();
+        assert_eq!(d.state, want.state, "{case}");
+        assert_eq!(d.last_status, want.last_status, "{case}");
+        assert_eq!(d.last_error, want.last_error.map(Recorded::from), "{case}");
+        assert_eq!(
+            d.dead_reason,
+            want.dead_reason.map(Recorded::from),
+            "{case}"
+        );
+        let key = keys::delivery(TENANT, &d.id);
+        assert_eq!(records::encode(d), stored(&store, &key), "{case}");
+
+        let log = store.attempt_log(&d.id).unwrap();
+        let got: Vec<AttemptSummary> = log
+            .iter()
+            .map(|a| {
+                let error_kind = a.error_kind.as_ref().map(|k| *k.known().unwrap());
+                let dead_reason = a.dead_reason.as_ref().map(|r| *r.known().unwrap());
+                (
+                    a.status,
+                    error_kind,
+                    *a.verdict.known().unwrap(),
+                    dead_reason,
+                )
+            })
+            .collect();
+        assert_eq!(got, want.attempts, "{case}");
+        for a in &log {
+            let key = keys::attempt(&d.id, a.series, a.attempt);
+            assert_eq!(records::encode(a), stored(&store, &key), "{case}");
+        }
+    }
 }
 
-/// Writes the fixture with this build. Every delivery has its own event type
-/// (`case.*`), so the compat test finds it without knowing its random id.
-#[tokio::test]
-#[ignore = "writes the committed fixture; run by hand to regenerate it"]
-async fn write_fixture() {
-    let dir = fixture_dir();
-    let _ = std::fs::remove_dir_all(&dir);
-    let store = Store::open(&dir, 1 << 20).unwrap();
-    let stop = CancellationToken::new();
-    store.start_flusher(store.sled_durability().unwrap(), stop.clone());
-    let key_hash: [u8; 32] = sha2::Sha256::digest(b"hg_fixture_key").into();
-    store.create_tenant(TENANT, key_hash, T0).await.unwrap();
-
-    let mut eps = Vec::new();
-    for (id, state, open_until_ms, trips) in [
-        ("ep_main", "", None, 0),
-        ("ep_open", "open", Some(T0 + 600_000), 2),
-        ("ep_half", "half_open", None, 1),
-        ("ep_closed", "closed", None, 3),
-        ("ep_gone", "", None, 0),
-        ("ep_deleted", "", None, 0),
-    ] {
-        let mut ep = endpoint(TENANT, id);
-        ep.created_at_ms = T0;
-        ep.breaker = BreakerRecord {
-            state: state.into(),
-            open_until_ms,
-            trips,
-            failure_streak: trips * 5,
-            failing_since_ms: (trips > 0).then_some(T0 + 1_000),
-        };
-        store.put_endpoint(&ep).await.unwrap();
-        eps.push(ep);
+#[test]
+fn breakers_read_back_and_an_empty_state_is_closed() {
+    let (store, _dir) = open_copy();
+    let mut eps = store.endpoints_of(TENANT).unwrap();
+    eps.sort_by(|a, b| a.id.cmp(&b.id));
+    let states: Vec<_> = eps
+        .iter()
+        .map(|ep| (ep.id.as_str(), ep.breaker.state.clone(), ep.disabled))
+        .collect();
+    let closed = Recorded::from(BreakerState::Closed);
+    assert_eq!(
+        states,
+        [
+            ("ep_closed", closed.clone(), false),
+            ("ep_gone", closed.clone(), true),
+            ("ep_half", BreakerState::HalfOpen.into(), false),
+            ("ep_main", closed, false),
+            ("ep_open", BreakerState::Open.into(), false),
+        ]
+    );
+    let open = eps.iter().find(|ep| ep.id == "ep_open").unwrap();
+    assert_eq!(open.breaker.open_until_ms, Some(1_780_000_600_000));
+    // Only the empty state of a never-changed breaker is written differently.
+    for ep in &eps {
+        let old = stored(&store, &keys::endpoint(TENANT, &ep.id));
+        let old = String::from_utf8(old).unwrap();
+        let now = old.replace(r#""state":"""#, r#""state":"closed""#);
+        assert_eq!(String::from_utf8(records::encode(ep)).unwrap(), now);
     }
-    let [main, open, half, closed, gone, deleted] = &eps[..] else {
-        unreachable!()
+}
+
+#[test]
+fn names_no_variant_knows_are_kept_and_lose_no_delivery() {
+    let (store, _dir) = open_copy();
+    let records = &store.inner.records;
+    let dead = deliveries(&store);
+    let dead = dead.iter().find(|d| d.event_type == "case.max_attempts");
+    let dead = dead.unwrap();
+    let (dkey, akey) = (
+        keys::delivery(TENANT, &dead.id),
+        keys::attempt(&dead.id, 1, 2),
+    );
+    let ekey = keys::endpoint(TENANT, "ep_open");
+    let rewrite = |key: &[u8], from: &str, to: &str| {
+        let old = String::from_utf8(stored(&store, key)).unwrap();
+        assert!(old.contains(from), "{from}");
+        records
+            .insert(key, old.replace(from, to).as_bytes())
+            .unwrap();
     };
-    let mut now = T0 + 10_000;
-    let mut next = |case| {
-        now += 1_000;
-        (case, now)
-    };
-
-    let (case, at) = next("case.pending_new");
-    ingest(&store, main, case, at).await;
-
-    let (case, at) = next("case.pending_retry");
-    let mut d = ingest(&store, open, case, at).await;
-    let dns = step(None, Some("dns"), "retry", Next::Retry(30_000));
-    attempt(&store, &mut d, dns, None).await;
-
-    let (case, at) = next("case.succeeded");
-    let mut d = ingest(&store, closed, case, at).await;
-    let unavailable = step(Some(503), None, "retry", Next::Retry(2_000));
-    attempt(&store, &mut d, unavailable, None).await;
-    let ok = step(Some(200), None, "delivered", Next::Done);
-    attempt(&store, &mut d, ok, None).await;
-
-    let (case, at) = next("case.max_attempts");
-    let mut d = ingest(&store, main, case, at).await;
-    let timeout = step(None, Some("timeout"), "retry", Next::Retry(1_000));
-    attempt(&store, &mut d, timeout, None).await;
-    let connect = step(
-        None,
-        Some("connect"),
-        "retry",
-        Next::Dead(DeadReason::MaxAttempts),
+    rewrite(
+        &dkey,
+        r#""dead_reason":"max_attempts""#,
+        r#""dead_reason":"quota""#,
     );
-    attempt(&store, &mut d, connect, None).await;
-
-    let (case, at) = next("case.retry_window");
-    let mut d = ingest(&store, main, case, at).await;
-    let tls = step(
-        None,
-        Some("tls"),
-        "retry",
-        Next::Dead(DeadReason::RetryWindow),
+    rewrite(
+        &dkey,
+        r#""last_error":"connect""#,
+        r#""last_error":"pigeon""#,
     );
-    attempt(&store, &mut d, tls, None).await;
-
-    let (case, at) = next("case.give_up_redirect");
-    let mut d = ingest(&store, main, case, at).await;
-    let redirect = step(
-        Some(301),
-        Some("redirect"),
-        "give_up",
-        Next::Dead(DeadReason::GiveUp),
+    rewrite(&akey, r#""verdict":"retry""#, r#""verdict":"defer""#);
+    rewrite(
+        &akey,
+        r#""error_kind":"connect""#,
+        r#""error_kind":"pigeon""#,
     );
-    attempt(&store, &mut d, redirect, None).await;
+    rewrite(&ekey, r#""state":"open""#, r#""state":"ajar""#);
 
-    let (case, at) = next("case.give_up_after_retries");
-    let mut d = ingest(&store, half, case, at).await;
-    let reset = step(None, Some("reset"), "retry", Next::Retry(1_000));
-    attempt(&store, &mut d, reset, None).await;
-    let protocol = step(None, Some("protocol"), "retry", Next::Retry(2_000));
-    attempt(&store, &mut d, protocol, None).await;
-    let bad = step(Some(400), None, "give_up", Next::Dead(DeadReason::GiveUp));
-    attempt(&store, &mut d, bad, None).await;
-
-    let (case, at) = next("case.blocked");
-    let mut d = ingest(&store, main, case, at).await;
-    let blocked = step(
-        None,
-        Some("blocked_address"),
-        "give_up",
-        Next::Dead(DeadReason::BlockedAddress),
-    );
-    attempt(&store, &mut d, blocked, None).await;
-
-    let (case, at) = next("case.gone");
-    let mut d = ingest(&store, gone, case, at).await;
-    let gone_step = step(
-        Some(410),
-        None,
-        "disable_endpoint",
-        Next::Dead(DeadReason::EndpointDisabled),
-    );
-    attempt(&store, &mut d, gone_step, Some("gone")).await;
-
-    let (case, at) = next("case.internal_error");
-    let d = ingest(&store, main, case, at).await;
-    let panicked = Interruption::InternalError {
-        retry_at_ms: at + 1_000,
-        max: 1,
-    };
-    interrupt(&store, &d, panicked).await;
-
-    let (case, at) = next("case.invalid_request");
-    let d = ingest(&store, main, case, at).await;
-    interrupt(&store, &d, Interruption::End(DeadReason::InvalidRequest)).await;
-
-    let (case, at) = next("case.event_missing");
-    let d = ingest(&store, main, case, at).await;
-    interrupt(&store, &d, Interruption::End(DeadReason::EventMissing)).await;
-
-    let (case, at) = next("case.endpoint_deleted");
-    ingest(&store, deleted, case, at).await;
-    store.delete_endpoint(deleted, at + 500).await.unwrap();
-
-    store.wait_durable().await.unwrap();
-    store.inner.db.flush().unwrap();
-    stop.cancel();
+    assert_eq!(deliveries(&store).len(), 13, "no delivery is lost");
+    let d = store.delivery(TENANT, &dead.id).unwrap().unwrap();
+    assert_eq!(d.dead_reason, Some(Recorded::Unknown("quota".into())));
+    assert_eq!(d.last_error, Some(Recorded::Unknown("pigeon".into())));
+    assert_eq!(records::encode(&d), stored(&store, &dkey));
+    let log = store.attempt_log(&dead.id).unwrap();
+    assert_eq!(log[1].verdict, Recorded::Unknown("defer".into()));
+    assert_eq!(records::encode(&log[1]), stored(&store, &akey));
+    let ep = store.endpoint(TENANT, "ep_open").unwrap().unwrap();
+    assert_eq!(ep.breaker.state, Recorded::Unknown("ajar".into()));
+    assert_eq!(records::encode(&ep), stored(&store, &ekey));
 }

@@ -2,10 +2,11 @@
 //! retention, each interleaving made explicit.
 
 use super::*;
+use crate::policy::VerdictKind;
 use crate::store::testing::TestStore;
 use crate::store::{
-    AttemptRecord, AttemptWrite, DeliveryFilter, IngestOutcome, NewEvent, ReplayOutcome,
-    RetentionRules,
+    AttemptRecord, AttemptWrite, BreakerState, DeliveryFilter, IngestOutcome, NewEvent,
+    ReplayOutcome, RetentionRules,
 };
 
 fn schedule_len(store: &Store, endpoint_id: &str) -> usize {
@@ -30,7 +31,7 @@ fn success(series: u32) -> AttemptRecord {
         status: Some(200),
         error_kind: None,
         response_snippet: String::new(),
-        verdict: "delivered".into(),
+        verdict: VerdictKind::Delivered.into(),
         delay_ms: None,
         next_attempt_at_ms: None,
         dead_reason: None,
@@ -72,7 +73,7 @@ async fn whole_record_write_back_never_undoes_a_concurrent_change() {
     // The breaker opens (or a 410 disables the endpoint) after the read.
     store
         .update_endpoint("t", "ep_1", |e| {
-            e.breaker.state = "open".into();
+            e.breaker.state = BreakerState::Open.into();
             e.disabled = true;
         })
         .await
@@ -93,12 +94,8 @@ async fn whole_record_write_back_never_undoes_a_concurrent_change() {
     );
     let now = store.endpoint("t", "ep_1").unwrap().unwrap();
     assert_eq!(
-        (
-            now.description.as_str(),
-            now.breaker.state.as_str(),
-            now.disabled
-        ),
-        ("patched", "open", true)
+        (now.description.as_str(), now.breaker.state, now.disabled),
+        ("patched", BreakerState::Open.into(), true)
     );
 }
 
@@ -148,7 +145,7 @@ async fn orphaned_pending_deliveries_are_ended_by_retention() {
     assert_eq!(stats.deliveries_ended, 1);
     let d = store.delivery("t", &d.id).unwrap().unwrap();
     assert_eq!(d.state, DeliveryState::Dead);
-    assert_eq!(d.dead_reason.as_deref(), Some("endpoint_deleted"));
+    assert_eq!(d.dead_reason, Some(DeadReason::EndpointDeleted.into()));
     assert_eq!(schedule_len(store, "ep_1"), 0);
 }
 

@@ -8,6 +8,8 @@
 
 mod bulk;
 #[cfg(test)]
+mod compat_fixture;
+#[cfg(test)]
 mod compat_tests;
 mod deliveries;
 mod endpoints;
@@ -17,6 +19,7 @@ mod interruptions;
 pub mod keys;
 mod outcomes;
 mod plugins;
+mod recorded;
 pub mod records;
 mod replay;
 mod retention;
@@ -40,6 +43,7 @@ use flusher::{GroupCommit, SledDurability};
 pub use interruptions::{Interrupted, Interruption};
 pub use outcomes::{AttemptWrite, WriteResult};
 pub use plugins::{PluginRecord, PluginVersionRecord};
+pub use recorded::Recorded;
 pub use records::*;
 pub use replay::{ReplayOutcome, ReplaySummary};
 pub use retention::{RetentionRules, SweepStats};

@@ -2,6 +2,7 @@
 //! is removed instead of being served forever.
 
 use super::*;
+use crate::policy::VerdictKind;
 
 const T: &str = "t";
 
@@ -45,7 +46,7 @@ fn attempt() -> AttemptRecord {
         status: Some(503),
         error_kind: None,
         response_snippet: String::new(),
-        verdict: "retry".into(),
+        verdict: VerdictKind::Retry.into(),
         delay_ms: Some(1000),
         next_attempt_at_ms: Some(1011),
         dead_reason: None,

@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
-use super::StoreError;
+use super::{Recorded, StoreError};
+use crate::policy::{DeadReason, ErrorKind, VerdictKind};
 
 /// The current record encoding.
 const RECORD_VERSION: u8 = 1;
@@ -49,11 +50,33 @@ pub struct StoredSecret {
     pub expires_at_ms: Option<u64>,
 }
 
+/// Where an endpoint's circuit breaker stands, as stored and shown on the endpoint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    /// Endpoints stored before their breaker first changed hold an empty state.
+    #[default]
+    #[serde(alias = "")]
+    Closed,
+    Open,
+    HalfOpen,
+}
+
+impl BreakerState {
+    /// The API's name for the state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::Open => "open",
+            Self::HalfOpen => "half_open",
+        }
+    }
+}
+
 /// Circuit breaker state as shown on the endpoint.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct BreakerRecord {
-    /// `closed`, `open` or `half_open`.
-    pub state: String,
+    pub state: Recorded<BreakerState>,
     pub open_until_ms: Option<u64>,
     pub trips: u32,
     /// Consecutive failed attempts since the last success.
@@ -179,8 +202,8 @@ pub struct DeliveryRecord {
     /// The delay chosen after the last attempt (for decorrelated jitter).
     pub last_delay_ms: Option<u64>,
     pub last_status: Option<u16>,
-    pub last_error: Option<String>,
-    pub dead_reason: Option<String>,
+    pub last_error: Option<Recorded<ErrorKind>>,
+    pub dead_reason: Option<Recorded<DeadReason>>,
     pub created_at_ms: u64,
     pub updated_at_ms: u64,
     /// Attempts of the current series that failed inside hookgate (a panic), not
@@ -191,9 +214,9 @@ pub struct DeliveryRecord {
 
 impl DeliveryRecord {
     /// Ends the delivery `dead` with `reason`, with nothing more scheduled.
-    pub fn end(&mut self, reason: crate::policy::DeadReason, now_ms: u64) {
+    pub fn end(&mut self, reason: DeadReason, now_ms: u64) {
         self.state = DeliveryState::Dead;
-        self.dead_reason = Some(reason.as_str().to_owned());
+        self.dead_reason = Some(reason.into());
         self.next_attempt_at_ms = None;
         self.updated_at_ms = now_ms;
     }
@@ -207,14 +230,13 @@ pub struct AttemptRecord {
     pub started_at_ms: u64,
     pub duration_ms: u64,
     pub status: Option<u16>,
-    pub error_kind: Option<String>,
+    pub error_kind: Option<Recorded<ErrorKind>>,
     /// The first 1 KiB of the response body, lossily decoded.
     pub response_snippet: String,
-    /// `delivered`, `retry`, `give_up` or `disable_endpoint`.
-    pub verdict: String,
+    pub verdict: Recorded<VerdictKind>,
     pub delay_ms: Option<u64>,
     pub next_attempt_at_ms: Option<u64>,
-    pub dead_reason: Option<String>,
+    pub dead_reason: Option<Recorded<DeadReason>>,
     pub decided_by: String,
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
     #[serde(default)]

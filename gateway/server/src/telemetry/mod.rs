@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::alerts::{AlertInput, AlertMonitor};
-use crate::policy::{DeadReason, NextStep, Verdict};
+use crate::policy::{DeadReason, ErrorKind, NextStep, Verdict};
 use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel};
 use stats::TenantStats;
 
@@ -20,7 +20,7 @@ pub struct AttemptObservation<'a> {
     pub tenant_id: &'a str,
     pub endpoint_id: &'a str,
     pub status: Option<u16>,
-    pub error_kind: Option<&'a str>,
+    pub error_kind: Option<ErrorKind>,
     pub duration_ms: u64,
     /// The attempt's number within its series.
     pub attempt: u32,
@@ -123,10 +123,10 @@ impl Telemetry {
                 .get(usize::from(s / 100).saturating_sub(1))
                 .copied()
                 .unwrap_or("other"),
-            (None, Some("blocked_address")) => "blocked",
+            (None, Some(ErrorKind::BlockedAddress)) => "blocked",
             (None, _) => "transport",
         };
-        let error_kind = o.error_kind.unwrap_or("none").to_owned();
+        let error_kind = o.error_kind.map_or("none", ErrorKind::as_str).to_owned();
         m.attempts
             .get_or_create(&AttemptLabels {
                 outcome,
@@ -200,10 +200,11 @@ impl Telemetry {
         self.alerts.observe(&AlertInput {
             tenant_id: o.tenant_id,
             endpoint_id: o.endpoint_id,
-            failed: !matches!(o.status, Some(200..=299)) && o.error_kind != Some("blocked_address"),
+            failed: !matches!(o.status, Some(200..=299))
+                && o.error_kind != Some(ErrorKind::BlockedAddress),
             succeeded: matches!(o.status, Some(200..=299)),
             gave_up: matches!(o.verdict, Verdict::GiveUp { .. } | Verdict::DisableEndpoint)
-                && o.error_kind != Some("blocked_address"),
+                && o.error_kind != Some(ErrorKind::BlockedAddress),
             dead: dead.is_some(),
             clock_skew_ms: o.clock_skew_ms,
             now_ms: o.now_ms,

@@ -6,7 +6,7 @@ use super::{Protection, Scheduler};
 use crate::config::BreakerConfig;
 use crate::delivery::testing::{START_MS, engine};
 use crate::delivery::{DeliveryHandle, ScheduleChange};
-use crate::store::BreakerRecord;
+use crate::store::{BreakerRecord, BreakerState};
 
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -17,7 +17,7 @@ async fn scheduler_heap_growth_while_a_breaker_is_open_stays_bounded() {
     let e = engine(None);
     let mut ep = e.store.endpoint("t", "ep_1").await;
     ep.breaker = BreakerRecord {
-        state: "open".into(),
+        state: BreakerState::Open.into(),
         open_until_ms: Some(START_MS + DAY_MS),
         trips: 4,
         ..BreakerRecord::default()
