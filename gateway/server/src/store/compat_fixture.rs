@@ -55,6 +55,10 @@ const fn step(
     }
 }
 
+fn failed(kind: FailureKind) -> Option<ErrorKind> {
+    Some(ErrorKind::Failure(kind))
+}
+
 /// Records one attempt of `d` as the delivery worker does.
 async fn attempt(store: &Store, d: &mut DeliveryRecord, s: Step, disable: Option<&str>) {
     let lane = if d.attempts == 0 {
@@ -159,6 +163,9 @@ async fn interrupt(store: &Store, d: &DeliveryRecord, what: Interruption) {
 #[tokio::test]
 #[ignore = "writes the committed fixture; run by hand to regenerate it"]
 async fn write_fixture() {
+    use DeadReason as R;
+    use FailureKind as F;
+    use VerdictKind as V;
     let dir = fixture_dir();
     let _ = std::fs::remove_dir_all(&dir);
     let store = Store::open(&dir, 1 << 20).unwrap();
@@ -202,80 +209,50 @@ async fn write_fixture() {
 
     let (case, at) = next("case.pending_retry");
     let mut d = ingest(&store, open, case, at).await;
-    let dns = step(
-        None,
-        Some(ErrorKind::Failure(FailureKind::Dns)),
-        VerdictKind::Retry,
-        Next::Retry(30_000),
-    );
+    let dns = step(None, failed(F::Dns), V::Retry, Next::Retry(30_000));
     attempt(&store, &mut d, dns, None).await;
 
     let (case, at) = next("case.succeeded");
     let mut d = ingest(&store, closed, case, at).await;
-    let unavailable = step(Some(503), None, VerdictKind::Retry, Next::Retry(2_000));
+    let unavailable = step(Some(503), None, V::Retry, Next::Retry(2_000));
     attempt(&store, &mut d, unavailable, None).await;
-    let ok = step(Some(200), None, VerdictKind::Delivered, Next::Done);
+    let ok = step(Some(200), None, V::Delivered, Next::Done);
     attempt(&store, &mut d, ok, None).await;
 
     let (case, at) = next("case.max_attempts");
     let mut d = ingest(&store, main, case, at).await;
-    let timeout = step(
-        None,
-        Some(ErrorKind::Failure(FailureKind::Timeout)),
-        VerdictKind::Retry,
-        Next::Retry(1_000),
-    );
+    let timeout = step(None, failed(F::Timeout), V::Retry, Next::Retry(1_000));
     attempt(&store, &mut d, timeout, None).await;
     let connect = step(
         None,
-        Some(ErrorKind::Failure(FailureKind::Connect)),
-        VerdictKind::Retry,
-        Next::Dead(DeadReason::MaxAttempts),
+        failed(F::Connect),
+        V::Retry,
+        Next::Dead(R::MaxAttempts),
     );
     attempt(&store, &mut d, connect, None).await;
 
     let (case, at) = next("case.retry_window");
     let mut d = ingest(&store, main, case, at).await;
-    let tls = step(
-        None,
-        Some(ErrorKind::Failure(FailureKind::Tls)),
-        VerdictKind::Retry,
-        Next::Dead(DeadReason::RetryWindow),
-    );
+    let tls = step(None, failed(F::Tls), V::Retry, Next::Dead(R::RetryWindow));
     attempt(&store, &mut d, tls, None).await;
 
     let (case, at) = next("case.give_up_redirect");
     let mut d = ingest(&store, main, case, at).await;
     let redirect = step(
         Some(301),
-        Some(ErrorKind::Failure(FailureKind::Redirect)),
-        VerdictKind::GiveUp,
-        Next::Dead(DeadReason::GiveUp),
+        failed(F::Redirect),
+        V::GiveUp,
+        Next::Dead(R::GiveUp),
     );
     attempt(&store, &mut d, redirect, None).await;
 
     let (case, at) = next("case.give_up_after_retries");
     let mut d = ingest(&store, half, case, at).await;
-    let reset = step(
-        None,
-        Some(ErrorKind::Failure(FailureKind::Reset)),
-        VerdictKind::Retry,
-        Next::Retry(1_000),
-    );
+    let reset = step(None, failed(F::Reset), V::Retry, Next::Retry(1_000));
     attempt(&store, &mut d, reset, None).await;
-    let protocol = step(
-        None,
-        Some(ErrorKind::Failure(FailureKind::Protocol)),
-        VerdictKind::Retry,
-        Next::Retry(2_000),
-    );
+    let protocol = step(None, failed(F::Protocol), V::Retry, Next::Retry(2_000));
     attempt(&store, &mut d, protocol, None).await;
-    let bad = step(
-        Some(400),
-        None,
-        VerdictKind::GiveUp,
-        Next::Dead(DeadReason::GiveUp),
-    );
+    let bad = step(Some(400), None, V::GiveUp, Next::Dead(R::GiveUp));
     attempt(&store, &mut d, bad, None).await;
 
     let (case, at) = next("case.blocked");
@@ -283,8 +260,8 @@ async fn write_fixture() {
     let blocked = step(
         None,
         Some(ErrorKind::BlockedAddress),
-        VerdictKind::GiveUp,
-        Next::Dead(DeadReason::BlockedAddress),
+        V::GiveUp,
+        Next::Dead(R::BlockedAddress),
     );
     attempt(&store, &mut d, blocked, None).await;
 
@@ -293,8 +270,8 @@ async fn write_fixture() {
     let gone_step = step(
         Some(410),
         None,
-        VerdictKind::DisableEndpoint,
-        Next::Dead(DeadReason::EndpointDisabled),
+        V::DisableEndpoint,
+        Next::Dead(R::EndpointDisabled),
     );
     attempt(&store, &mut d, gone_step, Some("gone")).await;
 
@@ -308,11 +285,11 @@ async fn write_fixture() {
 
     let (case, at) = next("case.invalid_request");
     let d = ingest(&store, main, case, at).await;
-    interrupt(&store, &d, Interruption::End(DeadReason::InvalidRequest)).await;
+    interrupt(&store, &d, Interruption::End(R::InvalidRequest)).await;
 
     let (case, at) = next("case.event_missing");
     let d = ingest(&store, main, case, at).await;
-    interrupt(&store, &d, Interruption::End(DeadReason::EventMissing)).await;
+    interrupt(&store, &d, Interruption::End(R::EventMissing)).await;
 
     let (case, at) = next("case.endpoint_deleted");
     ingest(&store, deleted, case, at).await;
