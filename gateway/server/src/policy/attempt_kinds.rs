@@ -1,7 +1,7 @@
 //! The names an attempt is recorded under: its verdict's kind and its error kind.
 //!
-//! Both are stored in the attempt log and shown by the API as snake_case strings;
-//! each variant serialises as exactly the name written before these were typed.
+//! Both are stored in the attempt log and shown by the API as snake_case strings:
+//! a variant's serialised name is the string data dirs hold, so it never changes.
 
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};

@@ -54,23 +54,13 @@ pub struct StoredSecret {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BreakerState {
-    /// Endpoints stored before their breaker first changed hold an empty state.
+    /// A breaker that never changed since its endpoint was created may be stored
+    /// with an empty state: it reads as closed.
     #[default]
     #[serde(alias = "")]
     Closed,
     Open,
     HalfOpen,
-}
-
-impl BreakerState {
-    /// The API's name for the state.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Closed => "closed",
-            Self::Open => "open",
-            Self::HalfOpen => "half_open",
-        }
-    }
 }
 
 /// Circuit breaker state as shown on the endpoint.
@@ -270,6 +260,21 @@ mod tests {
         let back: EventRecord = decode(&encode(&ev)).unwrap();
         assert_eq!(back.payload.get(), payload);
         assert_eq!(back.deliveries, ev.deliveries);
+    }
+
+    #[test]
+    fn breaker_states_keep_their_stored_names() {
+        for (state, name) in [
+            (BreakerState::Closed, "closed"),
+            (BreakerState::Open, "open"),
+            (BreakerState::HalfOpen, "half_open"),
+        ] {
+            let json = serde_json::to_value(state).unwrap();
+            assert_eq!(json, serde_json::Value::from(name));
+            assert_eq!(serde_json::from_value::<BreakerState>(json).unwrap(), state);
+        }
+        let never_changed: BreakerState = serde_json::from_str("\"\"").unwrap();
+        assert_eq!(never_changed, BreakerState::Closed);
     }
 
     #[test]
