@@ -9,6 +9,9 @@ pub mod connector;
 mod in_flight;
 mod rate_limit;
 mod schedule_index;
+mod schedule_writes;
+#[cfg(test)]
+mod schedule_writes_tests;
 mod scheduler;
 pub mod signer;
 #[cfg(test)]
@@ -25,6 +28,7 @@ use crate::clock::Clock;
 use crate::policy::wasm::PluginHost;
 use crate::store::Store;
 pub use client::DeliveryClient;
+pub use schedule_writes::{BulkReplay, ScheduleWrites};
 pub use scheduler::Protection;
 
 /// A change the scheduler must hear about.
