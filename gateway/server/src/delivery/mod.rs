@@ -6,6 +6,7 @@ mod attempt_tests;
 mod breaker;
 pub mod client;
 pub mod connector;
+mod endpoint_policy;
 mod in_flight;
 mod rate_limit;
 mod schedule_index;
@@ -121,7 +122,7 @@ pub struct EngineParts {
     pub protection: Protection,
     /// Metrics, stats and alert rules.
     pub telemetry: Arc<crate::telemetry::Telemetry>,
-    /// The plugin host, which runs every retry decision.
+    /// The plugin host, which decides for endpoints with a plugin bound.
     pub plugins: Arc<PluginHost>,
     /// Runs before each request is sent (tests inject failures here).
     pub before_attempt: Option<crate::BeforeAttempt>,
