@@ -50,8 +50,9 @@ pub enum ScheduleChange {
     },
 }
 
-/// The API's handle on the delivery engine: tells it about new work and asks which
-/// deliveries are in flight (an in-memory lease, never stored).
+/// The handle on the delivery engine: [`ScheduleWrites`] tells it about new work
+/// through it, and the API asks which deliveries are in flight (an in-memory
+/// lease, never stored).
 #[derive(Clone)]
 pub struct DeliveryHandle {
     changes: mpsc::UnboundedSender<ScheduleChange>,
@@ -76,7 +77,8 @@ impl DeliveryHandle {
 
     /// Tells the scheduler about a change; lost only if the engine has stopped, in
     /// which case the work is still in the store and is found at the next start.
-    pub fn notify(&self, change: ScheduleChange) {
+    /// Only [`ScheduleWrites`] and the scheduler call it, right after their write.
+    pub(crate) fn notify(&self, change: ScheduleChange) {
         let _ = self.changes.send(change);
     }
 
