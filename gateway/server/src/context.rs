@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::address_guard::AddressGuard;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::delivery::DeliveryHandle;
+use crate::delivery::{DeliveryHandle, ScheduleWrites};
 use crate::store::Store;
 
 /// Shared state of one running gateway.
@@ -18,8 +18,11 @@ pub struct AppContext {
     /// SHA-256 of the admin token.
     pub admin_hash: [u8; 32],
     pub disk: DiskWatch,
-    /// Tells the delivery engine about new work and answers which deliveries are in flight.
+    /// Answers which deliveries are in flight.
     pub delivery: DeliveryHandle,
+    /// The store writes that change what is due (ingest, replay, endpoint
+    /// changes); each tells the delivery engine.
+    pub writes: ScheduleWrites,
     /// Metrics, stats and alert rules.
     pub telemetry: Arc<crate::telemetry::Telemetry>,
     /// The loaded retry-policy plugins (endpoints may bind only these).

@@ -31,7 +31,7 @@ use crate::address_guard::AddressGuard;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::context::{AppContext, DiskWatch};
-use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection};
+use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection, ScheduleWrites};
 use crate::store::{DurabilityBackend, Store, StoreError};
 use crate::telemetry::Telemetry;
 
@@ -196,13 +196,9 @@ pub async fn run_with(
                 .plugin_disabled(tenant, plugin, clock.now_ms())
         });
     }
+    let writes = ScheduleWrites::new(store.clone(), delivery.clone(), Arc::clone(&telemetry));
     let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
-    let alert_sender = tokio::spawn(alerts::sender::run(
-        store.clone(),
-        delivery.clone(),
-        alert_endpoint,
-        alerts,
-    ));
+    let alert_sender = tokio::spawn(alerts::sender::run(writes.clone(), alert_endpoint, alerts));
     let engine = delivery::spawn_engine(
         EngineParts {
             store: store.clone(),
@@ -231,6 +227,7 @@ pub async fn run_with(
         admin_hash,
         disk,
         delivery,
+        writes,
         plugins,
         telemetry,
     });

@@ -7,8 +7,8 @@ use tokio::sync::mpsc;
 
 use super::{ALERT_TENANT, Alert};
 use crate::config::AlertsConfig;
+use crate::delivery::ScheduleWrites;
 use crate::delivery::signer::SigningSecret;
-use crate::delivery::{DeliveryHandle, ScheduleChange};
 use crate::store::{BreakerRecord, EndpointRecord, NewEvent, Store, StoreError, StoredSecret};
 
 /// The internal alert endpoint's id.
@@ -77,10 +77,10 @@ pub async fn install(
 }
 
 /// Ingests each alert as an `alert.fired` / `alert.resolved` event until the
-/// monitor goes away. Without an endpoint, alerts only reach the log.
+/// monitor goes away, through the same ingest as the API's. Without an endpoint,
+/// alerts only reach the log.
 pub async fn run(
-    store: Store,
-    handle: DeliveryHandle,
+    writes: ScheduleWrites,
     endpoint: Option<EndpointRecord>,
     mut alerts: mpsc::UnboundedReceiver<Alert>,
 ) {
@@ -91,7 +91,7 @@ pub async fn run(
             continue;
         };
         let Ok(payload) = payload else { continue };
-        let ingest = store.ingest(NewEvent {
+        let ingest = writes.ingest(NewEvent {
             tenant_id: ALERT_TENANT,
             event_type: &event_type,
             payload: &payload,
@@ -99,14 +99,8 @@ pub async fn run(
             endpoints: vec![ep],
             now_ms: alert.at_ms,
         });
-        match ingest.await {
-            Ok(_) => handle.notify(ScheduleChange::Due {
-                endpoint_id: ep.id.clone(),
-                due_ms: alert.at_ms,
-            }),
-            Err(e) => {
-                tracing::error!(error = %e, rule = alert.rule, "could not queue the alert webhook")
-            }
+        if let Err(e) = ingest.await {
+            tracing::error!(error = %e, rule = alert.rule, "could not queue the alert webhook");
         }
     }
 }

@@ -14,9 +14,8 @@ use super::endpoint_input::{EndpointInput, endpoint_view, merge_patch, tenant_se
 use super::error::ApiError;
 use super::{Page, bad_query, list_body};
 use crate::context::AppContext;
-use crate::delivery::ScheduleChange;
 use crate::ids;
-use crate::store::{BreakerRecord, BreakerState, EndpointRecord, StoredSecret, Swap};
+use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
 
 /// How long a rotated-out secret keeps signing.
 const SECRET_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
@@ -31,13 +30,6 @@ fn load(ctx: &AppContext, who: &Principal, t: &str, id: &str) -> Result<Endpoint
     ctx.store
         .endpoint(t, id)?
         .ok_or_else(|| ApiError::not_found("endpoint"))
-}
-
-fn changed(ctx: &AppContext, ep: &EndpointRecord) {
-    ctx.delivery.notify(ScheduleChange::Endpoint {
-        tenant_id: ep.tenant_id.clone(),
-        endpoint_id: ep.id.clone(),
-    });
 }
 
 pub(super) async fn create(
@@ -76,13 +68,12 @@ pub(super) async fn create(
     };
     input.apply_to(&ctx, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;
-    if !ctx.store.create_endpoint(&ep, max).await? {
+    if !ctx.writes.create_endpoint(&ep, max).await? {
         return Err(ApiError::validation(
             "endpoints",
             format!("a tenant may have at most {max} endpoints"),
         ));
     }
-    changed(&ctx, &ep);
     let mut view = endpoint_view(&ep, &ctx.config.policy.default);
     view["secret"] = json!(secret.as_str());
     Ok((StatusCode::CREATED, Json(view)))
@@ -148,11 +139,8 @@ where
             .endpoint_version(t, id)?
             .ok_or_else(|| ApiError::not_found("endpoint"))?;
         let new = change(read.record.clone()).await?;
-        match ctx.store.swap_endpoint(&read, &new).await? {
-            Swap::Swapped => {
-                changed(ctx, &new);
-                return Ok(new);
-            }
+        match ctx.writes.swap_endpoint(&read, &new).await? {
+            Swap::Swapped => return Ok(new),
             Swap::Gone => return Err(ApiError::not_found("endpoint")),
             Swap::Changed => {}
         }
@@ -204,9 +192,8 @@ pub(super) async fn delete(
     Path((t, id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let ep = load(&ctx, &who, &t, &id)?;
-    ctx.store.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
+    ctx.writes.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
     ctx.telemetry.alerts().forget_endpoint(&ep.id);
-    changed(&ctx, &ep);
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -218,20 +205,9 @@ pub(super) async fn reset_breaker(
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     who.require_tenant(&ctx, &t)?;
-    let closed = BreakerRecord {
-        state: BreakerState::Closed.into(),
-        ..BreakerRecord::default()
-    };
-    if !ctx
-        .store
-        .update_endpoint(&t, &id, |ep| ep.breaker = closed.clone())
-        .await?
-    {
+    if !ctx.writes.close_breaker(&t, &id).await? {
         return Err(ApiError::not_found("endpoint"));
     }
-    ctx.delivery.notify(ScheduleChange::BreakerReset {
-        endpoint_id: id.clone(),
-    });
     Ok(Json(endpoint_view(
         &load(&ctx, &who, &t, &id)?,
         &ctx.config.policy.default,

@@ -18,7 +18,6 @@ use super::deliveries::delivery_summary;
 use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::delivery::ScheduleChange;
 use crate::event_type;
 use crate::store::{IngestOutcome, NewEvent};
 
@@ -90,7 +89,7 @@ pub(super) async fn ingest(
             })
             .collect();
         let outcome = ctx
-            .store
+            .writes
             .ingest(NewEvent {
                 tenant_id: &t,
                 event_type: &input.event_type,
@@ -102,18 +101,7 @@ pub(super) async fn ingest(
             .await?;
         tries += 1;
         match outcome {
-            IngestOutcome::Created {
-                response,
-                deliveries,
-            } => {
-                ctx.telemetry.ingested(&t, deliveries.len());
-                for d in &deliveries {
-                    let due_ms = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
-                    ctx.delivery.notify(ScheduleChange::Due {
-                        endpoint_id: d.endpoint_id.clone(),
-                        due_ms,
-                    });
-                }
+            IngestOutcome::Created { response, .. } => {
                 return Ok((StatusCode::ACCEPTED, Json(response)).into_response());
             }
             IngestOutcome::Replayed(response) => {

@@ -1,7 +1,6 @@
 //! DLQ replay: one delivery, or every dead delivery a filter matches. A replay
 //! starts a new series with the same `webhook-id`; the log keeps earlier series.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::Json;
@@ -16,8 +15,7 @@ use super::deliveries::{delivery_summary, time_param};
 use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::delivery::ScheduleChange;
-use crate::store::{BreakerState, DeliveryFilter, DeliveryState, ReplayOutcome};
+use crate::store::{DeliveryFilter, DeliveryState, EndpointRecord, ReplayOutcome};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,34 +47,14 @@ async fn body_or_default<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
-/// A replay is the operator saying the receiver is fixed: the scheduler serves the
-/// endpoint now, and an open breaker lets its half-open probe go at once.
-fn schedule(ctx: &AppContext, endpoint_id: &str) {
-    ctx.delivery.notify(ScheduleChange::Replayed {
-        endpoint_id: endpoint_id.to_owned(),
-    });
-}
-
-/// The replayed deliveries' endpoints whose breaker is not closed: their probe
-/// goes at once, and the rest of their work follows only once it succeeds.
-fn open_breakers(
-    ctx: &AppContext,
-    tenant: &str,
-    endpoints: &BTreeSet<String>,
-) -> Result<Vec<Value>, ApiError> {
-    let mut out = Vec::new();
-    for id in endpoints {
-        if let Some(ep) = ctx.store.endpoint(tenant, id)?
-            && ep.breaker.state != BreakerState::Closed
-        {
-            out.push(json!({
-                "endpoint_id": ep.id,
-                "state": ep.breaker.state,
-                "open_until": ep.breaker.open_until_ms.map(rfc3339_ms),
-            }));
-        }
-    }
-    Ok(out)
+/// A replayed endpoint whose breaker is not closed: its probe goes at once, and
+/// the rest of its work follows only once it succeeds.
+fn open_breaker_view(ep: &EndpointRecord) -> Value {
+    json!({
+        "endpoint_id": ep.id,
+        "state": ep.breaker.state,
+        "open_until": ep.breaker.open_until_ms.map(rfc3339_ms),
+    })
 }
 
 pub(super) async fn replay_one(
@@ -88,14 +66,11 @@ pub(super) async fn replay_one(
     who.require_tenant(&ctx, &t)?;
     let input: ReplayOne = body_or_default(&ctx, body).await?;
     match ctx
-        .store
+        .writes
         .replay_delivery(&t, &id, input.force, ctx.clock.now_ms())
         .await?
     {
-        ReplayOutcome::Replayed(d) => {
-            schedule(&ctx, &d.endpoint_id);
-            Ok(Json(delivery_summary(&ctx, &d)?))
-        }
+        ReplayOutcome::Replayed(d) => Ok(Json(delivery_summary(&ctx, &d)?)),
         ReplayOutcome::NotFound => Err(ApiError::not_found("delivery")),
         ReplayOutcome::Pending => Err(ApiError::conflict(
             "the delivery is still pending; only finished deliveries replay",
@@ -132,15 +107,11 @@ pub(super) async fn replay_many(
         until_ms: time_param("until", input.until.as_deref())?,
     };
     let replayed = ctx
-        .store
+        .writes
         .replay_matching(&t, &filter, ctx.clock.now_ms())
         .await?;
-    let breakers = open_breakers(&ctx, &t, &replayed.endpoints)?;
-    for endpoint_id in &replayed.endpoints {
-        schedule(&ctx, endpoint_id);
-    }
     Ok(Json(json!({
-        "replayed": replayed.replayed,
-        "open_breakers": breakers,
+        "replayed": replayed.summary.replayed,
+        "open_breakers": replayed.open_breakers.iter().map(open_breaker_view).collect::<Vec<_>>(),
     })))
 }

@@ -6,9 +6,13 @@ mod attempt_tests;
 mod breaker;
 pub mod client;
 pub mod connector;
+mod endpoint_policy;
 mod in_flight;
 mod rate_limit;
 mod schedule_index;
+mod schedule_writes;
+#[cfg(test)]
+mod schedule_writes_tests;
 mod scheduler;
 pub mod signer;
 #[cfg(test)]
@@ -25,6 +29,7 @@ use crate::clock::Clock;
 use crate::policy::wasm::PluginHost;
 use crate::store::Store;
 pub use client::DeliveryClient;
+pub use schedule_writes::{BulkReplay, ScheduleWrites};
 pub use scheduler::Protection;
 
 /// A change the scheduler must hear about.
@@ -45,8 +50,9 @@ pub enum ScheduleChange {
     },
 }
 
-/// The API's handle on the delivery engine: tells it about new work and asks which
-/// deliveries are in flight (an in-memory lease, never stored).
+/// The handle on the delivery engine: [`ScheduleWrites`] tells it about new work
+/// through it, and the API asks which deliveries are in flight (an in-memory
+/// lease, never stored).
 #[derive(Clone)]
 pub struct DeliveryHandle {
     changes: mpsc::UnboundedSender<ScheduleChange>,
@@ -71,7 +77,8 @@ impl DeliveryHandle {
 
     /// Tells the scheduler about a change; lost only if the engine has stopped, in
     /// which case the work is still in the store and is found at the next start.
-    pub fn notify(&self, change: ScheduleChange) {
+    /// Only [`ScheduleWrites`] and the scheduler call it, right after their write.
+    pub(crate) fn notify(&self, change: ScheduleChange) {
         let _ = self.changes.send(change);
     }
 
@@ -117,7 +124,7 @@ pub struct EngineParts {
     pub protection: Protection,
     /// Metrics, stats and alert rules.
     pub telemetry: Arc<crate::telemetry::Telemetry>,
-    /// The plugin host, which runs every retry decision.
+    /// The plugin host, which decides for endpoints with a plugin bound.
     pub plugins: Arc<PluginHost>,
     /// Runs before each request is sent (tests inject failures here).
     pub before_attempt: Option<crate::BeforeAttempt>,

@@ -20,6 +20,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::breaker::{Admit, Breaker, Transition};
+use super::endpoint_policy::EndpointPolicy;
 use super::in_flight::InFlight;
 use super::rate_limit::RateWindow;
 use super::schedule_index::ScheduleIndex;
@@ -42,6 +43,8 @@ pub struct Protection {
 
 struct EndpointSlot {
     record: Arc<EndpointRecord>,
+    /// Resolved here, once per load, for every attempt until the next.
+    policy: Arc<EndpointPolicy>,
     in_flight: InFlight,
     breaker: Breaker,
     rate: Option<RateWindow>,
@@ -170,10 +173,12 @@ impl Scheduler {
             _ => Breaker::from_record(&ep.breaker),
         };
         let disabled = ep.disabled;
+        let policy = Arc::new(EndpointPolicy::load(&ep, &self.ctx.default_policy));
         self.slots.insert(
             id.clone(),
             EndpointSlot {
                 record: Arc::new(ep),
+                policy,
                 in_flight,
                 breaker,
                 rate,

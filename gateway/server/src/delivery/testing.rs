@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::endpoint_policy::EndpointPolicy;
 use super::worker::{DeliveryWorker, EngineContext};
 use crate::address_guard::AddressGuard;
 use crate::clock::ManualClock;
@@ -69,6 +70,7 @@ impl Engine {
         DeliveryWorker {
             ctx: Arc::clone(&self.ctx),
             endpoint: Arc::new(ep.clone()),
+            policy: Arc::new(EndpointPolicy::load(ep, &self.ctx.default_policy)),
             entry,
         }
     }

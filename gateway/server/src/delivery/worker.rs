@@ -10,9 +10,10 @@ use sha2::{Digest, Sha256};
 
 use super::breaker::RawOutcome;
 use super::client::{DeliveryClient, HttpResponse, SendFailure};
+use super::endpoint_policy::EndpointPolicy;
 use super::signer::{SigningSecret, sign};
 use crate::clock::Clock;
-use crate::policy::wasm::{PluginBinding, PluginHost, PluginInput};
+use crate::policy::wasm::{PluginHost, PluginInput};
 use crate::policy::{
     AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, ErrorKind, NextStep, Outcome, Verdict,
 };
@@ -33,9 +34,9 @@ pub(crate) struct EngineContext {
     pub(crate) client: DeliveryClient,
     /// The client for trusted (alert) endpoints.
     pub(crate) trusted_client: DeliveryClient,
-    /// The decision chain: the built-in, and the endpoint's plugin if it has one.
+    /// Runs the decision of endpoints with a plugin bound.
     pub(crate) decider: Arc<PluginHost>,
-    /// The config's `[policy.default]`.
+    /// The config's `[policy.default]`, under each endpoint's own policy.
     pub(crate) default_policy: crate::policy::PolicySpec,
     /// Metrics, stats and alert rules.
     pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
@@ -70,7 +71,7 @@ struct Finished<'a> {
     outcome: Option<&'a Outcome>,
     decision: Decision,
     /// Names the policy that decided (`endpoint:svix`, ...).
-    policy_label: String,
+    policy_label: &'a str,
     /// How long a bound plugin's decision took.
     plugin_decision_us: Option<u64>,
 }
@@ -79,6 +80,8 @@ struct Finished<'a> {
 pub(crate) struct DeliveryWorker {
     pub(crate) ctx: Arc<EngineContext>,
     pub(crate) endpoint: Arc<EndpointRecord>,
+    /// The endpoint's policy and plugin binding, resolved when it was loaded.
+    pub(crate) policy: Arc<EndpointPolicy>,
     pub(crate) entry: ScheduleKey,
 }
 
@@ -137,7 +140,7 @@ impl DeliveryWorker {
             .await;
         let ended = ctx.clock.now_ms();
         let attempt = d.attempts + 1;
-        let (policy, policy_label) = ep.effective_policy(&ctx.default_policy);
+        let policy = &self.policy.effective;
         let (outcome, response) = match &result {
             Ok(r) => (Some(Outcome::Status(r.status)), Some(r)),
             Err(SendFailure::Transport { kind, .. }) => (Some(Outcome::Failure(*kind)), None),
@@ -169,20 +172,14 @@ impl DeliveryWorker {
                     prev_delay_ms: d.last_delay_ms,
                     seed: attempt_seed(&d.id, d.series, attempt),
                 };
-                let binding = ep
-                    .plugin
-                    .as_deref()
-                    .and_then(|p| PluginBinding::parse(&ep.tenant_id, p));
                 let input = PluginInput {
                     headers: response.map(|r| &r.headers),
                     body: response.map_or(&[][..], |r| &r.body[..]),
                     event_type: &d.event_type,
                 };
-                let timer = binding.is_some().then(std::time::Instant::now);
-                let decision = ctx
-                    .decider
-                    .decide(binding.as_ref(), &policy, &facts, &input)
-                    .await;
+                let plugin = self.policy.plugin().map(|b| ctx.decider.bind(b, &input));
+                let timer = plugin.is_some().then(std::time::Instant::now);
+                let decision = crate::policy::decide(policy, &facts, plugin.as_ref()).await;
                 plugin_decision_us =
                     timer.map(|t| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX));
                 decision
@@ -195,7 +192,7 @@ impl DeliveryWorker {
             result: &result,
             outcome: outcome.as_ref(),
             decision,
-            policy_label,
+            policy_label: &self.policy.label,
             plugin_decision_us,
         };
         self.record(d, finished).await
@@ -318,7 +315,7 @@ impl DeliveryWorker {
             next_attempt_at_ms: next_due,
             dead_reason: dead_reason.map(Into::into),
             decided_by: decision.decided_by.clone(),
-            policy: policy_label,
+            policy: policy_label.to_owned(),
         };
         tracing::info!(
             event_id = %d.event_id,

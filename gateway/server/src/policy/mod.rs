@@ -3,15 +3,18 @@
 //!
 //! A user gives a [`PolicySpec`] (endpoint API `"policy"`, config `[policy.default]`);
 //! [`PolicySpec::resolve`] turns it into an [`EffectivePolicy`] with concrete values.
-//! After every attempt a [`RetryDecider`] turns the policy and the [`AttemptFacts`] into
-//! a [`Decision`]. [`BuiltinPolicy`] is the built-in decider; the wasm plugin host
-//! implements the same trait and falls back to the built-in.
+//! The scheduler resolves an endpoint's policy once per endpoint load. After every
+//! attempt [`decide`] turns the policy and the [`AttemptFacts`] into a [`Decision`]:
+//! [`BuiltinPolicy`] (a [`RetryDecider`]) decides, unless the endpoint has a plugin
+//! bound (a [`PluginDecider`], from the wasm host) and the outcome is one a plugin
+//! may weigh in on.
 
 mod attempt_kinds;
 mod backoff;
 mod bounds;
 mod builtin;
 mod classify;
+mod decide;
 mod duration;
 mod effective;
 mod outcome;
@@ -32,6 +35,7 @@ pub use builtin::{
     BUILTIN_DECIDER, BuiltinPolicy, builtin_delay_ms, honored_retry_after_ms, next_step,
 };
 pub use classify::classify;
+pub use decide::{PluginDecider, decide, host_decides_alone};
 pub use effective::{EffectivePolicy, PRESET_NAMES};
 pub use outcome::{AttemptFacts, FailureKind, Outcome};
 pub use retry_after::parse_retry_after;
@@ -138,7 +142,9 @@ pub struct Decision {
     pub decided_by: String,
 }
 
-/// Decides what follows an attempt; the seam that the wasm plugin host also implements.
+/// Decides what follows an attempt from the policy and the facts alone, at once;
+/// [`BuiltinPolicy`] implements it, and a plugin's decision falls back to it. A
+/// bound plugin decides through [`PluginDecider`]; [`decide`] picks which one runs.
 pub trait RetryDecider: Send + Sync {
     /// Classifies the attempt's outcome and picks the next step under `policy`.
     fn decide(&self, policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> Decision;

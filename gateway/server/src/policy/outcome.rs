@@ -1,7 +1,7 @@
 //! What one delivery attempt produced, and the facts a retry decision needs about it.
 //!
-//! These are the inputs of every [`RetryDecider`](super::RetryDecider): the built-in
-//! policy and, later, the wasm plugin host read the same [`AttemptFacts`].
+//! These are the inputs of every decision ([`decide`](super::decide)): the built-in
+//! policy and a bound plugin read the same [`AttemptFacts`].
 
 use serde::{Deserialize, Serialize};
 

@@ -38,7 +38,8 @@ async fn decide_n(
             event_type: "bench.event",
         };
         let t = Instant::now();
-        let decision = host.decide(binding, &policy, &facts, &input).await;
+        let plugin = binding.map(|b| host.bind(*b, &input));
+        let decision = hookgate_server::policy::decide(&policy, &facts, plugin.as_ref()).await;
         out.push(t.elapsed().as_secs_f64() * 1e6);
         if binding.is_some() && !decision.decided_by.starts_with("plugin:") {
             anyhow::bail!("decision {i} fell back: {}", decision.decided_by);

@@ -83,6 +83,7 @@ impl Scheduler {
             let worker = DeliveryWorker {
                 ctx: Arc::clone(&self.ctx),
                 endpoint: Arc::clone(&slot.record),
+                policy: Arc::clone(&slot.policy),
                 entry,
             };
             let (handle, done) = (self.handle.clone(), self.done_tx.clone());

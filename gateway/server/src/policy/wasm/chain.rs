@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::bindings::{Delay, Verdict as WitVerdict};
 use crate::policy::{
-    AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, Outcome, RetryDecider, Verdict,
+    AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, RetryDecider, Verdict,
     builtin_delay_ms, classify, honored_retry_after_ms, next_step,
 };
 
@@ -126,12 +126,6 @@ impl BuiltinView {
             delay_ms: builtin_delay_ms(policy, facts),
         }
     }
-}
-
-/// Step 1: outcomes the host decides alone, without calling a plugin (2xx and 410;
-/// a blocked address never reaches a decider).
-pub(crate) fn host_only(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Status(200..=299 | 410))
 }
 
 /// Whether `next-delay` is called after `classify` answered `verdict`.

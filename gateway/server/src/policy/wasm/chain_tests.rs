@@ -1,7 +1,7 @@
 //! The decision chain's rules, without wasm.
 
 use super::*;
-use crate::policy::{DeadReason, FailureKind, Jitter, NextStep, Strategy};
+use crate::policy::{DeadReason, Jitter, NextStep, Outcome, Strategy};
 
 const START_MS: u64 = 1_614_297_600_000;
 const LABEL: &str = "plugin:p@3";
@@ -36,16 +36,6 @@ fn answer(verdict: WitVerdict, delay: Option<Delay>) -> PluginAnswer {
 fn decide(outcome: &Outcome, a: &PluginAnswer) -> Decision {
     let (p, f) = (policy(), facts(outcome));
     plugin_decision(&p, &f, &BuiltinView::of(&p, &f), a, LABEL)
-}
-
-#[test]
-fn host_decides_2xx_and_410_alone() {
-    assert!(host_only(&Outcome::Status(200)));
-    assert!(host_only(&Outcome::Status(204)));
-    assert!(host_only(&Outcome::Status(410)));
-    assert!(!host_only(&Outcome::Status(400)));
-    assert!(!host_only(&Outcome::Status(503)));
-    assert!(!host_only(&Outcome::Failure(FailureKind::Timeout)));
 }
 
 #[test]

@@ -38,7 +38,7 @@ async fn decide(host: &PluginHost, tenant: &'static str, plugin: &'static str) -
         version: None,
     };
     let input = PluginInput::default();
-    host.decide(Some(&binding), &policy(), &facts(&outcome, 7), &input)
+    host.decide(&binding, &policy(), &facts(&outcome, 7), &input)
         .await
         .decided_by
 }

@@ -1,5 +1,6 @@
 //! [`PluginHost`]: loading plugins and running the decision chain for a bound
-//! endpoint.
+//! endpoint ([`BoundPlugin`], the [`PluginDecider`] the delivery worker passes to
+//! [`crate::policy::decide`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,9 +17,7 @@ use super::uploads::UploadGate;
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
 use super::{PluginBinding, PluginError, prepare};
 use crate::config::Config;
-use crate::policy::{
-    AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, RetryDecider, Verdict,
-};
+use crate::policy::{AttemptFacts, Decision, EffectivePolicy, PluginDecider, Verdict};
 
 /// The plugin host: one engine, the loaded plugins and the decision pool. Created
 /// once at start and shared.
@@ -163,24 +162,31 @@ impl PluginHost {
         self.plugins.status(tenant, name, Some(version))
     }
 
-    /// Decides what follows an attempt (the chain in [`super::chain`]). Without a binding, or for an
-    /// outcome the host decides alone (2xx, 410), the built-in decides. Otherwise the
-    /// plugin runs on the decision pool, within its tenant's share, in a fresh store;
-    /// any failure falls back to the built-in with `decided_by` = `fallback:<reason>`.
-    /// Never fails.
+    /// The bound plugin `binding` names, ready to decide the attempt `input` describes.
+    pub fn bind<'a>(
+        &'a self,
+        binding: PluginBinding<'a>,
+        input: &'a PluginInput<'a>,
+    ) -> BoundPlugin<'a> {
+        BoundPlugin {
+            host: self,
+            binding,
+            input,
+        }
+    }
+
+    /// Runs the decision chain (in [`super::chain`]) for an outcome a plugin may
+    /// weigh in on (see [`crate::policy::decide`], which leaves 2xx and 410 to the
+    /// built-in): the plugin runs on the decision pool, within its tenant's share,
+    /// in a fresh store; any failure falls back to the built-in with `decided_by` =
+    /// `fallback:<reason>`. Never fails.
     pub async fn decide(
         &self,
-        binding: Option<&PluginBinding<'_>>,
+        b: &PluginBinding<'_>,
         policy: &EffectivePolicy,
         facts: &AttemptFacts<'_>,
         input: &PluginInput<'_>,
     ) -> Decision {
-        let Some(b) = binding else {
-            return BuiltinPolicy.decide(policy, facts);
-        };
-        if chain::host_only(facts.outcome) {
-            return BuiltinPolicy.decide(policy, facts);
-        }
         let Some(plugin) = self.plugins.get(b.tenant, b.name, b.version) else {
             return chain::fallback_decision(policy, facts, "not_loaded");
         };
@@ -225,5 +231,22 @@ impl PluginHost {
                 chain::fallback_decision(policy, facts, failure.reason())
             }
         }
+    }
+}
+
+/// An endpoint's plugin binding with the attempt's response: the plugin side of
+/// [`crate::policy::decide`].
+#[derive(Debug, Clone, Copy)]
+pub struct BoundPlugin<'a> {
+    host: &'a PluginHost,
+    binding: PluginBinding<'a>,
+    input: &'a PluginInput<'a>,
+}
+
+impl PluginDecider for BoundPlugin<'_> {
+    async fn decide(&self, policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> Decision {
+        self.host
+            .decide(&self.binding, policy, facts, self.input)
+            .await
     }
 }

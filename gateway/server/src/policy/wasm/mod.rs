@@ -55,7 +55,7 @@ pub use componentize::{PreparedPlugin, componentize, prepare};
 pub use conformance::{ConformanceReport, SampleRun};
 pub use engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Usage};
 pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};
-pub use host::PluginHost;
+pub use host::{BoundPlugin, PluginHost};
 pub use input::PluginInput;
 pub use registry::{PluginSource, PluginView, VersionInfo, VersionView};
 pub use startup::{load_stored, prune_stored};

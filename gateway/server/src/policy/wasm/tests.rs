@@ -67,8 +67,8 @@ async fn decide_with(host: &PluginHost, spec: &str, status: u16, body: &[u8]) ->
         body,
         event_type: "test.event",
     };
-    host.decide(Some(&binding), &policy(), &facts(&outcome, 7), &input)
-        .await
+    let bound = host.bind(binding, &input);
+    crate::policy::decide(&policy(), &facts(&outcome, 7), Some(&bound)).await
 }
 
 #[test]
@@ -241,7 +241,7 @@ async fn the_same_attempt_and_seed_give_the_same_decision() {
     let run = |seed| {
         let f = facts(&outcome, seed);
         let (host, binding, input) = (&host, &binding, &input);
-        async move { host.decide(Some(binding), &policy(), &f, input).await }
+        async move { host.decide(binding, &policy(), &f, input).await }
     };
     let (first, second) = (run(123_456).await, run(123_456).await);
     assert_eq!(first, second);
@@ -292,14 +292,8 @@ async fn the_host_alone_decides_2xx_and_410_and_unbound_endpoints() {
         0
     );
     let outcome = Outcome::Status(500);
-    let unbound = host
-        .decide(
-            None,
-            &policy(),
-            &facts(&outcome, 1),
-            &PluginInput::default(),
-        )
-        .await;
+    let unbound =
+        crate::policy::decide::<BoundPlugin<'_>>(&policy(), &facts(&outcome, 1), None).await;
     assert_eq!(unbound.decided_by, "builtin");
     let missing = decide_with(&host, "unreachable@2", 500, b"").await;
     assert_eq!(missing.decided_by, "fallback:not_loaded");

@@ -1,0 +1,124 @@
+//! The one ingest path: an alert goes through the same ingest as the API's, so
+//! it is counted, scheduled and delivered like any event.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{DeliveryClient, DeliveryHandle, EngineParts, Protection, ScheduleWrites};
+use crate::address_guard::AddressGuard;
+use crate::alerts::{ALERT_TENANT, Alert, AlertMonitor, sender};
+use crate::clock::ManualClock;
+use crate::config::{AlertsConfig, Config};
+use crate::store::DeliveryState;
+use crate::store::testing::TestStore;
+use crate::telemetry::Telemetry;
+
+const START_MS: u64 = 1_700_000_000_000;
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Answers one request 200 and hands its head and body over.
+async fn receive_one(listener: TcpListener) -> String {
+    let (mut conn, _) = listener.accept().await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = conn.read(&mut buf).await.unwrap();
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_lowercase();
+        if let Some(head_end) = text.find("\r\n\r\n") {
+            let length = text[..head_end]
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if got.len() >= head_end + 4 + length || n == 0 {
+                break;
+            }
+        }
+        assert!(n > 0, "connection closed mid-request");
+    }
+    conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+#[tokio::test]
+async fn an_alert_ingest_is_counted_and_delivered() {
+    let store = TestStore::new();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let cfg = AlertsConfig {
+        url: Some(format!("http://{}/alerts", listener.local_addr().unwrap())),
+        ..AlertsConfig::default()
+    };
+    let endpoint = sender::install(&store.store, &cfg, START_MS).await.unwrap();
+    let (handle, changes) = DeliveryHandle::new();
+    let telemetry = Arc::new(Telemetry::new(false, AlertMonitor::new(cfg).0));
+    let writes = ScheduleWrites::new(store.store.clone(), handle.clone(), Arc::clone(&telemetry));
+    let config = Config::default();
+    let anywhere = AddressGuard::new(vec!["0.0.0.0/0".parse().unwrap()]);
+    let shutdown = CancellationToken::new();
+    let engine = super::spawn_engine(
+        EngineParts {
+            store: store.store.clone(),
+            clock: ManualClock::new(START_MS),
+            client: DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap(),
+            trusted_client: DeliveryClient::new(anywhere, None).unwrap(),
+            handle,
+            changes,
+            default_policy: config.policy.default.clone(),
+            grace: Duration::from_secs(1),
+            protection: Protection {
+                breaker: config.breaker.clone(),
+                disable_after_ms: config.disable_after,
+            },
+            telemetry: Arc::clone(&telemetry),
+            plugins: Arc::new(crate::policy::wasm::PluginHost::from_config(&config).unwrap()),
+            before_attempt: None,
+        },
+        shutdown.clone(),
+    );
+    let (alerts_tx, alerts_rx) = mpsc::unbounded_channel();
+    let sending = tokio::spawn(sender::run(writes, endpoint, alerts_rx));
+    alerts_tx
+        .send(Alert {
+            rule: "give_up",
+            state: "fired",
+            tenant_id: Some("acme".into()),
+            endpoint_id: None,
+            message: "a delivery gave up".into(),
+            at_ms: START_MS,
+        })
+        .unwrap();
+    let request = tokio::time::timeout(WAIT, receive_one(listener))
+        .await
+        .expect("the alert webhook arrives");
+    assert!(request.contains("\"rule\":\"give_up\""), "{request}");
+    let metrics = telemetry.render_metrics(0);
+    assert!(
+        metrics.contains("hookgate_events_ingested_total 1"),
+        "{metrics}"
+    );
+    // The delivery is recorded a moment after the receiver answers.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let page = store
+            .store
+            .list_deliveries(ALERT_TENANT, &Default::default(), |_| true, 10, None)
+            .unwrap()
+            .data;
+        if page.iter().any(|d| d.state == DeliveryState::Succeeded) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{page:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sending.abort();
+    shutdown.cancel();
+    engine.await.unwrap();
+}
