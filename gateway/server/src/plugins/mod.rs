@@ -26,7 +26,8 @@ use crate::store::{Store, StoreError};
 pub use changes::{AdmittedUpload, UploadedPlugin};
 pub use listing::ListedPlugin;
 pub use startup::host_from_config;
-pub use uploads::{UPLOADS_PER_HOUR, UploadGate};
+pub use uploads::UPLOADS_PER_HOUR;
+use uploads::UploadGate;
 
 /// The limits the service applies, from `[limits]` and `[plugins]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,7 @@ const HOUR_MS: u64 = 60 * 60 * 1_000;
 
 /// The upload limits and the lock over plugin changes.
 #[derive(Debug)]
-pub struct UploadGate {
+pub(super) struct UploadGate {
     compiler: Arc<Semaphore>,
     changes: tokio::sync::Mutex<()>,
     /// Per tenant, the times of its uploads within the last hour.
@@ -43,7 +43,7 @@ impl UploadGate {
     /// # Errors
     /// The milliseconds until the oldest upload of the last hour ages out, when
     /// the tenant already made [`UPLOADS_PER_HOUR`].
-    pub fn admit(&self, tenant: &str, now_ms: u64) -> Result<(), u64> {
+    pub(super) fn admit(&self, tenant: &str, now_ms: u64) -> Result<(), u64> {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         recent.retain(|_, times| {
             times
@@ -66,7 +66,7 @@ impl UploadGate {
     }
 
     /// Holds plugin changes (the store write and the host's update) in order.
-    pub async fn changes(&self) -> tokio::sync::MutexGuard<'_, ()> {
+    pub(super) async fn changes(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.changes.lock().await
     }
 
@@ -77,7 +77,7 @@ impl UploadGate {
     /// # Errors
     /// `Rejected` naming the failed check (an overrun of the limit is a compile
     /// refusal); `Busy` when the compiler stayed taken for 30 s.
-    pub async fn check(
+    pub(super) async fn check(
         &self,
         host: &Arc<PluginHost>,
         bytes: bytes::Bytes,
