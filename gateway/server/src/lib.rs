@@ -163,12 +163,9 @@ pub async fn run_with(
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     // Uploaded plugins load next (from verified artifacts where cached), before
     // the delivery engine starts; a preloaded name keeps its preloaded plugin.
-    let plugins = Arc::new(PluginService::start(
-        host,
-        store.clone(),
-        Arc::clone(&clock),
-        PluginLimits::of(&config),
-    )?);
+    let limits = PluginLimits::of(&config);
+    let plugins = PluginService::start(host, store.clone(), Arc::clone(&clock), limits)?;
+    let plugins = Arc::new(plugins);
     let admin_hash = admin_token_hash(&store, &config)?;
     let durability = match options.durability {
         Some(d) => d,
@@ -248,14 +245,14 @@ pub async fn run_with(
     .await;
     housekeeping.abort();
     alert_sender.abort();
-    // Their store handle goes now, not whenever the runtime drops them.
-    disabled_recorder.abort();
-    plugin_watch.abort();
-    let _ = disabled_recorder.await;
-    let _ = plugin_watch.await;
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;
+    // Once no attempt can disable a plugin; the recorder's store handle goes now.
+    for listener in [disabled_recorder, plugin_watch] {
+        listener.abort();
+        let _ = listener.await;
+    }
     flusher_stop.cancel();
     let _ = flusher.await;
     served?;
