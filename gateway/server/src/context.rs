@@ -25,8 +25,9 @@ pub struct AppContext {
     pub writes: ScheduleWrites,
     /// Metrics, stats and alert rules.
     pub telemetry: Arc<crate::telemetry::Telemetry>,
-    /// The loaded retry-policy plugins (endpoints may bind only these).
-    pub plugins: Arc<crate::policy::wasm::PluginHost>,
+    /// Tenants' retry-policy plugins, stored and loaded (endpoints may bind only
+    /// loaded ones).
+    pub plugins: Arc<crate::plugins::PluginService>,
 }
 
 /// Whether free disk in the data dir has fallen below `min_free_disk`.

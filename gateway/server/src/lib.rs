@@ -15,6 +15,7 @@ pub mod delivery;
 pub mod event_type;
 mod housekeeping;
 pub mod ids;
+pub mod plugins;
 pub mod policy;
 pub mod store;
 pub mod telemetry;
@@ -32,6 +33,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::context::{AppContext, DiskWatch};
 use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection, ScheduleWrites};
+use crate::plugins::{PluginLimits, PluginService, host_from_config};
 use crate::store::{DurabilityBackend, Store, StoreError};
 use crate::telemetry::Telemetry;
 
@@ -156,11 +158,14 @@ pub async fn run_with(
     options: RunOptions,
 ) -> Result<(), RunError> {
     // Preloaded plugins are checked and compiled first: a bad one stops start-up.
-    let plugins = Arc::new(policy::wasm::PluginHost::from_config(&config)?);
+    let host = Arc::new(host_from_config(&config)?);
     let store = open_store(&config.data_dir, config.cache_capacity)?;
+    let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     // Uploaded plugins load next (from verified artifacts where cached), before
     // the delivery engine starts; a preloaded name keeps its preloaded plugin.
-    policy::wasm::load_stored(&plugins, &store)?;
+    let limits = PluginLimits::of(&config);
+    let plugins = PluginService::start(host, store.clone(), Arc::clone(&clock), limits)?;
+    let plugins = Arc::new(plugins);
     let admin_hash = admin_token_hash(&store, &config)?;
     let durability = match options.durability {
         Some(d) => d,
@@ -168,8 +173,7 @@ pub async fn run_with(
     };
     let flusher_stop = CancellationToken::new();
     let flusher = store.start_flusher(durability, flusher_stop.clone());
-    let keep_versions = usize::try_from(config.plugins.keep_versions).unwrap_or(usize::MAX);
-    policy::wasm::prune_stored(&plugins, &store, keep_versions).await?;
+    plugins.prune_stored().await?;
     let disk = DiskWatch::default();
     disk.refresh(&config.data_dir, config.min_free_disk);
     let (delivery, changes) = DeliveryHandle::new();
@@ -184,18 +188,14 @@ pub async fn run_with(
         "::/0".parse().expect("CIDR"),
     ]);
     let trusted_client = DeliveryClient::new(anywhere, config.tls.extra_ca_file.as_deref())?;
-    let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     let (monitor, alerts) = alerts::AlertMonitor::new(config.alerts.clone());
     let telemetry = Arc::new(Telemetry::new(config.metrics.per_endpoint_labels, monitor));
     seed_counts(&store, &telemetry);
-    {
-        let (telemetry, clock) = (Arc::clone(&telemetry), Arc::clone(&clock));
-        plugins.on_disabled(move |tenant, plugin| {
-            telemetry
-                .alerts()
-                .plugin_disabled(tenant, plugin, clock.now_ms())
-        });
-    }
+    // Both listen before the delivery engine starts, so no disabling is missed.
+    let disabled_recorder = plugins.spawn_disabled_recorder();
+    let plugin_watch = tokio::spawn(
+        Arc::clone(&telemetry).watch_plugins(Arc::clone(&clock), plugins.host().subscribe()),
+    );
     let writes = ScheduleWrites::new(store.clone(), delivery.clone(), Arc::clone(&telemetry));
     let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
     let alert_sender = tokio::spawn(alerts::sender::run(writes.clone(), alert_endpoint, alerts));
@@ -214,7 +214,7 @@ pub async fn run_with(
                 disable_after_ms: config.disable_after,
             },
             telemetry: Arc::clone(&telemetry),
-            plugins: Arc::clone(&plugins),
+            plugins: Arc::clone(plugins.host()),
             before_attempt: options.before_attempt,
         },
         shutdown.clone(),
@@ -245,6 +245,11 @@ pub async fn run_with(
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;
+    // Once no attempt can disable a plugin; the recorder's store handle goes now.
+    for listener in [disabled_recorder, plugin_watch] {
+        listener.abort();
+        let _ = listener.await;
+    }
     flusher_stop.cancel();
     let _ = flusher.await;
     served?;

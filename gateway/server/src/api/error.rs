@@ -4,6 +4,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use crate::plugins::PluginServiceError;
 use crate::store::StoreError;
 
 /// An API error: a status, a stable code, a message for people and, for
@@ -166,6 +167,24 @@ impl From<StoreError> for ApiError {
             "store_unavailable",
             "storage is unavailable; retry later",
         )
+    }
+}
+
+impl From<PluginServiceError> for ApiError {
+    fn from(e: PluginServiceError) -> Self {
+        use PluginServiceError as E;
+        let message = e.to_string();
+        match e {
+            E::InvalidName | E::TooManyPlugins { .. } => Self::validation("name", message),
+            E::Preloaded { .. } | E::Bound { .. } | E::NothingToRollBackTo { .. } => {
+                Self::conflict(message)
+            }
+            E::RateLimited { .. } => Self::rate_limited(message),
+            E::Busy => Self::busy(message),
+            E::Rejected(_) => Self::plugin_rejected(message),
+            E::NotFound => Self::not_found("plugin"),
+            E::Store(e) => e.into(),
+        }
     }
 }
 

@@ -78,7 +78,9 @@ async fn an_alert_ingest_is_counted_and_delivered() {
                 disable_after_ms: config.disable_after,
             },
             telemetry: Arc::clone(&telemetry),
-            plugins: Arc::new(crate::policy::wasm::PluginHost::from_config(&config).unwrap()),
+            plugins: Arc::new(
+                crate::policy::wasm::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
+            ),
             before_attempt: None,
         },
         shutdown.clone(),

@@ -30,7 +30,9 @@ pub(crate) fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
         clock: clock.clone(),
         client: client.clone(),
         trusted_client: client,
-        decider: Arc::new(crate::policy::wasm::PluginHost::from_config(&config).unwrap()),
+        decider: Arc::new(
+            crate::policy::wasm::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
+        ),
         default_policy: config.policy.default.clone(),
         telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),
         before_attempt,

@@ -188,26 +188,6 @@ mod tests {
     }
 
     #[test]
-    fn durations_have_an_upper_bound_and_an_endpoint_loads_its_clamped_policy() {
-        let endpoint: crate::store::EndpointRecord = serde_json::from_value(json!({
-            "id": "ep_durations_bound", "tenant_id": "acme", "url": "https://example.com/",
-            "description": "", "event_types": ["*"],
-            "policy": {"base_ms": "9000y", "max_delay_ms": "9000y", "retry_window_ms": "9000y"},
-            "plugin": null, "timeout_ms": 15_000, "max_in_flight": 16, "rate_limit_per_s": null,
-            "disabled": false, "disabled_reason": null, "secrets": [], "created_at_ms": 0
-        }))
-        .unwrap();
-        let (policy, label) = endpoint.effective_policy(&PolicySpec::default());
-        // The endpoint's own policy, clamped; not the default that replaced it before.
-        assert_eq!(label, "endpoint:default");
-        assert_eq!(policy.base_ms(), MAX_DURATION_MS);
-        assert_eq!(
-            (policy.max_delay_ms, policy.retry_window_ms),
-            (MAX_DURATION_MS, MAX_DURATION_MS)
-        );
-    }
-
-    #[test]
     fn durations_have_an_upper_bound_and_a_clamp_warns_once_per_owner() {
         let owner = "acme/ep_warned_once";
         assert!(first_warning(owner));

@@ -61,6 +61,7 @@ pub(crate) struct Metrics {
     pub(crate) decisions: Family<DeciderLabel, Counter>,
     pub(crate) decision_seconds: Histogram,
     pub(crate) clock_skew_seconds: Gauge,
+    pub(crate) plugins_disabled: Counter,
 }
 
 impl Metrics {
@@ -172,6 +173,12 @@ impl Metrics {
             "Largest receiver clock skew seen recently, from responses' Date header",
             clock_skew_seconds.clone(),
         );
+        let plugins_disabled = Counter::default();
+        registry.register(
+            "plugins_disabled",
+            "Plugin versions disabled after repeated failures",
+            plugins_disabled.clone(),
+        );
         Self {
             registry,
             events_ingested,
@@ -191,6 +198,7 @@ impl Metrics {
             decisions,
             decision_seconds,
             clock_skew_seconds,
+            plugins_disabled,
         }
     }
 

@@ -5,11 +5,14 @@ mod metrics;
 mod stats;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::alerts::{AlertInput, AlertMonitor};
+use crate::clock::Clock;
+use crate::policy::wasm::{PluginEvent, plugin_label};
 use crate::policy::{DeadReason, ErrorKind, NextStep, Verdict};
 use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel};
 use stats::TenantStats;
@@ -113,6 +116,30 @@ impl Telemetry {
     pub fn breaker_transition(&self, tenant: &str, endpoint: &str, open: bool, now_ms: u64) {
         self.metrics.breakers_open.inc_by(if open { 1 } else { -1 });
         self.alerts.breaker(tenant, endpoint, open, now_ms);
+    }
+
+    /// A plugin version was disabled: counted, and the `plugin_disabled` alert fires.
+    pub fn plugin_disabled(&self, tenant: &str, name: &str, version: u32, now_ms: u64) {
+        self.metrics.plugins_disabled.inc();
+        self.alerts
+            .plugin_disabled(tenant, &plugin_label(name, version), now_ms);
+    }
+
+    /// Acts on the plugin host's events until the host is gone.
+    pub async fn watch_plugins(
+        self: Arc<Self>,
+        clock: Arc<dyn Clock>,
+        mut events: UnboundedReceiver<PluginEvent>,
+    ) {
+        while let Some(event) = events.recv().await {
+            let PluginEvent::Disabled {
+                tenant,
+                name,
+                version,
+                ..
+            } = event;
+            self.plugin_disabled(&tenant, &name, version, clock.now_ms());
+        }
     }
 
     /// Records one finished attempt.

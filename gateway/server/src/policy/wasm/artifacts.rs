@@ -4,7 +4,7 @@
 //!
 //! Each file is an HMAC-SHA256 tag followed by wasmtime's serialized component.
 //! The tag covers a domain string, the plugin's sha256 and the serialized bytes,
-//! under a per-install key kept in the store's `meta` tree. A file is read whole
+//! under a per-install key that whoever opens the cache keeps. A file is read whole
 //! into memory, its tag verified, and only then are those same in-memory bytes
 //! given to `Component::deserialize` (never an mmap of a file that could change
 //! underneath). Any mismatch means "compile again". Tenant bytes never reach
@@ -17,12 +17,8 @@ use sha2::Sha256;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::store::{Store, StoreError};
-
 type HmacSha256 = Hmac<Sha256>;
 
-/// The `meta` key of the per-install artifact key.
-const KEY_META: &str = "plugin_artifact_key";
 /// The cache directory under the data dir.
 const DIR: &str = "plugin-artifacts";
 /// Separates these tags from any other use of the key.
@@ -47,22 +43,6 @@ impl std::fmt::Debug for ArtifactCache {
 }
 
 impl ArtifactCache {
-    /// The cache of `store`'s data dir, creating its key on first use.
-    ///
-    /// # Errors
-    /// On a storage failure.
-    pub fn open(store: &Store) -> Result<Self, StoreError> {
-        let key = match store.meta_get(KEY_META)?.map(<[u8; 32]>::try_from) {
-            Some(Ok(key)) => key,
-            _ => {
-                let key: [u8; 32] = rand::random();
-                store.meta_put(KEY_META, &key)?;
-                key
-            }
-        };
-        Ok(Self::new(store.data_dir(), key))
-    }
-
     /// A cache in `data_dir` under `key`.
     pub fn new(data_dir: &Path, key: [u8; 32]) -> Self {
         Self {

@@ -2,7 +2,9 @@
 //! `tests/fixtures/plugins/`.
 
 use super::*;
-use crate::store::{PluginRecord, PluginVersionRecord, StoreError};
+use super::{
+    MissingBytes as StoreError, StoredPlugin as PluginRecord, StoredVersion as PluginVersionRecord,
+};
 
 const LIMIT: usize = 512 * 1024;
 

@@ -9,14 +9,13 @@ use std::time::Duration;
 use super::artifacts::ArtifactCache;
 use super::chain::{self, BuiltinView, CallFailure};
 use super::engine::Sandbox;
+use super::events::{PluginEvent, PluginEvents};
 use super::health::PluginStatus;
 use super::input::{PluginInput, attempt_record};
 use super::pool::{DecisionPool, PoolError};
 use super::registry::{PluginRegistry, PluginSource, VersionInfo};
-use super::uploads::UploadGate;
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
 use super::{PluginBinding, PluginError, prepare};
-use crate::config::Config;
 use crate::policy::{AttemptFacts, Decision, EffectivePolicy, PluginDecider, Verdict};
 
 /// The plugin host: one engine, the loaded plugins and the decision pool. Created
@@ -26,18 +25,19 @@ pub struct PluginHost {
     pub(super) plugins: PluginRegistry,
     pool: DecisionPool,
     pub(super) max_bytes: usize,
-    /// Told `(tenant, plugin label)` when a plugin is disabled (the alert rule).
-    on_disabled: std::sync::OnceLock<DisabledHook>,
-    /// Told `(tenant, name, version)` when a plugin is disabled, to store it.
-    pub(super) on_version_disabled: std::sync::OnceLock<VersionDisabledHook>,
-    /// The compiled-artifact cache, once the store is open.
+    /// Where disabling a plugin is reported.
+    events: PluginEvents,
+    /// The compiled-artifact cache, once the data dir is known.
     pub(super) artifacts: std::sync::OnceLock<ArtifactCache>,
-    /// Upload limits: one compile at a time, uploads per tenant per hour.
-    pub(super) uploads: UploadGate,
 }
 
-type DisabledHook = Box<dyn Fn(&str, &str) + Send + Sync>;
-type VersionDisabledHook = Box<dyn Fn(&str, &str, u32) + Send + Sync>;
+/// One plugin file to load at start, as a `[[plugins.preload]]` entry names it.
+#[derive(Debug, Clone, Copy)]
+pub struct PreloadFile<'a> {
+    pub tenant: &'a str,
+    pub name: &'a str,
+    pub path: &'a Path,
+}
 
 impl std::fmt::Debug for PluginHost {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,35 +76,36 @@ impl PluginHost {
             plugins: PluginRegistry::default(),
             pool: DecisionPool::new(size)?,
             max_bytes,
-            on_disabled: std::sync::OnceLock::new(),
-            on_version_disabled: std::sync::OnceLock::new(),
+            events: PluginEvents::default(),
             artifacts: std::sync::OnceLock::new(),
-            uploads: UploadGate::default(),
         })
     }
 
-    /// Sets what to tell when a plugin is disabled; only the first call counts.
-    pub fn on_disabled(&self, hook: impl Fn(&str, &str) + Send + Sync + 'static) {
-        let _ = self.on_disabled.set(Box::new(hook));
-    }
-
-    /// A host with the config's `[[plugins.preload]]` loaded, in order (a name given
-    /// twice gets version 2).
+    /// A host with `files` loaded, in order (a name given twice gets version 2).
     ///
     /// # Errors
-    /// `Preload`, naming the tenant, plugin and path, for the first that fails.
-    pub fn from_config(config: &Config) -> Result<Self, PluginError> {
-        let host = Self::new(config.limits.plugin_upload_bytes)?;
-        for p in &config.plugins.preload {
-            host.load_file(&p.tenant, &p.name, &p.path)
+    /// `Engine` as [`PluginHost::new`]; `Preload`, naming the tenant, plugin and
+    /// path, for the first file that fails.
+    pub fn preloaded<'a>(
+        max_bytes: usize,
+        files: impl IntoIterator<Item = PreloadFile<'a>>,
+    ) -> Result<Self, PluginError> {
+        let host = Self::new(max_bytes)?;
+        for p in files {
+            host.load_file(p.tenant, p.name, p.path)
                 .map_err(|e| PluginError::Preload {
-                    tenant: p.tenant.clone(),
-                    name: p.name.clone(),
-                    path: p.path.clone(),
+                    tenant: p.tenant.to_owned(),
+                    name: p.name.to_owned(),
+                    path: p.path.to_path_buf(),
                     source: Box::new(e),
                 })?;
         }
         Ok(host)
+    }
+
+    /// A channel that gets every [`PluginEvent`] from now on.
+    pub fn subscribe(&self) -> tokio::sync::mpsc::UnboundedReceiver<PluginEvent> {
+        self.events.subscribe()
     }
 
     /// Loads a plugin file as a new version of `tenant`'s `name`; returns the version.
@@ -209,12 +210,12 @@ impl PluginHost {
             Err(PoolError::Lost) => Err(CallFailure::PoolLost),
         };
         if plugin.health.record(answer.as_ref().map(|_| ())) {
-            if let Some(hook) = self.on_disabled.get() {
-                hook(&plugin.tenant, &plugin.label);
-            }
-            if let Some(hook) = self.on_version_disabled.get() {
-                hook(&plugin.tenant, &plugin.name, plugin.version);
-            }
+            self.events.send(&PluginEvent::Disabled {
+                tenant: plugin.tenant.clone(),
+                name: plugin.name.clone(),
+                version: plugin.version,
+                reason: answer.as_ref().err().map_or("", CallFailure::reason),
+            });
             tracing::error!(
                 tenant = %plugin.tenant, plugin = %plugin.name, version = plugin.version,
                 failures = super::DISABLE_AFTER_FAILURES,

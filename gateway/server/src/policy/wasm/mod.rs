@@ -10,56 +10,58 @@
 //! (`decided_by` = `fallback:<reason>`). A plugin whose own failures reach 20 in a
 //! row is disabled.
 //!
-//! Tenants upload plugins through the API: [`check_upload`] runs upload checks 1–9
-//! (one compile at a time, within 10 s), the store keeps the bytes, and
-//! [`PluginHost::install`] makes the version active. At start, [`load_stored`]
-//! loads them again through the HMAC-verified [`ArtifactCache`].
+//! The host is runtime only: what is stored, and when, is the plugin service's
+//! (`crate::plugins`). [`PluginHost::check`] runs upload checks 1–9,
+//! [`PluginHost::install`] makes a checked version active, and
+//! [`PluginHost::restore`] loads a stored one again at start through the
+//! HMAC-verified [`ArtifactCache`]. Disabling a version is reported as a
+//! [`PluginEvent`] to whoever [subscribed](PluginHost::subscribe).
 //!
 //! Files: `bindings` (the one `bindgen!`), `engine`, `state` and `clocks` (engine,
 //! limits, one store per decision, the epoch and the CPU clock), `componentize`
-//! (upload steps 1–4), `conformance` (step 9), `admin` and `uploads` (checks,
-//! installs, limits), `artifacts`, `startup`, `chain` (the decision rules), `input`
-//! (the WIT `attempt` record), `pool` and `shares` (the decision threads, and each
-//! tenant's fair share of them), `registry`, `health` and `host`.
+//! (upload steps 1–4), `conformance` (step 9), `checks` (steps 1–9), `installs`
+//! (changing the loaded uploads), `artifacts`, `events`, `chain` (the decision
+//! rules), `input` (the WIT `attempt` record), `pool` and `shares` (the decision
+//! threads, and each tenant's fair share of them), `registry`, `health` and `host`.
 
-mod admin;
 mod artifacts;
 mod bindings;
 mod chain;
 #[cfg(test)]
 mod check_tests;
+mod checks;
 mod clocks;
 mod componentize;
 mod conformance;
 mod engine;
+mod events;
 #[cfg(test)]
 mod fairness_tests;
 mod health;
 mod host;
 mod input;
+mod installs;
 mod pool;
 mod registry;
 mod shares;
-mod startup;
 mod state;
 #[cfg(test)]
 mod tests;
-mod uploads;
 
 use std::path::PathBuf;
 
-pub use admin::CheckedPlugin;
 pub use artifacts::ArtifactCache;
+pub use checks::{COMPILE_LIMIT, CheckedPlugin};
 pub use clocks::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, SPINNING_CPU};
 pub use componentize::{PreparedPlugin, componentize, prepare};
 pub use conformance::{ConformanceReport, SampleRun};
 pub use engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Usage};
+pub use events::PluginEvent;
 pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};
-pub use host::{BoundPlugin, PluginHost};
+pub use host::{BoundPlugin, PluginHost, PreloadFile};
 pub use input::PluginInput;
-pub use registry::{PluginSource, PluginView, VersionInfo, VersionView};
-pub use startup::{load_stored, prune_stored};
-pub use uploads::{COMPILE_LIMIT, UPLOADS_PER_HOUR, UploadError, UploadGate, check_upload};
+pub use installs::{MissingBytes, StoredPlugin, StoredVersion};
+pub use registry::{PluginSource, PluginView, VersionInfo, VersionView, plugin_label};
 
 /// Why a plugin could not be loaded, or the host not started.
 #[derive(Debug, thiserror::Error)]

@@ -48,6 +48,12 @@ pub struct PluginView {
     pub versions: Vec<VersionView>,
 }
 
+/// `plugin:<name>@<version>`: how a version names itself in `decided_by` and
+/// in alerts.
+pub fn plugin_label(name: &str, version: u32) -> String {
+    format!("plugin:{name}@{version}")
+}
+
 /// One version of one tenant's plugin, ready to instantiate.
 pub(crate) struct LoadedPlugin {
     pub(crate) tenant: String,
@@ -116,7 +122,7 @@ impl PluginRegistry {
                 tenant: tenant.to_owned(),
                 name: name.to_owned(),
                 version,
-                label: format!("plugin:{name}@{version}"),
+                label: plugin_label(name, version),
                 pre,
                 health: PluginHealth::default(),
                 info,

@@ -1,6 +1,6 @@
-//! The limits on uploads: one compile at a time in the whole gateway,
-//! at most [`COMPILE_LIMIT`] for checks 1–9, and [`UPLOADS_PER_HOUR`] uploads per
-//! tenant in any rolling hour. Plugin changes (upload, rollback, delete) are also
+//! The upload gate: one compile at a time in the whole gateway, at most
+//! [`COMPILE_LIMIT`] for checks 1–9, and [`UPLOADS_PER_HOUR`] uploads per tenant
+//! in any rolling hour. Plugin changes (upload, rollback, delete) are also
 //! serialised here, so the store and the loaded plugins change in the same order.
 
 use std::collections::{HashMap, VecDeque};
@@ -9,31 +9,18 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use super::admin::CheckedPlugin;
-use super::{PluginError, PluginHost};
+use super::PluginServiceError;
+use crate::policy::wasm::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
 
 /// Uploads a tenant may make in any rolling hour, refused or not.
 pub const UPLOADS_PER_HOUR: usize = 10;
-/// The longest checks 1–9 of one upload may take.
-pub const COMPILE_LIMIT: Duration = Duration::from_secs(10);
 /// How long an upload waits for the compiler before giving up.
 const COMPILER_WAIT: Duration = Duration::from_secs(30);
 const HOUR_MS: u64 = 60 * 60 * 1_000;
 
-/// Why an upload was not checked.
-#[derive(Debug, thiserror::Error)]
-pub enum UploadError {
-    /// A check refused the plugin: 422 `plugin_rejected`.
-    #[error(transparent)]
-    Rejected(#[from] PluginError),
-    /// Another upload kept the compiler busy too long: try again.
-    #[error("the plugin compiler is busy; try again shortly")]
-    Busy,
-}
-
 /// The upload limits and the lock over plugin changes.
 #[derive(Debug)]
-pub struct UploadGate {
+pub(super) struct UploadGate {
     compiler: Arc<Semaphore>,
     changes: tokio::sync::Mutex<()>,
     /// Per tenant, the times of its uploads within the last hour.
@@ -56,7 +43,7 @@ impl UploadGate {
     /// # Errors
     /// The milliseconds until the oldest upload of the last hour ages out, when
     /// the tenant already made [`UPLOADS_PER_HOUR`].
-    pub fn admit(&self, tenant: &str, now_ms: u64) -> Result<(), u64> {
+    pub(super) fn admit(&self, tenant: &str, now_ms: u64) -> Result<(), u64> {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         recent.retain(|_, times| {
             times
@@ -79,41 +66,42 @@ impl UploadGate {
     }
 
     /// Holds plugin changes (the store write and the host's update) in order.
-    pub async fn changes(&self) -> tokio::sync::MutexGuard<'_, ()> {
+    pub(super) async fn changes(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.changes.lock().await
     }
-}
 
-/// Runs upload checks 1–9 on a blocking thread, one upload at a time, within
-/// [`COMPILE_LIMIT`]. The compiler stays taken until the checks really end, even
-/// after the caller stopped waiting, so two compiles never overlap.
-///
-/// # Errors
-/// `Rejected` naming the failed check (an overrun of the limit is a compile
-/// refusal); `Busy` when the compiler stayed taken for 30 s.
-pub async fn check_upload(
-    host: &Arc<PluginHost>,
-    bytes: bytes::Bytes,
-) -> Result<CheckedPlugin, UploadError> {
-    let compiler = Arc::clone(&host.uploads.compiler);
-    let permit = tokio::time::timeout(COMPILER_WAIT, compiler.acquire_owned())
-        .await
-        .map_err(|_| UploadError::Busy)?
-        .map_err(|_| UploadError::Busy)?;
-    let job_host = Arc::clone(host);
-    let job = tokio::task::spawn_blocking(move || {
-        let checked = job_host.check(&bytes);
-        drop(permit);
-        checked
-    });
-    match tokio::time::timeout(COMPILE_LIMIT, job).await {
-        Ok(Ok(checked)) => Ok(checked?),
-        Ok(Err(e)) => Err(PluginError::Engine(format!("the checks stopped: {e}")).into()),
-        Err(_) => Err(PluginError::Compile(format!(
-            "checks did not finish within {} s",
-            COMPILE_LIMIT.as_secs()
-        ))
-        .into()),
+    /// Runs upload checks 1–9 on a blocking thread, one upload at a time, within
+    /// [`COMPILE_LIMIT`]. The compiler stays taken until the checks really end, even
+    /// after the caller stopped waiting, so two compiles never overlap.
+    ///
+    /// # Errors
+    /// `Rejected` naming the failed check (an overrun of the limit is a compile
+    /// refusal); `Busy` when the compiler stayed taken for 30 s.
+    pub(super) async fn check(
+        &self,
+        host: &Arc<PluginHost>,
+        bytes: bytes::Bytes,
+    ) -> Result<CheckedPlugin, PluginServiceError> {
+        let compiler = Arc::clone(&self.compiler);
+        let permit = tokio::time::timeout(COMPILER_WAIT, compiler.acquire_owned())
+            .await
+            .map_err(|_| PluginServiceError::Busy)?
+            .map_err(|_| PluginServiceError::Busy)?;
+        let job_host = Arc::clone(host);
+        let job = tokio::task::spawn_blocking(move || {
+            let checked = job_host.check(&bytes);
+            drop(permit);
+            checked
+        });
+        let refused = match tokio::time::timeout(COMPILE_LIMIT, job).await {
+            Ok(Ok(checked)) => return checked.map_err(PluginServiceError::Rejected),
+            Ok(Err(e)) => PluginError::Engine(format!("the checks stopped: {e}")),
+            Err(_) => PluginError::Compile(format!(
+                "checks did not finish within {} s",
+                COMPILE_LIMIT.as_secs()
+            )),
+        };
+        Err(PluginServiceError::Rejected(refused))
     }
 }
 

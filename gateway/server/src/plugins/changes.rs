@@ -1,0 +1,260 @@
+//! Changing a tenant's uploaded plugins: upload a new version, roll the active
+//! one back, delete the plugin. Each change holds the gate's change lock, writes
+//! the store, then updates the host, so both change in the same order.
+//!
+//! Allocating a version, activating one and pruning old ones are one method
+//! each ([`PluginService::allocate_version`], [`PluginService::activate`],
+//! [`PluginService::prune`]): whatever makes them atomic lives in their bodies.
+
+use crate::policy::wasm::PluginBinding;
+use crate::store::{PluginRecord, StoreError};
+
+use super::{PluginService, PluginServiceError};
+
+/// An upload that passed the name, ownership, plugin-count and rate checks; its
+/// bytes come next.
+#[derive(Debug)]
+#[must_use = "an admitted upload counts against the tenant's rate"]
+pub struct AdmittedUpload {
+    tenant: String,
+    name: String,
+}
+
+/// A stored, active new version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadedPlugin {
+    pub name: String,
+    pub version: u32,
+    /// SHA-256 of the bytes as uploaded, hex.
+    pub sha256: String,
+    pub size: u64,
+}
+
+/// A name endpoints can bind: the tenant-id alphabet, 1 to 63 characters.
+fn valid_name(name: &str) -> bool {
+    crate::ids::is_valid_tenant_id(name)
+}
+
+impl PluginService {
+    /// Admits an upload of `tenant`'s `name`: a bindable name, not a preloaded
+    /// plugin, within the tenant's plugins and its uploads per hour (counted now).
+    ///
+    /// # Errors
+    /// `InvalidName`, `Preloaded`, `TooManyPlugins`, `RateLimited`, or `Store`.
+    pub fn admit_upload(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<AdmittedUpload, PluginServiceError> {
+        if !valid_name(name) {
+            return Err(PluginServiceError::InvalidName);
+        }
+        self.refuse_preloaded(tenant, name)?;
+        let max = self.limits.plugins_per_tenant;
+        if self.store.plugin(tenant, name)?.is_none() && self.store.plugins_of(tenant)?.len() >= max
+        {
+            return Err(PluginServiceError::TooManyPlugins { max });
+        }
+        self.gate
+            .admit(tenant, self.clock.now_ms())
+            .map_err(|wait_ms| PluginServiceError::RateLimited { wait_ms })?;
+        Ok(AdmittedUpload {
+            tenant: tenant.to_owned(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// Checks an admitted upload's bytes (checks 1–9), stores them as the next
+    /// version and makes it active (step 10); older versions past
+    /// `plugins.keep_versions` then go.
+    ///
+    /// # Errors
+    /// `Busy` or `Rejected` from the checks, `TooManyPlugins` if another upload
+    /// took the last place meanwhile, or `Store`.
+    pub async fn upload(
+        &self,
+        admitted: AdmittedUpload,
+        bytes: bytes::Bytes,
+    ) -> Result<UploadedPlugin, PluginServiceError> {
+        let AdmittedUpload { tenant, name } = admitted;
+        let checked = self.gate.check(&self.host, bytes.clone()).await?;
+        let _changes = self.gate.changes().await;
+        let now = self.clock.now_ms();
+        let (sha256, size) = (checked.sha256.clone(), checked.size);
+        let rec = self
+            .allocate_version(&tenant, &name, &bytes, &sha256, now)
+            .await?
+            .ok_or(PluginServiceError::TooManyPlugins {
+                max: self.limits.plugins_per_tenant,
+            })?;
+        self.host.install(&tenant, &name, rec.active, now, checked);
+        // The new version is stored and active; older ones past the cap go now.
+        self.prune(&tenant, &name).await?;
+        Ok(UploadedPlugin {
+            name,
+            version: rec.active,
+            sha256,
+            size,
+        })
+    }
+
+    /// Moves the active version of `tenant`'s `name` to the one before it;
+    /// returns the record as stored.
+    ///
+    /// # Errors
+    /// `Preloaded`, `NotFound`, `NothingToRollBackTo` at the oldest, or `Store`.
+    pub async fn rollback(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<PluginRecord, PluginServiceError> {
+        self.refuse_preloaded(tenant, name)?;
+        let _changes = self.gate.changes().await;
+        let rec = self
+            .store
+            .plugin(tenant, name)?
+            .ok_or(PluginServiceError::NotFound)?;
+        let Some(previous) = rec.previous() else {
+            return Err(PluginServiceError::NothingToRollBackTo {
+                name: name.to_owned(),
+                active: rec.active,
+            });
+        };
+        let rec = self
+            .activate(tenant, name, previous)
+            .await?
+            .ok_or(PluginServiceError::NotFound)?;
+        tracing::info!(
+            tenant,
+            plugin = name,
+            active = previous,
+            "plugin rolled back"
+        );
+        Ok(rec)
+    }
+
+    /// Deletes every version of `tenant`'s `name`.
+    ///
+    /// # Errors
+    /// `Preloaded`, `NotFound`, `Bound` while an endpoint binds it, or `Store`.
+    pub async fn delete(&self, tenant: &str, name: &str) -> Result<(), PluginServiceError> {
+        self.refuse_preloaded(tenant, name)?;
+        let _changes = self.gate.changes().await;
+        if self.store.plugin(tenant, name)?.is_none() {
+            return Err(PluginServiceError::NotFound);
+        }
+        let endpoints: Vec<String> = self
+            .store
+            .endpoints_of(tenant)?
+            .into_iter()
+            .filter(|ep| {
+                ep.plugin
+                    .as_deref()
+                    .and_then(|p| PluginBinding::parse(tenant, p))
+                    .is_some_and(|b| b.name == name)
+            })
+            .map(|ep| ep.id)
+            .collect();
+        if !endpoints.is_empty() {
+            return Err(PluginServiceError::Bound {
+                name: name.to_owned(),
+                endpoints,
+            });
+        }
+        let Some(rec) = self.store.delete_plugin(tenant, name).await? else {
+            return Err(PluginServiceError::NotFound);
+        };
+        let unused = self.unused_artifacts(rec.versions.iter().map(|v| &v.sha256))?;
+        self.host.unload(tenant, name, &unused);
+        tracing::info!(tenant, plugin = name, "plugin deleted");
+        Ok(())
+    }
+
+    /// Stores `bytes` as the next version of `tenant`'s `name` and makes it the
+    /// active one in the store; `None` for a new name past the tenant's most
+    /// plugins. The version number is allocated here.
+    async fn allocate_version(
+        &self,
+        tenant: &str,
+        name: &str,
+        bytes: &[u8],
+        sha256: &str,
+        now_ms: u64,
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let max = self.limits.plugins_per_tenant;
+        self.store
+            .add_plugin_version(tenant, name, bytes, sha256, now_ms, max)
+            .await
+    }
+
+    /// Makes `version` the active one of `tenant`'s `name`, stored then loaded;
+    /// `None` if there is no such plugin.
+    async fn activate(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: u32,
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let rec = self
+            .store
+            .update_plugin(tenant, name, |r| r.active = version)
+            .await?;
+        if rec.is_some() {
+            self.host.set_active(tenant, name, version);
+        }
+        Ok(rec)
+    }
+
+    /// Keeps the newest `plugins.keep_versions` versions of `tenant`'s `name` and
+    /// drops older ones from the store, from the host and from the artifact cache;
+    /// never the active version, nor one an endpoint binds as `name@version`. The
+    /// one place versions are pruned; callers hold the gate's change lock.
+    /// Returns the versions dropped.
+    ///
+    /// # Errors
+    /// On a storage failure; the host and the cache are then left as they were.
+    pub(super) async fn prune(&self, tenant: &str, name: &str) -> Result<Vec<u32>, StoreError> {
+        let pinned: Vec<u32> = self
+            .store
+            .endpoints_of(tenant)?
+            .iter()
+            .filter_map(|ep| PluginBinding::parse(tenant, ep.plugin.as_deref()?))
+            .filter(|b| b.name == name)
+            .filter_map(|b| b.version)
+            .collect();
+        let keep = self.limits.keep_versions;
+        let dropped = self
+            .store
+            .prune_plugin_versions(tenant, name, keep, &pinned)
+            .await?;
+        if dropped.is_empty() {
+            return Ok(Vec::new());
+        }
+        let versions: Vec<u32> = dropped.iter().map(|v| v.version).collect();
+        let unused = self.unused_artifacts(dropped.iter().map(|v| &v.sha256))?;
+        self.host.remove_versions(tenant, name, &versions, &unused);
+        tracing::info!(
+            tenant,
+            plugin = name,
+            ?versions,
+            "old plugin versions pruned"
+        );
+        Ok(versions)
+    }
+
+    /// The sha256s among `gone` that no stored version has any more: identical
+    /// bytes may be another version's too, and its artifact stays.
+    fn unused_artifacts<'a>(
+        &self,
+        gone: impl Iterator<Item = &'a String>,
+    ) -> Result<Vec<String>, StoreError> {
+        let remaining = self.store.all_plugins()?;
+        let in_use = |sha: &str| {
+            remaining
+                .iter()
+                .flat_map(|r| &r.versions)
+                .any(|v| v.sha256 == sha)
+        };
+        Ok(gone.filter(|sha| !in_use(sha)).cloned().collect())
+    }
+}

@@ -1,0 +1,123 @@
+//! The service against a real store and host: a version the host disables is
+//! reported once, and both listeners act on it (stored, counted and alerted).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::alerts::AlertMonitor;
+use crate::clock::ManualClock;
+use crate::policy::wasm::{DISABLE_AFTER_FAILURES, PluginBinding, PluginInput};
+use crate::policy::{AttemptFacts, EffectivePolicy, Outcome};
+use crate::store::testing::TestStore;
+use crate::telemetry::Telemetry;
+
+const NOW_MS: u64 = 1_700_000_000_000;
+
+/// The `trap` fixture (it divides by zero in `classify`) as core-module bytes.
+fn trap_module() -> Vec<u8> {
+    let fixture = |name: &str| {
+        let path = format!(
+            "{}/../../tests/fixtures/plugins/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let text = format!(
+        "(module\n{}\n{})",
+        fixture("prelude.wat"),
+        fixture("trap.wat")
+    );
+    wat::parse_str(text).unwrap()
+}
+
+async fn decide_once(host: &PluginHost) -> String {
+    let outcome = Outcome::Status(500);
+    let facts = AttemptFacts {
+        outcome: &outcome,
+        attempt: 1,
+        first_attempt_at_ms: NOW_MS,
+        now_ms: NOW_MS,
+        retry_after: None,
+        date: None,
+        prev_delay_ms: None,
+        seed: 7,
+    };
+    let input = PluginInput {
+        headers: None,
+        body: b"",
+        event_type: "test.event",
+    };
+    let binding = PluginBinding::parse("acme", "trap").unwrap();
+    let policy = EffectivePolicy::default_preset();
+    host.decide(&binding, &policy, &facts, &input)
+        .await
+        .decided_by
+}
+
+#[tokio::test]
+async fn a_disabled_version_is_stored_counted_and_alerted() {
+    let store = TestStore::new();
+    let bytes = trap_module();
+    let stored = store
+        .store
+        .add_plugin_version("acme", "trap", &bytes, &"a".repeat(64), NOW_MS, 10)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.active, 1);
+    // Loaded from bytes here: the trap could never pass conformance as an upload.
+    let host = Arc::new(PluginHost::new(512 * 1024).unwrap());
+    assert_eq!(host.load("acme", "trap", &bytes).unwrap(), 1);
+    let clock: Arc<dyn Clock> = ManualClock::new(NOW_MS);
+    let limits = PluginLimits {
+        plugins_per_tenant: 10,
+        keep_versions: 10,
+    };
+    let service =
+        PluginService::start(host, store.store.clone(), Arc::clone(&clock), limits).unwrap();
+    let (monitor, mut alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
+    let telemetry = Arc::new(Telemetry::new(false, monitor));
+    let recorder = service.spawn_disabled_recorder();
+    let watch =
+        tokio::spawn(Arc::clone(&telemetry).watch_plugins(clock, service.host().subscribe()));
+
+    for i in 1..=DISABLE_AFTER_FAILURES {
+        assert_eq!(
+            decide_once(service.host()).await,
+            "fallback:trap",
+            "failure {i}"
+        );
+    }
+    assert_eq!(decide_once(service.host()).await, "fallback:disabled");
+
+    let alert = tokio::time::timeout(Duration::from_secs(10), alerts.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (alert.rule, alert.tenant_id.as_deref()),
+        ("plugin_disabled", Some("acme"))
+    );
+    assert!(alert.message.contains("plugin:trap@1"), "{}", alert.message);
+    assert!(
+        telemetry
+            .render_metrics(0)
+            .contains("hookgate_plugins_disabled_total 1\n"),
+        "counted once"
+    );
+    let persisted = async {
+        loop {
+            let rec = store.store.plugin("acme", "trap").unwrap().unwrap();
+            if rec.versions[0].disabled {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), persisted)
+        .await
+        .expect("the disabled flag was stored");
+    recorder.abort();
+    watch.abort();
+}
