@@ -101,15 +101,7 @@ impl TryFrom<String> for ErrorKind {
 mod tests {
     use super::*;
 
-    const FAILURES: [FailureKind; 7] = [
-        FailureKind::Timeout,
-        FailureKind::Connect,
-        FailureKind::Dns,
-        FailureKind::Tls,
-        FailureKind::Reset,
-        FailureKind::Redirect,
-        FailureKind::Protocol,
-    ];
+    const FAILURES: [FailureKind; 7] = FailureKind::ALL;
 
     #[test]
     fn error_kinds_serialise_as_their_names_and_read_back() {

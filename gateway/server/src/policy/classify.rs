@@ -96,15 +96,7 @@ mod tests {
     #[test]
     fn every_failure_kind_retries() {
         let policy = EffectivePolicy::default_preset();
-        for kind in [
-            FailureKind::Timeout,
-            FailureKind::Connect,
-            FailureKind::Dns,
-            FailureKind::Tls,
-            FailureKind::Reset,
-            FailureKind::Redirect,
-            FailureKind::Protocol,
-        ] {
+        for kind in FailureKind::ALL {
             assert_eq!(
                 classify(&policy, &Outcome::Failure(kind)),
                 Verdict::Retry,

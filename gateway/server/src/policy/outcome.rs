@@ -26,6 +26,17 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [FailureKind; 7] = [
+        Self::Timeout,
+        Self::Connect,
+        Self::Dns,
+        Self::Tls,
+        Self::Reset,
+        Self::Redirect,
+        Self::Protocol,
+    ];
+
     /// The snake_case name used in the attempt log, metrics and the WIT `failure-kind`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -120,15 +131,7 @@ mod tests {
 
     #[test]
     fn failure_kinds_serialise_as_snake_case() {
-        for kind in [
-            FailureKind::Timeout,
-            FailureKind::Connect,
-            FailureKind::Dns,
-            FailureKind::Tls,
-            FailureKind::Reset,
-            FailureKind::Redirect,
-            FailureKind::Protocol,
-        ] {
+        for kind in FailureKind::ALL {
             let json = serde_json::to_value(kind).unwrap();
             assert_eq!(json, serde_json::Value::from(kind.as_str()));
             assert_eq!(serde_json::from_value::<FailureKind>(json).unwrap(), kind);
