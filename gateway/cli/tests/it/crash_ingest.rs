@@ -1,8 +1,6 @@
 //! SIGKILL right after the 202s: every acknowledged event is there after a restart.
 
-mod common;
-
-use common::{ADMIN, Gateway, call};
+use crate::common::{ADMIN, Gateway, call};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

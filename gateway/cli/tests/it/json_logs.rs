@@ -1,11 +1,9 @@
 //! `log_format = "json"`: every log line is one JSON object, and attempt lines
 //! carry the ids an operator searches by.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Gateway, SlowReceiver, tenant_endpoint_events, wait_all_succeeded};
+use crate::common::{Gateway, SlowReceiver, tenant_endpoint_events, wait_all_succeeded};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_log_lines_parse_and_carry_the_ids() {

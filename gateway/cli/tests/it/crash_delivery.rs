@@ -1,12 +1,10 @@
 //! SIGKILL with deliveries pending and in flight, then SIGTERM during deliveries:
 //! after each restart every delivery is made; nothing is lost.
 
-mod common;
-
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{Gateway, SlowReceiver, tenant_endpoint_events, wait_all_succeeded};
+use crate::common::{Gateway, SlowReceiver, tenant_endpoint_events, wait_all_succeeded};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_with_pending_and_in_flight_deliveries_loses_nothing() {

@@ -2,9 +2,9 @@
 //! supports (human output, exit codes, `--json`), `verify` on a request the gateway
 //! signed, an unreachable gateway, a three-attempt timeline, and routes not there yet.
 
-mod common;
-
-use common::{ADMIN, CliClient, CliRun, Gateway, RawReceiver, cli_words, run_cli, wait_until};
+use crate::common::{
+    ADMIN, CliClient, CliRun, Gateway, RawReceiver, cli_words, run_cli, wait_until,
+};
 use serde_json::{Value, json};
 
 /// Runs a command line without a gateway or token.
