@@ -27,7 +27,7 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     // 50 ms, so the run measures attempts, not the wait between them.
     let policy = json!({"base_ms": 50, "jitter": "none"});
     let ep = json!({"url": rx.url(), "max_in_flight": 64, "rate_limit_per_s": 1, "policy": policy});
-    let (key, ep_id) = tenant_and_endpoint(&http, &gw.base, ep).await?;
+    let (key, ep_id) = tenant_and_endpoint(&gw, ep).await?;
     let ep_url = format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base);
     if let Some(wasm) = plugin {
         upload(
@@ -38,7 +38,7 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
         )
         .await?;
         let (s, b) = call(
-            &http,
+            &gw.api,
             "PATCH",
             &ep_url,
             &key,
@@ -53,10 +53,10 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
     let mut senders = Vec::new();
     for _ in 0..INGEST_CLIENTS {
-        let (http, url, key, body) = (http.clone(), url.clone(), key.clone(), body.clone());
+        let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());
         senders.push(tokio::spawn(async move {
             for _ in 0..n / INGEST_CLIENTS {
-                let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
+                let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
                 if s != 202 {
                     bail!("ingest answered {s}: {b}");
                 }
@@ -71,7 +71,7 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let held = rx.count();
     let started = Instant::now();
     call(
-        &http,
+        &gw.api,
         "PATCH",
         &ep_url,
         &key,

@@ -2,104 +2,73 @@
 
 #![allow(dead_code, unreachable_pub, reason = "shared by several test binaries")]
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use hookgate::client::{ApiClient, ApiRequest};
+use hookgate::lab::child_gateway::{GatewayProcess, GatewaySpec};
 
 pub const ADMIN: &str = "hgk_test-admin-token-0123456789";
 
-/// A `hookgate serve` child process and the address it listens on.
+/// A `hookgate serve` child process (the lab's launcher, with every log line kept)
+/// and the address it listens on.
 pub struct Gateway {
-    pub child: Child,
     pub base: String,
-    /// Every line the gateway wrote to stderr (its log).
-    pub logs: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    process: GatewayProcess,
 }
 
 impl Gateway {
     /// Starts `hookgate serve` on a free loopback port over `data_dir`.
     pub fn spawn(data_dir: &Path, extra_env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookgate"));
-        cmd.arg("serve")
-            .env("HOOKGATE_LISTEN", "127.0.0.1:0")
-            .env("HOOKGATE_DATA_DIR", data_dir)
-            .env("HOOKGATE_ADMIN_TOKEN", ADMIN)
-            .env("HOOKGATE_ALLOW_PRIVATE_SUBNETS", "127.0.0.0/8")
-            .env("HOOKGATE_MIN_FREE_DISK", "0")
-            .env("HOOKGATE_LOG_FORMAT", "json")
-            .env("HOOKGATE_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        let mut spec = GatewaySpec::new(env!("CARGO_BIN_EXE_hookgate").into(), data_dir.into());
+        spec.admin = ADMIN.to_owned();
+        spec.kept_lines = usize::MAX;
         for (k, v) in extra_env {
-            cmd.env(k, v);
+            spec.set(k, v);
         }
-        let mut child = cmd.spawn().expect("spawn hookgate");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let kept = std::sync::Arc::clone(&logs);
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                kept.lock().unwrap().push(line.clone());
-                if !sent
-                    && let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
-                    && let Some(addr) = v["addr"].as_str()
-                {
-                    let _ = tx.send(addr.to_owned());
-                    sent = true;
-                }
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(60))
-            .expect("hookgate did not report its address");
+        let process = spec.spawn_blocking().expect("hookgate starts");
         Self {
-            child,
-            base: format!("http://{addr}"),
-            logs,
+            base: format!("http://{}", process.addr),
+            process,
         }
+    }
+
+    /// Every line the gateway wrote to stderr (its log) so far.
+    pub fn logs(&self) -> Vec<String> {
+        self.process.logs()
     }
 
     /// SIGKILL: no shutdown work at all.
-    pub fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+    pub fn kill(self) {
+        self.process.kill();
     }
 
-    /// SIGTERM, then wait for the exit status.
-    pub fn terminate(mut self) -> std::process::ExitStatus {
-        let pid = rustix::process::Pid::from_child(&self.child);
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        self.child.wait().unwrap()
+    /// SIGTERM, then wait (bounded) for the exit status.
+    pub fn terminate(self) -> std::process::ExitStatus {
+        let status = self.process.terminate_blocking();
+        status.expect("hookgate exits after SIGTERM")
     }
 }
 
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A JSON API call.
+/// A JSON API call to `url` (a gateway's base and a path) through the command
+/// line's API client.
 pub async fn call(
-    http: &reqwest::Client,
     method: &str,
     url: &str,
     token: &str,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
-    let mut req = http
-        .request(method.parse().unwrap(), url)
-        .bearer_auth(token);
+    let after_scheme = url.strip_prefix("http://").expect("an http URL");
+    let split = after_scheme.find('/').unwrap_or(after_scheme.len());
+    let (authority, path) = after_scheme.split_at(split);
+    let api = ApiClient::new(&format!("http://{authority}"), Some(token.to_owned())).unwrap();
+    let mut request = ApiRequest::path(method.parse().unwrap(), path);
     if let Some(b) = body {
-        req = req.json(&b);
+        request = request.json(&b);
     }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+    let answer = api.exchange(request).await.unwrap();
+    (answer.status, answer.json())
 }
 
 /// A minimal receiver for binary tests: answers 200 after `delay_ms`, records the
@@ -175,14 +144,8 @@ impl Drop for SlowReceiver {
 
 /// Creates tenant `acme` with an endpoint at `url` and sends `n` events; returns the
 /// tenant key and the acknowledged event ids.
-pub async fn tenant_endpoint_events(
-    http: &reqwest::Client,
-    base: &str,
-    url: &str,
-    n: usize,
-) -> (String, Vec<String>) {
+pub async fn tenant_endpoint_events(base: &str, url: &str, n: usize) -> (String, Vec<String>) {
     let (s, t) = call(
-        http,
         "POST",
         &format!("{base}/v1/tenants"),
         ADMIN,
@@ -193,7 +156,6 @@ pub async fn tenant_endpoint_events(
     let key = t["api_key"].as_str().unwrap().to_owned();
     let body = serde_json::json!({"url": url, "max_in_flight": 4, "policy": {"jitter": "none", "base_ms": 200, "max_delay_ms": 1000}});
     let (s, e) = call(
-        http,
         "POST",
         &format!("{base}/v1/tenants/acme/endpoints"),
         &key,
@@ -205,7 +167,6 @@ pub async fn tenant_endpoint_events(
     for i in 0..n {
         let body = serde_json::json!({"event_type": "drill", "payload": {"i": i}});
         let (s, ev) = call(
-            http,
             "POST",
             &format!("{base}/v1/tenants/acme/events"),
             &key,
@@ -220,7 +181,6 @@ pub async fn tenant_endpoint_events(
 
 /// Waits (bounded) until every event's delivery has succeeded; returns the ones that have not.
 pub async fn wait_all_succeeded(
-    http: &reqwest::Client,
     base: &str,
     key: &str,
     ids: &[String],
@@ -231,7 +191,6 @@ pub async fn wait_all_succeeded(
         let mut missing = Vec::new();
         for id in ids {
             let (_, ev) = call(
-                http,
                 "GET",
                 &format!("{base}/v1/tenants/acme/events/{id}"),
                 key,

@@ -30,9 +30,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::api::{Api, fetch_deliveries, ingest_all};
-use super::gateway::{GatewaySpec, rss_kib};
+use super::drill_gateway;
 use super::receiver::Receiver;
 use super::{DrillError, WorkDir, fresh_seed};
+use crate::lab::child_gateway::rss_kib;
 
 mod plan;
 mod report;
@@ -134,7 +135,7 @@ impl FaultDrill {
 pub async fn run(drill: &FaultDrill) -> Result<FaultReport, DrillError> {
     let started = Instant::now();
     let work = WorkDir::new(drill.work_dir.as_deref(), "fault")?;
-    let mut spec = GatewaySpec::new(drill.gateway.clone(), work.data_dir());
+    let mut spec = drill_gateway(drill.gateway.clone(), work.data_dir());
     // sled's page cache (64 MiB by default) fills as data grows; a small one keeps
     // the RSS bound about what faults might pile up (bodies, hung connections).
     spec.env
@@ -149,7 +150,9 @@ pub async fn run(drill: &FaultDrill) -> Result<FaultReport, DrillError> {
         "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
                    "max_attempts": 10, "retry_window_ms": 600_000}
     });
-    let api = Api::new(gateway.addr, &spec.admin).setup(&endpoint).await?;
+    let api = Api::new(gateway.addr, &spec.admin)?
+        .setup(&endpoint)
+        .await?;
 
     let pid = gateway.pid();
     let baseline = rss_kib(pid).unwrap_or(0);
