@@ -25,7 +25,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::lab::chaos::plan::{FaultPlan, Latency, parse_statuses};
-use crate::lab::chaos::receiver::{ReceiverContext, ReceiverSocket};
+use crate::lab::chaos::receiver::{CHAOS_LIMITS, ReceiverContext, ReceiverSocket};
 use crate::lab::chaos::tally::Tally;
 use crate::lab::in_process::InProcessGateway;
 use api::DemoApi;
@@ -208,7 +208,7 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
     // The receiver's down time starts once the burst is in: every first attempt
     // meets a refusal, however long the burst took.
     let receiver_started = Instant::now();
-    let receiver = tokio::spawn(socket.serve_after(DOWN_FOR, ctx, shutdown.clone()));
+    let receiver = tokio::spawn(socket.serve_after(DOWN_FOR, ctx, CHAOS_LIMITS, shutdown.clone()));
 
     let tty = !args.no_tty && std::io::stdout().is_terminal();
     let mut progress = Progress::new(tty, args.events);

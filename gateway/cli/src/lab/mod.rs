@@ -10,3 +10,4 @@ pub mod demo;
 pub mod drill;
 pub mod gateway_api;
 pub mod in_process;
+pub mod raw_receiver;

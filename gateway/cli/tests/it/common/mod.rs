@@ -4,10 +4,14 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookgate::client::{ApiClient, ApiRequest};
 use hookgate::lab::child_gateway::{GatewayProcess, GatewaySpec};
+use hookgate::lab::raw_receiver::{
+    Action, RawRequest, ReadLimits, Responder, Response, RunningReceiver, Then,
+};
 
 pub const ADMIN: &str = "hgk_test-admin-token-0123456789";
 
@@ -380,34 +384,70 @@ pub fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-/// A receiver on a plain thread that keeps every raw request (request line, headers,
-/// body) and answers the given statuses in turn, the last one from then on.
+/// The lab's raw-socket receiver on a thread of its own that keeps every raw request
+/// (request line, headers, body) and answers the given statuses in turn, the last
+/// one from then on, closing each connection.
 pub struct RawReceiver {
     pub url: String,
-    pub requests: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+    pub requests: Arc<Mutex<Vec<Vec<u8>>>>,
+    stop: tokio_util::sync::CancellationToken,
 }
+
+/// Records requests and answers from a list of statuses.
+struct StatusList {
+    statuses: Vec<u16>,
+    requests: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Responder for StatusList {
+    fn respond(&self, request: &RawRequest) -> Action {
+        let mut requests = self.requests.lock().unwrap();
+        let status = self.statuses[requests.len().min(self.statuses.len() - 1)];
+        requests.push(request.raw.clone());
+        let mut answer = Response::text(status, "");
+        answer.close = true;
+        Action {
+            delay: Duration::ZERO,
+            then: Then::Answer(answer),
+        }
+    }
+}
+
+const RAW_LIMITS: ReadLimits = ReadLimits {
+    max_head: 64 * 1024,
+    max_body: 4 * 1024 * 1024,
+    idle: Duration::from_secs(10),
+    read: Duration::from_secs(10),
+};
 
 impl RawReceiver {
     pub fn start(statuses: &[u16]) -> Self {
-        use std::io::Write;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (seen, statuses) = (std::sync::Arc::clone(&requests), statuses.to_vec());
-        std::thread::spawn(move || {
-            for (n, stream) in listener.incoming().enumerate() {
-                let Ok(mut stream) = stream else { continue };
-                let status = statuses[n.min(statuses.len() - 1)];
-                if let Some(raw) = read_raw_request(&mut stream) {
-                    seen.lock().unwrap().push(raw);
-                }
-                let reply = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-                );
-                let _ = stream.write_all(reply.as_bytes());
-            }
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let responder = Arc::new(StatusList {
+            statuses: statuses.to_vec(),
+            requests: Arc::clone(&requests),
         });
-        Self { url, requests }
+        let stop = tokio_util::sync::CancellationToken::new();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let until = stop.clone();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let running = RunningReceiver::start(responder, RAW_LIMITS).unwrap();
+                tx.send(running.addr).unwrap();
+                until.cancelled().await;
+            });
+        });
+        let addr = rx.recv_timeout(CLI_LIMIT).expect("the receiver starts");
+        let url = format!("http://{addr}/hook");
+        Self {
+            url,
+            requests,
+            stop,
+        }
     }
 
     /// How many requests arrived.
@@ -423,23 +463,8 @@ impl RawReceiver {
     }
 }
 
-/// Reads one request: headers, then `content-length` bytes of body.
-fn read_raw_request(stream: &mut std::net::TcpStream) -> Option<Vec<u8>> {
-    use std::io::Read;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
-    let (mut raw, mut buf) = (Vec::new(), [0u8; 4096]);
-    loop {
-        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-            let len = head.lines().find_map(|l| l.strip_prefix("content-length:"));
-            let len: usize = len.and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-            if raw.len() >= end + 4 + len {
-                return Some(raw);
-            }
-        }
-        let n = stream.read(&mut buf).ok().filter(|n| *n > 0)?;
-        raw.extend_from_slice(&buf[..n]);
+impl Drop for RawReceiver {
+    fn drop(&mut self) {
+        self.stop.cancel();
     }
 }
