@@ -1,6 +1,11 @@
-//! Spawning the real `hookgate` binary for crash and signal tests.
+//! What the binary's test modules share: the real `hookgate` as a child process (the
+//! lab's launcher), JSON calls through the API client, receivers, and running CLI
+//! commands.
 
-#![allow(dead_code, unreachable_pub, reason = "shared by several test binaries")]
+#![allow(
+    unreachable_pub,
+    reason = "helpers of the test modules, public to them all"
+)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};
