@@ -20,6 +20,7 @@ mod capture;
 mod endpoint_view;
 mod error;
 mod input;
+mod request;
 mod table;
 mod timeline;
 
