@@ -1,13 +1,14 @@
-//! Test harness: a real gateway on `127.0.0.1:0` over a temporary data dir, driven
-//! through the library's `run_with`, plus a JSON client for its API.
+//! Test harness: a real gateway on `127.0.0.1:0` over a temporary data dir (the
+//! lab's in-process launcher), driven through the command line's API client.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+pub use hookgate::client::{Answer, ApiClient, ApiRequest};
+use hookgate::lab::in_process::InProcessGateway;
+use hookgate_server::RunOptions;
 use hookgate_server::config::Config;
-use hookgate_server::{RunOptions, run_with};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 pub mod receiver;
 pub mod resolvers;
@@ -21,10 +22,10 @@ pub const ADMIN: &str = "hgk_test-admin-token-0123456789";
 pub struct TestGateway {
     pub addr: SocketAddr,
     pub base: String,
-    pub http: reqwest::Client,
+    /// The command line's API client for this gateway, with no token of its own.
+    pub api: ApiClient,
     pub dir: Arc<tempfile::TempDir>,
-    shutdown: CancellationToken,
-    task: Option<tokio::task::JoinHandle<Result<(), hookgate_server::RunError>>>,
+    gateway: InProcessGateway,
 }
 
 /// A config for tests: loopback allowed, admin token fixed, data in `dir`.
@@ -52,47 +53,32 @@ impl TestGateway {
         Self::start_with(test_config(dir.path()), dir, options).await
     }
 
-    /// Starts a gateway with `config` (whose data dir lives in `dir`) and `options`.
+    /// Starts a gateway with `config` (whose data dir lives in `dir`) and `options`;
+    /// returns once it answers.
     pub async fn start_with(
         config: Config,
         dir: Arc<tempfile::TempDir>,
         options: RunOptions,
     ) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(run_with(config, listener, shutdown.clone(), options));
-        let http = reqwest::Client::builder().build().unwrap();
-        let gw = Self {
-            addr,
-            base: format!("http://{addr}"),
-            http,
+        let gateway = InProcessGateway::start(config, options).await.unwrap();
+        let api = ApiClient::new(&gateway.base, None).unwrap();
+        Self {
+            addr: gateway.addr,
+            base: gateway.base.clone(),
+            api,
             dir,
-            shutdown,
-            task: Some(task),
-        };
-        // The listener is bound already; wait until the router answers.
-        for _ in 0..200 {
-            if gw
-                .http
-                .get(format!("{}/healthz", gw.base))
-                .send()
-                .await
-                .is_ok()
-            {
-                return gw;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            gateway,
         }
-        panic!("gateway did not come up");
     }
 
     /// Stops the gateway and waits for it to exit.
-    pub async fn stop(mut self) {
-        self.shutdown.cancel();
-        if let Some(t) = self.task.take() {
-            t.await.unwrap().unwrap();
-        }
+    pub async fn stop(self) {
+        self.gateway.stop().await.unwrap();
+    }
+
+    /// Sends `request`; returns the answer whatever its status.
+    pub async fn exchange(&self, request: ApiRequest) -> Answer {
+        self.api.exchange(request).await.unwrap()
     }
 
     /// Sends a request with an optional bearer token and JSON body; returns status and JSON body.
@@ -103,20 +89,14 @@ impl TestGateway {
         token: Option<&str>,
         body: Option<Value>,
     ) -> (u16, Value) {
-        let mut req = self
-            .http
-            .request(method.parse().unwrap(), format!("{}{path}", self.base));
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
+        let mut request = ApiRequest::path(method.parse().unwrap(), path).token(token);
         if let Some(b) = body {
-            req = req.json(&b);
+            request = request.json(&b);
         }
-        let resp = req.send().await.unwrap();
-        let status = resp.status().as_u16();
-        let text = resp.text().await.unwrap();
+        let answer = self.exchange(request).await;
+        let text = String::from_utf8_lossy(&answer.body).into_owned();
         (
-            status,
+            answer.status,
             serde_json::from_str(&text).unwrap_or(Value::String(text)),
         )
     }
@@ -130,16 +110,17 @@ impl TestGateway {
         body: Vec<u8>,
         headers: &[(&str, &str)],
     ) -> (u16, String) {
-        let mut req = self
-            .http
-            .request(method.parse().unwrap(), format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .body(body);
+        let mut request = ApiRequest::path(method.parse().unwrap(), path)
+            .token(Some(token))
+            .raw_body(body);
         for (k, v) in headers {
-            req = req.header(*k, *v);
+            request = request.header(k, Some(v));
         }
-        let resp = req.send().await.unwrap();
-        (resp.status().as_u16(), resp.text().await.unwrap())
+        let answer = self.exchange(request).await;
+        (
+            answer.status,
+            String::from_utf8_lossy(&answer.body).into_owned(),
+        )
     }
 
     /// Creates a tenant; returns its API key.
@@ -178,12 +159,6 @@ impl TestGateway {
             .await;
         assert_eq!(s, 202, "{b}");
         b
-    }
-}
-
-impl Drop for TestGateway {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
     }
 }
 

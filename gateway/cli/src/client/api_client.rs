@@ -1,12 +1,13 @@
 //! The API client: hyper-util's pooled client over rustls (ring, webpki roots),
 //! bearer auth, bounded waits, and the mapping of answers to [`Reply`] or
-//! [`CliError`].
+//! [`CliError`]. The lab's commands and the tests drive gateways with it too,
+//! through [`ApiClient::exchange`], which hands back any status as it came.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, header};
+use http::{Request, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
@@ -16,6 +17,8 @@ use serde_json::Value;
 use url::Url;
 
 use super::error::{ApiFailure, CliError};
+use super::request::Target;
+pub use super::request::{Answer, ApiRequest};
 
 /// How long a connection may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -32,60 +35,12 @@ pub(super) struct Reply {
     pub(super) json: Value,
 }
 
-/// One API request under construction.
-pub(super) struct ApiRequest {
-    method: Method,
-    segments: Vec<String>,
-    query: Vec<(String, String)>,
-    headers: Vec<(&'static str, String)>,
-    body: Option<(Bytes, &'static str)>,
-}
-
-impl ApiRequest {
-    /// A request for `/v1/...`; the segments are percent-encoded.
-    pub(super) fn new(method: Method, segments: &[&str]) -> Self {
-        Self {
-            method,
-            segments: segments.iter().map(|s| (*s).to_owned()).collect(),
-            query: Vec::new(),
-            headers: Vec::new(),
-            body: None,
-        }
-    }
-
-    /// Adds `name=value` to the query string when `value` is given.
-    pub(super) fn query(mut self, name: &str, value: Option<impl ToString>) -> Self {
-        if let Some(v) = value {
-            self.query.push((name.to_owned(), v.to_string()));
-        }
-        self
-    }
-
-    /// Adds a header when `value` is given.
-    pub(super) fn header(mut self, name: &'static str, value: Option<&str>) -> Self {
-        if let Some(v) = value {
-            self.headers.push((name, v.to_owned()));
-        }
-        self
-    }
-
-    /// A JSON body.
-    pub(super) fn json(mut self, body: &Value) -> Self {
-        self.body = Some((Bytes::from(body.to_string()), "application/json"));
-        self
-    }
-
-    /// A body of raw bytes, already serialised.
-    pub(super) fn bytes(mut self, body: Vec<u8>, content_type: &'static str) -> Self {
-        self.body = Some((Bytes::from(body), content_type));
-        self
-    }
-}
-
-/// The gateway's address, the token, and a connection pool.
-pub(super) struct ApiClient {
+/// The gateway's address, the token, and a connection pool; clones share the pool.
+#[derive(Clone)]
+pub struct ApiClient {
     base: Url,
     token: Option<String>,
+    timeout: Duration,
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
@@ -94,7 +49,7 @@ impl ApiClient {
     ///
     /// # Errors
     /// [`CliError::Usage`] when `base` is not an http(s) URL or TLS cannot be set up.
-    pub(super) fn new(base: &str, token: Option<String>) -> Result<Self, CliError> {
+    pub fn new(base: &str, token: Option<String>) -> Result<Self, CliError> {
         let url = Url::parse(base)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
@@ -122,16 +77,49 @@ impl ApiClient {
         Ok(Self {
             base: url,
             token: token.filter(|t| !t.is_empty()),
+            timeout: REQUEST_TIMEOUT,
             client: Client::builder(TokioExecutor::new()).build(https),
         })
+    }
+
+    /// The same gateway and pool with another token.
+    pub fn with_token(&self, token: &str) -> Self {
+        let token = Some(token.to_owned()).filter(|t| !t.is_empty());
+        Self {
+            token,
+            ..self.clone()
+        }
+    }
+
+    /// The same client with another bound on each whole request.
+    pub fn with_timeout(&self, timeout: Duration) -> Self {
+        Self {
+            timeout,
+            ..self.clone()
+        }
+    }
+
+    /// The token this client sends.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
     }
 
     fn url_of(&self, req: &ApiRequest) -> Url {
         let mut url = self.base.clone();
         url.set_query(None);
         url.set_fragment(None);
-        if let Ok(mut path) = url.path_segments_mut() {
-            path.pop_if_empty().push("v1").extend(&req.segments);
+        match &req.target {
+            Target::Api(segments) => {
+                if let Ok(mut path) = url.path_segments_mut() {
+                    path.pop_if_empty().push("v1").extend(segments);
+                }
+            }
+            Target::Path(given) => {
+                let (path, query) = given.split_once('?').unwrap_or((given, ""));
+                let joined = format!("{}{path}", url.path().trim_end_matches('/'));
+                url.set_path(&joined);
+                url.set_query(Some(query).filter(|q| !q.is_empty()));
+            }
         }
         if !req.query.is_empty() {
             url.query_pairs_mut().extend_pairs(&req.query);
@@ -147,23 +135,46 @@ impl ApiClient {
     pub(super) async fn send(&self, req: ApiRequest) -> Result<Reply, CliError> {
         let url = self.url_of(&req);
         let route = format!("{} {}", req.method, url.path());
+        let answer = self.exchange(req).await?;
+        interpret(answer.status, answer.body, &url, route)
+    }
+
+    /// Sends `req` and returns whatever came back, any status.
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] when the request cannot be built, [`CliError::Unreachable`]
+    /// when no whole answer came within the client's timeout.
+    pub async fn exchange(&self, req: ApiRequest) -> Result<Answer, CliError> {
+        let url = self.url_of(&req);
         let mut builder = Request::builder()
             .method(req.method.clone())
             .uri(url.as_str())
-            .header(header::ACCEPT, "application/json")
             .header(
                 header::USER_AGENT,
                 concat!("hookgate-cli/", env!("CARGO_PKG_VERSION")),
             );
-        if let Some(t) = &self.token {
+        if !req
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("accept"))
+        {
+            builder = builder.header(header::ACCEPT, "application/json");
+        }
+        let token = req
+            .token
+            .as_ref()
+            .map_or(self.token.as_deref(), Option::as_deref);
+        if let Some(t) = token {
             builder = builder.header(header::AUTHORIZATION, format!("Bearer {t}"));
         }
         for (name, value) in &req.headers {
-            builder = builder.header(*name, value);
+            builder = builder.header(name.as_str(), value);
         }
         let body = match req.body {
             Some((bytes, content_type)) => {
-                builder = builder.header(header::CONTENT_TYPE, content_type);
+                if let Some(content_type) = content_type {
+                    builder = builder.header(header::CONTENT_TYPE, content_type);
+                }
                 bytes
             }
             None => Bytes::new(),
@@ -184,19 +195,21 @@ impl ApiClient {
                 .await
                 .map_err(|e| unreachable(innermost(&e)))?;
             let status = resp.status().as_u16();
-            let raw = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
+            let (parts, body) = resp.into_parts();
+            let raw = Limited::new(body, MAX_ANSWER_BYTES)
                 .collect()
                 .await
                 .map_err(|e| unreachable(format!("the answer broke off: {e}")))?
                 .to_bytes();
-            Ok::<_, CliError>((status, raw))
+            Ok::<_, CliError>(Answer {
+                status,
+                headers: parts.headers,
+                body: raw,
+            })
         };
-        let (status, raw) = tokio::time::timeout(REQUEST_TIMEOUT, exchange)
+        tokio::time::timeout(self.timeout, exchange)
             .await
-            .map_err(|_| {
-                unreachable(format!("no answer within {}s", REQUEST_TIMEOUT.as_secs()))
-            })??;
-        interpret(status, raw, &url, route)
+            .map_err(|_| unreachable(format!("no answer within {}s", self.timeout.as_secs())))?
     }
 }
 
@@ -251,6 +264,8 @@ fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
 
 #[cfg(test)]
 mod tests {
+    use http::Method;
+
     use super::*;
 
     fn url() -> Url {

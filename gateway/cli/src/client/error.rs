@@ -14,7 +14,7 @@ pub(super) const EXIT_UNREACHABLE: i32 = 3;
 
 /// An error answer from the API: `{"error":{"code","message","field"?}}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct ApiFailure {
+pub struct ApiFailure {
     pub(super) status: u16,
     pub(super) code: String,
     pub(super) message: String,
@@ -25,7 +25,7 @@ pub(super) struct ApiFailure {
 
 /// Why a client command failed.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum CliError {
+pub enum CliError {
     /// The gateway answered with an API error.
     #[error("{}", api_line(.0))]
     Api(ApiFailure),

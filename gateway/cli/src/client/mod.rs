@@ -20,6 +20,7 @@ mod capture;
 mod endpoint_view;
 mod error;
 mod input;
+mod request;
 mod table;
 mod timeline;
 
@@ -28,8 +29,10 @@ use std::io::Write;
 use clap::{Args, CommandFactory, Subcommand};
 use serde_json::Value;
 
-use api_client::{ApiClient, ApiRequest, Reply};
-use error::{CliError, EXIT_OK, EXIT_USAGE};
+use api_client::Reply;
+pub use api_client::{Answer, ApiClient, ApiRequest};
+pub use error::{ApiFailure, CliError};
+use error::{EXIT_OK, EXIT_USAGE};
 
 /// The exit codes, shown under every API command's `--help`.
 const EXIT_CODES: &str = "\

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use hookgate_server::delivery::signer::SigningSecret;
 use plan::{FaultPlan, Latency, StatusWeights, parse_latency, parse_rate, parse_statuses};
-use receiver::{ReceiverContext, ReceiverSocket};
+use receiver::{CHAOS_LIMITS, ReceiverContext, ReceiverSocket};
 use tally::{Snapshot, Tally};
 
 /// Exit codes: 0 after a normal stop, 1 when the address cannot be bound, 2 for a
@@ -139,13 +139,13 @@ async fn run_async(args: ChaosArgs, secrets: Vec<SigningSecret>) -> i32 {
             }
         };
         eprintln!("chaos-receiver: listening on http://{addr}");
-        tokio::spawn(listener.serve(ctx, shutdown.clone()))
+        tokio::spawn(listener.serve(ctx, CHAOS_LIMITS, shutdown.clone()))
     } else {
         let down = humantime::format_duration(args.down_for);
         eprintln!(
             "chaos-receiver: listening on http://{addr}, refusing connections for the first {down}"
         );
-        tokio::spawn(socket.serve_after(args.down_for, ctx, shutdown.clone()))
+        tokio::spawn(socket.serve_after(args.down_for, ctx, CHAOS_LIMITS, shutdown.clone()))
     };
     let ticker = tokio::spawn(status_lines(
         Arc::clone(&tally),

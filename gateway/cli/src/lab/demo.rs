@@ -25,9 +25,11 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::lab::chaos::plan::{FaultPlan, Latency, parse_statuses};
-use crate::lab::chaos::receiver::{ReceiverContext, ReceiverSocket};
+use crate::lab::chaos::receiver::{CHAOS_LIMITS, ReceiverContext, ReceiverSocket};
 use crate::lab::chaos::tally::Tally;
+use crate::lab::in_process::InProcessGateway;
 use api::DemoApi;
+use hookgate_server::RunOptions;
 use hookgate_server::config::Config;
 use hookgate_server::delivery::signer::SigningSecret;
 use progress::{Frame, Progress};
@@ -156,12 +158,12 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
     let started = Instant::now();
     let admin = hookgate_server::token::generate();
     let config = demo_config(dir, &admin)?;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-    let gateway_addr = listener.local_addr()?;
+    let mut gateway = InProcessGateway::start(config, RunOptions::default())
+        .await
+        .map_err(|e| DemoError::Gateway(e.to_string()))?;
+    let gateway_addr = gateway.addr;
     let shutdown = CancellationToken::new();
-    let mut gateway = tokio::spawn(hookgate_server::run(config, listener, shutdown.clone()));
-    let admin_api = DemoApi::new(gateway_addr, &admin);
-    wait_healthy(&admin_api).await?;
+    let admin_api = DemoApi::new(gateway_addr, &admin)?;
 
     let socket = ReceiverSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
     let receiver_url = format!("http://{}/webhooks", socket.local_addr());
@@ -206,7 +208,7 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
     // The receiver's down time starts once the burst is in: every first attempt
     // meets a refusal, however long the burst took.
     let receiver_started = Instant::now();
-    let receiver = tokio::spawn(socket.serve_after(DOWN_FOR, ctx, shutdown.clone()));
+    let receiver = tokio::spawn(socket.serve_after(DOWN_FOR, ctx, CHAOS_LIMITS, shutdown.clone()));
 
     let tty = !args.no_tty && std::io::stdout().is_terminal();
     let mut progress = Progress::new(tty, args.events);
@@ -215,14 +217,7 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
     let (finished, counts) = loop {
         tokio::select! {
             _ = tick.tick() => {}
-            stopped = &mut gateway => {
-                let why = match stopped {
-                    Ok(Ok(())) => "stopped".to_owned(),
-                    Ok(Err(e)) => e.to_string(),
-                    Err(e) => e.to_string(),
-                };
-                return Err(DemoError::Gateway(why));
-            }
+            why = gateway.exited() => return Err(DemoError::Gateway(why)),
         }
         let counts = api::counts(&api, TENANT).await?;
         let up = receiver_started
@@ -244,7 +239,7 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
     };
     let taken = burst.elapsed();
     shutdown.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(10), gateway).await;
+    gateway.stop_within(Duration::from_secs(10)).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), receiver).await;
     let receiver = tally.snapshot();
     out(&report::summary(
@@ -260,22 +255,6 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
         return Ok(EXIT_FAILED);
     }
     Ok(EXIT_OK)
-}
-
-/// Waits (bounded) until the gateway answers `/healthz`.
-async fn wait_healthy(api: &DemoApi) -> Result<(), DemoError> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok((StatusCode::OK, _)) = api.call(Method::GET, "/healthz", None).await {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            return Err(DemoError::Gateway(
-                "did not become healthy within 20 s".to_owned(),
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Sends `n` events, a few at a time; each is acknowledged durable (202).

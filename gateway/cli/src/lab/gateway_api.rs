@@ -1,17 +1,13 @@
-//! A subcommand's view of a gateway it started (demo, drills): JSON calls over
-//! HTTP/1.1 with hyper-util's client, each bounded in time.
+//! A subcommand's view of a gateway it started (demo, drills, benchmarks): JSON
+//! calls through the command line's [`ApiClient`], each bounded in time.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{Method, Request, StatusCode, header};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http::{Method, StatusCode};
 use serde_json::Value;
+
+use crate::client::{ApiClient, ApiRequest};
 
 /// How long one API call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(15);
@@ -23,70 +19,75 @@ const MAX_PAGES: usize = 100_000;
 /// A call that failed or answered something unexpected; names the path.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct ApiCallError(pub(crate) String);
+pub struct ApiCallError(pub String);
 
 /// A client for one gateway and one token.
 #[derive(Clone)]
-pub(crate) struct GatewayApi {
-    client: Client<HttpConnector, Full<Bytes>>,
-    base: Arc<str>,
-    token: Arc<str>,
+pub struct GatewayApi {
+    client: ApiClient,
 }
 
 impl GatewayApi {
-    pub(crate) fn new(addr: SocketAddr, token: &str) -> Self {
-        Self {
-            client: Client::builder(TokioExecutor::new()).build_http(),
-            base: format!("http://{addr}").into(),
-            token: token.into(),
-        }
+    /// A client for the gateway at `addr`, sending `token`.
+    ///
+    /// # Errors
+    /// When the client cannot be set up (TLS).
+    pub fn new(addr: SocketAddr, token: &str) -> Result<Self, ApiCallError> {
+        let client = ApiClient::new(&format!("http://{addr}"), Some(token.to_owned()))
+            .map_err(|e| ApiCallError(e.to_string()))?;
+        Ok(Self {
+            client: client.with_timeout(CALL_TIMEOUT),
+        })
+    }
+
+    /// The command line's client underneath.
+    pub fn client(&self) -> &ApiClient {
+        &self.client
     }
 
     /// The token this client sends.
-    pub(crate) fn token(&self) -> &str {
-        &self.token
+    pub fn token(&self) -> &str {
+        self.client.token().unwrap_or_default()
     }
 
     /// The same gateway with another token.
-    pub(crate) fn with_token(&self, token: &str) -> Self {
+    pub fn with_token(&self, token: &str) -> Self {
         Self {
-            token: token.into(),
-            ..self.clone()
+            client: self.client.with_token(token),
         }
     }
 
     /// `method path` with an optional JSON body: the status and the parsed answer
     /// (`Null` when it is not JSON).
-    pub(crate) async fn call(
+    ///
+    /// # Errors
+    /// When no answer came.
+    pub async fn call(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
     ) -> Result<(StatusCode, Value), ApiCallError> {
-        let fail = |e: &dyn std::fmt::Display| ApiCallError(format!("{path}: {e}"));
-        let bytes = body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string()));
-        let request = Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header(header::AUTHORIZATION, format!("Bearer {}", self.token))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Full::new(bytes))
-            .map_err(|e| fail(&e))?;
-        let exchange = async {
-            let response = self.client.request(request).await?;
-            let status = response.status();
-            let body = response.into_body().collect().await?.to_bytes();
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((status, body))
+        let mut request = ApiRequest::path(method, path);
+        request = match body {
+            Some(b) => request.json(b),
+            None => request.header("content-type", Some("application/json")),
         };
-        let (status, body) = tokio::time::timeout(CALL_TIMEOUT, exchange)
+        let answer = self
+            .client
+            .exchange(request)
             .await
-            .map_err(|_| fail(&format_args!("no answer within {CALL_TIMEOUT:?}")))?
-            .map_err(|e| fail(&e))?;
-        Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+            .map_err(|e| ApiCallError(format!("{path}: {e}")))?;
+        let status = StatusCode::from_u16(answer.status)
+            .map_err(|e| ApiCallError(format!("{path}: {e}")))?;
+        Ok((status, answer.json()))
     }
 
     /// [`Self::call`] that must answer `want`.
-    pub(crate) async fn expect(
+    ///
+    /// # Errors
+    /// When no answer came, or another status.
+    pub async fn expect(
         &self,
         method: Method,
         path: &str,
@@ -103,7 +104,10 @@ impl GatewayApi {
     }
 
     /// Every item of a paged list (`path` without query), page by page.
-    pub(crate) async fn list_all(&self, path: &str) -> Result<Vec<Value>, ApiCallError> {
+    ///
+    /// # Errors
+    /// As [`Self::expect`].
+    pub async fn list_all(&self, path: &str) -> Result<Vec<Value>, ApiCallError> {
         let mut out = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {

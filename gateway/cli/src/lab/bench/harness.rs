@@ -1,5 +1,6 @@
-//! What the scenarios share: an in-process gateway on a temporary data dir, a
-//! receiver that answers 200 at once and counts, and a small JSON client.
+//! What the scenarios share: an in-process gateway on a temporary data dir (with
+//! the lab's JSON client), a receiver that answers 200 at once and counts, and a
+//! pooled HTTP/1 client for load.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -7,13 +8,16 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use bytes::Bytes;
+use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
+use crate::lab::gateway_api::GatewayApi;
+use crate::lab::in_process::InProcessGateway;
+use hookgate_server::RunOptions;
 use hookgate_server::config::Config;
 
 /// The admin token of bench gateways.
@@ -32,8 +36,9 @@ pub(super) fn client(conns: usize) -> HttpClient {
 /// A gateway running in this process.
 pub(super) struct BenchGateway {
     pub(super) base: String,
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<Result<(), hookgate_server::RunError>>,
+    /// A client with the admin token.
+    pub(super) api: GatewayApi,
+    gateway: InProcessGateway,
 }
 
 impl BenchGateway {
@@ -51,57 +56,49 @@ impl BenchGateway {
             ..Config::default()
         };
         tune(&mut config);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let base = format!("http://{}", listener.local_addr()?);
-        let shutdown = CancellationToken::new();
-        let task = tokio::spawn(hookgate_server::run(config, listener, shutdown.clone()));
+        let gateway = InProcessGateway::start(config, RunOptions::default()).await?;
+        let api = GatewayApi::new(gateway.addr, ADMIN)?;
         Ok(Self {
-            base,
-            shutdown,
-            task,
+            base: gateway.base.clone(),
+            api,
+            gateway,
         })
     }
 
     /// Stops it and waits.
     pub(super) async fn stop(self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
-        self.task.await??;
-        Ok(())
+        Ok(self.gateway.stop().await?)
     }
 }
 
-/// Sends a JSON request; returns status and body.
+/// Sends a JSON request to `url` (on `api`'s gateway) with `token`; returns status
+/// and body.
 pub(super) async fn call(
-    http: &HttpClient,
+    api: &GatewayApi,
     method: &str,
     url: &str,
     token: &str,
     body: Option<&Value>,
 ) -> anyhow::Result<(u16, Value)> {
-    let bytes = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
-    let req = http::Request::builder()
-        .method(method)
-        .uri(url)
-        .header("authorization", format!("Bearer {token}"))
-        .header("content-type", "application/json")
-        .body(Full::new(bytes))?;
-    let resp = http
-        .request(req)
+    let after_scheme = url.strip_prefix("http://").unwrap_or(url);
+    let path = after_scheme.find('/').map_or("/", |i| &after_scheme[i..]);
+    let method: Method = method.parse()?;
+    let (status, answer) = api
+        .with_token(token)
+        .call(method.clone(), path, body)
         .await
         .with_context(|| format!("{method} {url}"))?;
-    let status = resp.status().as_u16();
-    let body = resp.into_body().collect().await?.to_bytes();
-    Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+    Ok((status.as_u16(), answer))
 }
 
 /// Creates tenant `bench` and one endpoint with `endpoint` fields; returns the key and endpoint id.
 pub(super) async fn tenant_and_endpoint(
-    http: &HttpClient,
-    base: &str,
+    gw: &BenchGateway,
     endpoint: Value,
 ) -> anyhow::Result<(String, String)> {
+    let base = &gw.base;
     let (s, t) = call(
-        http,
+        &gw.api,
         "POST",
         &format!("{base}/v1/tenants"),
         ADMIN,
@@ -113,7 +110,7 @@ pub(super) async fn tenant_and_endpoint(
     }
     let key = t["api_key"].as_str().unwrap_or_default().to_owned();
     let (s, e) = call(
-        http,
+        &gw.api,
         "POST",
         &format!("{base}/v1/tenants/bench/endpoints"),
         &key,

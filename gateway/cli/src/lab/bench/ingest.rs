@@ -119,8 +119,7 @@ pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
         })
         .await?;
         let http = client(CLIENTS);
-        let (key, _) =
-            tenant_and_endpoint(&http, &gw.base, json!({"url": "http://127.0.0.1:9/"})).await?;
+        let (key, _) = tenant_and_endpoint(&gw, json!({"url": "http://127.0.0.1:9/"})).await?;
         let url = format!("{}/v1/tenants/bench/events", gw.base);
         let (rate, lat) = post_for(&http, &url, &key, secs).await?;
         gw.stop().await?;
@@ -155,18 +154,17 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let rx = CountingReceiver::start().await?;
         let gw = BenchGateway::start(dir.path(), |_| {}).await?;
-        let http = client(CLIENTS);
         // A rate limit of 1/s holds the backlog while it is ingested.
         let ep = json!({"url": rx.url(), "max_in_flight": 64, "rate_limit_per_s": 1});
-        let (key, ep_id) = tenant_and_endpoint(&http, &gw.base, ep).await?;
+        let (key, ep_id) = tenant_and_endpoint(&gw, ep).await?;
         let url = format!("{}/v1/tenants/bench/events", gw.base);
         let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
         let mut tasks = Vec::new();
         for _ in 0..CLIENTS {
-            let (http, url, key, body) = (http.clone(), url.clone(), key.clone(), body.clone());
+            let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());
             tasks.push(tokio::spawn(async move {
                 for _ in 0..n / CLIENTS {
-                    let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
+                    let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
                     if s != 202 {
                         bail!("ingest answered {s}: {b}");
                     }
@@ -182,7 +180,7 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
         let started = Instant::now();
         let patch = json!({"rate_limit_per_s": null});
         call(
-            &http,
+            &gw.api,
             "PATCH",
             &format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base),
             &key,

@@ -4,14 +4,12 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http::Method;
 use serde_json::json;
 
-use super::harness::{
-    BenchGateway, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
-};
+use super::harness::{BenchGateway, CountingReceiver, call, tenant_and_endpoint};
 use super::{Common, median};
+use crate::client::ApiRequest;
 
 /// Concurrent clients that ingest the backlog.
 const INGEST_CLIENTS: usize = 64;
@@ -22,23 +20,16 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let rx = CountingReceiver::start_fail_once().await?;
     let gw =
         BenchGateway::start(dir.path(), |cfg| cfg.breaker.failure_threshold = u32::MAX).await?;
-    let http = client(64);
     // Held by a 1/s rate limit while the backlog is ingested. Retries follow after
     // 50 ms, so the run measures attempts, not the wait between them.
     let policy = json!({"base_ms": 50, "jitter": "none"});
     let ep = json!({"url": rx.url(), "max_in_flight": 64, "rate_limit_per_s": 1, "policy": policy});
-    let (key, ep_id) = tenant_and_endpoint(&http, &gw.base, ep).await?;
+    let (key, ep_id) = tenant_and_endpoint(&gw, ep).await?;
     let ep_url = format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base);
     if let Some(wasm) = plugin {
-        upload(
-            &http,
-            &format!("{}/v1/tenants/bench/plugins/policy", gw.base),
-            &key,
-            wasm,
-        )
-        .await?;
+        upload(&gw, &key, wasm).await?;
         let (s, b) = call(
-            &http,
+            &gw.api,
             "PATCH",
             &ep_url,
             &key,
@@ -53,10 +44,10 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
     let mut senders = Vec::new();
     for _ in 0..INGEST_CLIENTS {
-        let (http, url, key, body) = (http.clone(), url.clone(), key.clone(), body.clone());
+        let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());
         senders.push(tokio::spawn(async move {
             for _ in 0..n / INGEST_CLIENTS {
-                let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
+                let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
                 if s != 202 {
                     bail!("ingest answered {s}: {b}");
                 }
@@ -71,7 +62,7 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let held = rx.count();
     let started = Instant::now();
     call(
-        &http,
+        &gw.api,
         "PATCH",
         &ep_url,
         &key,
@@ -90,17 +81,17 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     Ok(rate)
 }
 
-async fn upload(http: &HttpClient, url: &str, key: &str, wasm: &[u8]) -> anyhow::Result<()> {
-    let req = http::Request::put(url)
-        .header("authorization", format!("Bearer {key}"))
-        .body(Full::new(Bytes::copy_from_slice(wasm)))?;
-    let resp = http.request(req).await?;
-    let status = resp.status().as_u16();
-    if status != 201 {
-        let body = resp.into_body().collect().await?.to_bytes();
+/// Uploads `wasm` as the tenant's plugin `policy`.
+async fn upload(gw: &BenchGateway, key: &str, wasm: &[u8]) -> anyhow::Result<()> {
+    let request = ApiRequest::path(Method::PUT, "/v1/tenants/bench/plugins/policy")
+        .token(Some(key))
+        .raw_body(wasm.to_vec());
+    let answer = gw.api.client().exchange(request).await?;
+    if answer.status != 201 {
         bail!(
-            "uploading the plugin: {status} {}",
-            String::from_utf8_lossy(&body)
+            "uploading the plugin: {} {}",
+            answer.status,
+            String::from_utf8_lossy(&answer.body)
         );
     }
     Ok(())

@@ -7,9 +7,7 @@ use anyhow::{Context as _, bail};
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::harness::{
-    ADMIN, BenchGateway, CountingReceiver, call, client, dir_size, tenant_and_endpoint,
-};
+use super::harness::{ADMIN, BenchGateway, CountingReceiver, call, dir_size, tenant_and_endpoint};
 use super::{Common, median, quantile};
 use hookgate_server::store::{NewEvent, Store};
 
@@ -28,9 +26,7 @@ async fn seed(
     due_now: usize,
 ) -> anyhow::Result<String> {
     let gw = BenchGateway::start(dir, |_| {}).await?;
-    let http = client(4);
-    let (key, ep_id) =
-        tenant_and_endpoint(&http, &gw.base, json!({"url": url, "max_in_flight": 64})).await?;
+    let (key, ep_id) = tenant_and_endpoint(&gw, json!({"url": url, "max_in_flight": 64})).await?;
     gw.stop().await?;
     let store = Store::open(dir, 64 << 20)?;
     let stop = tokio_util::sync::CancellationToken::new();
@@ -83,7 +79,6 @@ pub(super) async fn lateness(c: &Common, pending: usize) -> anyhow::Result<()> {
         let rx = CountingReceiver::start().await?;
         let key = seed(dir.path(), &rx.url(), pending, 0).await?;
         let gw = BenchGateway::start(dir.path(), |_| {}).await?;
-        let http = client(16);
         let url = format!("{}/v1/tenants/bench/events", gw.base);
         let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
         let gap = Duration::from_secs_f64(secs / due as f64);
@@ -91,7 +86,7 @@ pub(super) async fn lateness(c: &Common, pending: usize) -> anyhow::Result<()> {
         let (started, origin) = (Instant::now(), now_ms());
         for _ in 0..due {
             tick.tick().await;
-            let (s, b) = call(&http, "POST", &url, &key, Some(&body)).await?;
+            let (s, b) = call(&gw.api, "POST", &url, &key, Some(&body)).await?;
             if s != 202 {
                 bail!("ingest answered {s}: {b}");
             }

@@ -28,7 +28,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::api::Api;
-use super::gateway::GatewaySpec;
+use super::drill_gateway;
 use super::receiver::{Behavior, Receiver, Reply, ReplyBody};
 use super::{DrillError, DrillReport, WorkDir, fresh_seed, secs};
 
@@ -243,7 +243,7 @@ impl fmt::Display for CrashReport {
 pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let started = Instant::now();
     let work = WorkDir::new(drill.work_dir.as_deref(), "crash")?;
-    let spec = GatewaySpec::new(drill.gateway.clone(), work.data_dir());
+    let spec = drill_gateway(drill.gateway.clone(), work.data_dir());
     let mut rng = StdRng::seed_from_u64(drill.seed);
 
     let healed = Arc::new(AtomicBool::new(false));
@@ -257,7 +257,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
         "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
-    let admin = Api::new(gateway.addr, &spec.admin);
+    let admin = Api::new(gateway.addr, &spec.admin)?;
     let tenant = admin.setup(&endpoint).await?;
     let token = tenant.token().to_owned();
 
@@ -304,7 +304,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
         let t = Instant::now();
         gateway = spec.spawn().await?;
         restarts.push(t.elapsed());
-        let _ = current_tx.send(Some(Api::new(gateway.addr, &token)));
+        let _ = current_tx.send(Some(Api::new(gateway.addr, &token)?));
     }
     // Ingest goes on for one more gap after the last restart, then stops.
     tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;
@@ -314,7 +314,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let healed_at = Instant::now();
 
     let acked: Vec<String> = acked.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let api = Api::new(gateway.addr, &token);
+    let api = Api::new(gateway.addr, &token)?;
     let deadline = healed_at + drill.settle;
     let (mut lost, mut missing, mut not_succeeded);
     loop {

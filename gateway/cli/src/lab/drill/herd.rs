@@ -24,7 +24,7 @@ use rand::{RngExt as _, SeedableRng as _};
 use serde_json::json;
 
 use super::api::{Api, ingest_all};
-use super::gateway::GatewaySpec;
+use super::drill_gateway;
 use super::receiver::{Behavior, PerSecond, Receiver, Reply, ReplyBody};
 use super::{DrillError, DrillReport, WorkDir, fresh_seed, secs};
 
@@ -221,7 +221,7 @@ impl fmt::Display for HerdReport {
 pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
     let started = Instant::now();
     let work = WorkDir::new(drill.work_dir.as_deref(), "herd")?;
-    let spec = GatewaySpec::new(drill.gateway.clone(), work.data_dir());
+    let spec = drill_gateway(drill.gateway.clone(), work.data_dir());
     let gateway = spec.spawn().await?;
 
     let recovered = Arc::new(AtomicBool::new(false));
@@ -236,7 +236,9 @@ pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
         "policy": {"base_ms": 1_000, "factor": 2, "max_delay_ms": 8_000, "jitter": "full",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
-    let api = Api::new(gateway.addr, &spec.admin).setup(&endpoint).await?;
+    let api = Api::new(gateway.addr, &spec.admin)?
+        .setup(&endpoint)
+        .await?;
     let burst = Instant::now();
     let payloads = (0..drill.events).map(|i| json!({"i": i})).collect();
     let ids = ingest_all(&api, EVENT_TYPE, payloads, SEND_CONCURRENCY).await?;

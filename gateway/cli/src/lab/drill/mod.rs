@@ -23,7 +23,6 @@ pub mod fault;
 pub mod herd;
 
 mod api;
-mod gateway;
 mod receiver;
 
 pub use receiver::PerSecond;
@@ -32,6 +31,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Subcommand;
+
+use crate::lab::child_gateway::{GatewaySpec, SpawnError};
 
 /// The drills.
 #[derive(Subcommand, Debug)]
@@ -67,6 +68,26 @@ pub enum DrillError {
     /// An API call failed or answered something unexpected.
     #[error("API call {0}")]
     Api(String),
+}
+
+impl From<SpawnError> for DrillError {
+    fn from(e: SpawnError) -> Self {
+        Self::Gateway(e.0)
+    }
+}
+
+/// The gateway under drill: its breaker stays out of the way (the drills are about
+/// retries and caps, and an open breaker would only make them slower), its grace is
+/// short, and it logs only what matters (one line per attempt would be noise).
+fn drill_gateway(bin: PathBuf, data_dir: PathBuf) -> GatewaySpec {
+    let mut spec = GatewaySpec::new(bin, data_dir);
+    spec.set("HOOKGATE_BREAKER__FAILURE_THRESHOLD", "1000000")
+        .set("HOOKGATE_SHUTDOWN_GRACE_MS", "2s")
+        .set(
+            "HOOKGATE_LOG",
+            "warn,hookgate=info,hookgate_server::delivery=warn",
+        );
+    spec
 }
 
 /// A finished drill: what it found, and whether every check held.

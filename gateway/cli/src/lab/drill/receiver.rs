@@ -1,5 +1,5 @@
-//! The drills' receiver: HTTP/1.1 on raw loopback TCP, so that besides answering it
-//! can reset a connection or hang, and a tally of what it saw.
+//! The drills' receiver: the lab's raw-socket receiver on loopback, so that besides
+//! answering it can reset a connection or hang, and a tally of what it saw.
 //!
 //! Each request is handed to a behaviour, which picks the reply from the attempt
 //! number (how many times its `webhook-id` arrived before) and the body. The tally
@@ -16,22 +16,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::{TcpListener, TcpStream};
-use tokio_util::sync::CancellationToken;
-
 use super::DrillError;
+use crate::lab::raw_receiver::ReplyBody as RawBody;
+use crate::lab::raw_receiver::{
+    Action, Outcome, RawRequest, ReadLimits, Responder, Response, RunningReceiver, Then,
+};
 
-/// The largest request head read.
-const MAX_HEAD: usize = 64 * 1024;
-/// The largest request body read (the gateway's own ingest limit is 256 KiB).
-const MAX_BODY: usize = 1024 * 1024;
-/// A connection idle this long between requests is closed.
-const IDLE: Duration = Duration::from_secs(60);
-/// Reading one request, once it has begun, may take this long.
-const READ_LIMIT: Duration = Duration::from_secs(30);
-/// Writing one reply may take this long.
-const WRITE_LIMIT: Duration = Duration::from_secs(30);
+/// What the receiver reads at most (the gateway's own ingest limit is 256 KiB), how
+/// long a connection may idle between requests, and how long one read may take.
+const LIMITS: ReadLimits = ReadLimits {
+    max_head: 64 * 1024,
+    max_body: 1024 * 1024,
+    idle: Duration::from_secs(60),
+    read: Duration::from_secs(30),
+};
 
 /// One request, as the behaviour sees it.
 pub(crate) struct Arrival<'a> {
@@ -209,205 +207,86 @@ impl Tally {
     }
 }
 
-/// A running receiver; stopped when dropped.
-pub(crate) struct Receiver {
-    pub(crate) url: String,
-    pub(crate) tally: Arc<Tally>,
-    stop: CancellationToken,
+/// The drills' side of the lab's raw-socket receiver: counts in the tally, replies
+/// from the behaviour.
+struct DrillResponder {
+    behavior: Behavior,
+    tally: Arc<Tally>,
 }
 
-impl Receiver {
-    /// Binds 127.0.0.1 on a free port and serves `behavior`.
-    pub(crate) async fn start(behavior: Behavior) -> Result<Self, DrillError> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-        let url = format!("http://{}/webhook", listener.local_addr()?);
-        let tally = Arc::new(Tally::new());
-        let stop = CancellationToken::new();
-        let (t, s) = (Arc::clone(&tally), stop.clone());
-        tokio::spawn(async move {
-            loop {
-                let stream = tokio::select! {
-                    () = s.cancelled() => return,
-                    accepted = listener.accept() => match accepted {
-                        Ok((stream, _)) => stream,
-                        Err(_) => {
-                            // Out of descriptors, say: back off a little.
-                            tokio::time::sleep(Duration::from_millis(10)).await;
-                            continue;
-                        }
-                    },
-                };
-                let (b, t, s) = (Arc::clone(&behavior), Arc::clone(&t), s.clone());
-                tokio::spawn(async move {
-                    tokio::select! {
-                        () = s.cancelled() => {}
-                        () = connection(stream, &b, &t) => {}
-                    }
-                });
-            }
-        });
-        Ok(Self { url, tally, stop })
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-/// Serves the requests of one connection, one after the other (keep-alive).
-async fn connection(mut stream: TcpStream, behavior: &Behavior, tally: &Tally) {
-    let _ = stream.set_nodelay(true);
-    let mut buf = Vec::new();
-    loop {
-        let Some((id, body)) = read_request(&mut stream, &mut buf).await else {
-            return;
-        };
-        let attempt = tally.arrived(&id);
-        let reply = behavior(&Arrival {
+impl Responder for DrillResponder {
+    fn respond(&self, request: &RawRequest) -> Action {
+        let attempt = self
+            .tally
+            .arrived(request.header("webhook-id").unwrap_or(""));
+        let reply = (self.behavior)(&Arrival {
             attempt,
-            body: &body,
+            body: &request.body,
         });
         match reply {
-            Reply::Reset => {
-                tally.finished(&id, None);
-                let _ = stream.set_zero_linger();
-                return;
-            }
-            Reply::Hang(d) => {
-                let _ = tokio::time::timeout(d, wait_closed(&mut stream)).await;
-                tally.finished(&id, None);
-                return;
-            }
+            Reply::Reset => Action {
+                delay: Duration::ZERO,
+                then: Then::Reset,
+            },
+            Reply::Hang(d) => Action {
+                delay: Duration::ZERO,
+                then: Then::Hang(Some(d)),
+            },
             Reply::Answer {
                 status,
                 retry_after_s,
                 delay,
                 body,
             } => {
-                if !delay.is_zero() {
-                    tokio::time::sleep(delay).await;
-                }
-                tally.finished(&id, Some(status));
-                let written = tokio::time::timeout(
-                    WRITE_LIMIT,
-                    write_reply(&mut stream, status, retry_after_s, body),
-                )
-                .await;
-                if !matches!(written, Ok(Ok(()))) {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// Reads one request (head and `content-length` body) into `buf`; returns its
-/// `webhook-id` and body. `None` when the peer closed, was idle too long, or sent
-/// something this receiver does not take.
-async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
-    let mut chunk = [0u8; 16 * 1024];
-    let mut limit = IDLE;
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-            let (mut id, mut len) = (String::new(), 0usize);
-            for line in head.lines().skip(1) {
-                let Some((name, value)) = line.split_once(':') else {
-                    continue;
+                let body = match body {
+                    ReplyBody::Small => RawBody::Text("ok\n".to_owned()),
+                    ReplyBody::Slow { chunks, every } => RawBody::Slow { chunks, every },
+                    ReplyBody::Big(n) => RawBody::Big(n),
                 };
-                let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
-                match name.as_str() {
-                    "webhook-id" => value.clone_into(&mut id),
-                    "content-length" => len = value.parse().ok()?,
-                    "transfer-encoding" => return None,
-                    _ => {}
+                let answer = Response {
+                    status,
+                    retry_after_s,
+                    close: false,
+                    body,
+                };
+                Action {
+                    delay,
+                    then: Then::Answer(answer),
                 }
             }
-            if len > MAX_BODY {
-                return None;
-            }
-            let total = end + 4 + len;
-            while buf.len() < total {
-                let n = tokio::time::timeout(READ_LIMIT, stream.read(&mut chunk))
-                    .await
-                    .ok()?
-                    .ok()?;
-                if n == 0 {
-                    return None;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            let body = buf[end + 4..total].to_vec();
-            buf.drain(..total);
-            return Some((id, body));
         }
-        if buf.len() > MAX_HEAD {
-            return None;
-        }
-        let n = tokio::time::timeout(limit, stream.read(&mut chunk))
-            .await
-            .ok()?
-            .ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        limit = READ_LIMIT;
+    }
+
+    fn released(&self, request: &RawRequest, outcome: Outcome) {
+        let status = match outcome {
+            Outcome::Status(status) => Some(status),
+            Outcome::Reset | Outcome::Hang => None,
+        };
+        self.tally
+            .finished(request.header("webhook-id").unwrap_or(""), status);
     }
 }
 
-/// Returns when the peer closes the connection (or it fails).
-async fn wait_closed(stream: &mut TcpStream) {
-    let mut chunk = [0u8; 1024];
-    while let Ok(n) = stream.read(&mut chunk).await {
-        if n == 0 {
-            return;
-        }
-    }
+/// A running receiver; stopped when dropped.
+pub(crate) struct Receiver {
+    pub(crate) url: String,
+    pub(crate) tally: Arc<Tally>,
+    _running: RunningReceiver,
 }
 
-async fn write_reply(
-    stream: &mut TcpStream,
-    status: u16,
-    retry_after_s: Option<u64>,
-    body: ReplyBody,
-) -> std::io::Result<()> {
-    let reason = http::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("Drill");
-    let len = match body {
-        ReplyBody::Small => 3,
-        ReplyBody::Slow { chunks, .. } => 100 * chunks as usize,
-        ReplyBody::Big(n) => n,
-    };
-    let mut head = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\ncontent-length: {len}\r\n"
-    );
-    if let Some(s) = retry_after_s {
-        head.push_str(&format!("retry-after: {s}\r\n"));
+impl Receiver {
+    /// Binds 127.0.0.1 on a free port and serves `behavior`.
+    pub(crate) async fn start(behavior: Behavior) -> Result<Self, DrillError> {
+        let tally = Arc::new(Tally::new());
+        let responder = Arc::new(DrillResponder {
+            behavior,
+            tally: Arc::clone(&tally),
+        });
+        let running = RunningReceiver::start(responder, LIMITS)?;
+        Ok(Self {
+            url: format!("http://{}/webhook", running.addr),
+            tally,
+            _running: running,
+        })
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await?;
-    match body {
-        ReplyBody::Small => stream.write_all(b"ok\n").await?,
-        ReplyBody::Slow { chunks, every } => {
-            for _ in 0..chunks {
-                tokio::time::sleep(every).await;
-                stream.write_all(&[b's'; 100]).await?;
-            }
-        }
-        ReplyBody::Big(n) => {
-            let block = vec![b'x'; 64 * 1024];
-            let mut left = n;
-            while left > 0 {
-                let k = left.min(block.len());
-                stream.write_all(&block[..k]).await?;
-                left -= k;
-            }
-        }
-    }
-    stream.flush().await
 }

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use hookgate_server::RunOptions;
 use hookgate_server::address_guard::{DnsResolver, LookupFuture, Resolver};
-use hookgate_tests::TestGateway;
 use hookgate_tests::receiver::Receiver;
+use hookgate_tests::{ApiRequest, TestGateway};
+use http::Method;
 use serde_json::json;
 use tokio::sync::watch;
 
@@ -63,13 +64,10 @@ async fn slow_endpoints(gw: &TestGateway, key: &str) -> usize {
     let mut created = tokio::task::JoinSet::new();
     for n in 0..SLOW_HOSTS {
         let url = format!("http://slow-dns-{n}.tenant-a.example/hook");
-        let request = gw
-            .http
-            .post(format!("{}/v1/tenants/tenant-a/endpoints", gw.base))
-            .bearer_auth(key)
-            .timeout(Duration::from_secs(60))
+        let api = gw.api.with_token(key).with_timeout(Duration::from_secs(60));
+        let request = ApiRequest::path(Method::POST, "/v1/tenants/tenant-a/endpoints")
             .json(&json!({"url": url, "max_in_flight": 1024}));
-        created.spawn(async move { request.send().await.map(|r| r.status().as_u16()) });
+        created.spawn(async move { api.exchange(request).await.map(|a| a.status) });
     }
     let mut ok = 0;
     while let Some(answer) = created.join_next().await {
@@ -84,13 +82,10 @@ async fn slow_endpoints(gw: &TestGateway, key: &str) -> usize {
 async fn flood(gw: &TestGateway, key: &str, count: usize) -> usize {
     let mut sent = tokio::task::JoinSet::new();
     for n in 0..count {
-        let request = gw
-            .http
-            .post(format!("{}/v1/tenants/tenant-a/events", gw.base))
-            .bearer_auth(key)
-            .timeout(Duration::from_secs(60))
+        let api = gw.api.with_token(key).with_timeout(Duration::from_secs(60));
+        let request = ApiRequest::path(Method::POST, "/v1/tenants/tenant-a/events")
             .json(&json!({"event_type": "flood", "payload": {"n": n}}));
-        sent.spawn(async move { request.send().await.map(|r| r.status().as_u16()) });
+        sent.spawn(async move { api.exchange(request).await.map(|a| a.status) });
     }
     let mut accepted = 0;
     while let Some(answer) = sent.join_next().await {

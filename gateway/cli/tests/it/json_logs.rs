@@ -1,25 +1,22 @@
 //! `log_format = "json"`: every log line is one JSON object, and attempt lines
 //! carry the ids an operator searches by.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Gateway, SlowReceiver, tenant_endpoint_events, wait_all_succeeded};
+use crate::common::{Gateway, SlowReceiver, tenant_endpoint_events, wait_all_succeeded};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_log_lines_parse_and_carry_the_ids() {
     let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
     let rx = SlowReceiver::start(0).await;
     let gw = Gateway::spawn(dir.path(), &[]);
-    let (key, ids) = tenant_endpoint_events(&http, &gw.base, &rx.url, 3).await;
+    let (key, ids) = tenant_endpoint_events(&gw.base, &rx.url, 3).await;
     assert!(
-        wait_all_succeeded(&http, &gw.base, &key, &ids, Duration::from_secs(30))
+        wait_all_succeeded(&gw.base, &key, &ids, Duration::from_secs(30))
             .await
             .is_empty()
     );
-    let logs = gw.logs.lock().unwrap().clone();
+    let logs = gw.logs();
     assert!(!logs.is_empty());
     let mut attempts = 0;
     for line in &logs {

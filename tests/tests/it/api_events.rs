@@ -1,7 +1,8 @@
 //! Events: ingest and fan-out, idempotency, byte-exact payloads, reads, delivery
 //! lists with filters and cursors, and the bad-input answers.
 
-use hookgate_tests::TestGateway;
+use hookgate_tests::{ApiRequest, TestGateway};
+use http::Method;
 use serde_json::{Value, json};
 
 const URL: &str = "http://127.0.0.1:9/hook";
@@ -107,14 +108,11 @@ async fn payload_reads_back_byte_for_byte() {
         .as_str()
         .unwrap()
         .to_owned();
+    let path = format!("/v1/tenants/acme/events/{id}");
     let raw = gw
-        .http
-        .get(format!("{}/v1/tenants/acme/events/{id}", gw.base))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
-    let text = raw.text().await.unwrap();
+        .exchange(ApiRequest::path(Method::GET, &path).token(Some(&key)))
+        .await;
+    let text = String::from_utf8_lossy(&raw.body);
     assert!(
         text.contains(&format!("\"payload\":{payload}")),
         "payload changed: {text}"

@@ -10,7 +10,8 @@ use std::time::Duration;
 use hookgate_server::config::AlertsConfig;
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::verify::verify_with_official_library;
-use hookgate_tests::{ADMIN, TestGateway, is_final, test_config};
+use hookgate_tests::{ADMIN, ApiRequest, TestGateway, is_final, test_config};
+use http::Method;
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -20,20 +21,22 @@ const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,appl
 
 /// One `GET /metrics`: the declared `Content-Type` and the body.
 async fn scrape(gw: &TestGateway, accept: Option<&str>) -> (String, String) {
-    let mut req = gw.http.get(format!("{}/metrics", gw.base));
-    if let Some(a) = accept {
-        req = req.header("accept", a);
-    }
-    let resp = req.send().await.unwrap();
-    assert_eq!(resp.status(), 200);
+    // Without a preference a scraper accepts anything.
+    let accept = accept.unwrap_or("*/*");
+    let req = ApiRequest::path(Method::GET, "/metrics").header("accept", Some(accept));
+    let resp = gw.exchange(req).await;
+    assert_eq!(resp.status, 200);
     let content_type = resp
-        .headers()
+        .headers
         .get("content-type")
         .expect("a Content-Type")
         .to_str()
         .unwrap()
         .to_owned();
-    (content_type, resp.text().await.unwrap())
+    (
+        content_type,
+        String::from_utf8_lossy(&resp.body).into_owned(),
+    )
 }
 
 /// Parses a scrape with the official Prometheus parser for the format its

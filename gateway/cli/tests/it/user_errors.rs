@@ -2,13 +2,11 @@
 //! unusable or already in use, a port in use) prints one clear line and exits 2,
 //! even with `RUST_BACKTRACE=1`; and logs written to a pipe carry no colour codes.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{ADMIN, Gateway};
+use crate::common::{ADMIN, Gateway};
 
 /// A hang guard only: every case here ends in well under a second.
 const LIMIT: Duration = Duration::from_secs(60);

@@ -1,17 +1,13 @@
 //! SIGKILL right after the 202s: every acknowledged event is there after a restart.
 
-mod common;
-
-use common::{ADMIN, Gateway, call};
+use crate::common::{ADMIN, Gateway, call};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_events_survive_sigkill() {
     let dir = tempfile::tempdir().unwrap();
-    let http = reqwest::Client::new();
     let gw = Gateway::spawn(dir.path(), &[]);
     let (s, t) = call(
-        &http,
         "POST",
         &format!("{}/v1/tenants", gw.base),
         ADMIN,
@@ -24,7 +20,6 @@ async fn acknowledged_events_survive_sigkill() {
     // Nothing listens on port 9: deliveries stay pending.
     assert_eq!(
         call(
-            &http,
             "POST",
             &eps,
             &key,
@@ -37,14 +32,9 @@ async fn acknowledged_events_survive_sigkill() {
 
     let mut tasks = Vec::new();
     for i in 0..64 {
-        let (http, url, key) = (
-            http.clone(),
-            format!("{}/v1/tenants/acme/events", gw.base),
-            key.clone(),
-        );
+        let (url, key) = (format!("{}/v1/tenants/acme/events", gw.base), key.clone());
         tasks.push(tokio::spawn(async move {
             call(
-                &http,
                 "POST",
                 &url,
                 &key,
@@ -64,7 +54,6 @@ async fn acknowledged_events_survive_sigkill() {
     let gw = Gateway::spawn(dir.path(), &[]);
     for id in &acked {
         let (s, ev) = call(
-            &http,
             "GET",
             &format!("{}/v1/tenants/acme/events/{id}", gw.base),
             &key,

@@ -1,5 +1,6 @@
-//! The gateway under drill: `hookgate serve` as a child process on a free loopback
-//! port, with a JSON log read on a thread (the last lines are kept for errors).
+//! A gateway as a child process: `hookgate serve` on a free loopback port, with its
+//! JSON log read on a thread (the last lines are kept, for errors and for tests that
+//! read the log). The drills start it, and so do the binary's own tests.
 
 use std::collections::VecDeque;
 use std::io::{BufRead as _, BufReader};
@@ -9,53 +10,66 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::DrillError;
-
 /// How long a gateway may take to report its address.
 const START_LIMIT: Duration = Duration::from_secs(60);
 /// How long a SIGTERMed gateway may take to exit before it is killed.
 const STOP_LIMIT: Duration = Duration::from_secs(20);
-/// Log lines kept per process.
+/// Log lines kept per process by default.
 const KEPT_LINES: usize = 40;
 
+/// Why a gateway did not start.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SpawnError(pub String);
+
 /// How to start the gateway: the executable, the data dir, the admin token and extra
-/// `HOOKGATE_*` settings. Inherited `HOOKGATE_*` variables are dropped, so a drill
-/// runs the same whatever the caller's environment.
+/// `HOOKGATE_*` settings (applied last, so they override the defaults here).
+/// Inherited `HOOKGATE_*` variables are dropped, so a run is the same whatever the
+/// caller's environment.
 #[derive(Debug, Clone)]
-pub(crate) struct GatewaySpec {
-    pub(crate) bin: PathBuf,
-    pub(crate) data_dir: PathBuf,
-    pub(crate) admin: String,
-    pub(crate) env: Vec<(String, String)>,
+pub struct GatewaySpec {
+    pub bin: PathBuf,
+    pub data_dir: PathBuf,
+    pub admin: String,
+    pub env: Vec<(String, String)>,
+    /// How many of the last log lines to keep.
+    pub kept_lines: usize,
 }
 
 impl GatewaySpec {
-    /// A spec whose breaker stays out of the way: the drills are about retries and
-    /// caps, and an open breaker would only make them slower.
-    pub(crate) fn new(bin: PathBuf, data_dir: PathBuf) -> Self {
+    /// A spec with a fresh admin token, logging at `info`.
+    pub fn new(bin: PathBuf, data_dir: PathBuf) -> Self {
         Self {
             bin,
             data_dir,
             admin: hookgate_server::token::generate(),
-            env: vec![
-                (
-                    "HOOKGATE_BREAKER__FAILURE_THRESHOLD".into(),
-                    "1000000".into(),
-                ),
-                ("HOOKGATE_SHUTDOWN_GRACE_MS".into(), "2s".into()),
-            ],
+            env: Vec::new(),
+            kept_lines: KEPT_LINES,
         }
     }
 
+    /// Adds (or overrides) one `HOOKGATE_*` setting.
+    pub fn set(&mut self, key: &str, value: &str) -> &mut Self {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
     /// Starts the gateway and waits (bounded) until it reports its address.
-    pub(crate) async fn spawn(&self) -> Result<GatewayProcess, DrillError> {
+    ///
+    /// # Errors
+    /// When it cannot be started or reports no address in time.
+    pub async fn spawn(&self) -> Result<GatewayProcess, SpawnError> {
         let spec = self.clone();
         tokio::task::spawn_blocking(move || spec.spawn_blocking())
             .await
-            .map_err(|e| DrillError::Gateway(e.to_string()))?
+            .map_err(|e| SpawnError(e.to_string()))?
     }
 
-    fn spawn_blocking(&self) -> Result<GatewayProcess, DrillError> {
+    /// [`Self::spawn`], blocking this thread while it waits.
+    ///
+    /// # Errors
+    /// As [`Self::spawn`].
+    pub fn spawn_blocking(&self) -> Result<GatewayProcess, SpawnError> {
         let mut cmd = Command::new(&self.bin);
         cmd.arg("serve");
         for (key, _) in std::env::vars_os() {
@@ -69,22 +83,19 @@ impl GatewaySpec {
             .env("HOOKGATE_ALLOW_PRIVATE_SUBNETS", "127.0.0.0/8")
             .env("HOOKGATE_MIN_FREE_DISK", "0")
             .env("HOOKGATE_LOG_FORMAT", "json")
-            // The address line is info; one line per attempt would only be noise.
-            .env(
-                "HOOKGATE_LOG",
-                "warn,hookgate=info,hookgate_server::delivery=warn",
-            )
+            // The address line is info.
+            .env("HOOKGATE_LOG", "info")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| {
-            DrillError::Gateway(format!("cannot start {}: {e}", self.bin.display()))
-        })?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| SpawnError(format!("cannot start {}: {e}", self.bin.display())))?;
         let logs = Arc::new(Mutex::new(VecDeque::new()));
         let (tx, rx) = std::sync::mpsc::channel();
         if let Some(stderr) = child.stderr.take() {
-            let kept = Arc::clone(&logs);
+            let (kept, kept_lines) = (Arc::clone(&logs), self.kept_lines);
             std::thread::spawn(move || {
                 let mut sent = false;
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -96,7 +107,7 @@ impl GatewaySpec {
                         sent = true;
                     }
                     let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
-                    if kept.len() == KEPT_LINES {
+                    if kept.len() >= kept_lines {
                         kept.pop_front();
                     }
                     kept.push_back(line);
@@ -109,12 +120,12 @@ impl GatewaySpec {
                 let _ = child.kill();
                 let _ = child.wait();
                 let tail = tail(&logs);
-                return Err(DrillError::Gateway(format!(
+                return Err(SpawnError(format!(
                     "did not report its address within {START_LIMIT:?}; its log ends:\n{tail}"
                 )));
             }
         };
-        Ok(GatewayProcess { child, addr })
+        Ok(GatewayProcess { child, addr, logs })
     }
 }
 
@@ -124,28 +135,29 @@ fn tail(logs: &Mutex<VecDeque<String>>) -> String {
 }
 
 /// The resident set size of process `pid` in KiB (`VmRSS` of `/proc/<pid>/status`).
-pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
+pub fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// A running `hookgate serve`; killed when dropped.
-pub(crate) struct GatewayProcess {
+pub struct GatewayProcess {
     child: Child,
-    pub(crate) addr: SocketAddr,
+    pub addr: SocketAddr,
+    logs: Arc<Mutex<VecDeque<String>>>,
 }
 
 impl GatewayProcess {
     /// SIGKILL: no shutdown work at all. Returns once the process is reaped, so its
     /// data dir lock is free.
-    pub(crate) fn kill(mut self) {
+    pub fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 
     /// SIGTERM, then the exit status (bounded: killed after [`STOP_LIMIT`]).
-    pub(crate) async fn terminate(mut self) -> Option<ExitStatus> {
+    pub async fn terminate(mut self) -> Option<ExitStatus> {
         let pid = rustix::process::Pid::from_child(&self.child);
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let deadline = Instant::now() + STOP_LIMIT;
@@ -158,9 +170,29 @@ impl GatewayProcess {
         None
     }
 
+    /// [`Self::terminate`], blocking this thread while it waits.
+    pub fn terminate_blocking(mut self) -> Option<ExitStatus> {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + STOP_LIMIT;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     /// The process id.
-    pub(crate) fn pid(&self) -> u32 {
+    pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The log lines kept so far, oldest first.
+    pub fn logs(&self) -> Vec<String> {
+        let kept = self.logs.lock().unwrap_or_else(|p| p.into_inner());
+        kept.iter().cloned().collect()
     }
 }
 

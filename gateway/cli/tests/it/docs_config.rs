@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use hookgate_server::config::Config;
 use toml::{Table, Value};
 
-const DOC: &str = include_str!("../../../docs/operations.md");
+const DOC: &str = include_str!("../../../../docs/operations.md");
 /// The section of the doc holding the key table.
 const SECTION: &str = "## Configuration reference";
 
@@ -201,7 +201,7 @@ fn every_key_with_a_default_shows_it() {
 /// The metrics the gateway registers, read from the one file that registers them:
 /// each `registry.register(` is followed by the metric's name (without the prefix).
 fn registered_metrics() -> BTreeSet<String> {
-    const SOURCE: &str = include_str!("../../server/src/telemetry/metrics.rs");
+    const SOURCE: &str = include_str!("../../../server/src/telemetry/metrics.rs");
     SOURCE
         .split(".register(")
         .skip(1)
@@ -237,7 +237,7 @@ fn the_dashboard_and_the_doc_cover_every_metric() {
     let registered = registered_metrics();
     assert!(registered.len() >= 15, "{registered:?}");
     let dashboard: serde_json::Value = serde_json::from_str(include_str!(
-        "../../../docs/grafana/hookgate-dashboard.json"
+        "../../../../docs/grafana/hookgate-dashboard.json"
     ))
     .expect("the dashboard is JSON");
     let mut exprs = String::new();

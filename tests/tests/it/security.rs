@@ -11,7 +11,8 @@ use hookgate_server::clock::{Clock, ManualClock, SystemClock};
 use hookgate_tests::receiver::Receiver;
 use hookgate_tests::resolvers::RebindingResolver;
 use hookgate_tests::verify::official_verifier_accepts;
-use hookgate_tests::{TestGateway, is_final, test_config};
+use hookgate_tests::{ApiRequest, TestGateway, is_final, test_config};
+use http::Method;
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -249,20 +250,14 @@ async fn every_limit_has_its_documented_status() {
     );
 
     // Header count and size: 431 from the HTTP layer.
-    let mut req = gw.http.get(format!("{}/healthz", gw.base));
+    let mut req = ApiRequest::path(Method::GET, "/healthz");
     for i in 0..30 {
-        req = req.header(format!("x-h{i}"), "v");
+        req = req.header(&format!("x-h{i}"), Some("v"));
     }
-    assert_eq!(req.send().await.unwrap().status().as_u16(), 431);
+    assert_eq!(gw.exchange(req).await.status, 431);
     let huge = "v".repeat(40 * 1024);
-    let resp = gw
-        .http
-        .get(format!("{}/healthz", gw.base))
-        .header("x-big", huge)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 431);
+    let req = ApiRequest::path(Method::GET, "/healthz").header("x-big", Some(&huge));
+    assert_eq!(gw.exchange(req).await.status, 431);
 
     // Connections beyond the cap get a 503 and are closed.
     let mut held = Vec::new();

@@ -1,0 +1,18 @@
+//! The `hookgate` binary's tests, one module per area, in one test binary: linking
+//! the gateway (and wasmtime) once instead of once per area. `common` spawns the
+//! binary and drives it.
+
+mod bench_smoke;
+mod chaos_receiver;
+mod cli_client;
+mod common;
+mod crash_delivery;
+mod crash_ingest;
+mod demo;
+mod docs_config;
+mod drills;
+mod fuzz_equivalents;
+mod json_logs;
+mod policy_props;
+mod readme_quickstart;
+mod user_errors;

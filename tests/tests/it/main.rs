@@ -1,0 +1,27 @@
+//! The end-to-end tests, one module per area, in one test binary: linking the
+//! gateway (and wasmtime) once instead of once per area.
+
+mod address_ranges;
+mod api_endpoints;
+mod api_events;
+mod api_tenants;
+mod bench_plugin_smoke;
+mod delivery_burst;
+mod delivery_https;
+mod delivery_retries;
+mod docs_plugins;
+mod durability;
+mod fair_dns;
+mod fair_limits;
+mod isolation;
+mod observability;
+mod plugin_fairness;
+mod plugins_api;
+mod plugins_host;
+mod plugins_platform;
+mod plugins_refusals;
+mod policy_api;
+mod protection;
+mod retention;
+mod security;
+mod tenant_secrets;
