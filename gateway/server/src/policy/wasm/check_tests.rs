@@ -2,9 +2,7 @@
 //! `tests/fixtures/plugins/`.
 
 use super::*;
-use super::{
-    MissingBytes as StoreError, StoredPlugin as PluginRecord, StoredVersion as PluginVersionRecord,
-};
+use super::{MissingBytes, StoredPlugin, StoredVersion};
 
 const LIMIT: usize = 512 * 1024;
 
@@ -105,11 +103,11 @@ fn conformance_refuses_overruns_traps_and_hidden_state() {
     }
 }
 
-fn record(checked: &CheckedPlugin) -> PluginRecord {
-    PluginRecord {
+fn record(checked: &CheckedPlugin) -> StoredPlugin {
+    StoredPlugin {
         tenant_id: "acme".into(),
         name: "p".into(),
-        versions: vec![PluginVersionRecord {
+        versions: vec![StoredVersion {
             version: 1,
             sha256: checked.sha256.clone(),
             size: checked.size,
@@ -138,7 +136,7 @@ fn restarts_load_verified_artifacts_and_recompile_tampered_ones() {
     // A verified artifact needs no bytes at all.
     let restarted = PluginHost::new(LIMIT).unwrap();
     restarted.attach_artifacts(cache());
-    let no_bytes = |_| -> Result<Option<Vec<u8>>, StoreError> { Ok(None) };
+    let no_bytes = |_| -> Result<Option<Vec<u8>>, MissingBytes> { Ok(None) };
     assert_eq!(restarted.restore(&rec, no_bytes).unwrap(), 1);
     assert_eq!(restarted.resolve("acme", "p"), Some(("p".into(), 1)));
 
@@ -153,7 +151,7 @@ fn restarts_load_verified_artifacts_and_recompile_tampered_ones() {
         tampered.restore(&rec, no_bytes).is_err(),
         "the tampered artifact was used"
     );
-    let with_bytes = |_| -> Result<Option<Vec<u8>>, StoreError> { Ok(Some(bytes.clone())) };
+    let with_bytes = |_| -> Result<Option<Vec<u8>>, MissingBytes> { Ok(Some(bytes.clone())) };
     assert_eq!(tampered.restore(&rec, with_bytes).unwrap(), 1);
     let other_key = PluginHost::new(LIMIT).unwrap();
     other_key.attach_artifacts(ArtifactCache::new(dir.path(), [1; 32]));
