@@ -245,16 +245,28 @@ pub async fn run_with(
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;
-    // Once no attempt can disable a plugin; the recorder's store handle goes now.
+    // No attempt can disable a plugin now: the listeners store and count what is
+    // left, then end, before the last flush.
+    ctx.plugins.host().close_events();
     for listener in [disabled_recorder, plugin_watch] {
-        listener.abort();
-        let _ = listener.await;
+        let overrun = listener.abort_handle();
+        if tokio::time::timeout(LISTENERS_DRAIN, listener)
+            .await
+            .is_err()
+        {
+            tracing::warn!("plugin-event listeners did not finish at shutdown");
+            overrun.abort();
+        }
     }
     flusher_stop.cancel();
     let _ = flusher.await;
     served?;
     Ok(())
 }
+
+/// How long the plugin-event listeners may take at shutdown to store and count
+/// what is left: a store write or two.
+const LISTENERS_DRAIN: Duration = Duration::from_secs(5);
 
 /// The admin token's hash: from config if set, else stored, else a new token
 /// printed once to stderr (outside the JSON log) and stored hashed.

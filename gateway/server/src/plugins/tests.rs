@@ -106,18 +106,15 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
             .contains("hookgate_plugins_disabled_total 1\n"),
         "counted once"
     );
-    let persisted = async {
-        loop {
-            let rec = store.store.plugin("acme", "trap").unwrap().unwrap();
-            if rec.versions[0].disabled {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), persisted)
-        .await
-        .expect("the disabled flag was stored");
-    recorder.abort();
-    watch.abort();
+    // Shutdown: once the host closes its events, both listeners finish what was
+    // sent and end; the flag is stored by then.
+    service.host().close_events();
+    for listener in [recorder, watch] {
+        tokio::time::timeout(Duration::from_secs(10), listener)
+            .await
+            .expect("a listener ends once the events close")
+            .unwrap();
+    }
+    let rec = store.store.plugin("acme", "trap").unwrap().unwrap();
+    assert!(rec.versions[0].disabled, "the disabled flag was stored");
 }

@@ -4,7 +4,8 @@
 //! another build (an older one, or a newer one rolled back). Reading such a name
 //! must neither fail (the record, and the delivery it holds, would be lost to every
 //! reader) nor change it, so [`Recorded`] keeps the name as it was and writes it back
-//! byte for byte.
+//! byte for byte. A known name is written in its own spelling: the empty breaker
+//! state of older records reads as closed and is written back as `"closed"`.
 
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

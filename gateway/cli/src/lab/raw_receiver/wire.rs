@@ -1,7 +1,7 @@
 //! HTTP/1.1 on a raw socket: reading one request whole (`content-length` bodies,
 //! keep-alive), and writing one answer, fast, slow or big.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -39,6 +39,9 @@ impl RawRequest {
     }
 }
 
+/// How long a request may take to arrive from its first byte to its last.
+const WHOLE_REQUEST: Duration = Duration::from_secs(60);
+
 /// Why a connection stops without a request.
 #[derive(Debug)]
 pub enum ReadError {
@@ -55,7 +58,9 @@ pub(super) async fn read_request(
     buf: &mut Vec<u8>,
     limits: ReadLimits,
 ) -> Result<RawRequest, ReadError> {
-    let mut wait = limits.idle;
+    // The wait for a first byte is the idle limit; from then on the whole request
+    // must arrive within WHOLE_REQUEST, so a trickling peer cannot hold on.
+    let mut deadline = None;
     let head_end = loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break end;
@@ -63,9 +68,13 @@ pub(super) async fn read_request(
         if buf.len() > limits.max_head {
             return Err(ReadError::Bad(431));
         }
+        let wait = deadline.map_or(limits.idle, |d: Instant| {
+            limits.read.min(d.saturating_duration_since(Instant::now()))
+        });
         fill(stream, buf, wait).await?;
-        wait = limits.read;
+        deadline.get_or_insert_with(|| Instant::now() + WHOLE_REQUEST);
     };
+    let deadline = deadline.unwrap_or_else(|| Instant::now() + WHOLE_REQUEST);
     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
     let mut lines = head.split("\r\n");
     let request_line = lines.next().unwrap_or_default();
@@ -104,7 +113,14 @@ pub(super) async fn read_request(
     }
     let body_start = head_end + 4;
     while buf.len() < body_start + len {
-        fill(stream, buf, limits.read).await?;
+        fill(
+            stream,
+            buf,
+            limits
+                .read
+                .min(deadline.saturating_duration_since(Instant::now())),
+        )
+        .await?;
     }
     request.body = buf[body_start..body_start + len].to_vec();
     request.raw = buf.drain(..body_start + len).collect();

@@ -41,6 +41,11 @@ impl PluginEvents {
         self.lock().retain(|tx| tx.send(event.clone()).is_ok());
     }
 
+    /// Drops every sender: each subscriber reads what is queued, then its channel ends.
+    pub(crate) fn close(&self) {
+        self.lock().clear();
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<mpsc::UnboundedSender<PluginEvent>>> {
         self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -64,5 +69,21 @@ mod tests {
         events.send(&disabled);
         assert_eq!(a.try_recv(), Ok(disabled));
         assert_eq!(events.lock().len(), 1);
+    }
+
+    #[test]
+    fn a_closed_channel_ends_after_what_was_sent() {
+        let events = PluginEvents::default();
+        let mut a = events.subscribe();
+        let disabled = PluginEvent::Disabled {
+            tenant: "acme".into(),
+            name: "p".into(),
+            version: 1,
+            reason: "trap",
+        };
+        events.send(&disabled);
+        events.close();
+        assert_eq!(a.try_recv(), Ok(disabled));
+        assert_eq!(a.try_recv(), Err(mpsc::error::TryRecvError::Disconnected));
     }
 }

@@ -108,6 +108,12 @@ impl PluginHost {
         self.events.subscribe()
     }
 
+    /// Ends every subscriber's channel once it has read what was already sent: at
+    /// shutdown, when no decision can run any more.
+    pub fn close_events(&self) {
+        self.events.close();
+    }
+
     /// Loads a plugin file as a new version of `tenant`'s `name`; returns the version.
     ///
     /// # Errors
