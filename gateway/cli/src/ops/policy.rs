@@ -13,12 +13,10 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, Subcommand, ValueEnum};
 
 use hookgate_server::policy::{
-    EffectivePolicy, PRESET_NAMES, PolicySpec, SimulationConfig, SimulationReport, Strategy,
-    simulate,
+    DEFAULT_ATTEMPT_MS, EffectivePolicy, PRESET_NAMES, PolicySpec, SimulationConfig,
+    SimulationReport, Strategy, simulate,
 };
 
-/// How long one simulated attempt takes.
-const ATTEMPT_MS: u64 = 50;
 /// Rows of the terminal histogram and columns of the SVG one.
 const TEXT_BUCKETS: usize = 40;
 const SVG_BUCKETS: usize = 100;
@@ -89,7 +87,7 @@ fn run_simulate(args: &SimulateArgs) -> i32 {
         events: usize::try_from(args.events).unwrap_or(usize::MAX),
         outage_ms: u64::try_from(args.outage.as_millis()).unwrap_or(u64::MAX),
         seed: args.seed,
-        attempt_ms: ATTEMPT_MS,
+        attempt_ms: DEFAULT_ATTEMPT_MS,
     });
     let output = match args.format {
         Format::Text => render_text(&report).map_err(|e| e.to_string()),

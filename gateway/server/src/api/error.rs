@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::plugins::PluginServiceError;
+use crate::policy::BudgetExceeded;
 use crate::store::StoreError;
 
 /// An API error: a status, a stable code, a message for people and, for
@@ -144,6 +145,15 @@ impl ApiError {
         Self::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message)
     }
 
+    /// 500 `internal_error`: a bug in hookgate, logged where it happened.
+    pub fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "internal error; the gateway's log has the details",
+        )
+    }
+
     /// 503 `busy`: a shared resource (the plugin compiler) stayed taken; try again.
     pub fn busy(message: impl Into<String>) -> Self {
         Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
@@ -166,6 +176,20 @@ impl From<StoreError> for ApiError {
             StatusCode::SERVICE_UNAVAILABLE,
             "store_unavailable",
             "storage is unavailable; retry later",
+        )
+    }
+}
+
+impl From<BudgetExceeded> for ApiError {
+    /// 422 `simulation_too_large`: a policy simulation over its work budget.
+    fn from(e: BudgetExceeded) -> Self {
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "simulation_too_large",
+            format!(
+                "{e}; simulate fewer events, a shorter outage or fewer max_attempts, \
+                 or run `hookgate policy simulate` on your own machine"
+            ),
         )
     }
 }
@@ -250,6 +274,8 @@ mod tests {
             (ApiError::plugin_rejected("x"), 422, "plugin_rejected"),
             (ApiError::rate_limited("x"), 429, "rate_limited"),
             (ApiError::busy("x"), 503, "busy"),
+            (ApiError::internal(), 500, "internal_error"),
+            (BudgetExceeded::Time.into(), 422, "simulation_too_large"),
         ];
         for (err, status, code) in cases {
             let field = err.field.clone();

@@ -14,6 +14,7 @@ mod plugin_view;
 mod plugins;
 mod replay;
 pub mod server;
+mod simulate;
 mod tenants;
 
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub fn router(ctx: Arc<AppContext>) -> Router {
         .route("/metrics", get(observability::metrics))
         .route("/v1/stats", get(observability::all_stats))
         .route(&format!("{t}/stats"), get(observability::tenant_stats))
+        .route("/v1/policy/simulate", post(simulate::simulate))
         .route("/v1/tenants", post(tenants::create).get(tenants::list))
         .route(&format!("{t}/rotate-key"), post(tenants::rotate_key))
         .route(

@@ -36,10 +36,14 @@ pub use builtin::{
 };
 pub use classify::classify;
 pub use decide::{PluginDecider, decide, host_decides_alone};
+pub(crate) use duration::deserialize_opt_ms;
 pub use effective::{EffectivePolicy, PRESET_NAMES};
 pub use outcome::{AttemptFacts, FailureKind, Outcome};
 pub use retry_after::parse_retry_after;
-pub use simulator::{SimulationConfig, SimulationReport, simulate};
+pub use simulator::{
+    BudgetExceeded, DEFAULT_ATTEMPT_MS, SimulationBudget, SimulationConfig, SimulationReport,
+    simulate, simulate_within,
+};
 pub use spec::{PolicyError, PolicySpec};
 pub use status_pattern::{InvalidStatusPattern, StatusPattern};
 pub use strategy::{Jitter, JitterKind, Strategy, StrategyKind};

@@ -6,18 +6,25 @@
 //! dead reasons are exactly the gateway's. The run is pure and deterministic: the same
 //! [`SimulationConfig`] always gives the same [`SimulationReport`]. Each delivery is
 //! independent against a fixed outage, so the cost is one `decide` per attempt plus a
-//! sort of the retry times.
+//! sort of the retry times. [`simulate_within`] bounds that cost by a
+//! [`SimulationBudget`], for runs on someone else's CPU (the API).
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{AttemptFacts, BuiltinPolicy, EffectivePolicy, NextStep, Outcome, RetryDecider};
 
 const SECOND_MS: u64 = 1_000;
 
+/// How long one simulated attempt takes, for the CLI and the API alike.
+pub const DEFAULT_ATTEMPT_MS: u64 = 50;
+/// Attempts between two looks at the clock: reading it costs more than an attempt.
+const ATTEMPTS_PER_CLOCK_CHECK: usize = 4_096;
+
 /// What to simulate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimulationConfig {
     /// The policy every delivery follows.
     pub policy: EffectivePolicy,
@@ -32,7 +39,7 @@ pub struct SimulationConfig {
 }
 
 /// The delays chosen after attempt n, and the retry wave they scheduled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AttemptRow {
     /// n, 1-based.
     pub attempt: u32,
@@ -47,7 +54,7 @@ pub struct AttemptRow {
 }
 
 /// Minimum, median and maximum of a set of delays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DelayStats {
     /// Shortest delay.
     pub min_ms: u64,
@@ -58,7 +65,7 @@ pub struct DelayStats {
 }
 
 /// How many retries (attempts after the first) started in one second of virtual time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SecondCount {
     /// Whole seconds since t=0.
     pub second: u64,
@@ -67,7 +74,7 @@ pub struct SecondCount {
 }
 
 /// The outcome of a simulation; serialised as-is by `--format json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimulationReport {
     /// What was simulated.
     pub config: SimulationConfig,
@@ -107,13 +114,55 @@ pub struct Histogram {
     pub peaks: Vec<u32>,
 }
 
-/// Runs the simulation described by `cfg`.
+/// The most work one bounded run may do. Attempts bound both time and memory (each
+/// retry keeps 16 bytes until the report is built) and give the same answer on every
+/// machine; the deadline is the backstop that holds however slow an attempt is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimulationBudget {
+    /// Attempts the run may make in all, first attempts included.
+    pub max_attempts: usize,
+    /// When the run is abandoned, if it is still going.
+    pub deadline: Option<Instant>,
+}
+
+/// Why a bounded run stopped before its report: no partial report is given, since
+/// one missing the later waves would understate the herd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetExceeded {
+    /// The deliveries needed more attempts than the budget allows.
+    #[error("the simulation needs more than {limit} attempts")]
+    Attempts {
+        /// The budget's `max_attempts`.
+        limit: usize,
+    },
+    /// The run was still going at the deadline.
+    #[error("the simulation did not finish within its time budget")]
+    Time,
+}
+
+/// Runs the simulation described by `cfg`, however long it takes.
 pub fn simulate(cfg: &SimulationConfig) -> SimulationReport {
+    let unlimited = SimulationBudget {
+        max_attempts: usize::MAX,
+        deadline: None,
+    };
+    simulate_within(cfg, &unlimited).expect("an unlimited budget is never exceeded")
+}
+
+/// Runs the simulation described by `cfg` within `budget`.
+///
+/// # Errors
+/// [`BudgetExceeded`] as soon as the run makes more attempts than the budget allows
+/// or is still going at its deadline.
+pub fn simulate_within(
+    cfg: &SimulationConfig,
+    budget: &SimulationBudget,
+) -> Result<SimulationReport, BudgetExceeded> {
     let mut tally = Tally::default();
     for index in 0..cfg.events {
-        tally.run_delivery(cfg, index);
+        tally.run_delivery(cfg, index, budget)?;
     }
-    tally.into_report(cfg)
+    Ok(tally.into_report(cfg))
 }
 
 impl SimulationReport {
@@ -159,6 +208,8 @@ fn bucket_seconds(raw: u64) -> u64 {
 #[derive(Default)]
 struct Tally {
     made: Vec<usize>,
+    /// Attempts made so far by every delivery, for the budget.
+    attempts_total: usize,
     delays: Vec<Vec<u64>>,
     /// Start second of attempt n+1, for every delivery retried after attempt n.
     arrivals: Vec<Vec<u64>>,
@@ -168,7 +219,12 @@ struct Tally {
 }
 
 impl Tally {
-    fn run_delivery(&mut self, cfg: &SimulationConfig, index: usize) {
+    fn run_delivery(
+        &mut self,
+        cfg: &SimulationConfig,
+        index: usize,
+        budget: &SimulationBudget,
+    ) -> Result<(), BudgetExceeded> {
         let (down, up) = (Outcome::Status(503), Outcome::Status(200));
         let (mut start_ms, mut prev_delay_ms, mut attempt) = (0_u64, None, 1_u32);
         loop {
@@ -179,6 +235,7 @@ impl Tally {
                 self.arrivals.push(Vec::new());
             }
             self.made[slot] += 1;
+            self.charge(budget)?;
             let end_ms = start_ms.saturating_add(cfg.attempt_ms);
             let facts = AttemptFacts {
                 outcome: if start_ms < cfg.outage_ms { &down } else { &up },
@@ -194,11 +251,11 @@ impl Tally {
                 NextStep::Done => {
                     self.delivered += 1;
                     self.last_delivery_ms = self.last_delivery_ms.max(Some(end_ms));
-                    return;
+                    return Ok(());
                 }
                 NextStep::Dead(reason) => {
                     *self.dead.entry(reason.as_str().to_owned()).or_default() += 1;
-                    return;
+                    return Ok(());
                 }
                 NextStep::RetryAt { delay_ms } => {
                     start_ms = end_ms.saturating_add(delay_ms);
@@ -208,6 +265,21 @@ impl Tally {
                     attempt += 1;
                 }
             }
+        }
+    }
+
+    /// Counts one attempt against `budget`.
+    fn charge(&mut self, budget: &SimulationBudget) -> Result<(), BudgetExceeded> {
+        self.attempts_total += 1;
+        if self.attempts_total > budget.max_attempts {
+            return Err(BudgetExceeded::Attempts {
+                limit: budget.max_attempts,
+            });
+        }
+        let clock_due = self.attempts_total.is_multiple_of(ATTEMPTS_PER_CLOCK_CHECK);
+        match budget.deadline {
+            Some(deadline) if clock_due && Instant::now() >= deadline => Err(BudgetExceeded::Time),
+            _ => Ok(()),
         }
     }
 
@@ -290,165 +362,5 @@ fn attempt_seed(seed: u64, index: usize, attempt: u32) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::policy::{PRESET_NAMES, PolicySpec};
-    use serde_json::{Value, json};
-
-    const MINUTE_MS: u64 = 60_000;
-
-    fn policy(value: Value) -> EffectivePolicy {
-        PolicySpec::from_json(&value).unwrap().resolve().unwrap()
-    }
-
-    fn run(policy: EffectivePolicy, events: usize, outage_ms: u64) -> SimulationReport {
-        simulate(&SimulationConfig {
-            policy,
-            events,
-            outage_ms,
-            seed: 1,
-            attempt_ms: 50,
-        })
-    }
-
-    /// Base 60 s, 1000 deliveries, a 10 min outage: waves near 1, 3 and 7 min fail too.
-    fn herd(jitter: &str) -> SimulationReport {
-        run(
-            policy(json!({"base_ms": "60s", "jitter": jitter})),
-            1_000,
-            10 * MINUTE_MS,
-        )
-    }
-
-    #[test]
-    fn herd_without_jitter_hits_in_one_second_and_jitter_spreads_it() {
-        let none = herd("none");
-        assert_eq!(none.schedule[1].attempts, 1_000);
-        assert_eq!(
-            none.schedule[1].retried, 1_000,
-            "the first retry wave fails too"
-        );
-        assert_eq!(none.schedule[0].wave_peak_per_second, 1_000);
-        assert_eq!((none.peak_per_second, none.peak_second), (1_000, 60));
-        for jitter in ["equal", "full"] {
-            let spread = herd(jitter);
-            assert_eq!(spread.schedule[1].retried, 1_000, "{jitter}");
-            let first_wave = spread.schedule[0].wave_peak_per_second;
-            assert!(first_wave < 100, "{jitter}: {first_wave} in one second");
-            assert!(spread.peak_per_second < 100, "{jitter}");
-            assert!(spread.herd_ratio * 5.0 < none.herd_ratio, "{jitter}");
-            assert_eq!(spread.delivered, 1_000, "{jitter}");
-        }
-    }
-
-    #[test]
-    fn the_same_seed_gives_the_same_report() {
-        let config = SimulationConfig {
-            policy: EffectivePolicy::default_preset(),
-            events: 300,
-            outage_ms: 30 * MINUTE_MS,
-            seed: 42,
-            attempt_ms: 50,
-        };
-        assert_eq!(simulate(&config), simulate(&config));
-        let other = simulate(&SimulationConfig {
-            seed: 43,
-            ..config.clone()
-        });
-        assert_ne!(other.retry_arrivals, simulate(&config).retry_arrivals);
-    }
-
-    #[test]
-    fn every_delivery_ends_delivered_or_dead_within_max_delay() {
-        for name in PRESET_NAMES {
-            for outage_ms in [0, 90 * MINUTE_MS, 3 * 24 * 60 * MINUTE_MS, u64::MAX] {
-                let preset = EffectivePolicy::preset(name).unwrap();
-                let report = run(preset.clone(), 200, outage_ms);
-                let dead: usize = report.dead.values().sum();
-                assert_eq!(report.delivered + dead, 200, "{name} {outage_ms}");
-                let made: usize = report.schedule.iter().map(|row| row.attempts).sum();
-                assert_eq!(made, report.total_attempts, "{name}");
-                assert!(
-                    report.schedule.len() <= preset.max_attempts as usize,
-                    "{name}"
-                );
-                for delay in report.schedule.iter().filter_map(|row| row.delay) {
-                    assert!(delay.min_ms <= delay.median_ms && delay.median_ms <= delay.max_ms);
-                    assert!(delay.max_ms <= preset.max_delay_ms, "{name}");
-                }
-                let counted: u64 = report.histogram(40).counts.iter().sum();
-                assert_eq!(counted, report.retries() as u64, "{name}");
-                assert!(report.histogram(40).counts.len() <= 40, "{name}");
-            }
-        }
-    }
-
-    #[test]
-    fn dead_reasons_are_the_policy_limits() {
-        // Without jitter, default retries hourly once capped: 40 attempts need over 24 h.
-        let hourly = run(policy(json!({"jitter": "none"})), 50, u64::MAX);
-        assert_eq!(hourly.dead.get("retry_window"), Some(&50));
-        assert_eq!(hourly.schedule.len(), 35);
-        // Equal jitter averages 45 min at the cap, so the 40 attempts fit in the window.
-        let jittered = run(EffectivePolicy::default_preset(), 50, u64::MAX);
-        assert_eq!(jittered.dead.get("max_attempts"), Some(&50));
-        assert_eq!(jittered.schedule.len(), 40);
-        // ladder: 8 attempts take under 4 days of its 5-day window.
-        let ladder = run(EffectivePolicy::preset("ladder").unwrap(), 50, u64::MAX);
-        assert_eq!(ladder.dead.get("max_attempts"), Some(&50));
-        assert_eq!(ladder.schedule.len(), 8);
-        let give_up = run(policy(json!({"give_up_on": ["503"]})), 50, u64::MAX);
-        assert_eq!(
-            (give_up.dead.get("give_up"), give_up.retries()),
-            (Some(&50), 0)
-        );
-    }
-
-    #[test]
-    fn a_short_outage_delivers_everything() {
-        let report = run(EffectivePolicy::default_preset(), 1_000, 2_000);
-        assert_eq!((report.delivered, report.dead.len()), (1_000, 0));
-        assert!(report.last_delivery_ms.unwrap() < 10_000);
-        let none = run(EffectivePolicy::default_preset(), 10, 0);
-        assert_eq!((none.retries(), none.herd_ratio), (0, 0.0));
-        assert!(none.histogram(40).counts.is_empty());
-    }
-
-    #[test]
-    fn buckets_have_round_widths() {
-        assert_eq!(bucket_seconds(0), 1);
-        assert_eq!(bucket_seconds(17), 30);
-        assert_eq!(bucket_seconds(3_601), 7_200);
-        assert_eq!(bucket_seconds(100_000), 172_800);
-    }
-
-    /// Prints each preset's schedule without jitter, for docs/policies.md:
-    /// `cargo test -p hookgate --lib preset_schedules -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "prints the docs table"]
-    fn preset_schedules() {
-        let human = |ms| humantime::format_duration(std::time::Duration::from_millis(ms));
-        for name in PRESET_NAMES {
-            let policy = policy(json!({"preset": name, "jitter": "none"}));
-            let report = simulate(&SimulationConfig {
-                policy,
-                events: 1,
-                outage_ms: u64::MAX,
-                seed: 1,
-                attempt_ms: 0,
-            });
-            println!("\n`{name}`\n\n| after attempt | delay | next attempt at |\n|---|---|---|");
-            let mut at = 0;
-            for row in &report.schedule {
-                let Some(delay) = row.delay else { continue };
-                at += delay.min_ms;
-                let (n, d, t) = (row.attempt, human(delay.min_ms), human(at));
-                println!("| {n} | {d} | {t} |");
-            }
-            println!(
-                "\nThen dead: {:?} after {} attempts.",
-                report.dead, report.total_attempts
-            );
-        }
-    }
-}
+#[path = "simulator_tests.rs"]
+mod tests;
