@@ -21,6 +21,7 @@ mod plugins_host;
 mod plugins_platform;
 mod plugins_refusals;
 mod policy_api;
+mod policy_simulate;
 mod protection;
 mod retention;
 mod security;

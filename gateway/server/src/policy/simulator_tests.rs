@@ -210,3 +210,16 @@ fn a_bounded_run_stops_at_its_deadline() {
     };
     assert_eq!(simulate_within(&small, &past).unwrap().delivered, 10);
 }
+/// The API answers with this JSON, and clients read it back.
+#[test]
+fn the_report_reads_back_from_its_json() {
+    let r = simulate(&SimulationConfig {
+        policy: EffectivePolicy::default_preset(),
+        events: 3,
+        outage_ms: 0,
+        seed: 1,
+        attempt_ms: 50,
+    });
+    let back: SimulationReport = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+    assert_eq!(back, r);
+}
