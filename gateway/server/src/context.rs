@@ -28,6 +28,8 @@ pub struct AppContext {
     /// Tenants' retry-policy plugins, stored and loaded (endpoints may bind only
     /// loaded ones).
     pub plugins: Arc<crate::plugins::PluginService>,
+    /// Room for policy simulations running at once (`POST /v1/policy/simulate`).
+    pub simulations: crate::api::simulate::SimulationSlots,
 }
 
 /// Whether free disk in the data dir has fallen below `min_free_disk`.

@@ -230,6 +230,7 @@ pub async fn run_with(
         writes,
         plugins,
         telemetry,
+        simulations: api::simulate::SimulationSlots::default(),
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
     tracing::info!(addr = %listener.local_addr()?, "hookgate listening");

@@ -14,7 +14,7 @@ mod plugin_view;
 mod plugins;
 mod replay;
 pub mod server;
-mod simulate;
+pub mod simulate;
 mod tenants;
 
 use std::sync::Arc;

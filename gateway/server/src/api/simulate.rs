@@ -9,7 +9,9 @@
 //! and the policy and the outage decide the attempts), and refusing from the worst
 //! case would refuse ordinary runs; so the simulator counts its attempts. A run over
 //! budget is 422 `simulation_too_large`, never a partial report: one cut short would
-//! miss the later retry waves and understate the herd.
+//! miss the later retry waves and understate the herd. At most
+//! [`SIMULATIONS_AT_ONCE`] runs go at once, so that many callers together cannot take
+//! the cores the deliveries need; one more is 503 `busy`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +21,7 @@ use axum::body::Body;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
@@ -45,6 +48,20 @@ pub(super) const MAX_SIMULATED_ATTEMPTS: usize = 1_000_000;
 /// How long one run may take however slow its attempts are (a debug build, a busy
 /// host); counted from when it starts on the blocking pool.
 pub(super) const TIME_BUDGET: Duration = Duration::from_millis(1_500);
+
+/// Policy simulations that may run at once on one gateway.
+pub const SIMULATIONS_AT_ONCE: usize = 2;
+
+/// The room for simulations running at once: [`SIMULATIONS_AT_ONCE`] slots, each held
+/// until its run ends, even when the caller has gone.
+#[derive(Debug, Clone)]
+pub struct SimulationSlots(Arc<Semaphore>);
+
+impl Default for SimulationSlots {
+    fn default() -> Self {
+        Self(Arc::new(Semaphore::new(SIMULATIONS_AT_ONCE)))
+    }
+}
 
 /// The request: a policy (an endpoint's `"policy"` object) or a preset name, and the
 /// simulation's parameters under the CLI's names; every field is optional.
@@ -134,12 +151,22 @@ fn policy_to_simulate(
     }
 }
 
-/// Runs `config` on the blocking pool within the budget.
+/// Runs `config` on the blocking pool within the budget, in one of `slots`.
 ///
 /// # Errors
-/// 422 `simulation_too_large` over budget; 500 if the run panicked.
-pub(super) async fn run_bounded(config: SimulationConfig) -> Result<SimulationReport, ApiError> {
+/// 503 `busy` when every slot is taken; 422 `simulation_too_large` over budget; 500
+/// if the run panicked.
+pub(super) async fn run_bounded(
+    slots: &SimulationSlots,
+    config: SimulationConfig,
+) -> Result<SimulationReport, ApiError> {
+    let slot = Arc::clone(&slots.0).try_acquire_owned().map_err(|_| {
+        ApiError::busy(format!(
+            "{SIMULATIONS_AT_ONCE} policy simulations are already running; retry shortly"
+        ))
+    })?;
     let run = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
         let budget = SimulationBudget {
             max_attempts: MAX_SIMULATED_ATTEMPTS,
             deadline: Some(Instant::now() + TIME_BUDGET),
@@ -163,7 +190,7 @@ pub(super) async fn simulate(
     let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
     let request: SimulateRequest = parse_json(&bytes)?;
     let config = request.into_config(&ctx.config.policy.default)?;
-    Ok(Json(run_bounded(config).await?))
+    Ok(Json(run_bounded(&ctx.simulations, config).await?))
 }
 
 #[cfg(test)]

@@ -102,8 +102,11 @@ async fn a_run_over_its_budget_is_refused_within_the_time_budget() {
         "outage": "7d",
         "policy": {"base_ms": 1, "max_delay_ms": "1s", "max_attempts": 100, "retry_window_ms": "30d"},
     });
+    let slots = SimulationSlots::default();
     let started = Instant::now();
-    let e = run_bounded(config(worst).unwrap()).await.unwrap_err();
+    let e = run_bounded(&slots, config(worst).unwrap())
+        .await
+        .unwrap_err();
     assert_eq!((e.status.as_u16(), e.code), (422, "simulation_too_large"));
     assert!(
         e.field.is_none() && e.message.contains("fewer events"),
@@ -112,5 +115,23 @@ async fn a_run_over_its_budget_is_refused_within_the_time_budget() {
     let spent = started.elapsed();
     assert!(spent < TIME_BUDGET + Duration::from_secs(1), "{spent:?}");
     let small = config(json!({"events": 10})).unwrap();
-    assert_eq!(run_bounded(small).await.unwrap().config.events, 10);
+    assert_eq!(run_bounded(&slots, small).await.unwrap().config.events, 10);
+}
+
+#[tokio::test]
+async fn runs_past_the_slots_are_busy_until_one_ends() {
+    let slots = SimulationSlots::default();
+    let taken: Vec<_> = (0..SIMULATIONS_AT_ONCE)
+        .map(|_| Arc::clone(&slots.0).try_acquire_owned().unwrap())
+        .collect();
+    let small = || config(json!({"events": 10})).unwrap();
+    let e = run_bounded(&slots, small()).await.unwrap_err();
+    assert_eq!((e.status.as_u16(), e.code), (503, "busy"));
+    drop(taken);
+    assert!(run_bounded(&slots, small()).await.is_ok());
+    assert_eq!(
+        slots.0.available_permits(),
+        SIMULATIONS_AT_ONCE,
+        "the slot came back"
+    );
 }
