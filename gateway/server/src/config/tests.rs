@@ -255,7 +255,7 @@ fn egress_allow_list_from_file_and_environment() {
     use crate::address_guard::EgressRule;
     assert_eq!(load(None, &[]).unwrap().outbound.allow_only, None);
     let c = file("[outbound]\nallow_only = ['127.0.0.0/8', '*.Example.com', 'api.test']").unwrap();
-    let want = vec![
+    let want = [
         EgressRule::Cidr("127.0.0.0/8".parse().unwrap()),
         EgressRule::Subdomains("example.com".into()),
         EgressRule::Host("api.test".into()),
