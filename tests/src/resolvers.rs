@@ -41,3 +41,25 @@ impl Resolver for RebindingResolver {
         Box::pin(async move { Ok(vec![addr]) })
     }
 }
+
+/// Counts the lookups it is asked for and answers none of them, for tests
+/// that must show a decision was made without DNS.
+#[derive(Default)]
+pub struct CountingResolver {
+    calls: AtomicUsize,
+}
+
+impl CountingResolver {
+    /// How many lookups were asked for.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+impl Resolver for CountingResolver {
+    fn lookup<'a>(&'a self, host: &'a str, _port: u16) -> LookupFuture<'a> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let error = std::io::Error::new(std::io::ErrorKind::NotFound, format!("{host}: no DNS"));
+        Box::pin(async move { Err(error) })
+    }
+}

@@ -177,7 +177,9 @@ pub async fn run_with(
     let disk = DiskWatch::default();
     disk.refresh(&config.data_dir, config.min_free_disk);
     let (delivery, changes) = DeliveryHandle::new();
-    let mut guard = AddressGuard::new(config.allow_private_subnets.clone());
+    // The alert endpoint's guard below is the operator's own and has no allow-list.
+    let mut guard = AddressGuard::new(config.allow_private_subnets.clone())
+        .with_allow_only(config.outbound.allow_only.as_deref());
     if let Some(resolver) = options.resolver {
         guard = guard.with_resolver(resolver);
     }

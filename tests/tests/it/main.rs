@@ -11,6 +11,7 @@ mod delivery_https;
 mod delivery_retries;
 mod docs_plugins;
 mod durability;
+mod egress;
 mod fair_dns;
 mod fair_limits;
 mod isolation;

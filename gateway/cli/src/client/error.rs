@@ -99,6 +99,11 @@ fn api_line(f: &ApiFailure) -> String {
         }
         (409, _) => format!("conflict: {m} ({code})"),
         (413, _) => format!("too large: {m}; send something smaller ({code})"),
+        // The same code covers the operator's egress allow-list, which no
+        // private-subnet setting lifts.
+        (422, "url_blocked") if m.contains("outbound.allow_only") => format!(
+            "{m}: the gateway delivers only to the hosts its operator allow-listed; ask them to add this one ({code})"
+        ),
         (422, "url_blocked") => format!(
             "{m}: the gateway refuses private and special addresses unless allow_private_subnets lists them ({code})"
         ),
@@ -136,6 +141,22 @@ mod tests {
             field: field.map(Into::into),
             route: "GET /v1/tenants".into(),
         })
+    }
+
+    #[test]
+    fn a_url_outside_the_egress_allow_list_is_not_blamed_on_private_subnets() {
+        let mut blocked = ApiFailure {
+            status: 422,
+            code: "url_blocked".into(),
+            message: "URL host example.com is not in the egress allow-list (outbound.allow_only)"
+                .into(),
+            field: Some("url".into()),
+            route: "POST /v1/tenants/acme/endpoints".into(),
+        };
+        let line = blocked.to_string();
+        assert!(line.contains("allow-listed") && !line.contains("allow_private_subnets"));
+        blocked.message = "URL host is or resolves to the blocked address 10.0.0.1".into();
+        assert!(blocked.to_string().contains("allow_private_subnets"));
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! authoritative: the connector connects only to the addresses it returns).
 //! `allow_private_subnets` lifts the block for listed CIDRs.
 //!
+//! With `outbound.allow_only` set, the URL's host must also match the egress
+//! allow-list ([`EgressAllowList`]), at both checks and before any lookup.
+//!
 //! IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) are always judged as the
 //! IPv4 address they carry, for blocking and for the allow list alike.
 //!
@@ -36,9 +39,11 @@ const CONNECT_RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Concurrent lookups of one host and port are one lookup.
 pub const MAX_CONCURRENT_LOOKUPS: usize = 64;
 
+mod egress;
 mod lookups;
 mod ranges;
 mod resolver;
+pub use egress::{EgressAllowList, EgressRule};
 use lookups::Lookups;
 use ranges::BLOCKED;
 pub use resolver::{DnsResolver, LookupFuture, Resolver, ResolverSetupError};
@@ -70,6 +75,12 @@ pub enum UrlError {
         /// The first address that was refused.
         addr: IpAddr,
     },
+    /// `outbound.allow_only` is set and the host matches none of its entries.
+    #[error("URL host {host} is not in the egress allow-list (outbound.allow_only)")]
+    NotAllowListed {
+        /// The host as the URL gives it.
+        host: String,
+    },
 }
 
 /// Why the connector refused to open a connection.
@@ -81,6 +92,13 @@ pub enum ConnectGuardError {
     Blocked {
         /// The first address that was refused.
         addr: IpAddr,
+    },
+    /// `outbound.allow_only` is set and the host matches none of its entries;
+    /// the delivery is ended as for a blocked address, before any lookup.
+    #[error("host {host} is not in the egress allow-list (outbound.allow_only)")]
+    NotAllowListed {
+        /// The host as the URL gives it.
+        host: String,
     },
     /// The host could not be resolved (a retryable DNS failure).
     #[error("could not resolve host: {0}")]
@@ -152,6 +170,8 @@ fn canonical_net(net: IpNet) -> IpNet {
 #[derive(Clone)]
 pub struct AddressGuard {
     allow: Vec<IpNet>,
+    /// `outbound.allow_only`; `None` lets any host through to the address checks.
+    allow_only: Option<Arc<EgressAllowList>>,
     /// Shared by the guard's clones: bounds lookups across all deliveries.
     lookups: Arc<Lookups>,
 }
@@ -160,6 +180,7 @@ impl std::fmt::Debug for AddressGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AddressGuard")
             .field("allow", &self.allow)
+            .field("allow_only", &self.allow_only)
             .finish_non_exhaustive()
     }
 }
@@ -180,6 +201,7 @@ impl AddressGuard {
             .collect();
         Self {
             allow,
+            allow_only: None,
             lookups: Arc::new(Lookups::new(Arc::new(DnsResolver::from_system()))),
         }
     }
@@ -188,6 +210,23 @@ impl AddressGuard {
     pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
         self.lookups = Arc::new(Lookups::new(resolver));
         self
+    }
+
+    /// The same guard refusing, before any lookup, every host that matches
+    /// none of `rules` (`outbound.allow_only`); `None` refuses none.
+    pub fn with_allow_only(mut self, rules: Option<&[EgressRule]>) -> Self {
+        self.allow_only = rules.map(|rules| Arc::new(EgressAllowList::new(rules)));
+        self
+    }
+
+    /// True if the URL host `host` (`literal` when it is an IP address) may be
+    /// reached as far as the egress allow-list is concerned.
+    fn allow_listed(&self, host: &str, literal: Option<IpAddr>) -> bool {
+        match (&self.allow_only, literal) {
+            (None, _) => true,
+            (Some(list), Some(addr)) => list.permits_ip(addr),
+            (Some(list), None) => list.permits_name(host),
+        }
     }
 
     /// True if hookgate may connect to `addr`: global, or inside an allowed
@@ -201,21 +240,31 @@ impl AddressGuard {
     /// Checks an endpoint URL when it is created or changed, so a blocked
     /// target is refused with 422 `url_blocked` up front.
     ///
-    /// An IP-literal host is checked directly. A name is resolved (2 s
+    /// The host is first matched against the egress allow-list, if any, with
+    /// no lookup. An IP-literal host is checked directly. A name is resolved (2 s
     /// timeout) and every address must be permitted. A name that does not
     /// resolve (NXDOMAIN, resolver error, timeout) is accepted with a warning:
     /// DNS may change, and the connect-time check still applies.
     ///
     /// # Errors
     ///
+    /// [`UrlError::NotAllowListed`] for a host outside `outbound.allow_only`,
     /// [`UrlError::Blocked`] for the first refused address, or
     /// [`UrlError::NoHost`] if the URL has no host.
     pub async fn check_at_creation(&self, url: &Url) -> Result<(), UrlError> {
-        let domain = match url.host() {
+        let (host, literal) = match url.host() {
             None => return Err(UrlError::NoHost),
-            Some(Host::Ipv4(a)) => return self.check_one(IpAddr::V4(a)),
-            Some(Host::Ipv6(a)) => return self.check_one(IpAddr::V6(a)),
-            Some(Host::Domain(d)) => d,
+            Some(Host::Ipv4(a)) => (url.host_str().unwrap_or_default(), Some(IpAddr::V4(a))),
+            Some(Host::Ipv6(a)) => (url.host_str().unwrap_or_default(), Some(IpAddr::V6(a))),
+            Some(Host::Domain(d)) => (d, None),
+        };
+        if !self.allow_listed(host, literal) {
+            let host = host.to_owned();
+            return Err(UrlError::NotAllowListed { host });
+        }
+        let domain = match literal {
+            Some(addr) => return self.check_one(addr),
+            None => host,
         };
         let port = url.port_or_known_default().unwrap_or(80);
         let lookup = self
@@ -260,6 +309,8 @@ impl AddressGuard {
     ///
     /// # Errors
     ///
+    /// [`ConnectGuardError::NotAllowListed`] for a host outside
+    /// `outbound.allow_only` (checked before any lookup);
     /// [`ConnectGuardError::Blocked`] for the first refused address;
     /// [`ConnectGuardError::Resolve`] if resolution fails, times out (5 s)
     /// or returns no address.
@@ -268,7 +319,13 @@ impl AddressGuard {
         host: &str,
         port: u16,
     ) -> Result<Vec<SocketAddr>, ConnectGuardError> {
-        let resolved: Vec<SocketAddr> = match parse_ip_literal(host)? {
+        let literal = parse_ip_literal(host)?;
+        if !self.allow_listed(host, literal) {
+            tracing::debug!(host, "host not in outbound.allow_only");
+            let host = host.to_owned();
+            return Err(ConnectGuardError::NotAllowListed { host });
+        }
+        let resolved: Vec<SocketAddr> = match literal {
             Some(ip) => vec![SocketAddr::new(ip, port)],
             None => {
                 let lookup = self

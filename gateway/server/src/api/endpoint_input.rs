@@ -104,7 +104,9 @@ impl EndpointInput {
             .check_at_creation(&url)
             .await
             .map_err(|e| match e {
-                UrlError::Blocked { .. } => ApiError::url_blocked(e.to_string()),
+                UrlError::Blocked { .. } | UrlError::NotAllowListed { .. } => {
+                    ApiError::url_blocked(e.to_string())
+                }
                 other => ApiError::validation("url", other.to_string()),
             })?;
         let description = self.description.unwrap_or_default();

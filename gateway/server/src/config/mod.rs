@@ -17,8 +17,8 @@ use toml::{Table, Value};
 mod sections;
 mod values;
 pub use sections::{
-    AlertsConfig, BreakerConfig, Limits, MetricsConfig, PluginsConfig, PolicyConfig, PreloadPlugin,
-    TlsConfig,
+    AlertsConfig, BreakerConfig, Limits, MetricsConfig, OutboundConfig, PluginsConfig,
+    PolicyConfig, PreloadPlugin, TlsConfig,
 };
 use values::{de_byte_size, de_duration_ms, de_socket_addr};
 
@@ -42,6 +42,8 @@ pub struct Config {
     pub admin_token: Option<String>,
     /// CIDRs exempt from the block on non-global endpoint addresses.
     pub allow_private_subnets: Vec<IpNet>,
+    /// `[outbound]`: the egress allow-list.
+    pub outbound: OutboundConfig,
     /// `tracing` EnvFilter directive.
     pub log: String,
     /// Log line format.
@@ -129,6 +131,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./hookgate-data"),
             admin_token: None,
             allow_private_subnets: Vec::new(),
+            outbound: OutboundConfig::default(),
             log: "info".to_owned(),
             log_format: LogFormat::Text,
             min_free_disk: 1024 * MIB,
@@ -195,6 +198,7 @@ impl Config {
             ..Config::default()
         };
         full.tls.extra_ca_file = Some(PathBuf::new());
+        full.outbound.allow_only = Some(Vec::new());
         (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
         full.plugins.preload = vec![PreloadPlugin {
             tenant: String::new(),
@@ -257,6 +261,11 @@ impl Config {
         }
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
             return Err(invalid("log", format!("not a valid tracing filter: {e}")));
+        }
+        if self.outbound.allow_only.as_ref().is_some_and(Vec::is_empty) {
+            let message =
+                "must list at least one CIDR or host pattern; leave it unset to allow any host";
+            return Err(invalid("outbound.allow_only", message));
         }
         if self.cache_capacity < MIB {
             let message = format!("must be at least 1 MiB, got {} bytes", self.cache_capacity);
@@ -339,6 +348,7 @@ impl std::fmt::Debug for Config {
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
             )
             .field("allow_private_subnets", &self.allow_private_subnets)
+            .field("outbound", &self.outbound)
             .field("log", &self.log)
             .field("log_format", &self.log_format)
             .field("min_free_disk", &self.min_free_disk)

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::address_guard::EgressRule;
+
 use super::values::{de_byte_size, de_duration_list_ms, de_duration_ms};
 
 /// `[breaker]`: when an endpoint's circuit opens, and for how long.
@@ -25,6 +27,17 @@ impl Default for BreakerConfig {
             cooldowns: vec![10 * MIN, 30 * MIN, 120 * MIN, 1440 * MIN],
         }
     }
+}
+
+/// `[outbound]`: where deliveries may go.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutboundConfig {
+    /// When set, an endpoint URL's host must match an entry (a CIDR for an IP
+    /// literal, a host pattern for a name) at creation, on change and at
+    /// connect time. The alert endpoint is exempt. Unset: any host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow_only: Option<Vec<EgressRule>>,
 }
 
 /// `[metrics]`.

@@ -249,3 +249,45 @@ fn body_read_and_plugin_version_limits_have_defaults_and_refuse_zero() {
         "plugins.keep_versions",
     );
 }
+
+#[test]
+fn egress_allow_list_from_file_and_environment() {
+    use crate::address_guard::EgressRule;
+    assert_eq!(load(None, &[]).unwrap().outbound.allow_only, None);
+    let c = file("[outbound]\nallow_only = ['127.0.0.0/8', '*.Example.com', 'api.test']").unwrap();
+    let want = [
+        EgressRule::Cidr("127.0.0.0/8".parse().unwrap()),
+        EgressRule::Subdomains("example.com".into()),
+        EgressRule::Host("api.test".into()),
+    ];
+    assert_eq!(c.outbound.allow_only.as_deref(), Some(&want[..]));
+    let c = env(
+        "OUTBOUND__ALLOW_ONLY",
+        "127.0.0.0/8, *.example.com ,api.test",
+    )
+    .unwrap();
+    assert_eq!(c.outbound.allow_only.as_deref(), Some(&want[..]));
+    // The environment overrides the file's list as a whole.
+    let vars = [("HOOKGATE_OUTBOUND__ALLOW_ONLY", "::1/128")];
+    let c = load(Some("[outbound]\nallow_only = ['a.test']"), &vars).unwrap();
+    let want = vec![EgressRule::Cidr("::1/128".parse().unwrap())];
+    assert_eq!(c.outbound.allow_only, Some(want));
+}
+
+#[test]
+fn egress_allow_list_refusals_name_the_key() {
+    let bad = env("OUTBOUND__ALLOW_ONLY", "10.0.0.0/8,10.0.0.0/33");
+    let message = names(bad, "outbound.allow_only[1]");
+    assert!(message.contains("not a valid CIDR"), "{message}");
+    let bad = file("[outbound]\nallow_only = ['api.*.example.com']");
+    let message = names(bad, "outbound.allow_only[0]");
+    assert!(message.contains("not a host pattern"), "{message}");
+    let bad = file("[outbound]\nallow_only = ['10.1.2.3']");
+    assert!(names(bad, "outbound.allow_only[0]").contains("\"10.1.2.3/32\""));
+    // An empty list would refuse every endpoint: unset is how to allow any host.
+    let message = names(file("[outbound]\nallow_only = []"), "outbound.allow_only");
+    assert!(message.contains("leave it unset"), "{message}");
+    names(env("OUTBOUND__ALLOW_ONLY", " , "), "outbound.allow_only");
+    let bad = file("[outbound]\nallow_only = '127.0.0.0/8'");
+    names(bad, "outbound.allow_only");
+}

@@ -5,7 +5,6 @@
 //! and once a status has arrived a slow or oversized body never turns it into a
 //! failure. Redirects are never followed.
 
-use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,8 +47,9 @@ pub struct HttpResponse {
 /// Why one request produced no status.
 #[derive(Debug)]
 pub enum SendFailure {
-    /// The host resolved to an address the guard refuses: the delivery is dead.
-    Blocked(IpAddr),
+    /// The guard refused the host (outside `outbound.allow_only`) or an
+    /// address it resolved to: the delivery is dead. Holds what was refused.
+    Blocked(String),
     /// A transport failure, retried per the classification table.
     Transport { kind: FailureKind, message: String },
 }
@@ -165,7 +165,12 @@ fn classify_error(e: &hyper_util::client::legacy::Error) -> SendFailure {
     while let Some(err) = source {
         if let Some(c) = err.downcast_ref::<ConnectError>() {
             return match c {
-                ConnectError::Blocked(addr) => SendFailure::Blocked(*addr),
+                ConnectError::Blocked(addr) => {
+                    SendFailure::Blocked(format!("address {addr} is blocked"))
+                }
+                ConnectError::NotAllowListed(host) => SendFailure::Blocked(format!(
+                    "host {host} is not in the egress allow-list (outbound.allow_only)"
+                )),
                 ConnectError::Dns(_) | ConnectError::NoHost => transport(FailureKind::Dns, message),
                 ConnectError::Connect(io) if io.kind() == std::io::ErrorKind::ConnectionReset => {
                     transport(FailureKind::Reset, message)

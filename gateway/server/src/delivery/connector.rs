@@ -25,6 +25,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub enum ConnectError {
     #[error("address {0} is not allowed (non-global)")]
     Blocked(std::net::IpAddr),
+    #[error("host {0} is not in the egress allow-list (outbound.allow_only)")]
+    NotAllowListed(String),
     #[error("DNS resolution failed: {0}")]
     Dns(std::io::Error),
     #[error("connect failed: {0}")]
@@ -63,6 +65,7 @@ async fn connect(guard: AddressGuard, uri: Uri) -> Result<TokioIo<TcpStream>, Co
             .await
             .map_err(|e| match e {
                 ConnectGuardError::Blocked { addr } => ConnectError::Blocked(addr),
+                ConnectGuardError::NotAllowListed { host } => ConnectError::NotAllowListed(host),
                 ConnectGuardError::Resolve(e) => ConnectError::Dns(e),
             })?;
     let mut last = None;

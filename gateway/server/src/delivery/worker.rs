@@ -276,11 +276,7 @@ impl DeliveryWorker {
             Err(SendFailure::Transport { kind, message }) => {
                 (None, Some(ErrorKind::from(*kind)), message.clone())
             }
-            Err(SendFailure::Blocked(addr)) => (
-                None,
-                Some(ErrorKind::BlockedAddress),
-                format!("address {addr} is blocked"),
-            ),
+            Err(SendFailure::Blocked(why)) => (None, Some(ErrorKind::BlockedAddress), why.clone()),
         };
         let (delay_ms, next_due, dead_reason) = match &decision.next {
             NextStep::Done => (None, None, None),
