@@ -1,0 +1,92 @@
+//! The dead-letter queue through the API: bulk replay's dry run, the
+//! `dead_reason` filter, and the dead counts per reason, endpoint and tenant.
+
+use std::time::Duration;
+
+use hookgate_tests::receiver::{Receiver, Reply};
+use hookgate_tests::{TestGateway, is_final};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Sends `n` events to a new endpoint at `url` (with `extra` fields) of tenant
+/// `t`, and waits until each delivery is final; returns the endpoint's id.
+async fn final_deliveries(
+    gw: &TestGateway,
+    t: &str,
+    key: &str,
+    url: &str,
+    extra: Value,
+    n: usize,
+) -> String {
+    let mut body = json!({"url": url});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    let ep = gw.endpoint(t, key, body).await;
+    let ep_id = ep["id"].as_str().unwrap().to_owned();
+    for i in 0..n {
+        let ev = gw.event(t, key, "order.paid", json!({"n": i})).await;
+        for d in ev["deliveries"].as_array().unwrap() {
+            if d["endpoint_id"] == ep_id.as_str() {
+                let id = d["id"].as_str().unwrap();
+                let d = gw.wait_delivery(t, key, id, WAIT, is_final).await;
+                assert!(is_final(&d), "{d}");
+            }
+        }
+    }
+    ep_id
+}
+
+/// The ids of the deliveries a list answer holds.
+fn ids(list: &Value) -> Vec<&str> {
+    list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing() {
+    let rx = Receiver::start(vec![Reply::status(400); 3]).await;
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    final_deliveries(&gw, "acme", &key, &rx.url(), json!({}), 3).await;
+    let dead_path = "/v1/tenants/acme/deliveries?state=dead";
+    let (s, dead) = gw.call("GET", dead_path, Some(&key), None).await;
+    assert_eq!((s, ids(&dead).len()), (200, 3), "{dead}");
+
+    let replay = "/v1/tenants/acme/replay";
+    let dry = json!({"state": "dead", "dry_run": true});
+    let (s, planned) = gw.call("POST", replay, Some(&key), Some(dry)).await;
+    assert_eq!(s, 200, "{planned}");
+    assert_eq!(planned["replayed"], 3, "{planned}");
+    assert_eq!(planned["dry_run"], true);
+    assert!(planned["open_breakers"].is_array(), "{planned}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, still) = gw.call("GET", dead_path, Some(&key), None).await;
+    assert_eq!(
+        ids(&still),
+        ids(&dead),
+        "the dry run left every delivery dead"
+    );
+    assert_eq!(rx.received().len(), 3, "and sent nothing");
+
+    let real = json!({"state": "dead"});
+    let (s, replayed) = gw.call("POST", replay, Some(&key), Some(real)).await;
+    assert_eq!(s, 200, "{replayed}");
+    assert_eq!(replayed["replayed"], planned["replayed"], "{replayed}");
+    assert!(replayed.get("dry_run").is_none(), "{replayed}");
+    rx.wait_for(6, WAIT).await;
+    for id in ids(&dead) {
+        let d = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
+        assert_eq!(
+            (d["state"].as_str(), d["series"].as_u64()),
+            (Some("succeeded"), Some(2)),
+            "{d}"
+        );
+    }
+    gw.stop().await;
+}
