@@ -90,3 +90,68 @@ async fn a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing() {
     }
     gw.stop().await;
 }
+
+/// Tenant `acme` with two give-up deliveries (a receiver answering 400) and one
+/// that ran out of attempts (503 with `max_attempts: 1`); returns the key and the
+/// two endpoints' ids.
+async fn two_reasons(
+    gw: &TestGateway,
+    give_up: &Receiver,
+    exhausted: &Receiver,
+) -> (String, String, String) {
+    let key = gw.tenant("acme").await;
+    let a = final_deliveries(gw, "acme", &key, &give_up.url(), json!({}), 2).await;
+    let one_attempt = json!({"policy": {"max_attempts": 1}});
+    let b = final_deliveries(gw, "acme", &key, &exhausted.url(), one_attempt, 1).await;
+    (key, a, b)
+}
+
+#[tokio::test]
+async fn the_dead_list_and_bulk_replay_filter_by_dead_reason() {
+    let give_up = Receiver::start(vec![Reply::status(400); 2]).await;
+    let exhausted = Receiver::start(vec![Reply::status(503)]).await;
+    let gw = TestGateway::start().await;
+    let (key, a, b) = two_reasons(&gw, &give_up, &exhausted).await;
+    let list =
+        |reason: &str| format!("/v1/tenants/acme/deliveries?state=dead&dead_reason={reason}");
+
+    let (s, gave_up) = gw.call("GET", &list("give_up"), Some(&key), None).await;
+    assert_eq!((s, ids(&gave_up).len()), (200, 2), "{gave_up}");
+    for d in gave_up["data"].as_array().unwrap() {
+        assert_eq!(
+            (d["endpoint_id"].as_str(), d["dead_reason"].as_str()),
+            (Some(a.as_str()), Some("give_up"))
+        );
+    }
+    let (_, ran_out) = gw
+        .call("GET", &list("max_attempts"), Some(&key), None)
+        .await;
+    assert_eq!(ids(&ran_out).len(), 1, "{ran_out}");
+    assert_eq!(ran_out["data"][0]["endpoint_id"], b.as_str());
+    let (_, none) = gw
+        .call("GET", &list("retry_window"), Some(&key), None)
+        .await;
+    assert_eq!(ids(&none).len(), 0, "{none}");
+
+    let (s, bad) = gw.call("GET", &list("tired"), Some(&key), None).await;
+    assert_eq!(s, 400, "{bad}");
+    assert_eq!(bad["error"]["field"], "dead_reason");
+    let message = bad["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("give_up") && message.contains("internal_error"),
+        "{message}"
+    );
+
+    let replay = "/v1/tenants/acme/replay";
+    let only = json!({"state": "dead", "dead_reason": "max_attempts", "dry_run": true});
+    let (s, planned) = gw.call("POST", replay, Some(&key), Some(only)).await;
+    assert_eq!((s, &planned["replayed"]), (200, &json!(1)), "{planned}");
+    let bad = json!({"state": "dead", "dead_reason": "tired"});
+    let (s, refused) = gw.call("POST", replay, Some(&key), Some(bad)).await;
+    assert_eq!(
+        (s, &refused["error"]["field"]),
+        (422, &json!("dead_reason")),
+        "{refused}"
+    );
+    gw.stop().await;
+}

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::deliveries::{delivery_summary, time_param};
+use super::deliveries::{dead_reason_named, delivery_summary, time_param};
 use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
@@ -35,6 +35,7 @@ pub(super) struct ReplayMany {
     event_type: Option<String>,
     since: Option<String>,
     until: Option<String>,
+    dead_reason: Option<String>,
     /// Count what would be replayed, and change nothing.
     #[serde(default)]
     dry_run: bool,
@@ -145,6 +146,12 @@ pub(super) async fn replay_many(
         event_type: input.event_type,
         since_ms: time_param("since", input.since.as_deref())?,
         until_ms: time_param("until", input.until.as_deref())?,
+        dead_reason: input
+            .dead_reason
+            .as_deref()
+            .map(dead_reason_named)
+            .transpose()
+            .map_err(|m| ApiError::validation("dead_reason", m))?,
     };
     let now_ms = ctx.clock.now_ms();
     let replay = if input.dry_run {

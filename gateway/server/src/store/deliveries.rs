@@ -1,6 +1,7 @@
 //! Delivery reads: one delivery, its attempt log, and filtered, paged lists.
 
 use super::{AttemptRecord, DeliveryRecord, DeliveryState, Store, StoreError, keys};
+use crate::policy::DeadReason;
 
 /// Filters of `GET .../deliveries`; every given field must match.
 #[derive(Debug, Default, Clone)]
@@ -12,6 +13,8 @@ pub struct DeliveryFilter {
     pub since_ms: Option<u64>,
     /// Created before, Unix ms.
     pub until_ms: Option<u64>,
+    /// Dead for this reason (so only dead deliveries match).
+    pub dead_reason: Option<DeadReason>,
 }
 
 impl DeliveryFilter {
@@ -25,6 +28,9 @@ impl DeliveryFilter {
             && self.event_type.as_ref().is_none_or(|t| *t == d.event_type)
             && self.since_ms.is_none_or(|s| d.created_at_ms >= s)
             && self.until_ms.is_none_or(|u| d.created_at_ms < u)
+            && self.dead_reason.is_none_or(|r| {
+                d.state == DeliveryState::Dead && d.dead_reason.as_ref().is_some_and(|dr| *dr == r)
+            })
     }
 }
 
@@ -167,5 +173,23 @@ mod tests {
             .unwrap();
         assert_eq!(second.scanned, 2);
         assert!(second.data[0].id < first.data[0].id);
+    }
+
+    #[tokio::test]
+    async fn a_dead_reason_matches_only_deliveries_dead_for_that_reason() {
+        let t = TestStore::new();
+        let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
+        t.ingest("t", &[&a, &b], 0).await;
+        t.store.delete_endpoint(&b, 1).await.unwrap();
+        let count = |reason| {
+            let filter = DeliveryFilter {
+                dead_reason: Some(reason),
+                ..DeliveryFilter::default()
+            };
+            let page = t.store.list_deliveries("t", &filter, |_| true, 10, None);
+            page.unwrap().data.len()
+        };
+        assert_eq!(count(DeadReason::EndpointDeleted), 1);
+        assert_eq!(count(DeadReason::GiveUp), 0);
     }
 }
