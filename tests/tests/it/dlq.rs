@@ -1,6 +1,7 @@
 //! The dead-letter queue through the API: bulk replay's dry run, the
 //! `dead_reason` filter, and the dead counts per reason, endpoint and tenant.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hookgate_tests::receiver::{Receiver, Reply};
@@ -10,7 +11,8 @@ use serde_json::{Value, json};
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Sends `n` events to a new endpoint at `url` (with `extra` fields) of tenant
-/// `t`, and waits until each delivery is final; returns the endpoint's id.
+/// `t`, of an event type only it takes, and waits until each delivery is final;
+/// returns the endpoint's id.
 async fn final_deliveries(
     gw: &TestGateway,
     t: &str,
@@ -19,14 +21,17 @@ async fn final_deliveries(
     extra: Value,
     n: usize,
 ) -> String {
-    let mut body = json!({"url": url});
+    // A type of its own, so the tenant's other endpoints get none of these events.
+    static ENDPOINTS: AtomicUsize = AtomicUsize::new(0);
+    let event_type = format!("dlq.ep{}", ENDPOINTS.fetch_add(1, Ordering::Relaxed));
+    let mut body = json!({"url": url, "event_types": [event_type]});
     if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
         b.extend(e.clone());
     }
     let ep = gw.endpoint(t, key, body).await;
     let ep_id = ep["id"].as_str().unwrap().to_owned();
     for i in 0..n {
-        let ev = gw.event(t, key, "order.paid", json!({"n": i})).await;
+        let ev = gw.event(t, key, &event_type, json!({"n": i})).await;
         for d in ev["deliveries"].as_array().unwrap() {
             if d["endpoint_id"] == ep_id.as_str() {
                 let id = d["id"].as_str().unwrap();
@@ -152,6 +157,62 @@ async fn the_dead_list_and_bulk_replay_filter_by_dead_reason() {
         (s, &refused["error"]["field"]),
         (422, &json!("dead_reason")),
         "{refused}"
+    );
+    gw.stop().await;
+}
+
+#[tokio::test]
+async fn the_dlq_summary_counts_dead_by_reason_endpoint_and_tenant() {
+    let give_up = Receiver::start(vec![Reply::status(400); 3]).await;
+    let exhausted = Receiver::start(vec![Reply::status(503)]).await;
+    let gw = TestGateway::start().await;
+    let (key, a, b) = two_reasons(&gw, &give_up, &exhausted).await;
+    let beta = gw.tenant("beta").await;
+    let c = final_deliveries(&gw, "beta", &beta, &give_up.url(), json!({}), 1).await;
+    let acme = "/v1/tenants/acme/dlq/summary";
+
+    let (s, summary) = gw.call("GET", acme, Some(&key), None).await;
+    assert_eq!(s, 200, "{summary}");
+    assert_eq!(
+        (&summary["dead"], &summary["complete"]),
+        (&json!(3), &json!(true)),
+        "{summary}"
+    );
+    assert_eq!(summary["by_reason"]["give_up"], 2);
+    assert_eq!(summary["by_reason"]["max_attempts"], 1);
+    assert_eq!(
+        summary["by_reason"]["retry_window"], 0,
+        "every reason is listed"
+    );
+    assert_eq!(
+        summary["by_endpoint"],
+        json!([{"endpoint_id": a, "dead": 2}, {"endpoint_id": b, "dead": 1}])
+    );
+    assert!(summary.get("by_tenant").is_none(), "{summary}");
+    let (s, as_admin) = gw
+        .call("GET", acme, Some(hookgate_tests::ADMIN), None)
+        .await;
+    assert_eq!((s, &as_admin), (200, &summary));
+    let (s, _) = gw.call("GET", acme, Some(&beta), None).await;
+    assert_eq!(s, 404, "another tenant's summary is not found");
+
+    let all = "/v1/dlq/summary";
+    let (s, _) = gw.call("GET", all, Some(&key), None).await;
+    assert_eq!(s, 403, "the summary across tenants is the admin's");
+    let (s, all) = gw.call("GET", all, Some(hookgate_tests::ADMIN), None).await;
+    assert_eq!(s, 200, "{all}");
+    assert_eq!(
+        (&all["dead"], &all["by_reason"]["give_up"]),
+        (&json!(4), &json!(3)),
+        "{all}"
+    );
+    assert_eq!(
+        all["by_tenant"],
+        json!([{"tenant_id": "acme", "dead": 3}, {"tenant_id": "beta", "dead": 1}])
+    );
+    assert_eq!(
+        all["by_endpoint"][2],
+        json!({"tenant_id": "beta", "endpoint_id": c, "dead": 1})
     );
     gw.stop().await;
 }

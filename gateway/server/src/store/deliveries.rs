@@ -66,6 +66,27 @@ impl Store {
         Ok(out)
     }
 
+    /// A tenant's deliveries newest first, below `cursor`'s key if given: the scan
+    /// behind lists and the DLQ summary.
+    pub(super) fn deliveries_newest_first(
+        &self,
+        tenant: &str,
+        cursor: Option<&str>,
+    ) -> impl Iterator<Item = Result<DeliveryRecord, StoreError>> + use<> {
+        let prefix = keys::deliveries_of(tenant);
+        // Bounded on both sides: a reverse scan of an open range would start at the
+        // last key of the whole tree and walk every later tenant's records.
+        let end = match cursor {
+            // Start strictly below the cursor's key.
+            Some(c) => keys::delivery(tenant, c),
+            None => keys::prefix_end(&prefix),
+        };
+        self.inner.records.range(prefix..end).rev().map(|item| {
+            let (_, v) = item?;
+            super::records::decode(&v)
+        })
+    }
+
     /// A tenant's deliveries that pass `filter` and `extra`, newest first, after `cursor`.
     ///
     /// # Errors
@@ -78,20 +99,11 @@ impl Store {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
-        let prefix = keys::deliveries_of(tenant);
-        // Bounded on both sides: a reverse scan of an open range would start at the
-        // last key of the whole tree and walk every later tenant's records.
-        let end = match cursor {
-            // Start strictly below the cursor's key.
-            Some(c) => keys::delivery(tenant, c),
-            None => keys::prefix_end(&prefix),
-        };
         let mut data = Vec::new();
         let mut scanned = 0;
-        for item in self.inner.records.range(prefix..end).rev() {
-            let (_, v) = item?;
+        for item in self.deliveries_newest_first(tenant, cursor) {
+            let d = item?;
             scanned += 1;
-            let d: DeliveryRecord = super::records::decode(&v)?;
             if !filter.matches(&d) || !extra(&d) {
                 continue;
             }
