@@ -79,7 +79,7 @@ pub(super) struct BulkReplayView {
     /// Replayed, or for a dry run, would be replayed.
     replayed: usize,
     open_breakers: Vec<OpenBreakerView>,
-    /// Absent from a real replay's answer, which is unchanged by the flag.
+    /// Only in a dry run's answer: a real replay answers as it always has.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     dry_run: bool,
 }
