@@ -67,6 +67,7 @@ async fn another_tenants_resources_are_404_and_untouched() {
             Some(json!({"state": "dead"})),
         ),
         ("GET", "/v1/tenants/alpha/stats".to_owned(), None),
+        ("GET", "/v1/tenants/alpha/dlq/summary".to_owned(), None),
         (
             "POST",
             format!("/v1/tenants/beta/deliveries/{dlv_id}/replay"),

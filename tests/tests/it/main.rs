@@ -9,6 +9,7 @@ mod bench_plugin_smoke;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;
+mod dlq;
 mod docs_plugins;
 mod durability;
 mod egress;

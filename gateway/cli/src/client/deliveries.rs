@@ -1,5 +1,5 @@
 //! `hookgate deliveries list|show` and the dead-letter queue, `hookgate dlq
-//! list|replay` (the DLQ is the deliveries whose state is `dead`).
+//! list|replay|summary` (the DLQ is the deliveries whose state is `dead`).
 
 use clap::{ArgGroup, Args, Subcommand};
 use http::Method;
@@ -64,9 +64,21 @@ pub enum DlqCommand {
         /// With --all: only events of this type.
         #[arg(long, value_name = "TYPE")]
         event_type: Option<String>,
+        /// With --all: only deliveries dead for this reason (`give_up`, ...).
+        #[arg(long, value_name = "REASON", requires = "all")]
+        dead_reason: Option<String>,
+        /// With --all: say how many would be replayed, and change nothing.
+        #[arg(long, requires = "all")]
+        dry_run: bool,
         /// Replay a delivery that already succeeded.
         #[arg(long, conflicts_with = "all")]
         force: bool,
+    },
+    /// Count dead deliveries by reason and endpoint.
+    #[command(after_help = super::EXIT_CODES)]
+    Summary {
+        #[command(flatten)]
+        tenant: Tenant,
     },
 }
 
@@ -79,6 +91,9 @@ pub struct Filters {
     /// Only events of this type.
     #[arg(long, value_name = "TYPE")]
     event_type: Option<String>,
+    /// Only deliveries dead for this reason (`give_up`, `max_attempts`, ...).
+    #[arg(long, value_name = "REASON")]
+    dead_reason: Option<String>,
     /// Only deliveries created at or after this RFC 3339 time.
     #[arg(long, value_name = "TIME")]
     since: Option<String>,
@@ -98,6 +113,7 @@ fn list_request(tenant: &Tenant, state: Option<String>, f: Filters) -> ApiReques
         .query("state", state)
         .query("endpoint_id", f.endpoint)
         .query("event_type", f.event_type)
+        .query("dead_reason", f.dead_reason)
         .query("since", f.since)
         .query("until", f.until)
         .query("limit", f.limit)
@@ -167,23 +183,37 @@ pub(super) async fn run_dlq(s: &Session, command: DlqCommand) -> Result<(), CliE
             tenant,
             endpoint,
             event_type,
+            dead_reason,
+            dry_run,
             ..
         } => {
             let mut body = Map::new();
             body.insert("state".into(), json!("dead"));
-            if let Some(e) = endpoint {
-                body.insert("endpoint_id".into(), json!(e));
+            let fields = [
+                ("endpoint_id", endpoint),
+                ("event_type", event_type),
+                ("dead_reason", dead_reason),
+            ];
+            for (name, value) in fields {
+                if let Some(v) = value {
+                    body.insert(name.into(), json!(v));
+                }
             }
-            if let Some(t) = event_type {
-                body.insert("event_type".into(), json!(t));
+            if dry_run {
+                body.insert("dry_run".into(), json!(true));
             }
             let req = ApiRequest::new(Method::POST, &["tenants", &tenant.tenant, "replay"])
                 .json(&Value::Object(body));
             let reply = s.send(req).await.map_err(|e| e.feature("replay"))?;
             s.show(&reply, |v| {
+                let verb = if v["dry_run"] == true {
+                    "would replay"
+                } else {
+                    "replayed"
+                };
                 let mut out = match v["replayed"].as_u64() {
-                    Some(1) => "replayed 1 dead delivery\n".to_owned(),
-                    _ => format!("replayed {} dead deliveries\n", cell(&v["replayed"])),
+                    Some(1) => format!("{verb} 1 dead delivery\n"),
+                    _ => format!("{verb} {} dead deliveries\n", cell(&v["replayed"])),
                 };
                 for b in v["open_breakers"].as_array().into_iter().flatten() {
                     out.push_str(&format!(
@@ -196,8 +226,35 @@ pub(super) async fn run_dlq(s: &Session, command: DlqCommand) -> Result<(), CliE
                 out
             });
         }
+        DlqCommand::Summary { tenant } => {
+            let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "dlq", "summary"]);
+            let reply = s.send(req).await.map_err(|e| e.feature("dlq summary"))?;
+            s.show(&reply, render_summary);
+        }
     }
     Ok(())
+}
+
+/// `dlq summary`: the total, then the reasons and endpoints that have any.
+fn render_summary(v: &Value) -> String {
+    let mut out = format!("dead: {}\n", cell(&v["dead"]));
+    if v["complete"] == false {
+        out.push_str(&format!(
+            "(counted from the newest {} deliveries only)\n",
+            cell(&v["scanned"])
+        ));
+    }
+    let mut reasons = Table::new(&["REASON", "DEAD"]);
+    for (reason, n) in v["by_reason"].as_object().into_iter().flatten() {
+        if n.as_u64().is_some_and(|n| n > 0) {
+            reasons.row(vec![reason.clone(), cell(n)]);
+        }
+    }
+    let mut endpoints = Table::new(&["ENDPOINT", "DEAD"]);
+    for e in v["by_endpoint"].as_array().into_iter().flatten() {
+        endpoints.row(vec![cell(&e["endpoint_id"]), cell(&e["dead"])]);
+    }
+    out + &reasons.render() + &endpoints.render()
 }
 
 fn render_list(v: &Value, empty: &str) -> String {

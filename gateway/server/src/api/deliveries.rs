@@ -13,6 +13,7 @@ use super::error::ApiError;
 use super::{bad_query, list_body};
 use crate::clock::{parse_rfc3339_ms, rfc3339_ms};
 use crate::context::AppContext;
+use crate::policy::DeadReason;
 use crate::store::{
     AttemptRecord, BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord,
 };
@@ -24,6 +25,7 @@ pub(super) struct ListQuery {
     event_type: Option<String>,
     since: Option<String>,
     until: Option<String>,
+    dead_reason: Option<String>,
     limit: Option<String>,
     cursor: Option<String>,
 }
@@ -102,6 +104,14 @@ pub(super) fn time_param(name: &str, v: Option<&str>) -> Result<Option<u64>, Api
     .transpose()
 }
 
+/// The dead reason named `name`, or a message listing the names there are.
+pub(super) fn dead_reason_named(name: &str) -> Result<DeadReason, String> {
+    DeadReason::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = DeadReason::ALL.iter().map(|r| r.as_str()).collect();
+        format!("dead_reason must be one of {}", names.join(", "))
+    })
+}
+
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -133,6 +143,12 @@ pub(super) async fn list(
         event_type: q.event_type,
         since_ms: time_param("since", q.since.as_deref())?,
         until_ms: time_param("until", q.until.as_deref())?,
+        dead_reason: q
+            .dead_reason
+            .as_deref()
+            .map(dead_reason_named)
+            .transpose()
+            .map_err(|m| ApiError::invalid_field("dead_reason", m))?,
     };
     let in_flight = |d: &DeliveryRecord| !in_flight_only || ctx.delivery.is_in_flight(&d.id);
     let result =

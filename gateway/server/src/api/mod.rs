@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod body;
 mod deliveries;
+mod dlq;
 mod endpoint_input;
 mod endpoints;
 pub mod error;
@@ -68,6 +69,8 @@ pub fn router(ctx: Arc<AppContext>) -> Router {
             post(replay::replay_one),
         )
         .route(&format!("{t}/replay"), post(replay::replay_many))
+        .route(&format!("{t}/dlq/summary"), get(dlq::tenant_summary))
+        .route("/v1/dlq/summary", get(dlq::all_summary))
         .route(&format!("{t}/plugins"), get(plugins::list))
         .route(
             &format!("{t}/plugins/{{name}}"),

@@ -6,16 +6,19 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::deliveries::{delivery_summary, time_param};
+use super::deliveries::{dead_reason_named, delivery_summary, time_param};
 use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::store::{DeliveryFilter, DeliveryState, EndpointRecord, ReplayOutcome};
+use crate::delivery::BulkReplay;
+use crate::store::{
+    BreakerState, DeliveryFilter, DeliveryState, EndpointRecord, Recorded, ReplayOutcome,
+};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,6 +35,10 @@ pub(super) struct ReplayMany {
     event_type: Option<String>,
     since: Option<String>,
     until: Option<String>,
+    dead_reason: Option<String>,
+    /// Count what would be replayed, and change nothing.
+    #[serde(default)]
+    dry_run: bool,
 }
 
 /// An empty body means `{}`.
@@ -49,12 +56,46 @@ async fn body_or_default<T: serde::de::DeserializeOwned + Default>(
 
 /// A replayed endpoint whose breaker is not closed: its probe goes at once, and
 /// the rest of its work follows only once it succeeds.
-fn open_breaker_view(ep: &EndpointRecord) -> Value {
-    json!({
-        "endpoint_id": ep.id,
-        "state": ep.breaker.state,
-        "open_until": ep.breaker.open_until_ms.map(rfc3339_ms),
-    })
+#[derive(Debug, Serialize)]
+pub(super) struct OpenBreakerView {
+    endpoint_id: String,
+    state: Recorded<BreakerState>,
+    open_until: Option<String>,
+}
+
+impl OpenBreakerView {
+    fn of(ep: &EndpointRecord) -> Self {
+        Self {
+            endpoint_id: ep.id.clone(),
+            state: ep.breaker.state.clone(),
+            open_until: ep.breaker.open_until_ms.map(rfc3339_ms),
+        }
+    }
+}
+
+/// The answer of a bulk replay; a dry run has the same fields and `dry_run: true`.
+#[derive(Debug, Serialize)]
+pub(super) struct BulkReplayView {
+    /// Replayed, or for a dry run, would be replayed.
+    replayed: usize,
+    open_breakers: Vec<OpenBreakerView>,
+    /// Only in a dry run's answer: a real replay answers as it always has.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    dry_run: bool,
+}
+
+impl BulkReplayView {
+    fn of(replay: &BulkReplay, dry_run: bool) -> Self {
+        Self {
+            replayed: replay.summary.replayed,
+            open_breakers: replay
+                .open_breakers
+                .iter()
+                .map(OpenBreakerView::of)
+                .collect(),
+            dry_run,
+        }
+    }
 }
 
 pub(super) async fn replay_one(
@@ -89,7 +130,7 @@ pub(super) async fn replay_many(
     who: Principal,
     Path(t): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<BulkReplayView>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let input: ReplayMany =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
@@ -105,13 +146,18 @@ pub(super) async fn replay_many(
         event_type: input.event_type,
         since_ms: time_param("since", input.since.as_deref())?,
         until_ms: time_param("until", input.until.as_deref())?,
+        dead_reason: input
+            .dead_reason
+            .as_deref()
+            .map(dead_reason_named)
+            .transpose()
+            .map_err(|m| ApiError::validation("dead_reason", m))?,
     };
-    let replayed = ctx
-        .writes
-        .replay_matching(&t, &filter, ctx.clock.now_ms())
-        .await?;
-    Ok(Json(json!({
-        "replayed": replayed.summary.replayed,
-        "open_breakers": replayed.open_breakers.iter().map(open_breaker_view).collect::<Vec<_>>(),
-    })))
+    let now_ms = ctx.clock.now_ms();
+    let replay = if input.dry_run {
+        ctx.writes.plan_replay_matching(&t, &filter, now_ms).await?
+    } else {
+        ctx.writes.replay_matching(&t, &filter, now_ms).await?
+    };
+    Ok(Json(BulkReplayView::of(&replay, input.dry_run)))
 }

@@ -98,6 +98,29 @@ impl ScheduleWrites {
         })
     }
 
+    /// What [`ScheduleWrites::replay_matching`] would replay now, and which of
+    /// those endpoints have a breaker that is not closed; writes nothing and wakes
+    /// nothing.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn plan_replay_matching(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        now_ms: u64,
+    ) -> Result<BulkReplay, StoreError> {
+        let summary = self
+            .store
+            .plan_replay_matching(tenant, filter, now_ms)
+            .await?;
+        let open_breakers = self.open_breakers(tenant, &summary)?;
+        Ok(BulkReplay {
+            summary,
+            open_breakers,
+        })
+    }
+
     fn open_breakers(
         &self,
         tenant: &str,

@@ -98,6 +98,24 @@ pub enum DeadReason {
 }
 
 impl DeadReason {
+    /// Every reason, in the order the API lists them (a new variant goes here too).
+    pub const ALL: [Self; 9] = [
+        Self::GiveUp,
+        Self::MaxAttempts,
+        Self::RetryWindow,
+        Self::EndpointDisabled,
+        Self::EndpointDeleted,
+        Self::BlockedAddress,
+        Self::EventMissing,
+        Self::InvalidRequest,
+        Self::InternalError,
+    ];
+
+    /// The reason named `name` (its `as_str`), if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
     /// The snake_case name used in the API, the store and metrics labels.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -159,19 +177,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dead_reasons_serialise_as_their_names() {
-        for reason in [
-            DeadReason::GiveUp,
-            DeadReason::MaxAttempts,
-            DeadReason::RetryWindow,
-            DeadReason::EndpointDisabled,
-            DeadReason::EndpointDeleted,
-            DeadReason::BlockedAddress,
-        ] {
+    fn dead_reasons_serialise_as_their_names_and_read_back_from_them() {
+        for reason in DeadReason::ALL {
             let json = serde_json::to_value(reason).unwrap();
             assert_eq!(json, serde_json::Value::from(reason.as_str()));
             assert_eq!(reason.to_string(), reason.as_str());
+            assert_eq!(DeadReason::from_name(reason.as_str()), Some(reason));
         }
+        assert_eq!(DeadReason::from_name("GiveUp"), None);
+    }
+
+    /// `ALL` lists every variant: a new one fails to compile here until listed.
+    #[test]
+    fn every_dead_reason_is_listed() {
+        for reason in DeadReason::ALL {
+            match reason {
+                DeadReason::GiveUp
+                | DeadReason::MaxAttempts
+                | DeadReason::RetryWindow
+                | DeadReason::EndpointDisabled
+                | DeadReason::EndpointDeleted
+                | DeadReason::BlockedAddress
+                | DeadReason::EventMissing
+                | DeadReason::InvalidRequest
+                | DeadReason::InternalError => {}
+            }
+        }
+        let names: std::collections::HashSet<_> =
+            DeadReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(names.len(), DeadReason::ALL.len(), "no reason listed twice");
     }
 
     #[test]

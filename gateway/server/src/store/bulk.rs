@@ -36,6 +36,18 @@ impl BulkWrites<'_> {
         }
         Ok(results)
     }
+
+    /// What [`BulkWrites::apply_each`] would answer for each of `groups` now,
+    /// with nothing written (a dry run).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub(super) fn check_each(&self, groups: &[Writes]) -> Result<Vec<WriteResult>, StoreError> {
+        groups
+            .iter()
+            .map(|g| g.would_apply(&self.store.inner.records))
+            .collect()
+    }
 }
 
 impl Store {

@@ -1,6 +1,7 @@
 //! Delivery reads: one delivery, its attempt log, and filtered, paged lists.
 
 use super::{AttemptRecord, DeliveryRecord, DeliveryState, Store, StoreError, keys};
+use crate::policy::DeadReason;
 
 /// Filters of `GET .../deliveries`; every given field must match.
 #[derive(Debug, Default, Clone)]
@@ -12,6 +13,8 @@ pub struct DeliveryFilter {
     pub since_ms: Option<u64>,
     /// Created before, Unix ms.
     pub until_ms: Option<u64>,
+    /// Dead for this reason (so only dead deliveries match).
+    pub dead_reason: Option<DeadReason>,
 }
 
 impl DeliveryFilter {
@@ -25,6 +28,9 @@ impl DeliveryFilter {
             && self.event_type.as_ref().is_none_or(|t| *t == d.event_type)
             && self.since_ms.is_none_or(|s| d.created_at_ms >= s)
             && self.until_ms.is_none_or(|u| d.created_at_ms < u)
+            && self.dead_reason.is_none_or(|r| {
+                d.state == DeliveryState::Dead && d.dead_reason.as_ref().is_some_and(|dr| *dr == r)
+            })
     }
 }
 
@@ -60,6 +66,27 @@ impl Store {
         Ok(out)
     }
 
+    /// A tenant's deliveries newest first, below `cursor`'s key if given: the scan
+    /// behind lists and the DLQ summary.
+    pub(super) fn deliveries_newest_first(
+        &self,
+        tenant: &str,
+        cursor: Option<&str>,
+    ) -> impl Iterator<Item = Result<DeliveryRecord, StoreError>> + use<> {
+        let prefix = keys::deliveries_of(tenant);
+        // Bounded on both sides: a reverse scan of an open range would start at the
+        // last key of the whole tree and walk every later tenant's records.
+        let end = match cursor {
+            // Start strictly below the cursor's key.
+            Some(c) => keys::delivery(tenant, c),
+            None => keys::prefix_end(&prefix),
+        };
+        self.inner.records.range(prefix..end).rev().map(|item| {
+            let (_, v) = item?;
+            super::records::decode(&v)
+        })
+    }
+
     /// A tenant's deliveries that pass `filter` and `extra`, newest first, after `cursor`.
     ///
     /// # Errors
@@ -72,20 +99,11 @@ impl Store {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
-        let prefix = keys::deliveries_of(tenant);
-        // Bounded on both sides: a reverse scan of an open range would start at the
-        // last key of the whole tree and walk every later tenant's records.
-        let end = match cursor {
-            // Start strictly below the cursor's key.
-            Some(c) => keys::delivery(tenant, c),
-            None => keys::prefix_end(&prefix),
-        };
         let mut data = Vec::new();
         let mut scanned = 0;
-        for item in self.inner.records.range(prefix..end).rev() {
-            let (_, v) = item?;
+        for item in self.deliveries_newest_first(tenant, cursor) {
+            let d = item?;
             scanned += 1;
-            let d: DeliveryRecord = super::records::decode(&v)?;
             if !filter.matches(&d) || !extra(&d) {
                 continue;
             }
@@ -167,5 +185,23 @@ mod tests {
             .unwrap();
         assert_eq!(second.scanned, 2);
         assert!(second.data[0].id < first.data[0].id);
+    }
+
+    #[tokio::test]
+    async fn a_dead_reason_matches_only_deliveries_dead_for_that_reason() {
+        let t = TestStore::new();
+        let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
+        t.ingest("t", &[&a, &b], 0).await;
+        t.store.delete_endpoint(&b, 1).await.unwrap();
+        let count = |reason| {
+            let filter = DeliveryFilter {
+                dead_reason: Some(reason),
+                ..DeliveryFilter::default()
+            };
+            let page = t.store.list_deliveries("t", &filter, |_| true, 10, None);
+            page.unwrap().data.len()
+        };
+        assert_eq!(count(DeadReason::EndpointDeleted), 1);
+        assert_eq!(count(DeadReason::GiveUp), 0);
     }
 }

@@ -12,6 +12,7 @@ mod compat_fixture;
 #[cfg(test)]
 mod compat_tests;
 mod deliveries;
+mod dlq;
 mod endpoints;
 mod events;
 mod flusher;
@@ -36,6 +37,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 pub use deliveries::{DeliveryFilter, DeliveryPage};
+pub use dlq::{DeadCounts, SUMMARY_SCAN_LIMIT};
 pub use endpoints::{EndpointVersion, Swap};
 pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
 pub use flusher::{DurabilityBackend, PersistFuture};

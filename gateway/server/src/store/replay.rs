@@ -107,6 +107,34 @@ impl Store {
         filter: &DeliveryFilter,
         now_ms: u64,
     ) -> Result<ReplaySummary, StoreError> {
+        self.bulk_replay(tenant, filter, now_ms, ReplayMode::Apply)
+            .await
+    }
+
+    /// What [`Store::replay_matching`] would replay now, planned the same way and
+    /// checked against the same conditions, with nothing written.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn plan_replay_matching(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        now_ms: u64,
+    ) -> Result<ReplaySummary, StoreError> {
+        self.bulk_replay(tenant, filter, now_ms, ReplayMode::DryRun)
+            .await
+    }
+
+    /// The one plan of a bulk replay; `mode` decides whether its batches are
+    /// applied or only checked.
+    async fn bulk_replay(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        now_ms: u64,
+        mode: ReplayMode,
+    ) -> Result<ReplaySummary, StoreError> {
         let (tenant, filter) = (tenant.to_owned(), filter.clone());
         self.in_bulk(move |bulk| {
             let mut replayed = ReplaySummary::default();
@@ -130,28 +158,39 @@ impl Store {
                 w.insert(entry.encode(), tenant.as_bytes());
                 planned.push((w, d.endpoint_id));
                 if planned.len() == REPLAY_BATCH {
-                    replay_batch(bulk, std::mem::take(&mut planned), &mut replayed)?;
+                    replay_batch(bulk, mode, std::mem::take(&mut planned), &mut replayed)?;
                 }
             }
-            replay_batch(bulk, planned, &mut replayed)?;
+            replay_batch(bulk, mode, planned, &mut replayed)?;
             Ok(replayed)
         })
         .await
     }
 }
 
+/// Whether a bulk replay writes its plan or only counts what it would write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReplayMode {
+    Apply,
+    DryRun,
+}
+
 /// Deliveries replayed per transaction.
 const REPLAY_BATCH: usize = 500;
 
-/// Applies one batch of planned replays (each with its endpoint); the ones still
-/// current count.
+/// Applies one batch of planned replays (each with its endpoint), or in a dry run
+/// only checks their conditions; the ones still current count.
 fn replay_batch(
     bulk: &mut BulkWrites<'_>,
+    mode: ReplayMode,
     planned: Vec<(super::Writes, String)>,
     replayed: &mut ReplaySummary,
 ) -> Result<(), StoreError> {
     let (groups, endpoints): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
-    let results = bulk.apply_each(&groups)?;
+    let results = match mode {
+        ReplayMode::Apply => bulk.apply_each(&groups)?,
+        ReplayMode::DryRun => bulk.check_each(&groups)?,
+    };
     for (r, endpoint) in results.into_iter().zip(endpoints) {
         if r == WriteResult::Written {
             replayed.replayed += 1;
@@ -159,4 +198,72 @@ fn replay_batch(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::TestStore;
+
+    fn schedule_entries(store: &Store) -> usize {
+        keys::Lane::ALL
+            .iter()
+            .map(|lane| {
+                ["ep_a", "ep_b"]
+                    .iter()
+                    .map(|ep| {
+                        store
+                            .inner
+                            .records
+                            .scan_prefix(keys::schedule_of(*lane, ep))
+                            .count()
+                    })
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// A dry run plans like the replay (dead, matching, endpoint still there) and
+    /// writes nothing; the replay that follows answers the same.
+    #[tokio::test]
+    async fn a_dry_run_counts_what_the_replay_then_replays_and_writes_nothing() {
+        let t = TestStore::new();
+        let store = &t.store;
+        let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
+        t.ingest("t", &[&a, &b], 0).await;
+        t.ingest("t", &[&a, &b], 0).await;
+        for ep in [&a, &b] {
+            store.delete_endpoint(ep, 1).await.unwrap();
+        }
+        store.put_endpoint(&a).await.unwrap();
+        let dead = DeliveryFilter {
+            state: Some(DeliveryState::Dead),
+            ..DeliveryFilter::default()
+        };
+        let before = store
+            .list_deliveries("t", &dead, |_| true, 10, None)
+            .unwrap();
+        let planned = store.plan_replay_matching("t", &dead, 2).await.unwrap();
+        assert_eq!(planned.replayed, 2);
+        assert_eq!(planned.endpoints.iter().collect::<Vec<_>>(), ["ep_a"]);
+        let after = store
+            .list_deliveries("t", &dead, |_| true, 10, None)
+            .unwrap();
+        let encoded = |page: &super::super::DeliveryPage| -> Vec<Vec<u8>> {
+            page.data.iter().map(records::encode).collect()
+        };
+        assert_eq!(
+            encoded(&after),
+            encoded(&before),
+            "a dry run changes no delivery"
+        );
+        assert_eq!(schedule_entries(store), 0, "and schedules nothing");
+
+        let replayed = store.replay_matching("t", &dead, 2).await.unwrap();
+        assert_eq!(
+            (replayed.replayed, replayed.endpoints),
+            (planned.replayed, planned.endpoints)
+        );
+        assert_eq!(schedule_entries(store), 2);
+    }
 }

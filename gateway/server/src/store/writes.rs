@@ -23,6 +23,17 @@ enum Expect {
     Bytes(Vec<u8>),
 }
 
+impl Expect {
+    /// Whether `current`, a key's value (`None`: absent), meets this expectation.
+    fn holds(&self, current: Option<&[u8]>) -> bool {
+        match (self, current) {
+            (_, None) => false,
+            (Self::Exists, Some(_)) => true,
+            (Self::Bytes(b), Some(cur)) => cur == b.as_slice(),
+        }
+    }
+}
+
 /// Inserts and removes applied together, in order (a later write to a key wins).
 #[derive(Debug, Default)]
 pub struct Writes {
@@ -74,6 +85,17 @@ impl Writes {
         batch
     }
 
+    /// Whether every condition holds in `tree` now, outside any transaction: what
+    /// a dry run reports, without writing.
+    pub(super) fn would_apply(&self, tree: &sled::Tree) -> Result<WriteResult, StoreError> {
+        for (key, expect) in &self.conditions {
+            if !expect.holds(tree.get(key)?.as_deref()) {
+                return Ok(WriteResult::Stale);
+            }
+        }
+        Ok(WriteResult::Written)
+    }
+
     /// Inside a transaction: applies the writes if every condition holds; `Stale`
     /// (and nothing written) otherwise.
     pub(crate) fn apply_if_current(
@@ -81,13 +103,7 @@ impl Writes {
         tx: &TransactionalTree,
     ) -> Result<WriteResult, UnabortableTransactionError> {
         for (key, expect) in &self.conditions {
-            let current = tx.get(key)?;
-            let holds = match (expect, &current) {
-                (_, None) => false,
-                (Expect::Exists, Some(_)) => true,
-                (Expect::Bytes(b), Some(cur)) => cur.as_ref() == b.as_slice(),
-            };
-            if !holds {
+            if !expect.holds(tx.get(key)?.as_deref()) {
                 return Ok(WriteResult::Stale);
             }
         }

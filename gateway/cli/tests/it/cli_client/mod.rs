@@ -273,6 +273,33 @@ fn events_deliveries_and_the_dlq() {
     assert!(human.line("dlq_size:").ends_with(" 2"), "{}", human.stdout);
     acme.fails("stats", 1, "GET /v1/stats needs the admin token");
 
+    // The DLQ by reason: a filter, a summary, and a dry run that changes nothing.
+    let gave_up = acme
+        .ok("dlq list --tenant acme --dead-reason give_up --json")
+        .json();
+    assert_eq!(field_of(&gave_up, "id"), field_of(&dead, "id"));
+    acme.fails(
+        "dlq list --tenant acme --dead-reason tired",
+        1,
+        "dead_reason must be one of",
+    );
+    let summary = acme.ok("dlq summary --tenant acme");
+    assert!(summary.line("dead:").ends_with(" 2"), "{}", summary.stdout);
+    assert!(
+        summary.line("give_up ").ends_with(" 2"),
+        "{}",
+        summary.stdout
+    );
+    assert!(summary.line(&bad_ep).ends_with(" 2"), "{}", summary.stdout);
+    let dry = acme.ok("dlq replay --tenant acme --all --dry-run");
+    assert!(
+        dry.stdout.starts_with("would replay 2 dead deliveries\n"),
+        "{}",
+        dry.stdout
+    );
+    let still = acme.ok("dlq list --tenant acme --json").json();
+    assert_eq!(field_of(&still, "id"), field_of(&dead, "id"));
+
     // Replay: a dead delivery starts series 2; a succeeded one needs --force.
     let dead_id = &field_of(&dead, "id")[0];
     let run = acme.ok(&format!("dlq replay --tenant acme {dead_id}"));
