@@ -3,24 +3,11 @@
 
 use super::*;
 use crate::policy::VerdictKind;
-use crate::store::testing::TestStore;
+use crate::store::testing::{TestStore, schedule_len};
 use crate::store::{
     AttemptRecord, AttemptWrite, BreakerState, DeliveryFilter, IngestOutcome, NewEvent,
     ReplayOutcome, RetentionRules,
 };
-
-fn schedule_len(store: &Store, endpoint_id: &str) -> usize {
-    keys::Lane::ALL
-        .iter()
-        .map(|lane| {
-            store
-                .inner
-                .records
-                .scan_prefix(keys::schedule_of(*lane, endpoint_id))
-                .count()
-        })
-        .sum()
-}
 
 fn success(series: u32) -> AttemptRecord {
     AttemptRecord {
@@ -261,12 +248,7 @@ async fn whole_record_write_back_retention_keeps_a_racing_replay() {
 async fn bulk_replay_never_schedules_work_for_a_deleted_endpoint() {
     let t = TestStore::new();
     let store = &t.store;
-    let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
-    t.ingest("t", &[&a, &b], 0).await;
-    for ep in [&a, &b] {
-        store.delete_endpoint(ep, 1).await.unwrap();
-    }
-    store.put_endpoint(&a).await.unwrap();
+    t.dead_with_one_endpoint_restored(1).await;
     let dead = DeliveryFilter {
         state: Some(DeliveryState::Dead),
         ..DeliveryFilter::default()

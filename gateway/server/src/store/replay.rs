@@ -203,24 +203,10 @@ fn replay_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::testing::TestStore;
+    use crate::store::testing::{TestStore, schedule_len};
 
     fn schedule_entries(store: &Store) -> usize {
-        keys::Lane::ALL
-            .iter()
-            .map(|lane| {
-                ["ep_a", "ep_b"]
-                    .iter()
-                    .map(|ep| {
-                        store
-                            .inner
-                            .records
-                            .scan_prefix(keys::schedule_of(*lane, ep))
-                            .count()
-                    })
-                    .sum::<usize>()
-            })
-            .sum()
+        schedule_len(store, "ep_a") + schedule_len(store, "ep_b")
     }
 
     /// A dry run plans like the replay (dead, matching, endpoint still there) and
@@ -229,13 +215,7 @@ mod tests {
     async fn a_dry_run_counts_what_the_replay_then_replays_and_writes_nothing() {
         let t = TestStore::new();
         let store = &t.store;
-        let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
-        t.ingest("t", &[&a, &b], 0).await;
-        t.ingest("t", &[&a, &b], 0).await;
-        for ep in [&a, &b] {
-            store.delete_endpoint(ep, 1).await.unwrap();
-        }
-        store.put_endpoint(&a).await.unwrap();
+        t.dead_with_one_endpoint_restored(2).await;
         let dead = DeliveryFilter {
             state: Some(DeliveryState::Dead),
             ..DeliveryFilter::default()

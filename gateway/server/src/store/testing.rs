@@ -62,6 +62,38 @@ impl TestStore {
     }
 }
 
+impl TestStore {
+    /// Endpoints `ep_a` and `ep_b` of tenant `t` with `events` events each, both
+    /// deleted (their deliveries dead, `endpoint_deleted`), then `ep_a` stored again.
+    pub(crate) async fn dead_with_one_endpoint_restored(&self, events: usize) {
+        let (a, b) = (
+            self.endpoint("t", "ep_a").await,
+            self.endpoint("t", "ep_b").await,
+        );
+        for _ in 0..events {
+            self.ingest("t", &[&a, &b], 0).await;
+        }
+        for ep in [&a, &b] {
+            self.store.delete_endpoint(ep, 1).await.unwrap();
+        }
+        self.store.put_endpoint(&a).await.unwrap();
+    }
+}
+
+/// Entries in `endpoint_id`'s schedule, both lanes.
+pub(crate) fn schedule_len(store: &Store, endpoint_id: &str) -> usize {
+    super::keys::Lane::ALL
+        .iter()
+        .map(|lane| {
+            store
+                .inner
+                .records
+                .scan_prefix(super::keys::schedule_of(*lane, endpoint_id))
+                .count()
+        })
+        .sum()
+}
+
 impl Drop for TestStore {
     fn drop(&mut self) {
         self.stop.cancel();
