@@ -19,6 +19,7 @@ mod isolation;
 mod observability;
 mod plugin_fairness;
 mod plugins_api;
+mod plugins_checks;
 mod plugins_host;
 mod plugins_platform;
 mod plugins_refusals;

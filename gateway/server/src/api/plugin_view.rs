@@ -5,17 +5,23 @@
 //!  "sha256": "...", "size": 72623, "created_at": "...", "disabled": false,
 //!  "versions": [{"version": 1, "sha256": "...", "size": 70210, "created_at": "...",
 //!                "active": false, "disabled": false, "loaded": true,
-//!                "consecutive_failures": 0}, ...]}
+//!                "consecutive_failures": 0,
+//!                "checks": {"passed": ["1 size", ..., "9 conformance"],
+//!                           "fuel_used": 6042, "fuel_limit": 10000000,
+//!                           "memory_used_bytes": 1179648,
+//!                           "memory_limit_bytes": 16777216}}, ...]}
 //! ```
 //!
 //! The top-level `sha256`, `size`, `created_at` and `disabled` are the active
 //! version's. `loaded` is false for a stored version that no longer loads.
+//! `checks` is null where no results are known: versions stored by older builds,
+//! and preloaded plugins (loaded with checks 1–8; conformance never runs on them).
 
 use serde_json::{Value, json};
 
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::policy::wasm::PluginView;
+use crate::policy::wasm::{PluginView, UploadChecks};
 use crate::store::PluginRecord;
 
 /// One version's row.
@@ -27,6 +33,7 @@ struct Row {
     disabled: bool,
     loaded: bool,
     consecutive_failures: u32,
+    checks: Option<UploadChecks>,
 }
 
 fn render(name: &str, source: &str, active: u32, rows: &[Row]) -> Value {
@@ -42,6 +49,7 @@ fn render(name: &str, source: &str, active: u32, rows: &[Row]) -> Value {
                 "disabled": r.disabled,
                 "loaded": r.loaded,
                 "consecutive_failures": r.consecutive_failures,
+                "checks": r.checks,
             })
         })
         .collect();
@@ -75,6 +83,7 @@ pub(super) fn plugin_view(ctx: &AppContext, rec: &PluginRecord) -> Value {
                 disabled: v.disabled || status.is_some_and(|s| s.disabled),
                 loaded: status.is_some(),
                 consecutive_failures: status.map_or(0, |s| s.consecutive_failures),
+                checks: v.checks.clone(),
             }
         })
         .collect();
@@ -94,6 +103,7 @@ pub(super) fn preloaded_view(view: &PluginView) -> Value {
             disabled: v.status.disabled,
             loaded: true,
             consecutive_failures: v.status.consecutive_failures,
+            checks: None,
         })
         .collect();
     render(&view.name, "preload", view.active, &rows)

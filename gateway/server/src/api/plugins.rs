@@ -41,7 +41,7 @@ fn render(ctx: &AppContext, plugin: &ListedPlugin) -> Value {
 
 /// `PUT /v1/tenants/{t}/plugins/{name}`: the body is the `.wasm` (a core module
 /// built for `wasm32-unknown-unknown`, or a component). 201
-/// `{"name","version","sha256","size"}`.
+/// `{"name","version","sha256","size","checks"}`.
 pub(super) async fn upload(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -53,8 +53,10 @@ pub(super) async fn upload(
     let limit = ctx.config.limits.plugin_upload_bytes;
     let bytes = read_limited(body, limit.saturating_mul(TRANSPORT_FACTOR)).await?;
     let up = ctx.plugins.upload(admitted, bytes).await?;
-    let body =
-        json!({"name": up.name, "version": up.version, "sha256": up.sha256, "size": up.size});
+    let body = json!({
+        "name": up.name, "version": up.version, "sha256": up.sha256, "size": up.size,
+        "checks": up.checks,
+    });
     Ok((StatusCode::CREATED, Json(body)))
 }
 

@@ -6,8 +6,8 @@
 //! each ([`PluginService::allocate_version`], [`PluginService::activate`],
 //! [`PluginService::prune`]): whatever makes them atomic lives in their bodies.
 
-use crate::policy::wasm::PluginBinding;
-use crate::store::{PluginRecord, StoreError};
+use crate::policy::wasm::{PluginBinding, UploadChecks};
+use crate::store::{NewPluginVersion, PluginRecord, StoreError};
 
 use super::{PluginService, PluginServiceError};
 
@@ -28,6 +28,8 @@ pub struct UploadedPlugin {
     /// SHA-256 of the bytes as uploaded, hex.
     pub sha256: String,
     pub size: u64,
+    /// What the upload checks found, as stored with the version.
+    pub checks: UploadChecks,
 }
 
 /// A name endpoints can bind: the tenant-id alphabet, 1 to 63 characters.
@@ -80,9 +82,14 @@ impl PluginService {
         let checked = self.gate.check(&self.host, bytes.clone()).await?;
         let _changes = self.gate.changes().await;
         let now = self.clock.now_ms();
-        let (sha256, size) = (checked.sha256.clone(), checked.size);
+        let (sha256, size, checks) = (checked.sha256.clone(), checked.size, checked.results());
+        let new = NewPluginVersion {
+            bytes: &bytes,
+            sha256: &sha256,
+            checks: Some(&checks),
+        };
         let rec = self
-            .allocate_version(&tenant, &name, &bytes, &sha256, now)
+            .allocate_version(&tenant, &name, new, now)
             .await?
             .ok_or(PluginServiceError::TooManyPlugins {
                 max: self.limits.plugins_per_tenant,
@@ -95,6 +102,7 @@ impl PluginService {
             version: rec.active,
             sha256,
             size,
+            checks,
         })
     }
 
@@ -170,20 +178,19 @@ impl PluginService {
         Ok(())
     }
 
-    /// Stores `bytes` as the next version of `tenant`'s `name` and makes it the
+    /// Stores `new.bytes` as the next version of `tenant`'s `name` and makes it the
     /// active one in the store; `None` for a new name past the tenant's most
     /// plugins. The version number is allocated here.
     async fn allocate_version(
         &self,
         tenant: &str,
         name: &str,
-        bytes: &[u8],
-        sha256: &str,
+        new: NewPluginVersion<'_>,
         now_ms: u64,
     ) -> Result<Option<PluginRecord>, StoreError> {
         let max = self.limits.plugins_per_tenant;
         self.store
-            .add_plugin_version(tenant, name, bytes, sha256, now_ms, max)
+            .add_plugin_version(tenant, name, new, now_ms, max)
             .await
     }
 

@@ -9,6 +9,7 @@ use crate::alerts::AlertMonitor;
 use crate::clock::ManualClock;
 use crate::policy::wasm::{DISABLE_AFTER_FAILURES, PluginBinding, PluginInput};
 use crate::policy::{AttemptFacts, EffectivePolicy, Outcome};
+use crate::store::NewPluginVersion;
 use crate::store::testing::TestStore;
 use crate::telemetry::Telemetry;
 
@@ -61,7 +62,17 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
     let bytes = trap_module();
     let stored = store
         .store
-        .add_plugin_version("acme", "trap", &bytes, &"a".repeat(64), NOW_MS, 10)
+        .add_plugin_version(
+            "acme",
+            "trap",
+            NewPluginVersion {
+                bytes: &bytes,
+                sha256: &"a".repeat(64),
+                checks: None,
+            },
+            NOW_MS,
+            10,
+        )
         .await
         .unwrap()
         .unwrap();

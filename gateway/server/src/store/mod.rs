@@ -44,7 +44,7 @@ pub use flusher::{DurabilityBackend, PersistFuture};
 use flusher::{GroupCommit, SledDurability};
 pub use interruptions::{Interrupted, Interruption};
 pub use outcomes::{AttemptWrite, WriteResult};
-pub use plugins::{PluginRecord, PluginVersionRecord};
+pub use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord};
 pub use recorded::Recorded;
 pub use records::*;
 pub use replay::{ReplayOutcome, ReplaySummary};

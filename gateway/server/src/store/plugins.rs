@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError, keys, records};
+use crate::policy::wasm::UploadChecks;
 
 /// One uploaded version of a plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +22,18 @@ pub struct PluginVersionRecord {
     /// Disabled after 20 counted failures in a row; stays disabled across restarts.
     #[serde(default)]
     pub disabled: bool,
+    /// What the upload checks found; `None` for versions stored by older builds.
+    #[serde(default)]
+    pub checks: Option<UploadChecks>,
+}
+
+/// A version about to be stored: its bytes, their SHA-256 (hex), and what the
+/// upload checks found.
+#[derive(Debug, Clone, Copy)]
+pub struct NewPluginVersion<'a> {
+    pub bytes: &'a [u8],
+    pub sha256: &'a str,
+    pub checks: Option<&'a UploadChecks>,
 }
 
 /// A tenant's plugin: its versions, oldest first, and which one endpoints that
@@ -106,7 +119,7 @@ impl Store {
             .map(|v| v.to_vec()))
     }
 
-    /// Stores `bytes` as the next version of `tenant`'s `name` and makes it active,
+    /// Stores `new.bytes` as the next version of `tenant`'s `name` and makes it active,
     /// atomically and durably (upload step 10). A new name is refused (`None`)
     /// when the tenant already has `max_plugins`.
     ///
@@ -116,8 +129,7 @@ impl Store {
         &self,
         tenant: &str,
         name: &str,
-        bytes: &[u8],
-        sha256: &str,
+        new: NewPluginVersion<'_>,
         now_ms: u64,
         max_plugins: usize,
     ) -> Result<Option<PluginRecord>, StoreError> {
@@ -146,14 +158,15 @@ impl Store {
         let version = rec.versions.last().map_or(1, |v| v.version + 1);
         rec.versions.push(PluginVersionRecord {
             version,
-            sha256: sha256.to_owned(),
-            size: bytes.len() as u64,
+            sha256: new.sha256.to_owned(),
+            size: new.bytes.len() as u64,
             created_at_ms: now_ms,
             disabled: false,
+            checks: new.checks.cloned(),
         });
         rec.active = version;
         let mut batch = super::Writes::default();
-        batch.insert(keys::plugin_bytes(tenant, name, version), bytes);
+        batch.insert(keys::plugin_bytes(tenant, name, version), new.bytes);
         batch.insert(keys::plugin(tenant, name), records::encode(&rec));
         self.commit(batch).await?;
         Ok(Some(rec))
@@ -242,43 +255,5 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record(versions: &[u32], active: u32) -> PluginRecord {
-        PluginRecord {
-            tenant_id: "t".into(),
-            name: "p".into(),
-            versions: versions
-                .iter()
-                .map(|&version| PluginVersionRecord {
-                    version,
-                    sha256: String::new(),
-                    size: 0,
-                    created_at_ms: 0,
-                    disabled: false,
-                })
-                .collect(),
-            active,
-        }
-    }
-
-    #[test]
-    fn rollback_moves_to_the_version_listed_before_the_active_one() {
-        assert_eq!(record(&[1, 2, 3], 3).previous(), Some(2));
-        assert_eq!(record(&[1, 2, 3], 2).previous(), Some(1));
-        assert_eq!(record(&[1, 2, 3], 1).previous(), None);
-        assert_eq!(record(&[1, 2, 3], 9).previous(), None);
-    }
-
-    #[test]
-    fn growth_that_never_shrinks_prunes_old_versions_but_not_active_or_pinned() {
-        let rec = record(&[1, 2, 3, 4, 5, 6], 6);
-        assert_eq!(rec.prunable(3, &[]), [1, 2, 3]);
-        assert_eq!(rec.prunable(3, &[2]), [1, 3]);
-        assert!(rec.prunable(6, &[]).is_empty());
-        assert!(rec.prunable(10, &[]).is_empty());
-        // Rolled back to 2: the active version stays however old it is.
-        assert_eq!(record(&[1, 2, 3, 4, 5, 6], 2).prunable(2, &[]), [1, 3, 4]);
-    }
-}
+#[path = "plugins_tests.rs"]
+mod tests;

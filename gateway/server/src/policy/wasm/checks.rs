@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use wasmtime::component::Component;
 
 use super::bindings::PluginPre;
@@ -12,6 +13,35 @@ use super::{PluginError, PluginHost, prepare};
 
 /// The longest checks 1–9 of one upload may take.
 pub const COMPILE_LIMIT: Duration = Duration::from_secs(10);
+
+/// The upload checks, as `"<n> <name>"` in the order they run (docs/plugins.md).
+pub const UPLOAD_CHECKS: [&str; 9] = [
+    "1 size",
+    "2 sha256",
+    "3 validation",
+    "4 componentize",
+    "5 compile",
+    "6 imports",
+    "7 exports",
+    "8 resources",
+    "9 conformance",
+];
+
+/// What a version's upload checks found, stored with the version and shown in
+/// the plugin object's `versions[].checks`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadChecks {
+    /// The checks passed, as [`UPLOAD_CHECKS`] names them, in the order they ran.
+    pub passed: Vec<String>,
+    /// The most fuel one conformance sample used (check 9).
+    pub fuel_used: u64,
+    /// The fuel a decision may use.
+    pub fuel_limit: u64,
+    /// The most memory one conformance sample used, in bytes (check 9).
+    pub memory_used_bytes: u64,
+    /// The memory a decision may use, in bytes.
+    pub memory_limit_bytes: u64,
+}
 
 /// A plugin that passed upload checks 1–9, ready to be stored and installed.
 pub struct CheckedPlugin {
@@ -37,6 +67,30 @@ impl std::fmt::Debug for CheckedPlugin {
             .field("sha256", &self.sha256)
             .field("size", &self.size)
             .finish_non_exhaustive()
+    }
+}
+
+impl CheckedPlugin {
+    /// The results to store with the version: every check passed, and the most
+    /// fuel and memory a conformance sample used (what `plugin-check` calls
+    /// "most used").
+    pub fn results(&self) -> UploadChecks {
+        let report = &self.conformance;
+        let most = |used: fn(&super::Usage) -> u64| {
+            report
+                .samples
+                .iter()
+                .map(|s| used(&s.usage))
+                .max()
+                .unwrap_or(0)
+        };
+        UploadChecks {
+            passed: UPLOAD_CHECKS.iter().map(|c| (*c).to_owned()).collect(),
+            fuel_used: most(|u| u.fuel),
+            fuel_limit: report.fuel_limit,
+            memory_used_bytes: most(|u| u.memory_bytes as u64),
+            memory_limit_bytes: report.memory_limit as u64,
+        }
     }
 }
 

@@ -51,7 +51,7 @@ mod tests;
 use std::path::PathBuf;
 
 pub use artifacts::ArtifactCache;
-pub use checks::{COMPILE_LIMIT, CheckedPlugin};
+pub use checks::{COMPILE_LIMIT, CheckedPlugin, UPLOAD_CHECKS, UploadChecks};
 pub use clocks::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, SPINNING_CPU};
 pub use componentize::{PreparedPlugin, componentize, prepare};
 pub use conformance::{ConformanceReport, SampleRun};
