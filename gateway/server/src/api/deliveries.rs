@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::auth::Principal;
 use super::error::ApiError;
-use super::{bad_query, list_body};
+use super::{ListPage, bad_query, list_body};
 use crate::clock::{parse_rfc3339_ms, rfc3339_ms};
 use crate::context::AppContext;
 use crate::policy::DeadReason;
@@ -117,7 +117,7 @@ pub(super) async fn list(
     who: Principal,
     Path(t): Path<String>,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ListPage<Value>>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let Query(q) = q.map_err(bad_query)?;
     let page = super::Page {

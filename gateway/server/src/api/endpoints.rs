@@ -12,7 +12,7 @@ use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::endpoint_input::{EndpointInput, endpoint_view, merge_patch, tenant_secret};
 use super::error::ApiError;
-use super::{Page, bad_query, list_body};
+use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::ids;
 use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
@@ -84,7 +84,7 @@ pub(super) async fn list(
     who: Principal,
     Path(t): Path<String>,
     page: Result<Query<Page>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ListPage<Value>>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let Query(page) = page.map_err(bad_query)?;
     let (eps, more) = ctx

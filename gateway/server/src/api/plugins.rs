@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use super::auth::Principal;
 use super::body::read_limited;
 use super::error::ApiError;
-use super::list_body;
 use super::plugin_view::{plugin_view, preloaded_view};
+use super::{ListPage, list_body};
 use crate::context::AppContext;
 use crate::plugins::ListedPlugin;
 
@@ -63,7 +63,7 @@ pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path(t): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ListPage<Value>>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let items = ctx.plugins.list(&t)?;
     Ok(list_body(
