@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod body;
 mod deliveries;
+mod delivery_view;
 mod dlq;
 mod endpoint_input;
 mod endpoints;
