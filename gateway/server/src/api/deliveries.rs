@@ -6,17 +6,16 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::auth::Principal;
+use super::delivery_view::{AttemptView, DeliveryDetail, DeliveryView};
 use super::error::ApiError;
-use super::{bad_query, list_body};
-use crate::clock::{parse_rfc3339_ms, rfc3339_ms};
+use super::{ListPage, bad_query, list_body};
+use crate::clock::parse_rfc3339_ms;
 use crate::context::AppContext;
 use crate::policy::DeadReason;
-use crate::store::{
-    AttemptRecord, BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord,
-};
+use crate::store::{BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ListQuery {
@@ -50,8 +49,11 @@ fn state_of(ctx: &AppContext, d: &DeliveryRecord) -> &'static str {
     }
 }
 
-/// A delivery as events and lists show it.
-pub(super) fn delivery_summary(ctx: &AppContext, d: &DeliveryRecord) -> Result<Value, ApiError> {
+/// A delivery as events, lists and replays show it.
+pub(super) fn delivery_view(
+    ctx: &AppContext,
+    d: &DeliveryRecord,
+) -> Result<DeliveryView, ApiError> {
     let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)?;
     // The `max_attempts` that governs it now: its endpoint's current policy.
     let max_attempts = ep.as_ref().map(|ep| {
@@ -59,40 +61,18 @@ pub(super) fn delivery_summary(ctx: &AppContext, d: &DeliveryRecord) -> Result<V
             .0
             .max_attempts
     });
-    Ok(json!({
-        "id": d.id,
-        "event_id": d.event_id,
-        "endpoint_id": d.endpoint_id,
-        "event_type": d.event_type,
-        "state": state_of(ctx, d),
-        "series": d.series,
-        "attempts": d.attempts,
-        "max_attempts": max_attempts,
-        "next_attempt_at": next_attempt_at_ms(d, ep.as_ref()).map(rfc3339_ms),
-        "last_status": d.last_status,
-        "last_error": d.last_error,
-        "dead_reason": d.dead_reason,
-        "created_at": rfc3339_ms(d.created_at_ms),
-        "updated_at": rfc3339_ms(d.updated_at_ms),
-    }))
+    Ok(DeliveryView::new(
+        d,
+        state_of(ctx, d),
+        max_attempts,
+        next_attempt_at_ms(d, ep.as_ref()),
+    ))
 }
 
-fn attempt_view(a: &AttemptRecord) -> Value {
-    json!({
-        "series": a.series,
-        "attempt": a.attempt,
-        "started_at": rfc3339_ms(a.started_at_ms),
-        "duration_ms": a.duration_ms,
-        "status": a.status,
-        "error_kind": a.error_kind,
-        "response_snippet": a.response_snippet,
-        "verdict": a.verdict,
-        "delay_ms": a.delay_ms,
-        "next_attempt_at": a.next_attempt_at_ms.map(rfc3339_ms),
-        "dead_reason": a.dead_reason,
-        "decided_by": a.decided_by,
-        "policy": a.policy,
-    })
+/// [`delivery_view`] as a JSON value, for the replay route until it takes the
+/// typed view (the same bytes either way).
+pub(super) fn delivery_summary(ctx: &AppContext, d: &DeliveryRecord) -> Result<Value, ApiError> {
+    serde_json::to_value(delivery_view(ctx, d)?).map_err(|_| ApiError::internal())
 }
 
 pub(super) fn time_param(name: &str, v: Option<&str>) -> Result<Option<u64>, ApiError> {
@@ -117,7 +97,7 @@ pub(super) async fn list(
     who: Principal,
     Path(t): Path<String>,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ListPage<DeliveryView>>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let Query(q) = q.map_err(bad_query)?;
     let page = super::Page {
@@ -157,7 +137,7 @@ pub(super) async fn list(
     let data = result
         .data
         .iter()
-        .map(|d| delivery_summary(&ctx, d))
+        .map(|d| delivery_view(&ctx, d))
         .collect::<Result<_, _>>()?;
     Ok(list_body(data, result.next_cursor))
 }
@@ -166,18 +146,19 @@ pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DeliveryDetail>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let d = ctx
         .store
         .delivery(&t, &id)?
         .ok_or_else(|| ApiError::not_found("delivery"))?;
-    let mut view = delivery_summary(&ctx, &d)?;
-    view["attempt_log"] = ctx
-        .store
-        .attempt_log(&d.id)?
-        .iter()
-        .map(attempt_view)
-        .collect();
-    Ok(Json(view))
+    Ok(Json(DeliveryDetail {
+        attempt_log: ctx
+            .store
+            .attempt_log(&d.id)?
+            .iter()
+            .map(AttemptView::from)
+            .collect(),
+        delivery: delivery_view(&ctx, &d)?,
+    }))
 }

@@ -1,12 +1,11 @@
-//! The endpoint object: what a tenant may set, how it is validated, and how an
-//! endpoint is shown. Create and merge-patch share one validation.
+//! The endpoint object: what a tenant may set and how it is validated. Create and
+//! merge-patch share one validation; `endpoint_view.rs` shows the endpoint.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::error::ApiError;
 use crate::address_guard::{UrlError, normalize_endpoint_url};
-use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::event_type;
 use crate::policy::PolicySpec;
@@ -212,33 +211,10 @@ pub(super) fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
-/// The endpoint object as the API shows it (never the secret).
-pub(super) fn endpoint_view(ep: &EndpointRecord, default: &PolicySpec) -> Value {
-    let effective = ep.effective_policy(default).0;
-    json!({
-        "id": ep.id,
-        "url": ep.url,
-        "description": ep.description,
-        "event_types": ep.event_types,
-        "policy": ep.policy,
-        "policy_effective": effective,
-        "plugin": ep.plugin,
-        "timeout_ms": ep.timeout_ms,
-        "max_in_flight": ep.max_in_flight,
-        "rate_limit_per_s": ep.rate_limit_per_s,
-        "disabled": ep.disabled,
-        "disabled_reason": ep.disabled_reason,
-        "breaker": {
-            "state": ep.breaker.state,
-            "open_until": ep.breaker.open_until_ms.map(rfc3339_ms),
-            "trips": ep.breaker.trips,
-        },
-        "created_at": rfc3339_ms(ep.created_at_ms),
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// Item 9 of issue 17: an unpadded secret is refused, naming the field.

@@ -6,13 +6,14 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::endpoint_input::{EndpointInput, endpoint_view, merge_patch, tenant_secret};
+use super::endpoint_input::{EndpointInput, merge_patch, tenant_secret};
+use super::endpoint_view::{EndpointSecrets, EndpointView};
 use super::error::ApiError;
-use super::{Page, bad_query, list_body};
+use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::ids;
 use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
@@ -23,7 +24,7 @@ const SECRET_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
 /// a signature to every request, so rotations must not pile them up.
 const MAX_LIVE_SECRETS: usize = 5;
 
-type Json201 = (StatusCode, Json<Value>);
+type Json201 = (StatusCode, Json<EndpointView>);
 
 fn load(ctx: &AppContext, who: &Principal, t: &str, id: &str) -> Result<EndpointRecord, ApiError> {
     who.require_tenant(ctx, t)?;
@@ -74,8 +75,7 @@ pub(super) async fn create(
             format!("a tenant may have at most {max} endpoints"),
         ));
     }
-    let mut view = endpoint_view(&ep, &ctx.config.policy.default);
-    view["secret"] = json!(secret.as_str());
+    let view = EndpointView::new(&ep, &ctx.config.policy.default).with_secret(secret.as_str());
     Ok((StatusCode::CREATED, Json(view)))
 }
 
@@ -84,7 +84,7 @@ pub(super) async fn list(
     who: Principal,
     Path(t): Path<String>,
     page: Result<Query<Page>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ListPage<EndpointView>>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let Query(page) = page.map_err(bad_query)?;
     let (eps, more) = ctx
@@ -97,7 +97,7 @@ pub(super) async fn list(
     };
     Ok(list_body(
         eps.iter()
-            .map(|e| endpoint_view(e, &ctx.config.policy.default))
+            .map(|e| EndpointView::new(e, &ctx.config.policy.default))
             .collect(),
         next,
     ))
@@ -107,8 +107,8 @@ pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(endpoint_view(
+) -> Result<Json<EndpointView>, ApiError> {
+    Ok(Json(EndpointView::new(
         &load(&ctx, &who, &t, &id)?,
         &ctx.config.policy.default,
     )))
@@ -155,7 +155,7 @@ pub(super) async fn update(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EndpointView>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     if patch.get("secret").is_some() {
@@ -183,7 +183,7 @@ pub(super) async fn update(
         Ok(ep)
     })
     .await?;
-    Ok(Json(endpoint_view(&ep, &ctx.config.policy.default)))
+    Ok(Json(EndpointView::new(&ep, &ctx.config.policy.default)))
 }
 
 pub(super) async fn delete(
@@ -203,39 +203,24 @@ pub(super) async fn reset_breaker(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EndpointView>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     if !ctx.writes.close_breaker(&t, &id).await? {
         return Err(ApiError::not_found("endpoint"));
     }
-    Ok(Json(endpoint_view(
+    Ok(Json(EndpointView::new(
         &load(&ctx, &who, &t, &id)?,
         &ctx.config.policy.default,
     )))
-}
-
-fn secrets_view(ep: &EndpointRecord, now: u64) -> Value {
-    let valid: Vec<&StoredSecret> = ep
-        .secrets
-        .iter()
-        .filter(|s| s.expires_at_ms.is_none_or(|e| e > now))
-        .collect();
-    json!({
-        "secret": valid.first().map(|s| s.secret.as_str()),
-        "secrets": valid.iter().map(|s| json!({
-            "secret": s.secret,
-            "expires_at": s.expires_at_ms.map(crate::clock::rfc3339_ms),
-        })).collect::<Vec<_>>(),
-    })
 }
 
 pub(super) async fn secret(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, id)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EndpointSecrets>, ApiError> {
     let ep = load(&ctx, &who, &t, &id)?;
-    Ok(Json(secrets_view(&ep, ctx.clock.now_ms())))
+    Ok(Json(EndpointSecrets::new(&ep, ctx.clock.now_ms())))
 }
 
 #[derive(Default, serde::Deserialize)]
@@ -249,7 +234,7 @@ pub(super) async fn rotate_secret(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EndpointSecrets>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
     let input: RotateSecret = if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -282,5 +267,5 @@ pub(super) async fn rotate_secret(
         Ok(ep)
     })
     .await?;
-    Ok(Json(secrets_view(&ep, now)))
+    Ok(Json(EndpointSecrets::new(&ep, now)))
 }

@@ -8,13 +8,13 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::deliveries::delivery_summary;
+use super::deliveries::delivery_view;
+use super::delivery_view::DeliveryView;
 use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
@@ -124,7 +124,7 @@ struct EventView<'a> {
     event_type: &'a str,
     payload: &'a RawValue,
     created_at: String,
-    deliveries: Vec<Value>,
+    deliveries: Vec<DeliveryView>,
 }
 
 pub(super) async fn show(
@@ -140,7 +140,7 @@ pub(super) async fn show(
     let mut deliveries = Vec::with_capacity(ev.deliveries.len());
     for (dlv_id, _) in &ev.deliveries {
         if let Some(d) = ctx.store.delivery(&t, dlv_id)? {
-            deliveries.push(delivery_summary(&ctx, &d)?);
+            deliveries.push(delivery_view(&ctx, &d)?);
         }
     }
     let view = EventView {

@@ -6,22 +6,59 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::context::AppContext;
 
+/// The health body: `{"status":"..."}`.
+#[derive(Debug, Serialize)]
+pub(super) struct HealthView {
+    status: HealthStatus,
+}
+
+/// Why the gateway is or is not healthy, as the body names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum HealthStatus {
+    Ok,
+    InsufficientStorage,
+    StoreUnavailable,
+}
+
 pub(super) async fn healthz(State(ctx): State<Arc<AppContext>>) -> impl IntoResponse {
-    if ctx.disk.is_low() {
-        return (
+    let (code, status) = if ctx.disk.is_low() {
+        (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "insufficient_storage"})),
-        );
-    }
-    if ctx.store.meta_get("schema_version").is_err() {
-        return (
+            HealthStatus::InsufficientStorage,
+        )
+    } else if ctx.store.meta_get("schema_version").is_err() {
+        (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "store_unavailable"})),
-        );
+            HealthStatus::StoreUnavailable,
+        )
+    } else {
+        (StatusCode::OK, HealthStatus::Ok)
+    };
+    (code, Json(HealthView { status }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn health_bodies_match_their_json_forms() {
+        for (status, name) in [
+            (HealthStatus::Ok, "ok"),
+            (HealthStatus::InsufficientStorage, "insufficient_storage"),
+            (HealthStatus::StoreUnavailable, "store_unavailable"),
+        ] {
+            assert_eq!(
+                serde_json::to_string(&HealthView { status }).unwrap(),
+                serde_json::to_string(&json!({"status": name})).unwrap()
+            );
+        }
     }
-    (StatusCode::OK, Json(json!({"status": "ok"})))
 }

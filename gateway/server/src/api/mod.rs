@@ -4,8 +4,10 @@
 pub mod auth;
 pub mod body;
 mod deliveries;
+mod delivery_view;
 mod dlq;
 mod endpoint_input;
+mod endpoint_view;
 mod endpoints;
 pub mod error;
 pub mod events;
@@ -114,10 +116,18 @@ fn bad_query(e: axum::extract::rejection::QueryRejection) -> ApiError {
     ApiError::invalid_field("query", e.body_text())
 }
 
-/// A list body: `{"data":[...],"next_cursor":...}`.
-fn list_body(
-    data: Vec<serde_json::Value>,
+/// A page of a list: `{"data":[...],"next_cursor":...}`, the cursor `null` on
+/// the last page.
+#[derive(Debug, serde::Serialize)]
+pub(super) struct ListPage<T> {
+    data: Vec<T>,
     next_cursor: Option<String>,
-) -> axum::Json<serde_json::Value> {
-    axum::Json(serde_json::json!({ "data": data, "next_cursor": next_cursor }))
+}
+
+/// A list body of any item type.
+fn list_body<T: serde::Serialize>(
+    data: Vec<T>,
+    next_cursor: Option<String>,
+) -> axum::Json<ListPage<T>> {
+    axum::Json(ListPage { data, next_cursor })
 }

@@ -17,7 +17,7 @@
 //! `checks` is null where no results are known: versions stored by older builds,
 //! and preloaded plugins (loaded with checks 1–8; conformance never runs on them).
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
@@ -36,38 +36,68 @@ struct Row {
     checks: Option<UploadChecks>,
 }
 
-fn render(name: &str, source: &str, active: u32, rows: &[Row]) -> Value {
-    let versions: Vec<Value> = rows
+// Fields are declared in alphabetical order: the `json!` bodies these replaced
+// serialised that way (serde_json without `preserve_order`), and clients may
+// compare bytes. A field that has no value is `null`, never left out.
+
+/// The plugin object.
+#[derive(Debug, Serialize)]
+pub(super) struct PluginObject {
+    active_version: u32,
+    created_at: Option<String>,
+    disabled: bool,
+    name: String,
+    sha256: Option<String>,
+    size: Option<u64>,
+    /// `upload` or `preload`.
+    source: &'static str,
+    versions: Vec<PluginVersionView>,
+}
+
+/// One version of a plugin.
+#[derive(Debug, Serialize)]
+pub(super) struct PluginVersionView {
+    active: bool,
+    checks: Option<UploadChecks>,
+    consecutive_failures: u32,
+    created_at: String,
+    disabled: bool,
+    loaded: bool,
+    sha256: String,
+    size: u64,
+    version: u32,
+}
+
+fn render(name: &str, source: &'static str, active: u32, rows: &[Row]) -> PluginObject {
+    let versions = rows
         .iter()
-        .map(|r| {
-            json!({
-                "version": r.version,
-                "sha256": r.sha256,
-                "size": r.size,
-                "created_at": rfc3339_ms(r.created_at_ms),
-                "active": r.version == active,
-                "disabled": r.disabled,
-                "loaded": r.loaded,
-                "consecutive_failures": r.consecutive_failures,
-                "checks": r.checks,
-            })
+        .map(|r| PluginVersionView {
+            active: r.version == active,
+            checks: r.checks.clone(),
+            consecutive_failures: r.consecutive_failures,
+            created_at: rfc3339_ms(r.created_at_ms),
+            disabled: r.disabled,
+            loaded: r.loaded,
+            sha256: r.sha256.clone(),
+            size: r.size,
+            version: r.version,
         })
         .collect();
     let current = rows.iter().find(|r| r.version == active);
-    json!({
-        "name": name,
-        "source": source,
-        "active_version": active,
-        "sha256": current.map(|r| r.sha256.as_str()),
-        "size": current.map(|r| r.size),
-        "created_at": current.map(|r| rfc3339_ms(r.created_at_ms)),
-        "disabled": current.is_some_and(|r| r.disabled),
-        "versions": versions,
-    })
+    PluginObject {
+        active_version: active,
+        created_at: current.map(|r| rfc3339_ms(r.created_at_ms)),
+        disabled: current.is_some_and(|r| r.disabled),
+        name: name.to_owned(),
+        sha256: current.map(|r| r.sha256.clone()),
+        size: current.map(|r| r.size),
+        source,
+        versions,
+    }
 }
 
 /// An uploaded plugin: versions from the store, health from the host.
-pub(super) fn plugin_view(ctx: &AppContext, rec: &PluginRecord) -> Value {
+pub(super) fn plugin_view(ctx: &AppContext, rec: &PluginRecord) -> PluginObject {
     let rows: Vec<Row> = rec
         .versions
         .iter()
@@ -91,7 +121,7 @@ pub(super) fn plugin_view(ctx: &AppContext, rec: &PluginRecord) -> Value {
 }
 
 /// A plugin from `[[plugins.preload]]`, from the host alone.
-pub(super) fn preloaded_view(view: &PluginView) -> Value {
+pub(super) fn preloaded_view(view: &PluginView) -> PluginObject {
     let rows: Vec<Row> = view
         .versions
         .iter()
@@ -107,4 +137,72 @@ pub(super) fn preloaded_view(view: &PluginView) -> Value {
         })
         .collect();
     render(&view.name, "preload", view.active, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// The plugin object as `render` built it with `json!`.
+    fn render_json(name: &str, source: &str, active: u32, rows: &[Row]) -> Value {
+        let versions: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "version": r.version,
+                    "sha256": r.sha256,
+                    "size": r.size,
+                    "created_at": rfc3339_ms(r.created_at_ms),
+                    "active": r.version == active,
+                    "disabled": r.disabled,
+                    "loaded": r.loaded,
+                    "consecutive_failures": r.consecutive_failures,
+                    "checks": r.checks,
+                })
+            })
+            .collect();
+        let current = rows.iter().find(|r| r.version == active);
+        json!({
+            "name": name,
+            "source": source,
+            "active_version": active,
+            "sha256": current.map(|r| r.sha256.as_str()),
+            "size": current.map(|r| r.size),
+            "created_at": current.map(|r| rfc3339_ms(r.created_at_ms)),
+            "disabled": current.is_some_and(|r| r.disabled),
+            "versions": versions,
+        })
+    }
+
+    fn row(version: u32, disabled: bool, loaded: bool) -> Row {
+        Row {
+            version,
+            sha256: format!("{version:064x}"),
+            size: 70_000 + u64::from(version),
+            created_at_ms: 1_700_000_000_000 + u64::from(version),
+            disabled,
+            loaded,
+            consecutive_failures: version * 3,
+            checks: None,
+        }
+    }
+
+    #[test]
+    fn the_plugin_object_matches_its_json_form() {
+        let rows = [
+            row(1, false, false),
+            row(2, true, true),
+            row(3, false, true),
+        ];
+        // The active version disabled, then none of the rows active (all `null`).
+        for (source, active) in [("upload", 2), ("preload", 3), ("upload", 9)] {
+            assert_eq!(
+                serde_json::to_string(&render("json-error-code", source, active, &rows)).unwrap(),
+                serde_json::to_string(&render_json("json-error-code", source, active, &rows))
+                    .unwrap()
+            );
+        }
+    }
 }

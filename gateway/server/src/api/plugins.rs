@@ -23,8 +23,8 @@ use serde_json::{Value, json};
 use super::auth::Principal;
 use super::body::read_limited;
 use super::error::ApiError;
-use super::list_body;
-use super::plugin_view::{plugin_view, preloaded_view};
+use super::plugin_view::{PluginObject, plugin_view, preloaded_view};
+use super::{ListPage, list_body};
 use crate::context::AppContext;
 use crate::plugins::ListedPlugin;
 
@@ -32,7 +32,7 @@ use crate::plugins::ListedPlugin;
 /// 1 with a reason); larger ones are 413.
 const TRANSPORT_FACTOR: usize = 4;
 
-fn render(ctx: &AppContext, plugin: &ListedPlugin) -> Value {
+fn render(ctx: &AppContext, plugin: &ListedPlugin) -> PluginObject {
     match plugin {
         ListedPlugin::Preloaded(view) => preloaded_view(view),
         ListedPlugin::Uploaded(rec) => plugin_view(ctx, rec),
@@ -65,7 +65,7 @@ pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path(t): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ListPage<PluginObject>>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let items = ctx.plugins.list(&t)?;
     Ok(list_body(
@@ -79,7 +79,7 @@ pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, name)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PluginObject>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let plugin = ctx.plugins.show(&t, &name)?;
     Ok(Json(render(&ctx, &plugin)))
@@ -103,7 +103,7 @@ pub(super) async fn rollback(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, name)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PluginObject>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let rec = ctx.plugins.rollback(&t, &name).await?;
     Ok(Json(plugin_view(&ctx, &rec)))

@@ -6,13 +6,12 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::error::ApiError;
-use super::{Page, bad_query, list_body};
+use super::{ListPage, Page, bad_query, list_body};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::{ids, token};
@@ -23,11 +22,36 @@ pub(super) struct CreateTenant {
     id: String,
 }
 
+// Fields are declared in alphabetical order: the `json!` bodies these replace
+// serialised that way, and clients may compare bytes.
+
+/// A new tenant, with the only copy of its API key.
+#[derive(Debug, Serialize)]
+pub(super) struct CreatedTenant {
+    api_key: String,
+    created_at: String,
+    id: String,
+}
+
+/// A tenant as the admin's list shows it.
+#[derive(Debug, Serialize)]
+pub(super) struct TenantView {
+    created_at: String,
+    id: String,
+}
+
+/// A tenant's new API key after a rotation.
+#[derive(Debug, Serialize)]
+pub(super) struct TenantKey {
+    api_key: String,
+    id: String,
+}
+
 pub(super) async fn create(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     body: Body,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<CreatedTenant>), ApiError> {
     who.require_admin()?;
     let input: CreateTenant =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
@@ -46,7 +70,11 @@ pub(super) async fn create(
     {
         Some(t) => Ok((
             StatusCode::CREATED,
-            Json(json!({"id": t.id, "api_key": key, "created_at": rfc3339_ms(now)})),
+            Json(CreatedTenant {
+                api_key: key,
+                created_at: rfc3339_ms(now),
+                id: t.id,
+            }),
         )),
         None => Err(ApiError::conflict(format!(
             "tenant {} already exists",
@@ -59,7 +87,7 @@ pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     page: Result<Query<Page>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ListPage<TenantView>>, ApiError> {
     who.require_admin()?;
     let Query(page) = page.map_err(bad_query)?;
     let (tenants, more) = ctx
@@ -72,7 +100,10 @@ pub(super) async fn list(
     };
     let data = tenants
         .iter()
-        .map(|t| json!({"id": t.id, "created_at": rfc3339_ms(t.created_at_ms)}))
+        .map(|t| TenantView {
+            created_at: rfc3339_ms(t.created_at_ms),
+            id: t.id.clone(),
+        })
         .collect();
     Ok(list_body(data, next))
 }
@@ -81,11 +112,62 @@ pub(super) async fn rotate_key(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path(t): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TenantKey>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let key = token::generate();
     if !ctx.store.rotate_tenant_key(&t, token::hash(&key)).await? {
         return Err(ApiError::not_found("tenant"));
     }
-    Ok(Json(json!({"id": t, "api_key": key})))
+    Ok(Json(TenantKey {
+        api_key: key,
+        id: t,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The typed body's bytes against the `json!` body it replaced.
+    fn same_bytes(typed: impl Serialize, before: serde_json::Value) {
+        assert_eq!(
+            serde_json::to_string(&typed).unwrap(),
+            serde_json::to_string(&before).unwrap()
+        );
+    }
+
+    #[test]
+    fn tenant_bodies_match_their_json_forms() {
+        let (id, key, at) = ("acme", "hg_key", "2026-01-02T03:04:05.006Z");
+        same_bytes(
+            CreatedTenant {
+                api_key: key.into(),
+                created_at: at.into(),
+                id: id.into(),
+            },
+            json!({"id": id, "api_key": key, "created_at": at}),
+        );
+        let view = TenantView {
+            created_at: at.into(),
+            id: id.into(),
+        };
+        same_bytes(&view, json!({"id": id, "created_at": at}));
+        same_bytes(
+            list_body(vec![view], Some(id.into())).0,
+            json!({"data": [{"id": id, "created_at": at}], "next_cursor": id}),
+        );
+        same_bytes(
+            list_body(Vec::<TenantView>::new(), None).0,
+            json!({"data": [], "next_cursor": null}),
+        );
+        same_bytes(
+            TenantKey {
+                api_key: key.into(),
+                id: id.into(),
+            },
+            json!({"id": id, "api_key": key}),
+        );
+    }
 }

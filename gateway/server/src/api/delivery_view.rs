@@ -1,0 +1,112 @@
+//! How deliveries look in the API: a delivery (in lists, events and replays), one
+//! delivery with its attempt log, and one attempt.
+//!
+//! Fields are declared in alphabetical order: the `json!` bodies these replaced
+//! serialised that way (serde_json without `preserve_order`), and clients may
+//! compare bytes. A field that has no value is `null`, never left out.
+
+use serde::Serialize;
+
+use crate::clock::rfc3339_ms;
+use crate::policy::{DeadReason, ErrorKind, VerdictKind};
+use crate::store::{AttemptRecord, DeliveryRecord, Recorded};
+
+/// A delivery as events, lists and replays show it.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct DeliveryView {
+    attempts: u32,
+    created_at: String,
+    dead_reason: Option<Recorded<DeadReason>>,
+    endpoint_id: String,
+    event_id: String,
+    event_type: String,
+    id: String,
+    last_error: Option<Recorded<ErrorKind>>,
+    last_status: Option<u16>,
+    /// From its endpoint's current policy; `null` once the endpoint is gone.
+    max_attempts: Option<u32>,
+    next_attempt_at: Option<String>,
+    series: u32,
+    /// `pending`, `in_flight`, `succeeded` or `dead`.
+    state: &'static str,
+    updated_at: String,
+}
+
+impl DeliveryView {
+    /// The view of `d`; what depends on the endpoint or the engine is given.
+    pub(super) fn new(
+        d: &DeliveryRecord,
+        state: &'static str,
+        max_attempts: Option<u32>,
+        next_attempt_at_ms: Option<u64>,
+    ) -> Self {
+        Self {
+            attempts: d.attempts,
+            created_at: rfc3339_ms(d.created_at_ms),
+            dead_reason: d.dead_reason.clone(),
+            endpoint_id: d.endpoint_id.clone(),
+            event_id: d.event_id.clone(),
+            event_type: d.event_type.clone(),
+            id: d.id.clone(),
+            last_error: d.last_error.clone(),
+            last_status: d.last_status,
+            max_attempts,
+            next_attempt_at: next_attempt_at_ms.map(rfc3339_ms),
+            series: d.series,
+            state,
+            updated_at: rfc3339_ms(d.updated_at_ms),
+        }
+    }
+}
+
+/// One delivery with every attempt of every series, oldest first.
+#[derive(Debug, Serialize)]
+pub(super) struct DeliveryDetail {
+    // First: `attempt_log` sorts before `attempts`.
+    pub(super) attempt_log: Vec<AttemptView>,
+    #[serde(flatten)]
+    pub(super) delivery: DeliveryView,
+}
+
+/// One attempt in a delivery's attempt log.
+#[derive(Debug, Serialize)]
+pub(super) struct AttemptView {
+    attempt: u32,
+    dead_reason: Option<Recorded<DeadReason>>,
+    decided_by: String,
+    delay_ms: Option<u64>,
+    duration_ms: u64,
+    error_kind: Option<Recorded<ErrorKind>>,
+    next_attempt_at: Option<String>,
+    /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
+    policy: String,
+    response_snippet: String,
+    series: u32,
+    started_at: String,
+    status: Option<u16>,
+    verdict: Recorded<VerdictKind>,
+}
+
+impl From<&AttemptRecord> for AttemptView {
+    fn from(a: &AttemptRecord) -> Self {
+        Self {
+            attempt: a.attempt,
+            dead_reason: a.dead_reason.clone(),
+            decided_by: a.decided_by.clone(),
+            delay_ms: a.delay_ms,
+            duration_ms: a.duration_ms,
+            error_kind: a.error_kind.clone(),
+            next_attempt_at: a.next_attempt_at_ms.map(rfc3339_ms),
+            policy: a.policy.clone(),
+            response_snippet: a.response_snippet.clone(),
+            series: a.series,
+            started_at: rfc3339_ms(a.started_at_ms),
+            status: a.status,
+            verdict: a.verdict.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "delivery_view_tests.rs"]
+mod tests;

@@ -1,0 +1,127 @@
+//! How an endpoint looks in the API (never its secrets, but for the one answer
+//! to create), and the view of its live signing secrets.
+//!
+//! Fields are declared in alphabetical order: the `json!` bodies these replaced
+//! serialised that way (serde_json without `preserve_order`), and clients may
+//! compare bytes. A field that has no value is `null`, never left out.
+
+use serde::{Serialize, Serializer};
+
+use crate::clock::rfc3339_ms;
+use crate::policy::{EffectivePolicy, PolicySpec};
+use crate::store::{BreakerState, EndpointRecord, Recorded, StoredSecret};
+
+/// An endpoint as create, list, show, update and the breaker reset show it.
+#[derive(Debug, Serialize)]
+pub(super) struct EndpointView {
+    breaker: BreakerView,
+    created_at: String,
+    description: String,
+    disabled: bool,
+    disabled_reason: Option<String>,
+    event_types: Vec<String>,
+    id: String,
+    max_in_flight: u32,
+    plugin: Option<String>,
+    /// The policy as the tenant set it.
+    policy: Option<serde_json::Value>,
+    /// The policy in force: the tenant's laid over the configured default.
+    #[serde(serialize_with = "sorted_keys")]
+    policy_effective: EffectivePolicy,
+    rate_limit_per_s: Option<u32>,
+    /// Only in the answer to create: the one time a generated secret is shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<String>,
+    timeout_ms: u64,
+    url: String,
+}
+
+/// The endpoint's circuit breaker.
+#[derive(Debug, Serialize)]
+pub(super) struct BreakerView {
+    open_until: Option<String>,
+    state: Recorded<BreakerState>,
+    trips: u32,
+}
+
+impl EndpointView {
+    pub(super) fn new(ep: &EndpointRecord, default: &PolicySpec) -> Self {
+        Self {
+            breaker: BreakerView {
+                open_until: ep.breaker.open_until_ms.map(rfc3339_ms),
+                state: ep.breaker.state.clone(),
+                trips: ep.breaker.trips,
+            },
+            created_at: rfc3339_ms(ep.created_at_ms),
+            description: ep.description.clone(),
+            disabled: ep.disabled,
+            disabled_reason: ep.disabled_reason.clone(),
+            event_types: ep.event_types.clone(),
+            id: ep.id.clone(),
+            max_in_flight: ep.max_in_flight,
+            plugin: ep.plugin.clone(),
+            policy: ep.policy.clone(),
+            policy_effective: ep.effective_policy(default).0,
+            rate_limit_per_s: ep.rate_limit_per_s,
+            secret: None,
+            timeout_ms: ep.timeout_ms,
+            url: ep.url.clone(),
+        }
+    }
+
+    /// The view with the endpoint's new secret, for the answer to create.
+    pub(super) fn with_secret(self, secret: &str) -> Self {
+        Self {
+            secret: Some(secret.to_owned()),
+            ..self
+        }
+    }
+}
+
+/// Writes `value` with its object keys sorted, as `json!` wrote the effective
+/// policy (whose fields, some flattened, are not declared in that order).
+fn sorted_keys<T: Serialize, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serde_json::to_value(value)
+        .map_err(serde::ser::Error::custom)?
+        .serialize(serializer)
+}
+
+/// The endpoint's live signing secrets, newest first.
+#[derive(Debug, Serialize)]
+pub(super) struct EndpointSecrets {
+    /// The newest, which signs first; `null` if none is live.
+    secret: Option<String>,
+    secrets: Vec<SecretView>,
+}
+
+/// One live secret; a rotated-out one has the time it stops signing.
+#[derive(Debug, Serialize)]
+pub(super) struct SecretView {
+    expires_at: Option<String>,
+    secret: String,
+}
+
+impl EndpointSecrets {
+    /// The secrets of `ep` still live at `now`.
+    pub(super) fn new(ep: &EndpointRecord, now: u64) -> Self {
+        let live: Vec<&StoredSecret> = ep
+            .secrets
+            .iter()
+            .filter(|s| s.expires_at_ms.is_none_or(|e| e > now))
+            .collect();
+        Self {
+            secret: live.first().map(|s| s.secret.clone()),
+            secrets: live
+                .iter()
+                .map(|s| SecretView {
+                    expires_at: s.expires_at_ms.map(rfc3339_ms),
+                    secret: s.secret.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "endpoint_view_tests.rs"]
+mod tests;
