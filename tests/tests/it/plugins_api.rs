@@ -166,8 +166,9 @@ async fn tenants_cannot_see_or_bind_each_others_plugins() {
     );
 }
 
-#[tokio::test]
-async fn preloaded_plugins_are_listed_but_belong_to_the_config() {
+/// A gateway with the example `json-error-code` preloaded for tenant `acme` as
+/// `codes`, from `[[plugins.preload]]`.
+pub(crate) async fn gateway_with_preloaded_codes() -> TestGateway {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let path = dir.path().join("codes.wasm");
     std::fs::write(&path, plugin_wasm("json-error-code")).unwrap();
@@ -180,12 +181,17 @@ async fn preloaded_plugins_are_listed_but_belong_to_the_config() {
             name: "codes".into(),
             path,
         });
-    let gw = TestGateway::start_with(
+    TestGateway::start_with(
         config,
         Arc::clone(&dir),
         hookgate_server::RunOptions::default(),
     )
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn preloaded_plugins_are_listed_but_belong_to_the_config() {
+    let gw = gateway_with_preloaded_codes().await;
     let key = gw.tenant("acme").await;
     upload_example(&gw, &key, "ladder", "ladder", 1).await;
     let (_, list) = gw

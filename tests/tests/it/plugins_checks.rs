@@ -3,10 +3,8 @@
 //! against the production limits. Preloaded plugins never run conformance, so
 //! theirs is null.
 
-use std::sync::Arc;
-
 use hookgate_server::policy::wasm::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, UPLOAD_CHECKS};
-use hookgate_tests::{TestGateway, plugin_wasm, test_config, upload_example};
+use hookgate_tests::{TestGateway, upload_example};
 use serde_json::Value;
 
 /// Asserts `checks` lists all nine checks passed, and usage within the limits.
@@ -56,24 +54,7 @@ async fn an_uploaded_version_shows_the_checks_it_passed_and_what_it_used() {
 
 #[tokio::test]
 async fn a_preloaded_plugin_shows_no_check_results() {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let path = dir.path().join("codes.wasm");
-    std::fs::write(&path, plugin_wasm("json-error-code")).unwrap();
-    let mut config = test_config(dir.path());
-    config
-        .plugins
-        .preload
-        .push(hookgate_server::config::PreloadPlugin {
-            tenant: "acme".into(),
-            name: "codes".into(),
-            path,
-        });
-    let gw = TestGateway::start_with(
-        config,
-        Arc::clone(&dir),
-        hookgate_server::RunOptions::default(),
-    )
-    .await;
+    let gw = super::plugins_api::gateway_with_preloaded_codes().await;
     let key = gw.tenant("acme").await;
     let (s, shown) = gw
         .call("GET", "/v1/tenants/acme/plugins/codes", Some(&key), None)
