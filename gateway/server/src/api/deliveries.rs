@@ -6,7 +6,6 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::auth::Principal;
 use super::delivery_view::{AttemptView, DeliveryDetail, DeliveryView};
@@ -67,12 +66,6 @@ pub(super) fn delivery_view(
         max_attempts,
         next_attempt_at_ms(d, ep.as_ref()),
     ))
-}
-
-/// [`delivery_view`] as a JSON value, for the replay route until it takes the
-/// typed view (the same bytes either way).
-pub(super) fn delivery_summary(ctx: &AppContext, d: &DeliveryRecord) -> Result<Value, ApiError> {
-    serde_json::to_value(delivery_view(ctx, d)?).map_err(|_| ApiError::internal())
 }
 
 pub(super) fn time_param(name: &str, v: Option<&str>) -> Result<Option<u64>, ApiError> {

@@ -47,7 +47,7 @@ fn attempt() -> AttemptRecord {
     }
 }
 
-/// The delivery as `delivery_summary` built it with `json!`.
+/// The delivery as the API built it with `json!` before it was typed.
 fn delivery_json(
     d: &DeliveryRecord,
     state: &str,

@@ -7,11 +7,11 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::deliveries::{dead_reason_named, delivery_summary, time_param};
+use super::deliveries::{dead_reason_named, delivery_view, time_param};
+use super::delivery_view::DeliveryView;
 use super::error::ApiError;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
@@ -103,7 +103,7 @@ pub(super) async fn replay_one(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DeliveryView>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     let input: ReplayOne = body_or_default(&ctx, body).await?;
     match ctx
@@ -111,7 +111,7 @@ pub(super) async fn replay_one(
         .replay_delivery(&t, &id, input.force, ctx.clock.now_ms())
         .await?
     {
-        ReplayOutcome::Replayed(d) => Ok(Json(delivery_summary(&ctx, &d)?)),
+        ReplayOutcome::Replayed(d) => Ok(Json(delivery_view(&ctx, &d)?)),
         ReplayOutcome::NotFound => Err(ApiError::not_found("delivery")),
         ReplayOutcome::Pending => Err(ApiError::conflict(
             "the delivery is still pending; only finished deliveries replay",

@@ -133,7 +133,7 @@ fn buckets_have_round_widths() {
 }
 
 /// Prints each preset's schedule without jitter, for docs/policies.md:
-/// `cargo test -p hookgate --lib preset_schedules -- --ignored --nocapture`.
+/// `cargo test -p hookgate-server --lib preset_schedules -- --ignored --nocapture`.
 #[test]
 #[ignore = "prints the docs table"]
 fn preset_schedules() {
