@@ -62,7 +62,10 @@ class Api:
             known = sorted(f"{m} {p}" for m, p in self.modules)
             raise SystemExit(f"no generated function for {method} {template}; generated: {known}")
         function = module.sync_detailed
-        kwargs = {"client": self.client_class(base_url=self.base, token=token)}
+        seen = []
+        hooks = {"response": [seen.append]}
+        client = self.client_class(base_url=self.base, token=token, httpx_args={"event_hooks": hooks})
+        kwargs = {"client": client}
         positional = [
             p.name
             for p in inspect.signature(function).parameters.values()
@@ -73,7 +76,13 @@ class Api:
         kwargs.update(zip(positional, path_values))
         if body is not None:
             kwargs["body"] = body_model(function).from_dict(body)
-        response = function(**kwargs)
+        try:
+            response = function(**kwargs)
+        except Exception as e:
+            # Most likely the answer does not fit the document's schema.
+            answer = seen[-1] if seen else None
+            shown = f"{answer.status_code} {answer.text}" if answer is not None else "no answer"
+            raise SystemExit(f"{method} {template}: the generated client failed on {shown}: {e!r}") from e
         parsed = response.parsed
         if hasattr(parsed, "to_dict"):
             parsed = parsed.to_dict()

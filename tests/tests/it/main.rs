@@ -17,6 +17,7 @@ mod fair_dns;
 mod fair_limits;
 mod isolation;
 mod observability;
+mod openapi_contract;
 mod plugin_fairness;
 mod plugins_api;
 mod plugins_checks;
