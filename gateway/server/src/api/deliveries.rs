@@ -10,13 +10,14 @@ use serde::Deserialize;
 use super::auth::Principal;
 use super::delivery_view::{AttemptView, DeliveryDetail, DeliveryView};
 use super::error::ApiError;
+use super::openapi::{DeliveryPath, TenantPath};
 use super::{ListPage, bad_query, list_body};
 use crate::clock::parse_rfc3339_ms;
 use crate::context::AppContext;
 use crate::policy::DeadReason;
 use crate::store::{BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 pub(super) struct ListQuery {
     state: Option<String>,
     endpoint_id: Option<String>,
@@ -85,6 +86,10 @@ pub(super) fn dead_reason_named(name: &str) -> Result<DeadReason, String> {
     })
 }
 
+/// Lists deliveries, newest first, filtered; `state=dead` is the dead-letter queue.
+#[utoipa::path(get, path = "/v1/tenants/{t}/deliveries", tag = "deliveries",
+    operation_id = "list_deliveries", params(TenantPath, ListQuery),
+    responses((status = 200, description = "A page of deliveries", body = ListPage<DeliveryView>)))]
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -135,6 +140,10 @@ pub(super) async fn list(
     Ok(list_body(data, result.next_cursor))
 }
 
+/// One delivery with every attempt of every series, oldest first.
+#[utoipa::path(get, path = "/v1/tenants/{t}/deliveries/{id}", tag = "deliveries",
+    operation_id = "get_delivery", params(DeliveryPath),
+    responses((status = 200, description = "The delivery", body = DeliveryDetail)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

@@ -12,15 +12,19 @@ use crate::policy::{DeadReason, ErrorKind, VerdictKind};
 use crate::store::{AttemptRecord, DeliveryRecord, Recorded};
 
 /// A delivery as events, lists and replays show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub(super) struct DeliveryView {
     attempts: u32,
     created_at: String,
+    /// One of the names of [`DeadReason`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     dead_reason: Option<Recorded<DeadReason>>,
     endpoint_id: String,
     event_id: String,
     event_type: String,
     id: String,
+    /// One of the names of [`ErrorKind`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     last_error: Option<Recorded<ErrorKind>>,
     last_status: Option<u16>,
     /// From its endpoint's current policy; `null` once the endpoint is gone.
@@ -60,7 +64,7 @@ impl DeliveryView {
 }
 
 /// One delivery with every attempt of every series, oldest first.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct DeliveryDetail {
     // First: `attempt_log` sorts before `attempts`.
     pub(super) attempt_log: Vec<AttemptView>,
@@ -69,13 +73,17 @@ pub(super) struct DeliveryDetail {
 }
 
 /// One attempt in a delivery's attempt log.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct AttemptView {
     attempt: u32,
+    /// One of the names of [`DeadReason`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     dead_reason: Option<Recorded<DeadReason>>,
     decided_by: String,
     delay_ms: Option<u64>,
     duration_ms: u64,
+    /// One of the names of [`ErrorKind`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     error_kind: Option<Recorded<ErrorKind>>,
     next_attempt_at: Option<String>,
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
@@ -84,6 +92,8 @@ pub(super) struct AttemptView {
     series: u32,
     started_at: String,
     status: Option<u16>,
+    /// One of the names of [`VerdictKind`]; a name written by another build is shown as it is.
+    #[schema(value_type = String)]
     verdict: Recorded<VerdictKind>,
 }
 

@@ -41,7 +41,7 @@ struct Row {
 // compare bytes. A field that has no value is `null`, never left out.
 
 /// The plugin object.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct PluginObject {
     active_version: u32,
     created_at: Option<String>,
@@ -55,7 +55,7 @@ pub(super) struct PluginObject {
 }
 
 /// One version of a plugin.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct PluginVersionView {
     active: bool,
     checks: Option<UploadChecks>,

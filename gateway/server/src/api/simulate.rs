@@ -65,7 +65,7 @@ impl Default for SimulationSlots {
 
 /// The request: a policy (an endpoint's `"policy"` object) or a preset name, and the
 /// simulation's parameters under the CLI's names; every field is optional.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SimulateRequest {
     /// A preset to simulate as it is; not with `policy`.
@@ -180,8 +180,12 @@ pub(super) async fn run_bounded(
     Ok(report)
 }
 
-/// `POST /v1/policy/simulate`: any authenticated caller; the body is a
-/// [`SimulateRequest`], the answer the [`SimulationReport`] the CLI prints as JSON.
+/// Simulates a retry herd: `events` deliveries fail together while the receiver is
+/// down for `outage`, then recover; answers the retry waves, the per-second arrivals
+/// and the recovery peak.
+#[utoipa::path(post, path = "/v1/policy/simulate", tag = "policy", operation_id = "simulate_policy",
+    request_body = SimulateRequest,
+    responses((status = 200, description = "The simulation's report", body = SimulationReport)))]
 pub(super) async fn simulate(
     State(ctx): State<Arc<AppContext>>,
     _caller: Principal,

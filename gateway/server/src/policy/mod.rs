@@ -37,7 +37,7 @@ pub use builtin::{
 pub use classify::classify;
 pub use decide::{PluginDecider, decide, host_decides_alone};
 pub(crate) use duration::deserialize_opt_ms;
-pub use effective::{EffectivePolicy, PRESET_NAMES};
+pub use effective::{EffectivePolicy, PRESET_NAMES, PresetName};
 pub use outcome::{AttemptFacts, FailureKind, Outcome};
 pub use retry_after::parse_retry_after;
 pub use simulator::{
