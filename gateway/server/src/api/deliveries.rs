@@ -10,22 +10,37 @@ use serde::Deserialize;
 use super::auth::Principal;
 use super::delivery_view::{AttemptView, DeliveryDetail, DeliveryView};
 use super::error::ApiError;
-use super::openapi::{DeliveryPath, TenantPath};
+use super::openapi::{DeliveryPath, DeliveryStateName, TenantPath};
 use super::{ListPage, bad_query, list_body};
 use crate::clock::parse_rfc3339_ms;
 use crate::context::AppContext;
 use crate::policy::DeadReason;
 use crate::store::{BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
 
+/// The delivery list's filters and paging; filters combine.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(super) struct ListQuery {
+    /// Only deliveries in this state; `dead` is the dead-letter queue.
+    #[param(value_type = Option<DeliveryStateName>)]
     state: Option<String>,
+    /// Only this endpoint's.
     endpoint_id: Option<String>,
+    /// Only this event type (exact).
     event_type: Option<String>,
+    /// Created at or after this time (RFC 3339).
+    #[param(format = DateTime)]
     since: Option<String>,
+    /// Created before this time (RFC 3339).
+    #[param(format = DateTime)]
     until: Option<String>,
+    /// Only dead deliveries that died for this reason.
+    #[param(value_type = Option<DeadReason>)]
     dead_reason: Option<String>,
+    /// Items per page, 1 to 250; 50 when absent.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 250)]
     limit: Option<String>,
+    /// The `next_cursor` of the page before.
     cursor: Option<String>,
 }
 

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::openapi::DeliveryStateName;
 use crate::clock::rfc3339_ms;
 use crate::policy::{DeadReason, ErrorKind, VerdictKind};
 use crate::store::{AttemptRecord, DeliveryRecord, Recorded};
@@ -15,6 +16,7 @@ use crate::store::{AttemptRecord, DeliveryRecord, Recorded};
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub(super) struct DeliveryView {
     attempts: u32,
+    #[schema(format = DateTime)]
     created_at: String,
     /// One of the names of [`DeadReason`]; a name written by another build is shown as it is.
     #[schema(value_type = Option<String>)]
@@ -29,10 +31,12 @@ pub(super) struct DeliveryView {
     last_status: Option<u16>,
     /// From its endpoint's current policy; `null` once the endpoint is gone.
     max_attempts: Option<u32>,
+    #[schema(format = DateTime)]
     next_attempt_at: Option<String>,
     series: u32,
-    /// `pending`, `in_flight`, `succeeded` or `dead`.
+    #[schema(value_type = DeliveryStateName)]
     state: &'static str,
+    #[schema(format = DateTime)]
     updated_at: String,
 }
 
@@ -85,11 +89,13 @@ pub(super) struct AttemptView {
     /// One of the names of [`ErrorKind`]; a name written by another build is shown as it is.
     #[schema(value_type = Option<String>)]
     error_kind: Option<Recorded<ErrorKind>>,
+    #[schema(format = DateTime)]
     next_attempt_at: Option<String>,
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
     policy: String,
     response_snippet: String,
     series: u32,
+    #[schema(format = DateTime)]
     started_at: String,
     status: Option<u16>,
     /// One of the names of [`VerdictKind`]; a name written by another build is shown as it is.

@@ -15,6 +15,7 @@ use crate::store::{BreakerState, EndpointRecord, Recorded, StoredSecret};
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct EndpointView {
     breaker: BreakerView,
+    #[schema(format = DateTime)]
     created_at: String,
     description: String,
     disabled: bool,
@@ -39,6 +40,7 @@ pub(super) struct EndpointView {
 /// The endpoint's circuit breaker.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct BreakerView {
+    #[schema(format = DateTime)]
     open_until: Option<String>,
     /// One of the names of [`BreakerState`]; a name written by another build is shown as it is.
     #[schema(value_type = String)]
@@ -99,6 +101,7 @@ pub(super) struct EndpointSecrets {
 /// One live secret; a rotated-out one has the time it stops signing.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct SecretView {
+    #[schema(format = DateTime)]
     expires_at: Option<String>,
     secret: String,
 }

@@ -159,6 +159,7 @@ pub(super) struct EventView<'a> {
     /// The payload as it was received, byte for byte: any JSON value.
     #[schema(value_type = serde_json::Value)]
     payload: &'a RawValue,
+    #[schema(format = DateTime)]
     created_at: String,
     deliveries: Vec<DeliveryView>,
 }

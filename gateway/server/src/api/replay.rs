@@ -13,29 +13,43 @@ use super::body::{parse_json, read_limited};
 use super::deliveries::{dead_reason_named, delivery_view, time_param};
 use super::delivery_view::DeliveryView;
 use super::error::ApiError;
-use super::openapi::{DeliveryPath, TenantPath};
+use super::openapi::{DeliveryPath, ReplayableState, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::BulkReplay;
+use crate::policy::DeadReason;
 use crate::store::{
     BreakerState, DeliveryFilter, DeliveryState, EndpointRecord, Recorded, ReplayOutcome,
 };
 
+/// The body of a single replay; may be empty.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ReplayOne {
+    /// Send a delivery that succeeded again.
     #[serde(default)]
     force: bool,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"state": "dead", "dead_reason": "max_attempts", "dry_run": true}))]
 pub(super) struct ReplayMany {
+    /// Always `dead`: only dead deliveries replay in bulk.
+    #[schema(value_type = ReplayableState)]
     state: String,
+    /// Only this endpoint's.
     endpoint_id: Option<String>,
+    /// Only this event type (exact).
     event_type: Option<String>,
+    /// Created at or after this time (RFC 3339).
+    #[schema(format = DateTime)]
     since: Option<String>,
+    /// Created before this time (RFC 3339).
+    #[schema(format = DateTime)]
     until: Option<String>,
+    /// Only those that died for this reason.
+    #[schema(value_type = Option<DeadReason>)]
     dead_reason: Option<String>,
     /// Count what would be replayed, and change nothing.
     #[serde(default)]
@@ -63,6 +77,7 @@ pub(super) struct OpenBreakerView {
     /// One of the names of [`BreakerState`]; a name written by another build is shown as it is.
     #[schema(value_type = String)]
     state: Recorded<BreakerState>,
+    #[schema(format = DateTime)]
     open_until: Option<String>,
 }
 

@@ -33,6 +33,7 @@ pub(super) struct CreateTenant {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct CreatedTenant {
     api_key: String,
+    #[schema(format = DateTime)]
     created_at: String,
     id: String,
 }
@@ -40,6 +41,7 @@ pub(super) struct CreatedTenant {
 /// A tenant as the admin's list shows it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct TenantView {
+    #[schema(format = DateTime)]
     created_at: String,
     id: String,
 }

@@ -74,7 +74,7 @@ impl Verdict {
 }
 
 /// Why a delivery is dead; shown as the delivery's `dead_reason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeadReason {
     /// The classification gave up (a non-retryable status, or `give_up_on`).

@@ -4,6 +4,7 @@
 //! Served at `GET /v1/openapi.json` without authentication, and printed by
 //! `hookgate openapi`.
 
+mod names;
 mod operations;
 mod params;
 #[cfg(test)]
@@ -16,6 +17,7 @@ use axum::response::IntoResponse;
 use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as Document;
 
+pub(super) use names::{DeliveryStateName, PluginSourceName, ReplayableState};
 pub(super) use params::{DeliveryPath, EndpointPath, EventPath, PluginPath, TenantPath};
 
 /// The document's fixed parts; the paths come from the router.
