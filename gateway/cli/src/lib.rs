@@ -61,6 +61,9 @@ pub enum Command {
         #[command(subcommand)]
         command: lab::drill::DrillCommand,
     },
+    /// Print the API's OpenAPI 3.1 document (what a gateway serves at
+    /// /v1/openapi.json) without running one.
+    Openapi,
     #[command(flatten)]
     Client(client::ClientCommand),
 }

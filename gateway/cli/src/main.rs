@@ -92,6 +92,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             return Ok(exit_code(ops::plugin_check::run(args)));
         }
         Command::Drill { command } => return Ok(exit_code(lab::drill::run(command))),
+        Command::Openapi => print!("{}", hookgate_server::api::document_json()),
         Command::Client(command) => return Ok(exit_code(client::run(command))),
     }
     Ok(ExitCode::SUCCESS)

@@ -10,21 +10,37 @@ use serde::Deserialize;
 use super::auth::Principal;
 use super::delivery_view::{AttemptView, DeliveryDetail, DeliveryView};
 use super::error::ApiError;
+use super::openapi::{DeliveryPath, DeliveryStateName, TenantPath};
 use super::{ListPage, bad_query, list_body};
 use crate::clock::parse_rfc3339_ms;
 use crate::context::AppContext;
 use crate::policy::DeadReason;
 use crate::store::{BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
 
-#[derive(Debug, Default, Deserialize)]
+/// The delivery list's filters and paging; filters combine.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(super) struct ListQuery {
+    /// Only deliveries in this state; `dead` is the dead-letter queue.
+    #[param(value_type = Option<DeliveryStateName>)]
     state: Option<String>,
+    /// Only this endpoint's.
     endpoint_id: Option<String>,
+    /// Only this event type (exact).
     event_type: Option<String>,
+    /// Created at or after this time (RFC 3339).
+    #[param(format = DateTime)]
     since: Option<String>,
+    /// Created before this time (RFC 3339).
+    #[param(format = DateTime)]
     until: Option<String>,
+    /// Only dead deliveries that died for this reason.
+    #[param(value_type = Option<DeadReason>)]
     dead_reason: Option<String>,
+    /// Items per page, 1 to 250; 50 when absent.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 250)]
     limit: Option<String>,
+    /// The `next_cursor` of the page before.
     cursor: Option<String>,
 }
 
@@ -85,6 +101,10 @@ pub(super) fn dead_reason_named(name: &str) -> Result<DeadReason, String> {
     })
 }
 
+/// Lists deliveries, newest first, filtered; `state=dead` is the dead-letter queue.
+#[utoipa::path(get, path = "/v1/tenants/{t}/deliveries", tag = "deliveries",
+    operation_id = "list_deliveries", params(TenantPath, ListQuery),
+    responses((status = 200, description = "A page of deliveries", body = ListPage<DeliveryView>)))]
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -135,6 +155,10 @@ pub(super) async fn list(
     Ok(list_body(data, result.next_cursor))
 }
 
+/// One delivery with every attempt of every series, oldest first.
+#[utoipa::path(get, path = "/v1/tenants/{t}/deliveries/{id}", tag = "deliveries",
+    operation_id = "get_delivery", params(DeliveryPath),
+    responses((status = 200, description = "The delivery", body = DeliveryDetail)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

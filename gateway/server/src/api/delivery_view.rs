@@ -7,28 +7,36 @@
 
 use serde::Serialize;
 
+use super::openapi::DeliveryStateName;
 use crate::clock::rfc3339_ms;
 use crate::policy::{DeadReason, ErrorKind, VerdictKind};
 use crate::store::{AttemptRecord, DeliveryRecord, Recorded};
 
 /// A delivery as events, lists and replays show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub(super) struct DeliveryView {
     attempts: u32,
+    #[schema(format = DateTime)]
     created_at: String,
+    /// One of the names of [`DeadReason`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     dead_reason: Option<Recorded<DeadReason>>,
     endpoint_id: String,
     event_id: String,
     event_type: String,
     id: String,
+    /// One of the names of [`ErrorKind`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     last_error: Option<Recorded<ErrorKind>>,
     last_status: Option<u16>,
     /// From its endpoint's current policy; `null` once the endpoint is gone.
     max_attempts: Option<u32>,
+    #[schema(format = DateTime)]
     next_attempt_at: Option<String>,
     series: u32,
-    /// `pending`, `in_flight`, `succeeded` or `dead`.
+    #[schema(value_type = DeliveryStateName)]
     state: &'static str,
+    #[schema(format = DateTime)]
     updated_at: String,
 }
 
@@ -60,7 +68,7 @@ impl DeliveryView {
 }
 
 /// One delivery with every attempt of every series, oldest first.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct DeliveryDetail {
     // First: `attempt_log` sorts before `attempts`.
     pub(super) attempt_log: Vec<AttemptView>,
@@ -69,21 +77,29 @@ pub(super) struct DeliveryDetail {
 }
 
 /// One attempt in a delivery's attempt log.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct AttemptView {
     attempt: u32,
+    /// One of the names of [`DeadReason`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     dead_reason: Option<Recorded<DeadReason>>,
     decided_by: String,
     delay_ms: Option<u64>,
     duration_ms: u64,
+    /// One of the names of [`ErrorKind`]; a name written by another build is shown as it is.
+    #[schema(value_type = Option<String>)]
     error_kind: Option<Recorded<ErrorKind>>,
+    #[schema(format = DateTime)]
     next_attempt_at: Option<String>,
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
     policy: String,
     response_snippet: String,
     series: u32,
+    #[schema(format = DateTime)]
     started_at: String,
     status: Option<u16>,
+    /// One of the names of [`VerdictKind`]; a name written by another build is shown as it is.
+    #[schema(value_type = String)]
     verdict: Recorded<VerdictKind>,
 }
 

@@ -10,11 +10,12 @@ use serde::Serialize;
 
 use super::auth::Principal;
 use super::error::ApiError;
+use super::openapi::TenantPath;
 use crate::context::AppContext;
 use crate::store::{DeadCounts, SUMMARY_SCAN_LIMIT};
 
 /// A tenant's DLQ summary; the admin's adds `tenant_id` to each endpoint.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct DlqSummary {
     dead: u64,
     /// Every known reason, zero or more.
@@ -28,7 +29,7 @@ pub(super) struct DlqSummary {
     complete: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct EndpointDead {
     #[serde(skip_serializing_if = "Option::is_none")]
     tenant_id: Option<String>,
@@ -37,7 +38,7 @@ pub(super) struct EndpointDead {
 }
 
 /// The admin's DLQ summary across tenants.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct AllDlqSummary {
     #[serde(flatten)]
     summary: DlqSummary,
@@ -45,7 +46,7 @@ pub(super) struct AllDlqSummary {
     by_tenant: Vec<TenantDead>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct TenantDead {
     tenant_id: String,
     dead: u64,
@@ -78,6 +79,10 @@ impl DlqSummary {
     }
 }
 
+/// The tenant's dead deliveries counted by reason and endpoint.
+#[utoipa::path(get, path = "/v1/tenants/{t}/dlq/summary", tag = "dlq",
+    operation_id = "get_tenant_dlq_summary", params(TenantPath),
+    responses((status = 200, description = "The summary", body = DlqSummary)))]
 pub(super) async fn tenant_summary(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -88,6 +93,9 @@ pub(super) async fn tenant_summary(
     Ok(Json(DlqSummary::of(counts, false)))
 }
 
+/// Dead deliveries across tenants, by reason, endpoint and tenant.
+#[utoipa::path(get, path = "/v1/dlq/summary", tag = "dlq", operation_id = "get_dlq_summary",
+    responses((status = 200, description = "The summary", body = AllDlqSummary)))]
 pub(super) async fn all_summary(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

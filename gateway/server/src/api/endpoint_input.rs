@@ -18,31 +18,93 @@ pub(super) const DEFAULT_MAX_IN_FLIGHT: u32 = 16;
 
 /// The settable fields. Absent means "the default" on create and "unchanged" on PATCH
 /// (where RFC 7396 `null` resets a field to its default).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "url": "https://hooks.example.com/hookgate",
+    "description": "orders service",
+    "event_types": ["order.*"],
+    "policy": {"preset": "svix", "max_attempts": 6},
+    "timeout_ms": 10000,
+    "max_in_flight": 16,
+    "rate_limit_per_s": 50
+}))]
 pub(super) struct EndpointInput {
+    /// Where deliveries go: `http` or `https`, at most `limits.url_len` bytes. Its host
+    /// must not be a private address unless the operator allows it.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = true, value_type = String, pattern = "^[Hh][Tt][Tt][Pp][Ss]?://", example = "https://hooks.example.com/hookgate")]
     pub(super) url: Option<String>,
+    /// Free text for people.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) description: Option<String>,
+    /// Event type patterns (`order.created`, `order.*`, `*`); `["*"]` when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(min_items = 1, example = json!(["order.*"]))]
     pub(super) event_types: Option<Vec<String>>,
+    /// The retry policy, laid over the operator's default.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<PolicySpec>)]
     pub(super) policy: Option<Value>,
+    /// A plugin of this tenant (`name`, or `name@version` to pin one) that decides
+    /// retries before the policy does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) plugin: Option<String>,
+    /// How long one attempt may take; 15000 when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 100, maximum = 300_000)]
     pub(super) timeout_ms: Option<u64>,
+    /// Attempts in flight at once; 16 when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 1024)]
     pub(super) max_in_flight: Option<u32>,
+    /// Attempts started per second at most; unlimited when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
     pub(super) rate_limit_per_s: Option<u32>,
+    /// A disabled endpoint gets nothing new; its pending deliveries wait.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) disabled: Option<bool>,
-    /// A tenant-chosen signing secret, on create only (rotation has its own route).
+    /// A tenant-chosen signing secret, on create only (rotation has its own route):
+    /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
     #[serde(skip_serializing)]
+    #[schema(pattern = r"^whsec_[A-Za-z0-9+/]+={0,2}$")]
     pub(super) secret: Option<String>,
 }
+
+/// The API schema of an endpoint merge patch: the fields of [`EndpointInput`] but
+/// `secret`, none required, each nullable (`null` resets it). Only described, never built.
+pub(super) enum EndpointPatch {}
+
+impl utoipa::PartialSchema for EndpointPatch {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+        let RefOr::T(Schema::Object(input)) = <EndpointInput as utoipa::PartialSchema>::schema()
+        else {
+            unreachable!("a derived struct schema is an object")
+        };
+        let mut patch = ObjectBuilder::new()
+            .description(Some(
+                "A JSON merge patch (RFC 7396) of the endpoint: absent fields stay, null resets one to its default",
+            ))
+            .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
+        for (name, property) in input.properties {
+            if name == "secret" {
+                continue;
+            }
+            let nullable = OneOfBuilder::new()
+                .item(property)
+                .item(ObjectBuilder::new().schema_type(Type::Null));
+            patch = patch.property(name, nullable);
+        }
+        patch
+            .examples([serde_json::json!({"description": "orders, v2", "rate_limit_per_s": null})])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for EndpointPatch {}
 
 /// A tenant-supplied secret (on create and on rotate): `whsec_` + canonical, padded
 /// standard base64 of 24 to 64 bytes, so receivers with strict decoders can use it.

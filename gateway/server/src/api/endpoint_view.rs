@@ -12,9 +12,10 @@ use crate::policy::{EffectivePolicy, PolicySpec};
 use crate::store::{BreakerState, EndpointRecord, Recorded, StoredSecret};
 
 /// An endpoint as create, list, show, update and the breaker reset show it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct EndpointView {
     breaker: BreakerView,
+    #[schema(format = DateTime)]
     created_at: String,
     description: String,
     disabled: bool,
@@ -37,9 +38,12 @@ pub(super) struct EndpointView {
 }
 
 /// The endpoint's circuit breaker.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct BreakerView {
+    #[schema(format = DateTime)]
     open_until: Option<String>,
+    /// One of the names of [`BreakerState`]; a name written by another build is shown as it is.
+    #[schema(value_type = String)]
     state: Recorded<BreakerState>,
     trips: u32,
 }
@@ -87,7 +91,7 @@ fn sorted_keys<T: Serialize, S: Serializer>(value: &T, serializer: S) -> Result<
 }
 
 /// The endpoint's live signing secrets, newest first.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct EndpointSecrets {
     /// The newest, which signs first; `null` if none is live.
     secret: Option<String>,
@@ -95,8 +99,9 @@ pub(super) struct EndpointSecrets {
 }
 
 /// One live secret; a rotated-out one has the time it stops signing.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct SecretView {
+    #[schema(format = DateTime)]
     expires_at: Option<String>,
     secret: String,
 }

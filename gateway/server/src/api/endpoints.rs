@@ -10,9 +10,10 @@ use serde_json::Value;
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::endpoint_input::{EndpointInput, merge_patch, tenant_secret};
+use super::endpoint_input::{EndpointInput, EndpointPatch, merge_patch, tenant_secret};
 use super::endpoint_view::{EndpointSecrets, EndpointView};
 use super::error::ApiError;
+use super::openapi::{EndpointPath, TenantPath};
 use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::ids;
@@ -33,6 +34,10 @@ fn load(ctx: &AppContext, who: &Principal, t: &str, id: &str) -> Result<Endpoint
         .ok_or_else(|| ApiError::not_found("endpoint"))
 }
 
+/// Registers an endpoint; the answer holds its signing secret, shown this once.
+#[utoipa::path(post, path = "/v1/tenants/{t}/endpoints", tag = "endpoints",
+    operation_id = "create_endpoint", params(TenantPath), request_body = EndpointInput,
+    responses((status = 201, description = "The endpoint, with its signing secret", body = EndpointView)))]
 pub(super) async fn create(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -79,6 +84,10 @@ pub(super) async fn create(
     Ok((StatusCode::CREATED, Json(view)))
 }
 
+/// Lists the tenant's endpoints, oldest first.
+#[utoipa::path(get, path = "/v1/tenants/{t}/endpoints", tag = "endpoints",
+    operation_id = "list_endpoints", params(TenantPath, Page),
+    responses((status = 200, description = "A page of endpoints", body = ListPage<EndpointView>)))]
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -103,6 +112,10 @@ pub(super) async fn list(
     ))
 }
 
+/// One endpoint.
+#[utoipa::path(get, path = "/v1/tenants/{t}/endpoints/{id}", tag = "endpoints",
+    operation_id = "get_endpoint", params(EndpointPath),
+    responses((status = 200, description = "The endpoint", body = EndpointView)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -150,6 +163,12 @@ where
     ))
 }
 
+/// Changes an endpoint with a JSON merge patch (RFC 7396): `null` resets a field to
+/// its default. The secret changes only through rotate-secret.
+#[utoipa::path(patch, path = "/v1/tenants/{t}/endpoints/{id}", tag = "endpoints",
+    operation_id = "update_endpoint", params(EndpointPath),
+    request_body(content = EndpointPatch, content_type = "application/merge-patch+json"),
+    responses((status = 200, description = "The endpoint as changed", body = EndpointView)))]
 pub(super) async fn update(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -186,6 +205,10 @@ pub(super) async fn update(
     Ok(Json(EndpointView::new(&ep, &ctx.config.policy.default)))
 }
 
+/// Deletes an endpoint; its pending deliveries end.
+#[utoipa::path(delete, path = "/v1/tenants/{t}/endpoints/{id}", tag = "endpoints",
+    operation_id = "delete_endpoint", params(EndpointPath),
+    responses((status = 204, description = "Deleted")))]
 pub(super) async fn delete(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -199,6 +222,9 @@ pub(super) async fn delete(
 
 /// Closes the endpoint's circuit breaker by hand: the streak and the cool-down
 /// ladder start over, and its pending work is served at once.
+#[utoipa::path(post, path = "/v1/tenants/{t}/endpoints/{id}/breaker/reset", tag = "endpoints",
+    operation_id = "reset_endpoint_breaker", params(EndpointPath),
+    responses((status = 200, description = "The endpoint, breaker closed", body = EndpointView)))]
 pub(super) async fn reset_breaker(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -214,6 +240,10 @@ pub(super) async fn reset_breaker(
     )))
 }
 
+/// The endpoint's live signing secrets, newest first.
+#[utoipa::path(get, path = "/v1/tenants/{t}/endpoints/{id}/secret", tag = "endpoints",
+    operation_id = "get_endpoint_secrets", params(EndpointPath),
+    responses((status = 200, description = "The live secrets", body = EndpointSecrets)))]
 pub(super) async fn secret(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -223,12 +253,21 @@ pub(super) async fn secret(
     Ok(Json(EndpointSecrets::new(&ep, ctx.clock.now_ms())))
 }
 
-#[derive(Default, serde::Deserialize)]
+/// The body of a secret rotation.
+#[derive(Default, serde::Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RotateSecret {
+    /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
+    #[schema(pattern = r"^whsec_[A-Za-z0-9+/]+={0,2}$")]
     secret: Option<String>,
 }
 
+/// Starts signing with a new secret (given, or generated); the others keep signing
+/// for 24 hours.
+#[utoipa::path(post, path = "/v1/tenants/{t}/endpoints/{id}/rotate-secret", tag = "endpoints",
+    operation_id = "rotate_endpoint_secret", params(EndpointPath),
+    request_body(content = Option<RotateSecret>, description = "Empty, or a secret of the tenant's choosing"),
+    responses((status = 200, description = "The live secrets, the new one first", body = EndpointSecrets)))]
 pub(super) async fn rotate_secret(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

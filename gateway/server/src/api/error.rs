@@ -2,7 +2,8 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+
+pub use super::error_code::{ErrorBody, ErrorCode, ErrorDetail};
 
 use crate::plugins::PluginServiceError;
 use crate::policy::BudgetExceeded;
@@ -16,69 +17,63 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub field: Option<String>,
+    kind: ErrorCode,
 }
 
 impl ApiError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    fn new(kind: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            status,
-            code,
+            status: kind.status(),
+            code: kind.as_str(),
             message: message.into(),
             field: None,
+            kind,
         }
+    }
+
+    /// The code, typed.
+    pub fn kind(&self) -> ErrorCode {
+        self.kind
     }
 
     /// 400 `invalid_json`: the body is not JSON.
     pub fn invalid_json(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_json", message)
+        Self::new(ErrorCode::InvalidJson, message)
     }
 
     /// 400 `invalid_field`: a field has the wrong type, or is unknown.
     pub fn invalid_field(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: Some(field.into()),
-            ..Self::new(StatusCode::BAD_REQUEST, "invalid_field", message)
+            ..Self::new(ErrorCode::InvalidField, message)
         }
     }
 
     /// 401 `unauthorized`.
     pub fn unauthorized() -> Self {
-        Self::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "missing or invalid bearer token",
-        )
+        Self::new(ErrorCode::Unauthorized, "missing or invalid bearer token")
     }
 
     /// 403 `forbidden`: a tenant key on an admin route.
     pub fn forbidden() -> Self {
-        Self::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "this route needs the admin token",
-        )
+        Self::new(ErrorCode::Forbidden, "this route needs the admin token")
     }
 
     /// 404 `not_found`, also for another tenant's resources.
     pub fn not_found(what: &str) -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("{what} not found"),
-        )
+        Self::new(ErrorCode::NotFound, format!("{what} not found"))
     }
 
     /// 409 `conflict`.
     pub fn conflict(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, "conflict", message)
+        Self::new(ErrorCode::Conflict, message)
     }
 
     /// 409 `too_many_secrets`: an endpoint has its most live signing secrets; a
     /// rotation must wait until the oldest grace period ends.
     pub fn too_many_secrets(live: usize) -> Self {
         Self::new(
-            StatusCode::CONFLICT,
-            "too_many_secrets",
+            ErrorCode::TooManySecrets,
             format!(
                 "this endpoint has {live} live secrets, the most allowed; retry after the oldest expires"
             ),
@@ -89,8 +84,7 @@ impl ApiError {
     /// `limits.body_read_timeout`. The connection is closed after the answer.
     pub fn request_timeout() -> Self {
         Self::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "request_timeout",
+            ErrorCode::RequestTimeout,
             "the request body did not arrive in time",
         )
     }
@@ -98,8 +92,7 @@ impl ApiError {
     /// 413 `payload_too_large`.
     pub fn too_large(limit: usize) -> Self {
         Self::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            ErrorCode::PayloadTooLarge,
             format!("body exceeds {limit} bytes"),
         )
     }
@@ -108,11 +101,7 @@ impl ApiError {
     pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: Some(field.into()),
-            ..Self::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "validation_failed",
-                message,
-            )
+            ..Self::new(ErrorCode::ValidationFailed, message)
         }
     }
 
@@ -120,15 +109,14 @@ impl ApiError {
     pub fn url_blocked(message: impl Into<String>) -> Self {
         Self {
             field: Some("url".into()),
-            ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "url_blocked", message)
+            ..Self::new(ErrorCode::UrlBlocked, message)
         }
     }
 
     /// 422 `idempotency_key_reused`.
     pub fn idempotency_key_reused() -> Self {
         Self::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "idempotency_key_reused",
+            ErrorCode::IdempotencyKeyReused,
             "this Idempotency-Key was used with a different body",
         )
     }
@@ -136,34 +124,32 @@ impl ApiError {
     /// 422 `plugin_rejected`: an upload check refused the plugin; the message names
     /// the check.
     pub fn plugin_rejected(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "plugin_rejected", message)
+        Self::new(ErrorCode::PluginRejected, message)
     }
 
     /// 429 `rate_limited`: too many requests of one kind (plugin uploads: 10 per
     /// tenant per hour); the message says when to try again.
     pub fn rate_limited(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message)
+        Self::new(ErrorCode::RateLimited, message)
     }
 
     /// 500 `internal_error`: a bug in hookgate, logged where it happened.
     pub fn internal() -> Self {
         Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
+            ErrorCode::InternalError,
             "internal error; the gateway's log has the details",
         )
     }
 
     /// 503 `busy`: a shared resource (the plugin compiler) stayed taken; try again.
     pub fn busy(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
+        Self::new(ErrorCode::Busy, message)
     }
 
     /// 507 `insufficient_storage`.
     pub fn insufficient_storage() -> Self {
         Self::new(
-            StatusCode::INSUFFICIENT_STORAGE,
-            "insufficient_storage",
+            ErrorCode::InsufficientStorage,
             "free disk is below min_free_disk",
         )
     }
@@ -173,8 +159,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         tracing::error!(error = %e, "store error");
         Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store_unavailable",
+            ErrorCode::StoreUnavailable,
             "storage is unavailable; retry later",
         )
     }
@@ -184,8 +169,7 @@ impl From<BudgetExceeded> for ApiError {
     /// 422 `simulation_too_large`: a policy simulation over its work budget.
     fn from(e: BudgetExceeded) -> Self {
         Self::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "simulation_too_large",
+            ErrorCode::SimulationTooLarge,
             format!(
                 "{e}; simulate fewer events, a shorter outage or fewer max_attempts, \
                  or run `hookgate policy simulate` on your own machine"
@@ -214,11 +198,14 @@ impl From<PluginServiceError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut err = json!({"code": self.code, "message": self.message});
-        if let Some(f) = self.field {
-            err["field"] = json!(f);
-        }
-        let mut response = (self.status, axum::Json(json!({ "error": err }))).into_response();
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.kind,
+                field: self.field,
+                message: self.message,
+            },
+        };
+        let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::REQUEST_TIMEOUT {
             // The rest of a slow body may still be coming: close rather than read it.
             response.headers_mut().insert(

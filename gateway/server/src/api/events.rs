@@ -16,6 +16,7 @@ use super::body::{parse_json, read_limited};
 use super::deliveries::delivery_view;
 use super::delivery_view::DeliveryView;
 use super::error::ApiError;
+use super::openapi::{EventPath, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::event_type;
@@ -25,12 +26,37 @@ use crate::store::{IngestOutcome, NewEvent};
 const MAX_INGEST_TRIES: usize = 8;
 
 /// The body of `POST .../events`.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"event_type": "order.created", "payload": {"order_id": 42}}))]
 pub struct IngestBody {
+    /// Letters, digits, `.`, `_`, `-` and `:`, at most `limits.event_type_len` bytes.
+    #[schema(pattern = r"^[A-Za-z0-9._:-]+$", example = "order.created")]
     pub event_type: String,
     /// Kept as the exact bytes received: no re-serialisation, no key reordering.
+    /// Any JSON value.
+    #[schema(value_type = serde_json::Value)]
     pub payload: Box<RawValue>,
+}
+
+/// The answer to an ingest: the event's id and one delivery per matching endpoint.
+/// The store writes it (and keeps it for idempotent repeats, answered byte for
+/// byte), so this type only describes it.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code, reason = "described only; the store builds the answer")]
+pub(super) struct IngestAnswer {
+    deliveries: Vec<IngestedDelivery>,
+    /// The event's id (`evt_...`).
+    id: String,
+}
+
+/// One delivery an ingest created.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code, reason = "described only; the store builds the answer")]
+pub(super) struct IngestedDelivery {
+    endpoint_id: String,
+    /// The delivery's id (`dlv_...`), also its `webhook-id`.
+    id: String,
 }
 
 /// Parses and validates an ingest body (also the fuzzer's entry point).
@@ -61,6 +87,13 @@ fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<&str>, ApiE
     Ok(Some(k))
 }
 
+/// Accepts an event for every matching endpoint; answers once it is durable.
+/// With `Idempotency-Key`, a repeat of the same body answers the first answer.
+#[utoipa::path(post, path = "/v1/tenants/{t}/events", tag = "events", operation_id = "ingest_event",
+    params(TenantPath,
+        ("Idempotency-Key" = Option<String>, Header, description = "1 to `limits.idempotency_key_len` visible ASCII characters")),
+    request_body = IngestBody,
+    responses((status = 202, description = "Stored; deliveries follow", body = IngestAnswer)))]
 pub(super) async fn ingest(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -118,15 +151,23 @@ pub(super) async fn ingest(
     }
 }
 
-#[derive(Serialize)]
-struct EventView<'a> {
+/// An event with its payload and deliveries.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(super) struct EventView<'a> {
     id: &'a str,
     event_type: &'a str,
+    /// The payload as it was received, byte for byte: any JSON value.
+    #[schema(value_type = serde_json::Value)]
     payload: &'a RawValue,
+    #[schema(format = DateTime)]
     created_at: String,
     deliveries: Vec<DeliveryView>,
 }
 
+/// One event with its payload and deliveries.
+#[utoipa::path(get, path = "/v1/tenants/{t}/events/{id}", tag = "events", operation_id = "get_event",
+    params(EventPath),
+    responses((status = 200, description = "The event", body = EventView<'_>)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

@@ -11,13 +11,13 @@ use serde::Serialize;
 use crate::context::AppContext;
 
 /// The health body: `{"status":"..."}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct HealthView {
     status: HealthStatus,
 }
 
 /// Why the gateway is or is not healthy, as the body names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum HealthStatus {
     Ok,
@@ -25,6 +25,12 @@ pub(super) enum HealthStatus {
     StoreUnavailable,
 }
 
+/// Liveness: 200 while the gateway can take events; 503 when free disk is low or
+/// storage fails.
+#[utoipa::path(get, path = "/healthz", tag = "health", operation_id = "healthz",
+    responses(
+        (status = 200, description = "Healthy", body = HealthView),
+        (status = 503, description = "Unhealthy, and why", body = HealthView)))]
 pub(super) async fn healthz(State(ctx): State<Arc<AppContext>>) -> impl IntoResponse {
     let (code, status) = if ctx.disk.is_low() {
         (

@@ -10,9 +10,11 @@ mod endpoint_input;
 mod endpoint_view;
 mod endpoints;
 pub mod error;
+mod error_code;
 pub mod events;
 mod health;
 mod observability;
+pub mod openapi;
 mod plugin_view;
 mod plugins;
 mod replay;
@@ -22,76 +24,65 @@ mod tenants;
 
 use std::sync::Arc;
 
-use axum::Router;
-use axum::routing::{get, post, put};
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::context::AppContext;
 use error::ApiError;
 
+pub use openapi::{document, document_json};
+
+/// Every route of the API, each with its path item: a route cannot exist without
+/// its description.
+fn routes() -> OpenApiRouter<Arc<AppContext>> {
+    OpenApiRouter::new()
+        .routes(routes!(health::healthz))
+        .routes(routes!(observability::metrics))
+        .routes(routes!(openapi::serve))
+        .routes(routes!(observability::all_stats))
+        .routes(routes!(observability::tenant_stats))
+        .routes(routes!(simulate::simulate))
+        .routes(routes!(tenants::create, tenants::list))
+        .routes(routes!(tenants::rotate_key))
+        .routes(routes!(endpoints::create, endpoints::list))
+        .routes(routes!(
+            endpoints::show,
+            endpoints::update,
+            endpoints::delete
+        ))
+        .routes(routes!(endpoints::secret))
+        .routes(routes!(endpoints::rotate_secret))
+        .routes(routes!(endpoints::reset_breaker))
+        .routes(routes!(events::ingest))
+        .routes(routes!(events::show))
+        .routes(routes!(deliveries::list))
+        .routes(routes!(deliveries::show))
+        .routes(routes!(replay::replay_one))
+        .routes(routes!(replay::replay_many))
+        .routes(routes!(dlq::tenant_summary))
+        .routes(routes!(dlq::all_summary))
+        .routes(routes!(plugins::list))
+        .routes(routes!(plugins::upload, plugins::show, plugins::delete))
+        .routes(routes!(plugins::rollback))
+}
+
 /// The whole API.
-pub fn router(ctx: Arc<AppContext>) -> Router {
-    let t = "/v1/tenants/{t}";
-    Router::new()
-        .route("/healthz", get(health::healthz))
-        .route("/metrics", get(observability::metrics))
-        .route("/v1/stats", get(observability::all_stats))
-        .route(&format!("{t}/stats"), get(observability::tenant_stats))
-        .route("/v1/policy/simulate", post(simulate::simulate))
-        .route("/v1/tenants", post(tenants::create).get(tenants::list))
-        .route(&format!("{t}/rotate-key"), post(tenants::rotate_key))
-        .route(
-            &format!("{t}/endpoints"),
-            post(endpoints::create).get(endpoints::list),
-        )
-        .route(
-            &format!("{t}/endpoints/{{id}}"),
-            get(endpoints::show)
-                .patch(endpoints::update)
-                .delete(endpoints::delete),
-        )
-        .route(
-            &format!("{t}/endpoints/{{id}}/secret"),
-            get(endpoints::secret),
-        )
-        .route(
-            &format!("{t}/endpoints/{{id}}/rotate-secret"),
-            post(endpoints::rotate_secret),
-        )
-        .route(
-            &format!("{t}/endpoints/{{id}}/breaker/reset"),
-            post(endpoints::reset_breaker),
-        )
-        .route(&format!("{t}/events"), post(events::ingest))
-        .route(&format!("{t}/events/{{id}}"), get(events::show))
-        .route(&format!("{t}/deliveries"), get(deliveries::list))
-        .route(&format!("{t}/deliveries/{{id}}"), get(deliveries::show))
-        .route(
-            &format!("{t}/deliveries/{{id}}/replay"),
-            post(replay::replay_one),
-        )
-        .route(&format!("{t}/replay"), post(replay::replay_many))
-        .route(&format!("{t}/dlq/summary"), get(dlq::tenant_summary))
-        .route("/v1/dlq/summary", get(dlq::all_summary))
-        .route(&format!("{t}/plugins"), get(plugins::list))
-        .route(
-            &format!("{t}/plugins/{{name}}"),
-            put(plugins::upload)
-                .get(plugins::show)
-                .delete(plugins::delete),
-        )
-        .route(
-            &format!("{t}/plugins/{{name}}/rollback"),
-            post(plugins::rollback),
-        )
+pub fn router(ctx: Arc<AppContext>) -> axum::Router {
+    let (router, _) = routes().split_for_parts();
+    router
         .fallback(|| async { ApiError::not_found("route") })
         .with_state(ctx)
 }
 
 /// `limit` and `cursor` of list routes.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(super) struct Page {
+    /// Items per page, 1 to 250; 50 when absent.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 250)]
     limit: Option<String>,
+    /// The `next_cursor` of the page before.
     cursor: Option<String>,
 }
 
@@ -118,9 +109,10 @@ fn bad_query(e: axum::extract::rejection::QueryRejection) -> ApiError {
 
 /// A page of a list: `{"data":[...],"next_cursor":...}`, the cursor `null` on
 /// the last page.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub(super) struct ListPage<T> {
     data: Vec<T>,
+    /// Pass as `cursor` for the next page; `null` on the last.
     next_cursor: Option<String>,
 }
 

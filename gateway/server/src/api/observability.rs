@@ -10,14 +10,21 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
 use axum::response::IntoResponse;
-use serde_json::Value;
 
 use super::auth::Principal;
 use super::error::ApiError;
+use super::openapi::TenantPath;
 use crate::context::AppContext;
+use crate::telemetry::StatsView;
 use exposition::Exposition;
 
-/// The metrics, in the format negotiated from `Accept`, declared as such.
+/// Prometheus metrics, no tenant data: OpenMetrics or the classic text format, as
+/// `Accept` asks.
+#[utoipa::path(get, path = "/metrics", tag = "health", operation_id = "metrics",
+    responses((status = 200, description = "The metrics", content(
+        (String = "text/plain; version=0.0.4; charset=utf-8"),
+        (String = "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        (String = "application/openmetrics-text; version=0.0.1; charset=utf-8")))))]
 pub(super) async fn metrics(
     State(ctx): State<Arc<AppContext>>,
     headers: HeaderMap,
@@ -43,19 +50,26 @@ pub(super) async fn metrics(
     )
 }
 
+/// Delivery statistics across tenants since the gateway started.
+#[utoipa::path(get, path = "/v1/stats", tag = "stats", operation_id = "get_stats",
+    responses((status = 200, description = "The statistics", body = StatsView)))]
 pub(super) async fn all_stats(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StatsView>, ApiError> {
     who.require_admin()?;
     Ok(Json(ctx.telemetry.stats(None)))
 }
 
+/// One tenant's delivery statistics since the gateway started.
+#[utoipa::path(get, path = "/v1/tenants/{t}/stats", tag = "stats", operation_id = "get_tenant_stats",
+    params(TenantPath),
+    responses((status = 200, description = "The statistics", body = StatsView)))]
 pub(super) async fn tenant_stats(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path(t): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StatsView>, ApiError> {
     who.require_tenant(&ctx, &t)?;
     Ok(Json(ctx.telemetry.stats(Some(&t))))
 }

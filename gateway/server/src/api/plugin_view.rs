@@ -19,6 +19,7 @@
 
 use serde::Serialize;
 
+use super::openapi::PluginSourceName;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::policy::wasm::{PluginView, UploadChecks};
@@ -41,25 +42,27 @@ struct Row {
 // compare bytes. A field that has no value is `null`, never left out.
 
 /// The plugin object.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct PluginObject {
     active_version: u32,
+    #[schema(format = DateTime)]
     created_at: Option<String>,
     disabled: bool,
     name: String,
     sha256: Option<String>,
     size: Option<u64>,
-    /// `upload` or `preload`.
+    #[schema(value_type = PluginSourceName)]
     source: &'static str,
     versions: Vec<PluginVersionView>,
 }
 
 /// One version of a plugin.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct PluginVersionView {
     active: bool,
     checks: Option<UploadChecks>,
     consecutive_failures: u32,
+    #[schema(format = DateTime)]
     created_at: String,
     disabled: bool,
     loaded: bool,

@@ -18,15 +18,16 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use serde_json::{Value, json};
 
 use super::auth::Principal;
 use super::body::read_limited;
 use super::error::ApiError;
+use super::openapi::{PluginPath, TenantPath};
 use super::plugin_view::{PluginObject, plugin_view, preloaded_view};
 use super::{ListPage, list_body};
 use crate::context::AppContext;
 use crate::plugins::ListedPlugin;
+use crate::policy::wasm::UploadChecks;
 
 /// Bodies up to this many times the upload limit are read (and refused by check
 /// 1 with a reason); larger ones are 413.
@@ -39,28 +40,49 @@ fn render(ctx: &AppContext, plugin: &ListedPlugin) -> PluginObject {
     }
 }
 
-/// `PUT /v1/tenants/{t}/plugins/{name}`: the body is the `.wasm` (a core module
-/// built for `wasm32-unknown-unknown`, or a component). 201
-/// `{"name","version","sha256","size","checks"}`.
+/// The answer to an upload. Fields are in alphabetical order, as clients have
+/// always received them.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub(super) struct UploadedVersion {
+    checks: UploadChecks,
+    name: String,
+    /// SHA-256 of the bytes as uploaded, hex.
+    sha256: String,
+    size: u64,
+    version: u32,
+}
+
+/// Uploads a new version of a plugin; it runs the upload checks, then becomes active.
+#[utoipa::path(put, path = "/v1/tenants/{t}/plugins/{name}", tag = "plugins",
+    operation_id = "upload_plugin", params(PluginPath),
+    request_body(content = Vec<u8>, content_type = "application/wasm",
+        description = "The `.wasm`: a core module for `wasm32-unknown-unknown`, or a component"),
+    responses((status = 201, description = "The version stored, with its check results", body = UploadedVersion)))]
 pub(super) async fn upload(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, name)): Path<(String, String)>,
     body: Body,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<UploadedVersion>), ApiError> {
     who.require_tenant(&ctx, &t)?;
     let admitted = ctx.plugins.admit_upload(&t, &name)?;
     let limit = ctx.config.limits.plugin_upload_bytes;
     let bytes = read_limited(body, limit.saturating_mul(TRANSPORT_FACTOR)).await?;
     let up = ctx.plugins.upload(admitted, bytes).await?;
-    let body = json!({
-        "name": up.name, "version": up.version, "sha256": up.sha256, "size": up.size,
-        "checks": up.checks,
-    });
+    let body = UploadedVersion {
+        checks: up.checks,
+        name: up.name,
+        sha256: up.sha256,
+        size: up.size,
+        version: up.version,
+    };
     Ok((StatusCode::CREATED, Json(body)))
 }
 
-/// `GET /v1/tenants/{t}/plugins`: every plugin of the tenant, by name.
+/// Lists the tenant's plugins, by name.
+#[utoipa::path(get, path = "/v1/tenants/{t}/plugins", tag = "plugins",
+    operation_id = "list_plugins", params(TenantPath),
+    responses((status = 200, description = "Every plugin", body = ListPage<PluginObject>)))]
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -74,7 +96,10 @@ pub(super) async fn list(
     ))
 }
 
-/// `GET /v1/tenants/{t}/plugins/{name}`.
+/// One plugin with its versions.
+#[utoipa::path(get, path = "/v1/tenants/{t}/plugins/{name}", tag = "plugins",
+    operation_id = "get_plugin", params(PluginPath),
+    responses((status = 200, description = "The plugin", body = PluginObject)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -85,8 +110,10 @@ pub(super) async fn show(
     Ok(Json(render(&ctx, &plugin)))
 }
 
-/// `DELETE /v1/tenants/{t}/plugins/{name}`: every version goes; 409 while an
-/// endpoint binds it.
+/// Deletes every version of a plugin; 409 while an endpoint binds it.
+#[utoipa::path(delete, path = "/v1/tenants/{t}/plugins/{name}", tag = "plugins",
+    operation_id = "delete_plugin", params(PluginPath),
+    responses((status = 204, description = "Deleted")))]
 pub(super) async fn delete(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -97,8 +124,10 @@ pub(super) async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// `POST /v1/tenants/{t}/plugins/{name}/rollback`: the active pointer moves to the
-/// version before it; 409 at the oldest. Answers the plugin object.
+/// Makes the version before the active one active.
+#[utoipa::path(post, path = "/v1/tenants/{t}/plugins/{name}/rollback", tag = "plugins",
+    operation_id = "rollback_plugin", params(PluginPath),
+    responses((status = 200, description = "The plugin", body = PluginObject)))]
 pub(super) async fn rollback(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

@@ -13,28 +13,43 @@ use super::body::{parse_json, read_limited};
 use super::deliveries::{dead_reason_named, delivery_view, time_param};
 use super::delivery_view::DeliveryView;
 use super::error::ApiError;
+use super::openapi::{DeliveryPath, ReplayableState, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::BulkReplay;
+use crate::policy::DeadReason;
 use crate::store::{
     BreakerState, DeliveryFilter, DeliveryState, EndpointRecord, Recorded, ReplayOutcome,
 };
 
-#[derive(Debug, Default, Deserialize)]
+/// The body of a single replay; may be empty.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ReplayOne {
+    /// Send a delivery that succeeded again.
     #[serde(default)]
     force: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"state": "dead", "dead_reason": "max_attempts", "dry_run": true}))]
 pub(super) struct ReplayMany {
+    /// Always `dead`: only dead deliveries replay in bulk.
+    #[schema(value_type = ReplayableState)]
     state: String,
+    /// Only this endpoint's.
     endpoint_id: Option<String>,
+    /// Only this event type (exact).
     event_type: Option<String>,
+    /// Created at or after this time (RFC 3339).
+    #[schema(format = DateTime)]
     since: Option<String>,
+    /// Created before this time (RFC 3339).
+    #[schema(format = DateTime)]
     until: Option<String>,
+    /// Only those that died for this reason.
+    #[schema(value_type = Option<DeadReason>)]
     dead_reason: Option<String>,
     /// Count what would be replayed, and change nothing.
     #[serde(default)]
@@ -56,10 +71,13 @@ async fn body_or_default<T: serde::de::DeserializeOwned + Default>(
 
 /// A replayed endpoint whose breaker is not closed: its probe goes at once, and
 /// the rest of its work follows only once it succeeds.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct OpenBreakerView {
     endpoint_id: String,
+    /// One of the names of [`BreakerState`]; a name written by another build is shown as it is.
+    #[schema(value_type = String)]
     state: Recorded<BreakerState>,
+    #[schema(format = DateTime)]
     open_until: Option<String>,
 }
 
@@ -74,7 +92,7 @@ impl OpenBreakerView {
 }
 
 /// The answer of a bulk replay; a dry run has the same fields and `dry_run: true`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct BulkReplayView {
     /// Replayed, or for a dry run, would be replayed.
     replayed: usize,
@@ -98,6 +116,11 @@ impl BulkReplayView {
     }
 }
 
+/// Replays one finished delivery as a new series with the same `webhook-id`.
+#[utoipa::path(post, path = "/v1/tenants/{t}/deliveries/{id}/replay", tag = "dlq",
+    operation_id = "replay_delivery", params(DeliveryPath),
+    request_body(content = Option<ReplayOne>, description = "Empty, or `force` to resend a delivered one"),
+    responses((status = 200, description = "The delivery, pending again", body = DeliveryView)))]
 pub(super) async fn replay_one(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -125,6 +148,10 @@ pub(super) async fn replay_one(
     }
 }
 
+/// Replays every dead delivery the filter matches, or with `dry_run` counts them.
+#[utoipa::path(post, path = "/v1/tenants/{t}/replay", tag = "dlq",
+    operation_id = "replay_dead_deliveries", params(TenantPath), request_body = ReplayMany,
+    responses((status = 200, description = "How many were (or would be) replayed", body = BulkReplayView)))]
 pub(super) async fn replay_many(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

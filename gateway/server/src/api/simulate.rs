@@ -28,8 +28,8 @@ use super::body::{parse_json, read_limited};
 use super::error::ApiError;
 use crate::context::AppContext;
 use crate::policy::{
-    DEFAULT_ATTEMPT_MS, EffectivePolicy, PRESET_NAMES, PolicyError, PolicySpec, SimulationBudget,
-    SimulationConfig, SimulationReport, deserialize_opt_ms, simulate_within,
+    DEFAULT_ATTEMPT_MS, EffectivePolicy, PRESET_NAMES, PolicyError, PolicySpec, PresetName,
+    SimulationBudget, SimulationConfig, SimulationReport, deserialize_opt_ms, simulate_within,
 };
 
 /// Events when none are given, as `hookgate policy simulate --events`.
@@ -65,17 +65,21 @@ impl Default for SimulationSlots {
 
 /// The request: a policy (an endpoint's `"policy"` object) or a preset name, and the
 /// simulation's parameters under the CLI's names; every field is optional.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"preset": "svix", "events": 1000, "outage": "10m", "seed": 1}))]
 pub(super) struct SimulateRequest {
     /// A preset to simulate as it is; not with `policy`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<PresetName>)]
     pub(super) preset: Option<String>,
     /// A policy object, laid over the config's `[policy.default]` as an endpoint's is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<PolicySpec>)]
     pub(super) policy: Option<Value>,
     /// Deliveries that fail together at t=0: 1 to 100 000, default 1000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 100_000, example = 1000)]
     pub(super) events: Option<u64>,
     /// How long the receiver answers 503: integer ms or a duration string such as
     /// `"10m"`; at most 7 days, default 10 minutes.
@@ -84,11 +88,41 @@ pub(super) struct SimulateRequest {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_opt_ms"
     )]
+    #[schema(value_type = Option<OutageMs>)]
     pub(super) outage: Option<u64>,
     /// Seed of the jitter draws, default 1; the same seed gives the same report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) seed: Option<u64>,
 }
+
+/// The API schema of `outage`: integer ms up to 7 days, or a duration string. Only
+/// described, never built.
+pub(super) enum OutageMs {}
+
+impl utoipa::PartialSchema for OutageMs {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+                    .maximum(Some(MAX_OUTAGE_MS)),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .min_length(Some(1))
+                    .description(Some("a duration such as \"10m\" or \"2h\"")),
+            )
+            .description(Some(
+                "integer milliseconds or a duration string; at most 7 days",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for OutageMs {}
 
 impl SimulateRequest {
     /// The run this request asks for, with the defaults filled in and the bounds checked.
@@ -180,8 +214,12 @@ pub(super) async fn run_bounded(
     Ok(report)
 }
 
-/// `POST /v1/policy/simulate`: any authenticated caller; the body is a
-/// [`SimulateRequest`], the answer the [`SimulationReport`] the CLI prints as JSON.
+/// Simulates a retry herd: `events` deliveries fail together while the receiver is
+/// down for `outage`, then recover; answers the retry waves, the per-second arrivals
+/// and the recovery peak.
+#[utoipa::path(post, path = "/v1/policy/simulate", tag = "policy", operation_id = "simulate_policy",
+    request_body = SimulateRequest,
+    responses((status = 200, description = "The simulation's report", body = SimulationReport)))]
 pub(super) async fn simulate(
     State(ctx): State<Arc<AppContext>>,
     _caller: Principal,

@@ -11,14 +11,18 @@ use serde::{Deserialize, Serialize};
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::error::ApiError;
+use super::openapi::TenantPath;
 use super::{ListPage, Page, bad_query, list_body};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::{ids, token};
 
-#[derive(Deserialize)]
+/// The body of tenant creation.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CreateTenant {
+    /// Lowercase letters, digits, `_` and `-`, starting with a letter or digit.
+    #[schema(pattern = r"^[a-z0-9][a-z0-9_-]{0,62}$", example = "acme")]
     id: String,
 }
 
@@ -26,27 +30,33 @@ pub(super) struct CreateTenant {
 // serialised that way, and clients may compare bytes.
 
 /// A new tenant, with the only copy of its API key.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct CreatedTenant {
     api_key: String,
+    #[schema(format = DateTime)]
     created_at: String,
     id: String,
 }
 
 /// A tenant as the admin's list shows it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct TenantView {
+    #[schema(format = DateTime)]
     created_at: String,
     id: String,
 }
 
 /// A tenant's new API key after a rotation.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct TenantKey {
     api_key: String,
     id: String,
 }
 
+/// Creates a tenant and answers its API key, shown this once.
+#[utoipa::path(post, path = "/v1/tenants", tag = "tenants", operation_id = "create_tenant",
+    request_body = CreateTenant,
+    responses((status = 201, description = "The tenant, with its only API key", body = CreatedTenant)))]
 pub(super) async fn create(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -83,6 +93,10 @@ pub(super) async fn create(
     }
 }
 
+/// Lists tenants, by id.
+#[utoipa::path(get, path = "/v1/tenants", tag = "tenants", operation_id = "list_tenants",
+    params(Page),
+    responses((status = 200, description = "A page of tenants", body = ListPage<TenantView>)))]
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
@@ -108,6 +122,10 @@ pub(super) async fn list(
     Ok(list_body(data, next))
 }
 
+/// Gives the tenant a new API key; the old one stops working at once.
+#[utoipa::path(post, path = "/v1/tenants/{t}/rotate-key", tag = "tenants",
+    operation_id = "rotate_tenant_key", params(TenantPath),
+    responses((status = 200, description = "The new key, shown this once", body = TenantKey)))]
 pub(super) async fn rotate_key(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,

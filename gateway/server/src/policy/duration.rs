@@ -14,6 +14,38 @@ use serde_json::Value;
 pub(crate) const EXPECTED_MS: &str =
     "integer milliseconds or a duration string such as \"30s\" or \"5m\"";
 
+/// The API schema of a millisecond field: integer milliseconds up to the policy bound,
+/// or a duration string. Only described, never built.
+pub(crate) enum DurationMs {}
+
+impl utoipa::PartialSchema for DurationMs {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let millis = ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::Int64,
+            )))
+            .minimum(Some(0))
+            .maximum(Some(super::MAX_DURATION_MS))
+            .description(Some("milliseconds"));
+        let text = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .description(Some(
+                "a duration such as \"30s\", \"5m\" or \"1h 30m\", or digits as milliseconds",
+            ));
+        OneOfBuilder::new()
+            .item(millis)
+            .item(text)
+            .description(Some(EXPECTED_MS))
+            .examples([serde_json::json!(1000), serde_json::json!("5m")])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for DurationMs {}
+
 /// Parses a duration string into whole milliseconds (sub-millisecond parts are dropped).
 pub(crate) fn ms_from_str(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();

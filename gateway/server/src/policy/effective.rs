@@ -29,9 +29,25 @@ pub const PRESET_NAMES: [&str; 5] = [
     "aggressive-short",
 ];
 
+/// The API schema of a preset's name: one of [`PRESET_NAMES`]. Only described,
+/// never built.
+pub enum PresetName {}
+
+impl utoipa::PartialSchema for PresetName {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(PRESET_NAMES))
+            .description(Some("A built-in retry policy"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for PresetName {}
+
 /// A policy with every value concrete; what decisions read and what the API shows as
 /// `policy_effective`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct EffectivePolicy {
     /// The preset the values started from.
     pub preset: String,

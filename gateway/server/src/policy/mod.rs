@@ -37,7 +37,7 @@ pub use builtin::{
 pub use classify::classify;
 pub use decide::{PluginDecider, decide, host_decides_alone};
 pub(crate) use duration::deserialize_opt_ms;
-pub use effective::{EffectivePolicy, PRESET_NAMES};
+pub use effective::{EffectivePolicy, PRESET_NAMES, PresetName};
 pub use outcome::{AttemptFacts, FailureKind, Outcome};
 pub use retry_after::parse_retry_after;
 pub use simulator::{
@@ -74,7 +74,7 @@ impl Verdict {
 }
 
 /// Why a delivery is dead; shown as the delivery's `dead_reason`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeadReason {
     /// The classification gave up (a non-retryable status, or `give_up_on`).

@@ -24,7 +24,7 @@ pub const DEFAULT_ATTEMPT_MS: u64 = 50;
 const ATTEMPTS_PER_CLOCK_CHECK: usize = 4_096;
 
 /// What to simulate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SimulationConfig {
     /// The policy every delivery follows.
     pub policy: EffectivePolicy,
@@ -39,7 +39,7 @@ pub struct SimulationConfig {
 }
 
 /// The delays chosen after attempt n, and the retry wave they scheduled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct AttemptRow {
     /// n, 1-based.
     pub attempt: u32,
@@ -54,7 +54,7 @@ pub struct AttemptRow {
 }
 
 /// Minimum, median and maximum of a set of delays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DelayStats {
     /// Shortest delay.
     pub min_ms: u64,
@@ -65,7 +65,7 @@ pub struct DelayStats {
 }
 
 /// How many retries (attempts after the first) started in one second of virtual time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SecondCount {
     /// Whole seconds since t=0.
     pub second: u64,
@@ -74,7 +74,7 @@ pub struct SecondCount {
 }
 
 /// The outcome of a simulation; serialised as-is by `--format json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SimulationReport {
     /// What was simulated.
     pub config: SimulationConfig,

@@ -5,16 +5,18 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::duration::DurationMs;
 use super::duration::{deserialize_opt_ms, deserialize_opt_ms_list, json_type, ms_from_json};
-use super::{JitterKind, StrategyKind};
+use super::{JitterKind, PresetName, StatusPattern, StrategyKind};
 
 /// What a user gives (endpoint API `"policy": {...}`, config `[policy.default]`): every
 /// field optional, `_ms` fields as integer ms or humantime strings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySpec {
     /// Preset the other fields override; `"default"` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<PresetName>)]
     pub preset: Option<String>,
     /// Replaces the preset's strategy and its fields wholesale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -25,9 +27,11 @@ pub struct PolicySpec {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_opt_ms"
     )]
+    #[schema(value_type = Option<DurationMs>)]
     pub base_ms: Option<u64>,
     /// Growth of `exponential`, at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1.0, example = 2.0)]
     pub factor: Option<f64>,
     /// Increment of `linear`.
     #[serde(
@@ -35,6 +39,7 @@ pub struct PolicySpec {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_opt_ms"
     )]
+    #[schema(value_type = Option<DurationMs>)]
     pub step_ms: Option<u64>,
     /// Delays of `schedule`; the last repeats.
     #[serde(
@@ -42,6 +47,7 @@ pub struct PolicySpec {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_opt_ms_list"
     )]
+    #[schema(value_type = Option<Vec<DurationMs>>, min_items = 1)]
     pub schedule_ms: Option<Vec<u64>>,
     /// Cap on every delay.
     #[serde(
@@ -49,9 +55,11 @@ pub struct PolicySpec {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_opt_ms"
     )]
+    #[schema(value_type = Option<DurationMs>)]
     pub max_delay_ms: Option<u64>,
     /// Attempts per series, the first included (1–100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 100, example = 8)]
     pub max_attempts: Option<u32>,
     /// How long after the first attempt retries may still be scheduled.
     #[serde(
@@ -59,12 +67,14 @@ pub struct PolicySpec {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_opt_ms"
     )]
+    #[schema(value_type = Option<DurationMs>)]
     pub retry_window_ms: Option<u64>,
     /// The jitter kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<JitterKind>,
     /// r of `proportional` jitter, in (0, 1].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(exclusive_minimum = 0.0, maximum = 1.0, example = 0.2)]
     pub jitter_ratio: Option<f64>,
     /// Retry every non-2xx status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,9 +84,11 @@ pub struct PolicySpec {
     pub honor_retry_after: Option<bool>,
     /// Status patterns to retry (`"429"`, `"5xx"`, `"500-504"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<StatusPattern>>)]
     pub retry_on: Option<Vec<String>>,
     /// Status patterns to give up on; beats every other rule but 2xx.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<StatusPattern>>)]
     pub give_up_on: Option<Vec<String>>,
 }
 

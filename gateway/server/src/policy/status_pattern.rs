@@ -32,6 +32,22 @@ pub enum StatusPattern {
 )]
 pub struct InvalidStatusPattern(pub String);
 
+/// Described as a string of one of the three forms.
+impl utoipa::PartialSchema for StatusPattern {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .pattern(Some(r"^([1-5]xx|[1-5][0-9]{2}(-[1-5][0-9]{2})?)$"))
+            .description(Some(
+                "A status (\"429\"), a class (\"5xx\") or an inclusive range (\"500-504\"), within 100-599",
+            ))
+            .examples([serde_json::json!("5xx")])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for StatusPattern {}
+
 impl StatusPattern {
     /// Whether `status` falls under this pattern.
     pub fn matches(self, status: u16) -> bool {

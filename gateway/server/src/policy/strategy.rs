@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The name of a delay strategy, as a user gives it in `"strategy"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StrategyKind {
     /// `base * factor^(n-1)`.
@@ -44,7 +44,7 @@ impl StrategyKind {
 }
 
 /// A delay strategy with its parameters; the un-jittered delay after attempt n.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "strategy", rename_all = "snake_case")]
 pub enum Strategy {
     /// `min(max_delay, base_ms * factor^(n-1))`.
@@ -97,7 +97,7 @@ impl Strategy {
 }
 
 /// The name of a jitter, as a user gives it in `"jitter"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JitterKind {
     /// No jitter.
@@ -142,7 +142,7 @@ impl JitterKind {
 }
 
 /// How a delay is randomised so that retries of many deliveries spread out (rule 6).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "jitter", rename_all = "snake_case")]
 pub enum Jitter {
     /// The delay as computed.

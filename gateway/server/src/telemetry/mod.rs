@@ -7,7 +7,6 @@ mod stats;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::alerts::{AlertInput, AlertMonitor};
@@ -16,6 +15,7 @@ use crate::policy::wasm::{PluginEvent, plugin_label};
 use crate::policy::{DeadReason, ErrorKind, NextStep, Verdict};
 use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel};
 use stats::TenantStats;
+pub use stats::{DeliveryCounts, LatencyBound, Percentiles, StatsView};
 
 /// One finished attempt, as telemetry sees it.
 #[derive(Debug)]
@@ -247,16 +247,17 @@ impl Telemetry {
     }
 
     /// The stats object of one tenant, or of all of them.
-    pub fn stats(&self, tenant: Option<&str>) -> Value {
-        let Ok(map) = self.tenants.lock() else {
-            return Value::Null;
-        };
+    pub fn stats(&self, tenant: Option<&str>) -> StatsView {
+        let map = self
+            .tenants
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut total = TenantStats::default();
         match tenant {
             Some(t) => total.add(map.get(t).unwrap_or(&TenantStats::default())),
             None => map.values().for_each(|s| total.add(s)),
         }
-        total.to_json()
+        total.to_view()
     }
 
     /// Seeds pending and DLQ counts from a count of the store made at start.

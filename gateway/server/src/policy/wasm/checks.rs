@@ -29,7 +29,7 @@ pub const UPLOAD_CHECKS: [&str; 9] = [
 
 /// What a version's upload checks found, stored with the version and shown in
 /// the plugin object's `versions[].checks`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct UploadChecks {
     /// The checks passed, as [`UPLOAD_CHECKS`] names them, in the order they ran.
     pub passed: Vec<String>,

@@ -1,0 +1,34 @@
+//! Names the API answers as plain strings, described as the enums they are.
+//! Only described, never built: the views keep the strings they always wrote.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A delivery's state as the API shows it: `in_flight` is a pending delivery
+/// with an attempt under way.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code, reason = "described only")]
+pub(in crate::api) enum DeliveryStateName {
+    Pending,
+    InFlight,
+    Succeeded,
+    Dead,
+}
+
+/// Where a plugin comes from: uploaded over the API, or preloaded by the config.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code, reason = "described only")]
+pub(in crate::api) enum PluginSourceName {
+    Upload,
+    Preload,
+}
+
+/// The only state bulk replay takes.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code, reason = "described only")]
+pub(in crate::api) enum ReplayableState {
+    Dead,
+}

@@ -1,0 +1,241 @@
+//! Who may call each operation and which errors it answers: one table, kept
+//! beside the handlers' annotations and checked against them by a test, so no
+//! operation goes undescribed.
+//!
+//! Every error answer has the same body ([`ErrorBody`]); one response per status
+//! lists the codes that come with it on that operation.
+
+use std::collections::BTreeMap;
+
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, ResponseBuilder};
+
+use crate::api::error::{ErrorBody, ErrorCode};
+
+use ErrorCode as E;
+
+/// Who may call an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Access {
+    /// Anyone: health, metrics, this document.
+    Public,
+    /// Any valid token: the admin token or a tenant key.
+    Caller,
+    /// The admin token, or the key of the tenant in the path.
+    Tenant,
+    /// The admin token only.
+    Admin,
+}
+
+/// One operation's row.
+pub(super) struct OperationErrors {
+    pub(super) id: &'static str,
+    pub(super) access: Access,
+    /// Errors besides those of its access and of the connection limit.
+    pub(super) errors: &'static [ErrorCode],
+}
+
+/// Errors of reading a JSON body.
+const BODY: &[ErrorCode] = &[
+    E::InvalidJson,
+    E::InvalidField,
+    E::RequestTimeout,
+    E::PayloadTooLarge,
+    E::RateLimited,
+];
+/// Errors of a list's query string.
+const QUERY: &[ErrorCode] = &[E::InvalidField];
+
+const fn op(id: &'static str, access: Access, errors: &'static [ErrorCode]) -> OperationErrors {
+    OperationErrors { id, access, errors }
+}
+
+/// Every operation of API v1.
+pub(super) const OPERATIONS: &[OperationErrors] = &[
+    op("healthz", Access::Public, &[]),
+    op("metrics", Access::Public, &[]),
+    op("get_openapi", Access::Public, &[]),
+    op("get_stats", Access::Admin, &[]),
+    op("get_tenant_stats", Access::Tenant, &[]),
+    op(
+        "simulate_policy",
+        Access::Caller,
+        &[
+            E::ValidationFailed,
+            E::SimulationTooLarge,
+            E::Busy,
+            E::InternalError,
+        ],
+    ),
+    op(
+        "create_tenant",
+        Access::Admin,
+        &[E::ValidationFailed, E::Conflict],
+    ),
+    op("list_tenants", Access::Admin, QUERY),
+    op("rotate_tenant_key", Access::Tenant, &[]),
+    op(
+        "create_endpoint",
+        Access::Tenant,
+        &[E::ValidationFailed, E::UrlBlocked],
+    ),
+    op("list_endpoints", Access::Tenant, QUERY),
+    op("get_endpoint", Access::Tenant, &[]),
+    op(
+        "update_endpoint",
+        Access::Tenant,
+        &[E::ValidationFailed, E::UrlBlocked, E::Conflict],
+    ),
+    op("delete_endpoint", Access::Tenant, &[]),
+    op("reset_endpoint_breaker", Access::Tenant, &[]),
+    op("get_endpoint_secrets", Access::Tenant, &[]),
+    op(
+        "rotate_endpoint_secret",
+        Access::Tenant,
+        &[E::ValidationFailed, E::TooManySecrets, E::Conflict],
+    ),
+    op(
+        "ingest_event",
+        Access::Tenant,
+        &[
+            E::ValidationFailed,
+            E::IdempotencyKeyReused,
+            E::Conflict,
+            E::InsufficientStorage,
+        ],
+    ),
+    op("get_event", Access::Tenant, &[]),
+    op("list_deliveries", Access::Tenant, QUERY),
+    op("get_delivery", Access::Tenant, &[]),
+    op("replay_delivery", Access::Tenant, &[E::Conflict]),
+    op(
+        "replay_dead_deliveries",
+        Access::Tenant,
+        &[E::ValidationFailed],
+    ),
+    op("get_tenant_dlq_summary", Access::Tenant, &[]),
+    op("get_dlq_summary", Access::Admin, &[]),
+    op("list_plugins", Access::Tenant, &[]),
+    op(
+        "upload_plugin",
+        Access::Tenant,
+        &[E::ValidationFailed, E::Conflict, E::PluginRejected, E::Busy],
+    ),
+    op("get_plugin", Access::Tenant, &[]),
+    op("delete_plugin", Access::Tenant, &[E::Conflict]),
+    op("rollback_plugin", Access::Tenant, &[E::Conflict]),
+];
+
+/// Operations whose request has a body, whose reading can fail.
+const WITH_BODY: &[&str] = &[
+    "simulate_policy",
+    "create_tenant",
+    "create_endpoint",
+    "update_endpoint",
+    "rotate_endpoint_secret",
+    "ingest_event",
+    "replay_delivery",
+    "replay_dead_deliveries",
+    "upload_plugin",
+];
+
+/// The security schemes' names.
+const ADMIN_TOKEN: &str = "admin_token";
+const TENANT_KEY: &str = "tenant_key";
+
+/// Every code `id` may answer, in status order; empty for an unknown operation.
+pub(super) fn codes_of(id: &str) -> Vec<ErrorCode> {
+    let Some(row) = OPERATIONS.iter().find(|row| row.id == id) else {
+        return Vec::new();
+    };
+    let mut codes = vec![E::TooManyConnections];
+    codes.extend(match row.access {
+        Access::Public => &[][..],
+        Access::Caller => &[E::Unauthorized, E::StoreUnavailable][..],
+        Access::Tenant => &[E::Unauthorized, E::NotFound, E::StoreUnavailable][..],
+        Access::Admin => &[E::Unauthorized, E::Forbidden, E::StoreUnavailable][..],
+    });
+    if WITH_BODY.contains(&id) {
+        codes.extend(BODY);
+    }
+    codes.extend(row.errors);
+    codes.sort_by_key(|c| ErrorCode::ALL.iter().position(|a| a == c));
+    codes.dedup();
+    codes
+}
+
+/// Adds the security schemes, and to every operation its security and errors.
+pub(super) fn complete(doc: &mut OpenApi) {
+    let components = doc.components.get_or_insert_with(Default::default);
+    for (name, what) in [
+        (
+            ADMIN_TOKEN,
+            "The operator's admin token: every route, for any tenant.",
+        ),
+        (
+            TENANT_KEY,
+            "A tenant's API key: that tenant's routes only; another tenant's are 404.",
+        ),
+    ] {
+        let scheme = HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .description(Some(what))
+            .build();
+        components.add_security_scheme(name, SecurityScheme::Http(scheme));
+    }
+    for item in doc.paths.paths.values_mut() {
+        for operation in [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            describe(operation);
+        }
+    }
+}
+
+fn describe(operation: &mut Operation) {
+    let id = operation.operation_id.clone().unwrap_or_default();
+    let access = OPERATIONS
+        .iter()
+        .find(|row| row.id == id)
+        .map_or(Access::Public, |row| row.access);
+    let admin = || SecurityRequirement::new(ADMIN_TOKEN, Vec::<String>::new());
+    let tenant = || SecurityRequirement::new(TENANT_KEY, Vec::<String>::new());
+    operation.security = match access {
+        Access::Public => None,
+        Access::Admin => Some(vec![admin()]),
+        Access::Caller | Access::Tenant => Some(vec![admin(), tenant()]),
+    };
+    let mut by_status: BTreeMap<u16, Vec<ErrorCode>> = BTreeMap::new();
+    for code in codes_of(&id) {
+        by_status
+            .entry(code.status().as_u16())
+            .or_default()
+            .push(code);
+    }
+    for (status, codes) in by_status {
+        let key = status.to_string();
+        if operation.responses.responses.contains_key(&key) {
+            // The handler documents its own answer (healthz's 503).
+            continue;
+        }
+        let names: Vec<String> = codes.iter().map(|c| format!("`{}`", c.as_str())).collect();
+        let body = ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name(
+                <ErrorBody as utoipa::ToSchema>::name(),
+            )))
+            .build();
+        let response = ResponseBuilder::new()
+            .description(format!("An error: {}", names.join(", ")))
+            .content("application/json", body)
+            .build();
+        operation.responses.responses.insert(key, response.into());
+    }
+}
