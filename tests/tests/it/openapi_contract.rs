@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use hookgate_server::RunOptions;
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{ADMIN, ApiRequest, TestGateway, is_final, test_config, upload_example};
+use hookgate_tests::{
+    ADMIN, ApiRequest, TestGateway, is_final, plugin_wasm, test_config, upload_example,
+};
 use http::Method;
 use serde_json::{Value, json};
 
@@ -92,7 +94,9 @@ async fn a_generated_python_client_drives_a_delivery() {
         format!("--output-path={}", package.display()),
         format!("--config={}", config.display()),
     ];
-    run("openapi-python-client", "openapi-python-client", args).await;
+    let generated = run("openapi-python-client", "openapi-python-client", args).await;
+    let generator_said = String::from_utf8_lossy(&generated.stdout).into_owned()
+        + &String::from_utf8_lossy(&generated.stderr);
 
     let args = vec![
         format!("{SCRIPTS}/client_roundtrip.py"),
@@ -126,6 +130,11 @@ async fn a_generated_python_client_drives_a_delivery() {
     let (s, shown) = gw.call("GET", &path, Some(key), None).await;
     assert_eq!((s, &shown["state"]), (200, &json!("succeeded")), "{shown}");
     assert_eq!(rx.received().len(), 1, "one request reached the receiver");
+    // A schema the generator cannot take is dropped with every model using it.
+    assert!(
+        !generator_said.contains("Unable to process schema"),
+        "the generator dropped schemas:\n{generator_said}"
+    );
 }
 
 /// Tenant `acme` with what the fuzzer's pinned parameters name: endpoints, one
@@ -185,6 +194,9 @@ async fn schemathesis_finds_no_failures_and_every_operation_answers_2xx() {
     let gone = Receiver::start(vec![Reply::status(404)]).await;
     let f = fixtures(&gw, &ok, &gone).await;
     let work = tempfile::tempdir().unwrap();
+    // What the uploads send when they should succeed (see fuzz_hooks.py).
+    let wasm = work.path().join("plugin.wasm");
+    std::fs::write(&wasm, plugin_wasm("ladder")).unwrap();
     let args = vec![
         format!("{SCRIPTS}/fuzz_api.py"),
         format!("--base={}", gw.base),
@@ -197,6 +209,7 @@ async fn schemathesis_finds_no_failures_and_every_operation_answers_2xx() {
         "--plugin=fixed".into(),
         "--spare-plugin=spare".into(),
         format!("--receiver={}", ok.url()),
+        format!("--wasm={}", wasm.display()),
         format!("--workdir={}", work.path().display()),
         "--seed=20261201".into(),
         "--max-examples=25".into(),
