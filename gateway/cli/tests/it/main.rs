@@ -13,6 +13,7 @@ mod docs_config;
 mod drills;
 mod fuzz_equivalents;
 mod json_logs;
+mod openapi_command;
 mod policy_props;
 mod readme_quickstart;
 mod user_errors;
