@@ -119,6 +119,7 @@ def tally(ndjson):
     """Statuses per operation (of requests with the operation's own method) and
     the failed checks, from Schemathesis's NDJSON events."""
     statuses = collections.defaultdict(collections.Counter)
+    refusals = collections.defaultdict(collections.Counter)
     failures = []
     for line in ndjson.read_text().splitlines():
         event = json.loads(line)
@@ -129,13 +130,28 @@ def tally(ndjson):
             response = interaction.get("response") or {}
             name = f"{case['method'].upper()} {case['path']}"
             if request["method"].upper() == case["method"].upper():
-                statuses[name][response.get("status_code", "none")] += 1
+                status = response.get("status_code", "none")
+                statuses[name][status] += 1
+                # A 4xx to data the document allows: the server is stricter than documented.
+                mode = case.get("meta", {}).get("generation", {}).get("mode")
+                if str(status).startswith("4") and mode == "positive":
+                    refusals[name][refusal(response)] += 1
             for check in recorder.get("checks", {}).get(case_id, []):
                 if check["status"] == "failure":
                     failure = check["failure_info"]["failure"]
                     operation = failure.get("operation") or name
                     failures.append((operation, check["name"], failure.get("title"), failure.get("message"), request, response))
-    return statuses, failures
+    return statuses, refusals, failures
+
+
+def refusal(response):
+    """A 4xx answer's error `code`, `field` and message."""
+    try:
+        error = json.loads(base64.b64decode(response["content"]["$base64"]))["error"]
+        field = f"({error['field']})" if error.get("field") else ""
+        return f"{error['code']}{field}: {error['message'][:100]}"
+    except (KeyError, TypeError, ValueError):
+        return f"{response.get('status_code')} unparsed"
 
 
 def main():
@@ -173,7 +189,7 @@ def main():
         print(f"FAIL: Schemathesis ran past {args.time_limit}s")
         return 1
     output = run.stdout + run.stderr
-    statuses, failures = tally(ndjson) if ndjson.exists() else ({}, [])
+    statuses, refusals, failures = tally(ndjson) if ndjson.exists() else ({}, {}, [])
 
     print(f"{'operation':<60} {'2xx':>5} {'4xx':>5} {'5xx':>5}  statuses")
     zero = []
@@ -188,6 +204,11 @@ def main():
         if by_class["2"] == 0 and name not in NO_2XX_EXPECTED:
             zero.append(name)
 
+    # Why generated requests were refused: where the document could say more.
+    print("\n4xx answers to requests generated as valid per the document (most common first):")
+    for name in ops:
+        for reason, n in refusals.get(name, collections.Counter()).most_common(3):
+            print(f"  {name}: x{n} {reason}")
     failed = run.returncode != 0
     if failed or zero:
         print("\n===== Schemathesis output =====")
