@@ -165,7 +165,12 @@ async fn hostile_plugins_fall_back_and_the_gateway_keeps_serving() {
         let d = gw.wait_delivery("acme", &key, dlv, WAIT, is_final).await;
         assert_eq!(d["state"], "succeeded", "{name}: {d}");
         let log = log(&d);
-        assert_eq!(log[0]["decided_by"], decided_by, "{name}: {d}");
+        // A loop ends on whichever limit comes first: fuel normally, the epoch
+        // deadline when the host is too busy to burn the fuel in time.
+        let loop_ended = name == "loop" && log[0]["decided_by"] == "fallback:epoch_deadline";
+        if !loop_ended {
+            assert_eq!(log[0]["decided_by"], decided_by, "{name}: {d}");
+        }
         assert_eq!(log[0]["verdict"], "retry", "{name}");
         let delay = if name == "absurd_delay" { 1_500 } else { 100 };
         assert_eq!(
