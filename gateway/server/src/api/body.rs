@@ -37,6 +37,22 @@ pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     }
 }
 
+/// Reads an optional JSON body: empty, or `null`, is `T::default()`.
+///
+/// # Errors
+/// As [`read_limited`] and [`parse_json`].
+pub async fn body_or_default<T: DeserializeOwned + Default>(
+    body: Body,
+    limit: usize,
+) -> Result<T, ApiError> {
+    let bytes = read_limited(body, limit).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        Ok(T::default())
+    } else {
+        Ok(parse_json::<Option<T>>(&bytes)?.unwrap_or_default())
+    }
+}
+
 /// Parses JSON into `T`, naming the failing field.
 ///
 /// # Errors
@@ -104,6 +120,28 @@ mod tests {
         let e = parse_json::<Input>(b"{\"name\":\"a\",\"extra\":1}").unwrap_err();
         assert_eq!(e.code, "invalid_field");
         assert!(parse_json::<Input>(b"{\"name\":\"a\"}").is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_optional_body_may_be_empty_null_or_an_object() {
+        #[derive(Debug, Default, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Options {
+            #[serde(default)]
+            force: bool,
+        }
+        for (text, want) in [("", false), (" \n", false), ("null", false), ("{}", false)] {
+            let got: Options = body_or_default(Body::from(text), 64).await.unwrap();
+            assert_eq!(got, Options { force: want }, "{text:?}");
+        }
+        let got: Options = body_or_default(Body::from(r#"{"force":true}"#), 64)
+            .await
+            .unwrap();
+        assert!(got.force);
+        let e = body_or_default::<Options>(Body::from("1"), 64)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, "invalid_field");
     }
 
     /// A body that never ends, like a client trickling bytes.

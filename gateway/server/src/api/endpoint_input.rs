@@ -33,14 +33,14 @@ pub(super) struct EndpointInput {
     /// Where deliveries go: `http` or `https`, at most `limits.url_len` bytes. Its host
     /// must not be a private address unless the operator allows it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(required = true, value_type = String, pattern = "^[Hh][Tt][Tt][Pp][Ss]?://", example = "https://hooks.example.com/hookgate")]
+    #[schema(required = true, value_type = String, pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@]+([/?#]\S*)?$", example = "https://hooks.example.com/hookgate")]
     pub(super) url: Option<String>,
     /// Free text for people.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) description: Option<String>,
     /// Event type patterns (`order.created`, `order.*`, `*`); `["*"]` when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(min_items = 1, example = json!(["order.*"]))]
+    #[schema(value_type = Option<Vec<EventTypePattern>>, min_items = 1, example = json!(["order.*"]))]
     pub(super) event_types: Option<Vec<String>>,
     /// The retry policy, laid over the operator's default.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,6 +72,24 @@ pub(super) struct EndpointInput {
     pub(super) secret: Option<String>,
 }
 
+/// The API schema of an event type pattern: `*`, an exact type, or a prefix ending
+/// in `.*`. Only described, never built.
+pub(super) enum EventTypePattern {}
+
+impl utoipa::PartialSchema for EventTypePattern {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .pattern(Some(r"^(\*|[A-Za-z0-9._:-]+)$"))
+            .description(Some(
+                "`*` (every type), an exact type, or a prefix ending in `.*` (`order.*`)",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for EventTypePattern {}
+
 /// The API schema of an endpoint merge patch: the fields of [`EndpointInput`] but
 /// `secret`, none required, each nullable (`null` resets it). Only described, never built.
 pub(super) enum EndpointPatch {}
@@ -79,7 +97,7 @@ pub(super) enum EndpointPatch {}
 impl utoipa::PartialSchema for EndpointPatch {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use utoipa::openapi::RefOr;
-        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+        use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, Type};
         let RefOr::T(Schema::Object(input)) = <EndpointInput as utoipa::PartialSchema>::schema()
         else {
             unreachable!("a derived struct schema is an object")
@@ -93,7 +111,9 @@ impl utoipa::PartialSchema for EndpointPatch {
             if name == "secret" {
                 continue;
             }
-            let nullable = OneOfBuilder::new()
+            // anyOf, not oneOf: a property that already allows null must not make
+            // null match twice.
+            let nullable = AnyOfBuilder::new()
                 .item(property)
                 .item(ObjectBuilder::new().schema_type(Type::Null));
             patch = patch.property(name, nullable);

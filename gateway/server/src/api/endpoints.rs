@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 
 use super::auth::Principal;
-use super::body::{parse_json, read_limited};
+use super::body::{body_or_default, parse_json, read_limited};
 use super::endpoint_input::{EndpointInput, EndpointPatch, merge_patch, tenant_secret};
 use super::endpoint_view::{EndpointSecrets, EndpointView};
 use super::error::ApiError;
@@ -275,12 +275,7 @@ pub(super) async fn rotate_secret(
     body: Body,
 ) -> Result<Json<EndpointSecrets>, ApiError> {
     who.require_tenant(&ctx, &t)?;
-    let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
-    let input: RotateSecret = if bytes.iter().all(u8::is_ascii_whitespace) {
-        RotateSecret::default()
-    } else {
-        parse_json(&bytes)?
-    };
+    let input: RotateSecret = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     let new_secret = tenant_secret(input.secret.as_deref())?;
     let now = ctx.clock.now_ms();
     let new_secret = &new_secret;

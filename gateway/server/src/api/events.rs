@@ -91,7 +91,8 @@ fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<&str>, ApiE
 /// With `Idempotency-Key`, a repeat of the same body answers the first answer.
 #[utoipa::path(post, path = "/v1/tenants/{t}/events", tag = "events", operation_id = "ingest_event",
     params(TenantPath,
-        ("Idempotency-Key" = Option<String>, Header, description = "1 to `limits.idempotency_key_len` visible ASCII characters")),
+        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$",
+            description = "1 to `limits.idempotency_key_len` (255) visible ASCII characters")),
     request_body = IngestBody,
     responses((status = 202, description = "Stored; deliveries follow", body = IngestAnswer)))]
 pub(super) async fn ingest(

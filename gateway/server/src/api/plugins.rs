@@ -40,6 +40,23 @@ fn render(ctx: &AppContext, plugin: &ListedPlugin) -> PluginObject {
     }
 }
 
+/// The API schema of an uploaded `.wasm`: raw bytes. Only described, never built.
+pub(super) enum WasmBytes {}
+
+impl utoipa::PartialSchema for WasmBytes {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::Binary,
+            )))
+            .content_media_type("application/wasm")
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for WasmBytes {}
+
 /// The answer to an upload. Fields are in alphabetical order, as clients have
 /// always received them.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
@@ -55,8 +72,8 @@ pub(super) struct UploadedVersion {
 /// Uploads a new version of a plugin; it runs the upload checks, then becomes active.
 #[utoipa::path(put, path = "/v1/tenants/{t}/plugins/{name}", tag = "plugins",
     operation_id = "upload_plugin", params(PluginPath),
-    request_body(content = Vec<u8>, content_type = "application/wasm",
-        description = "The `.wasm`: a core module for `wasm32-unknown-unknown`, or a component"),
+    request_body(description = "The `.wasm`: a core module for `wasm32-unknown-unknown`, or a component",
+        content((WasmBytes = "application/wasm"), (WasmBytes = "application/octet-stream"))),
     responses((status = 201, description = "The version stored, with its check results", body = UploadedVersion)))]
 pub(super) async fn upload(
     State(ctx): State<Arc<AppContext>>,

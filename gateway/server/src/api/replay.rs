@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Principal;
-use super::body::{parse_json, read_limited};
+use super::body::{body_or_default, parse_json, read_limited};
 use super::deliveries::{dead_reason_named, delivery_view, time_param};
 use super::delivery_view::DeliveryView;
 use super::error::ApiError;
@@ -54,19 +54,6 @@ pub(super) struct ReplayMany {
     /// Count what would be replayed, and change nothing.
     #[serde(default)]
     dry_run: bool,
-}
-
-/// An empty body means `{}`.
-async fn body_or_default<T: serde::de::DeserializeOwned + Default>(
-    ctx: &AppContext,
-    body: Body,
-) -> Result<T, ApiError> {
-    let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        Ok(T::default())
-    } else {
-        parse_json(&bytes)
-    }
 }
 
 /// A replayed endpoint whose breaker is not closed: its probe goes at once, and
@@ -128,7 +115,7 @@ pub(super) async fn replay_one(
     body: Body,
 ) -> Result<Json<DeliveryView>, ApiError> {
     who.require_tenant(&ctx, &t)?;
-    let input: ReplayOne = body_or_default(&ctx, body).await?;
+    let input: ReplayOne = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     match ctx
         .writes
         .replay_delivery(&t, &id, input.force, ctx.clock.now_ms())

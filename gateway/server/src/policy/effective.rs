@@ -47,7 +47,7 @@ impl utoipa::ToSchema for PresetName {}
 
 /// A policy with every value concrete; what decisions read and what the API shows as
 /// `policy_effective`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EffectivePolicy {
     /// The preset the values started from.
     pub preset: String,

@@ -17,6 +17,7 @@ mod classify;
 mod decide;
 mod duration;
 mod effective;
+mod effective_shape;
 mod outcome;
 mod resolve;
 mod retry_after;

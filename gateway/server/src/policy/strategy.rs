@@ -44,7 +44,7 @@ impl StrategyKind {
 }
 
 /// A delay strategy with its parameters; the un-jittered delay after attempt n.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "strategy", rename_all = "snake_case")]
 pub enum Strategy {
     /// `min(max_delay, base_ms * factor^(n-1))`.
@@ -142,7 +142,7 @@ impl JitterKind {
 }
 
 /// How a delay is randomised so that retries of many deliveries spread out (rule 6).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "jitter", rename_all = "snake_case")]
 pub enum Jitter {
     /// The delay as computed.

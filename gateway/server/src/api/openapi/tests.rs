@@ -179,3 +179,31 @@ fn the_committed_copy_in_docs_is_the_generated_document() {
     );
     assert_eq!(doc()["openapi"], "3.1.0");
 }
+
+#[test]
+fn the_resolved_policy_is_one_flat_object_covering_every_preset() {
+    let doc = doc();
+    let shape = &doc["components"]["schemas"]["EffectivePolicy"];
+    assert_eq!(shape["type"], "object", "flat, not allOf/oneOf: {shape}");
+    let properties = shape["properties"].as_object().unwrap();
+    let required: Vec<&str> = shape["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for name in crate::policy::PRESET_NAMES {
+        let policy = crate::policy::EffectivePolicy::preset(name).unwrap();
+        let shown = serde_json::to_value(&policy).unwrap();
+        let shown = shown.as_object().unwrap();
+        for key in shown.keys() {
+            assert!(
+                properties.contains_key(key),
+                "{name}: {key} is not described"
+            );
+        }
+        for key in &required {
+            assert!(shown.contains_key(*key), "{name}: required {key} is absent");
+        }
+    }
+}
