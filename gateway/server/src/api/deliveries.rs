@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::auth::Principal;
 use super::delivery_view::{AttemptView, DeliveryDetail, DeliveryView};
 use super::error::ApiError;
-use super::openapi::{DeliveryPath, DeliveryStateName, TenantPath};
+use super::openapi::{DeliveryStateName, ItemPath, TenantPath};
 use super::{ListPage, bad_query, list_body};
 use crate::clock::parse_rfc3339_ms;
 use crate::context::AppContext;
@@ -157,7 +157,7 @@ pub(super) async fn list(
 
 /// One delivery with every attempt of every series, oldest first.
 #[utoipa::path(get, path = "/v1/tenants/{t}/deliveries/{id}", tag = "deliveries",
-    operation_id = "get_delivery", params(DeliveryPath),
+    operation_id = "get_delivery", params(ItemPath),
     responses((status = 200, description = "The delivery", body = DeliveryDetail)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,

@@ -13,7 +13,7 @@ use super::body::{body_or_default, parse_json, read_limited};
 use super::endpoint_input::{EndpointInput, EndpointPatch, merge_patch, tenant_secret};
 use super::endpoint_view::{EndpointSecrets, EndpointView};
 use super::error::ApiError;
-use super::openapi::{EndpointPath, TenantPath};
+use super::openapi::{ItemPath, TenantPath};
 use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::ids;
@@ -114,7 +114,7 @@ pub(super) async fn list(
 
 /// One endpoint.
 #[utoipa::path(get, path = "/v1/tenants/{t}/endpoints/{id}", tag = "endpoints",
-    operation_id = "get_endpoint", params(EndpointPath),
+    operation_id = "get_endpoint", params(ItemPath),
     responses((status = 200, description = "The endpoint", body = EndpointView)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
@@ -166,7 +166,7 @@ where
 /// Changes an endpoint with a JSON merge patch (RFC 7396): `null` resets a field to
 /// its default. The secret changes only through rotate-secret.
 #[utoipa::path(patch, path = "/v1/tenants/{t}/endpoints/{id}", tag = "endpoints",
-    operation_id = "update_endpoint", params(EndpointPath),
+    operation_id = "update_endpoint", params(ItemPath),
     request_body(content = EndpointPatch, content_type = "application/merge-patch+json"),
     responses((status = 200, description = "The endpoint as changed", body = EndpointView)))]
 pub(super) async fn update(
@@ -207,7 +207,7 @@ pub(super) async fn update(
 
 /// Deletes an endpoint; its pending deliveries end.
 #[utoipa::path(delete, path = "/v1/tenants/{t}/endpoints/{id}", tag = "endpoints",
-    operation_id = "delete_endpoint", params(EndpointPath),
+    operation_id = "delete_endpoint", params(ItemPath),
     responses((status = 204, description = "Deleted")))]
 pub(super) async fn delete(
     State(ctx): State<Arc<AppContext>>,
@@ -223,7 +223,7 @@ pub(super) async fn delete(
 /// Closes the endpoint's circuit breaker by hand: the streak and the cool-down
 /// ladder start over, and its pending work is served at once.
 #[utoipa::path(post, path = "/v1/tenants/{t}/endpoints/{id}/breaker/reset", tag = "endpoints",
-    operation_id = "reset_endpoint_breaker", params(EndpointPath),
+    operation_id = "reset_endpoint_breaker", params(ItemPath),
     responses((status = 200, description = "The endpoint, breaker closed", body = EndpointView)))]
 pub(super) async fn reset_breaker(
     State(ctx): State<Arc<AppContext>>,
@@ -242,7 +242,7 @@ pub(super) async fn reset_breaker(
 
 /// The endpoint's live signing secrets, newest first.
 #[utoipa::path(get, path = "/v1/tenants/{t}/endpoints/{id}/secret", tag = "endpoints",
-    operation_id = "get_endpoint_secrets", params(EndpointPath),
+    operation_id = "get_endpoint_secrets", params(ItemPath),
     responses((status = 200, description = "The live secrets", body = EndpointSecrets)))]
 pub(super) async fn secret(
     State(ctx): State<Arc<AppContext>>,
@@ -265,7 +265,7 @@ pub(super) struct RotateSecret {
 /// Starts signing with a new secret (given, or generated); the others keep signing
 /// for 24 hours.
 #[utoipa::path(post, path = "/v1/tenants/{t}/endpoints/{id}/rotate-secret", tag = "endpoints",
-    operation_id = "rotate_endpoint_secret", params(EndpointPath),
+    operation_id = "rotate_endpoint_secret", params(ItemPath),
     request_body(content = Option<RotateSecret>, description = "Empty, or a secret of the tenant's choosing"),
     responses((status = 200, description = "The live secrets, the new one first", body = EndpointSecrets)))]
 pub(super) async fn rotate_secret(

@@ -16,7 +16,7 @@ use super::body::{parse_json, read_limited};
 use super::deliveries::delivery_view;
 use super::delivery_view::DeliveryView;
 use super::error::ApiError;
-use super::openapi::{EventPath, TenantPath};
+use super::openapi::{ItemPath, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::event_type;
@@ -167,7 +167,7 @@ pub(super) struct EventView<'a> {
 
 /// One event with its payload and deliveries.
 #[utoipa::path(get, path = "/v1/tenants/{t}/events/{id}", tag = "events", operation_id = "get_event",
-    params(EventPath),
+    params(ItemPath),
     responses((status = 200, description = "The event", body = EventView<'_>)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,

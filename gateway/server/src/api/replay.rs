@@ -13,7 +13,7 @@ use super::body::{body_or_default, parse_json, read_limited};
 use super::deliveries::{dead_reason_named, delivery_view, time_param};
 use super::delivery_view::DeliveryView;
 use super::error::ApiError;
-use super::openapi::{DeliveryPath, ReplayableState, TenantPath};
+use super::openapi::{ItemPath, ReplayableState, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::BulkReplay;
@@ -105,7 +105,7 @@ impl BulkReplayView {
 
 /// Replays one finished delivery as a new series with the same `webhook-id`.
 #[utoipa::path(post, path = "/v1/tenants/{t}/deliveries/{id}/replay", tag = "dlq",
-    operation_id = "replay_delivery", params(DeliveryPath),
+    operation_id = "replay_delivery", params(ItemPath),
     request_body(content = Option<ReplayOne>, description = "Empty, or `force` to resend a delivered one"),
     responses((status = 200, description = "The delivery, pending again", body = DeliveryView)))]
 pub(super) async fn replay_one(

@@ -16,45 +16,18 @@ pub(in crate::api) struct TenantPath {
     t: String,
 }
 
-/// An endpoint of a tenant.
+/// One of a tenant's endpoints, events or deliveries.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
 #[allow(
     dead_code,
     reason = "described only; handlers extract the path themselves"
 )]
-pub(in crate::api) struct EndpointPath {
+pub(in crate::api) struct ItemPath {
     /// The tenant's id.
     t: String,
-    /// The endpoint's id (`ep_...`).
-    id: String,
-}
-
-/// An event of a tenant.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Path)]
-#[allow(
-    dead_code,
-    reason = "described only; handlers extract the path themselves"
-)]
-pub(in crate::api) struct EventPath {
-    /// The tenant's id.
-    t: String,
-    /// The event's id (`evt_...`).
-    id: String,
-}
-
-/// A delivery of a tenant.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Path)]
-#[allow(
-    dead_code,
-    reason = "described only; handlers extract the path themselves"
-)]
-pub(in crate::api) struct DeliveryPath {
-    /// The tenant's id.
-    t: String,
-    /// The delivery's id (`dlv_...`).
+    /// The item's id: `ep_...` for an endpoint, `evt_...` for an event, `dlv_...` for a
+    /// delivery.
     id: String,
 }
 
