@@ -3,9 +3,8 @@
 # machine lacks (the wasm target for the example plugins, the official Standard
 # Webhooks verifiers from PyPI and npm, the Prometheus parser, and the OpenAPI
 # contract tools: openapi-spec-validator, openapi-python-client with what its
-# generated client imports (httpx <0.29, attrs; python-dateutil no longer), and
-# Schemathesis), then runs every test of the workspace. Extra arguments go to
-# `cargo test`.
+# generated client imports (httpx, attrs), and Schemathesis), then runs every
+# test of the workspace. Extra arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-unknown-unknown
