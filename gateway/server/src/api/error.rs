@@ -280,4 +280,40 @@ mod tests {
             );
         }
     }
+
+    #[tokio::test]
+    async fn the_typed_error_body_has_the_bytes_of_its_json_form() {
+        use serde_json::json;
+        for (err, before) in [
+            (
+                ApiError::validation("url", "bad"),
+                json!({"error": {"code": "validation_failed", "message": "bad", "field": "url"}}),
+            ),
+            (
+                ApiError::unauthorized(),
+                json!({"error": {"code": "unauthorized", "message": "missing or invalid bearer token"}}),
+            ),
+        ] {
+            let body = err.into_response().into_body().collect().await.unwrap();
+            assert_eq!(
+                String::from_utf8(body.to_bytes().to_vec()).unwrap(),
+                serde_json::to_string(&before).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn every_code_is_named_and_statused_once() {
+        let names: std::collections::HashSet<&str> =
+            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+        for code in ErrorCode::ALL {
+            assert_eq!(
+                serde_json::to_value(code).unwrap(),
+                code.as_str(),
+                "serialised as named"
+            );
+            assert!(code.status().is_client_error() || code.status().is_server_error());
+        }
+    }
 }

@@ -168,6 +168,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_typed_stats_have_the_bytes_of_their_json_form() {
+        use serde_json::json;
+        let mut s = TenantStats::default();
+        s.observe_latency(70_000);
+        (
+            s.attempts,
+            s.retries,
+            s.succeeded,
+            s.finished_attempts,
+            s.pending,
+            s.dlq,
+        ) = (4, 1, 2, 3, 5, 0);
+        let before = json!({
+            "success_rate": 1.0,
+            "retry_rate": 0.25,
+            "avg_attempts": 1.5,
+            "latency_ms": { "p95": ">60000", "p99": ">60000" },
+            "attempts": 4,
+            "deliveries": { "succeeded": 2, "dead": 0, "pending": 5 },
+            "dlq_size": 0,
+        });
+        assert_eq!(
+            serde_json::to_string(&s.to_view()).unwrap(),
+            serde_json::to_string(&before).unwrap()
+        );
+    }
+
+    #[test]
     fn rates_and_percentiles() {
         let mut s = TenantStats::default();
         for ms in (0..100).map(|i| if i < 96 { 3 } else { 900 }) {
