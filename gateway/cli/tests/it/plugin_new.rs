@@ -74,13 +74,15 @@ fn mib_in(line: &str) -> f64 {
 #[test]
 fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
     let tmp = tempfile::tempdir().expect("a temp dir");
-    let dir = tmp.path().join("conflicts");
+    let dir = tmp.path().join("plugin");
+    // Its own name: the target dir is shared, and so is the .wasm's path in it.
+    let name = format!("scaffolded-{}", std::process::id());
     let created = hookgate_in(
         tmp.path(),
-        &format!("plugin new retry-conflicts --dir {}", dir.display()),
+        &format!("plugin new {name} --dir {}", dir.display()),
     );
     assert_eq!(created.code, 0, "{}", created.stderr);
-    assert!(created.stdout.contains("created plugin retry-conflicts"));
+    assert!(created.stdout.contains(&format!("created plugin {name}")));
     for file in [
         "Cargo.toml",
         "src/lib.rs",
@@ -110,7 +112,9 @@ fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
             "--release",
         ],
     );
-    let wasm = scaffold_target_dir().join("wasm32-unknown-unknown/release/retry_conflicts.wasm");
+    let wasm = scaffold_target_dir()
+        .join("wasm32-unknown-unknown/release")
+        .join(format!("{}.wasm", name.replace('-', "_")));
 
     let check = run_cli(
         &[],
@@ -130,18 +134,10 @@ fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
 
     let gw = Gateway::spawn(&tmp.path().join("data"), &[]);
     let tenant = CliClient::new(&gw.base, ADMIN).create_tenant("acme");
-    let upload = format!(
-        "plugin upload --tenant acme retry-conflicts {}",
-        wasm.display()
-    );
+    let upload = format!("plugin upload --tenant acme {name} {}", wasm.display());
     let uploaded = tenant.ok(&upload);
-    assert!(
-        uploaded
-            .stdout
-            .contains("uploaded plugin retry-conflicts version 1"),
-        "{}",
-        uploaded.stdout
-    );
+    let expected = format!("uploaded plugin {name} version 1");
+    assert!(uploaded.stdout.contains(&expected), "{}", uploaded.stdout);
 }
 
 #[test]
