@@ -1,6 +1,7 @@
-//! The WebAssembly side: `wit_bindgen::generate!` over the workspace's
-//! `wit/policy.wit`, and the conversions between its types and the SDK's. Only
-//! built for `wasm32`; [`crate::export_policy!`] is the way in.
+//! The WebAssembly side: `wit_bindgen::generate!` over `wit/policy.wit` (the
+//! crate's own copy of the workspace's, so that it builds outside a checkout),
+//! and the conversions between its types and the SDK's. Only built for `wasm32`;
+//! [`crate::export_policy!`] is the way in.
 
 #![allow(unsafe_code, reason = "wit-bindgen's generated canonical-ABI glue")]
 
@@ -11,7 +12,7 @@ pub mod bindings {
     #![allow(missing_docs, unreachable_pub, reason = "generated code")]
     wit_bindgen::generate!({
         world: "plugin",
-        path: "../wit",
+        path: "wit",
         pub_export_macro: true,
         export_macro_name: "export_plugin",
         default_bindings_module: "hookgate_plugin_sdk::__private::bindings",

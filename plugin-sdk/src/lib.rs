@@ -62,9 +62,27 @@
 //! (crate type `cdylib`), check it with `hookgate plugin-check FILE`, and upload
 //! the `.wasm` with `PUT /v1/tenants/{t}/plugins/{name}`. `docs/plugins.md` walks
 //! through every step.
+//!
+//! # Allocator
+//!
+//! On `wasm32` the SDK installs a `#[global_allocator]` that serves the heap from
+//! a fixed 512 KiB arena in the module's initial memory and never frees (each
+//! instance lives for one decision), so a decision does not grow memory; what
+//! does not fit goes to the standard allocator. A plugin that wants its own
+//! allocator turns off the default feature `arena-allocator`.
 
+#[cfg(any(test, all(target_arch = "wasm32", feature = "arena-allocator")))]
+mod arena;
 mod attempt;
 mod response;
+
+/// The guest's heap: a fixed arena in the module's initial memory, so that a
+/// decision never grows memory (see the `arena` module; opt out by turning off
+/// default features). 512 KiB is far more than a decision needs (a 4 KiB body,
+/// a few headers, a parsed JSON document) and small next to the 16 MiB limit.
+#[cfg(all(target_arch = "wasm32", feature = "arena-allocator"))]
+#[global_allocator]
+static ALLOCATOR: arena::Arena<{ 512 * 1024 }> = arena::Arena::new();
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]

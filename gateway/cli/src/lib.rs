@@ -1,7 +1,7 @@
 //! The `hookgate` command line over the `hookgate-server` library, its
 //! subcommands grouped by who uses them:
 //! - [`client`]: tenants' and operators' calls to a running gateway's API;
-//! - [`ops`]: operator tools that need no gateway (admin, plugin-check, policy);
+//! - [`ops`]: tools that need no gateway (admin, plugin-check, plugin new, policy);
 //! - [`lab`]: a gateway put to work for demos, drills, chaos and benchmarks.
 
 pub mod client;

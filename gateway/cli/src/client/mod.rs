@@ -85,13 +85,13 @@ pub enum ClientCommand {
         #[command(subcommand)]
         command: deliveries::DlqCommand,
     },
-    /// Retry-policy plugins (WebAssembly): upload, list, roll back.
+    /// Retry-policy plugins (WebAssembly): create one, upload, list, roll back.
     #[command(after_help = EXIT_CODES)]
     Plugin {
         #[command(flatten)]
         conn: Connection,
         #[command(subcommand)]
-        command: plugins::PluginCommand,
+        command: plugins::PluginGroup,
     },
     /// Delivery statistics, for the gateway (admin) or one tenant.
     #[command(after_help = EXIT_CODES)]
@@ -167,9 +167,14 @@ pub fn run(command: ClientCommand) -> i32 {
         ClientCommand::Dlq { conn, command } => {
             session(conn, async |s| deliveries::run_dlq(s, command).await)
         }
-        ClientCommand::Plugin { conn, command } => {
-            session(conn, async |s| plugins::run(s, command).await)
-        }
+        ClientCommand::Plugin {
+            command: plugins::PluginGroup::New(args),
+            ..
+        } => crate::ops::plugin_new::run(&args),
+        ClientCommand::Plugin {
+            conn,
+            command: plugins::PluginGroup::Gateway(command),
+        } => session(conn, async |s| plugins::run(s, command).await),
         ClientCommand::Stats { conn, args } => session(conn, async |s| stats::run(s, args).await),
         ClientCommand::Verify(args) => verify::run(&args),
         ClientCommand::Completions { shell } => {

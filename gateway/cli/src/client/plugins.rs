@@ -1,5 +1,6 @@
-//! `hookgate plugin upload|list|rollback`: a tenant's WebAssembly retry-policy
-//! plugins. A gateway without the plugin routes says so plainly.
+//! `hookgate plugin new|upload|list|rollback`: creating a WebAssembly
+//! retry-policy plugin (no gateway needed), and a tenant's plugins on a gateway.
+//! A gateway without the plugin routes says so plainly.
 
 use std::path::PathBuf;
 
@@ -24,7 +25,21 @@ const PLUGIN_COLUMNS: [&str; 7] = [
     "created_at",
 ];
 
-/// Plugin subcommands.
+/// `hookgate plugin ...`: one command that needs no gateway, and those that do.
+#[derive(Subcommand, Debug)]
+pub enum PluginGroup {
+    /// Create a plugin crate that builds on its own, with a copy of the SDK (or
+    /// the SDK from git or crates.io), a policy skeleton with tests, and a README.
+    #[command(
+        after_help = "Exit codes:\n  0  created\n  2  a bad NAME or SDK flag, \
+                            or a --dir that exists and is not empty"
+    )]
+    New(crate::ops::plugin_new::PluginNewArgs),
+    #[command(flatten)]
+    Gateway(PluginCommand),
+}
+
+/// Plugin subcommands that talk to a gateway.
 #[derive(Subcommand, Debug)]
 pub enum PluginCommand {
     /// Upload a plugin (a .wasm module or component) as NAME's next version.

@@ -3,4 +3,5 @@
 
 pub mod admin;
 pub mod plugin_check;
+pub mod plugin_new;
 pub mod policy;

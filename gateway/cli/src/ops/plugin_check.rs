@@ -3,8 +3,8 @@
 //! samples used against the production limits. Exit codes: 0 passed, 1 refused
 //! (the output names the check), 2 the file could not be read.
 //!
-//! (The `plugin` subcommand family talks to a running gateway; this one needs no
-//! gateway, hence its own name.)
+//! (Most of the `plugin` subcommand family talks to a running gateway; this one
+//! never does, hence its own name.)
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;

@@ -14,6 +14,7 @@ mod drills;
 mod fuzz_equivalents;
 mod json_logs;
 mod openapi_command;
+mod plugin_new;
 mod policy_props;
 mod readme_quickstart;
 mod user_errors;

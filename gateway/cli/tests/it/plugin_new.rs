@@ -1,0 +1,201 @@
+//! `hookgate plugin new`: a plugin created outside the workspace, with the SDK
+//! copy the binary carries, passes its own tests, builds for
+//! `wasm32-unknown-unknown`, passes `plugin-check` without ever growing its
+//! memory (the SDK's arena), and uploads; bad input is refused with exit 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::common::{ADMIN, CliClient, CliRun, Gateway, cli_words, run_cli};
+
+/// Runs `hookgate` with a command line (split by [`cli_words`]) in `cwd`.
+fn hookgate_in(cwd: &Path, line: &str) -> CliRun {
+    let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
+        .current_dir(cwd)
+        .args(cli_words(line))
+        .stdin(Stdio::null())
+        .output()
+        .expect("hookgate runs");
+    CliRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A target dir shared by every run of this test, beside the workspace's own
+/// (`<target>/debug/deps/it-*` is this binary): the SDK's dependencies build once.
+fn scaffold_target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let target = exe.ancestors().nth(3).expect("the target dir");
+    target.join("scaffold")
+}
+
+/// `cargo ARGS` in `dir`, as a plugin author would run it: none of the outer
+/// build's variables, the shared scaffold target dir.
+fn cargo_in(dir: &Path, args: &[&str]) {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(dir).args(args);
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+    ] {
+        cmd.env_remove(var);
+    }
+    let out = cmd
+        .env("CARGO_TARGET_DIR", scaffold_target_dir())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo {args:?} in {} failed:\n{}\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The first `N.NN MiB` in `line`, in MiB.
+fn mib_in(line: &str) -> f64 {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| *w == "MiB")
+        .expect("a size in MiB");
+    words[at - 1].parse().expect("a number of MiB")
+}
+
+#[test]
+fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let dir = tmp.path().join("plugin");
+    // Its own name: the target dir is shared, and so is the .wasm's path in it.
+    let name = format!("scaffolded-{}", std::process::id());
+    let created = hookgate_in(
+        tmp.path(),
+        &format!("plugin new {name} --dir {}", dir.display()),
+    );
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert!(created.stdout.contains(&format!("created plugin {name}")));
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "README.md",
+        "hookgate-plugin-sdk/wit/policy.wit",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} was written");
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
+    for command in [
+        "cargo test",
+        "--target wasm32-unknown-unknown --release",
+        "hookgate plugin-check",
+        "hookgate plugin upload",
+    ] {
+        assert!(readme.contains(command), "the README shows `{command}`");
+    }
+
+    cargo_in(&dir, &["test", "--offline"]);
+    cargo_in(
+        &dir,
+        &[
+            "build",
+            "--offline",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--release",
+        ],
+    );
+    let wasm = scaffold_target_dir()
+        .join("wasm32-unknown-unknown/release")
+        .join(format!("{}.wasm", name.replace('-', "_")));
+
+    let check = run_cli(
+        &[],
+        &["plugin-check".to_owned(), wasm.display().to_string()],
+        b"",
+    );
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check.stdout.contains("passed checks 1-9"),
+        "{}",
+        check.stdout
+    );
+    // The SDK's arena is in the initial memory, so no sample grew it.
+    let initial = mib_in(check.line("  check 8 resources"));
+    let most_used = mib_in(check.line("  most used"));
+    assert_eq!(most_used, initial, "{}", check.stdout);
+
+    let gw = Gateway::spawn(&tmp.path().join("data"), &[]);
+    let tenant = CliClient::new(&gw.base, ADMIN).create_tenant("acme");
+    let upload = format!("plugin upload --tenant acme {name} {}", wasm.display());
+    let uploaded = tenant.ok(&upload);
+    let expected = format!("uploaded plugin {name} version 1");
+    assert!(uploaded.stdout.contains(&expected), "{}", uploaded.stdout);
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2_and_writes_nothing() {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let refused = |line: &str, phrase: &str| {
+        let run = hookgate_in(tmp.path(), line);
+        assert_eq!(run.code, 2, "{line}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(phrase),
+            "{line}: {:?} lacks {phrase:?}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    };
+    let target = tmp.path().join("p");
+    let at = |name: &str| format!("plugin new {name} --dir {}", target.display());
+    refused(&at("Retry"), "invalid plugin name `Retry`");
+    refused(&at("'two words'"), "invalid plugin name");
+    refused(&at("1st"), "starting with a letter");
+    refused(&at("fn"), "keyword");
+    assert!(!target.exists(), "nothing written for a bad name");
+    refused(
+        &format!("{} --sdk-version '1.0 [x]'", at("ok")),
+        "--sdk-version",
+    );
+    refused(
+        &format!("{} --sdk-version 1 --sdk-git https://x", at("ok")),
+        "cannot be used with",
+    );
+    assert!(!target.exists(), "nothing written for a bad SDK source");
+
+    std::fs::create_dir(&target).expect("mkdir");
+    std::fs::write(target.join("keep.txt"), "mine").expect("write");
+    refused(&at("ok"), "already exists and is not an empty directory");
+    let entries = std::fs::read_dir(&target).expect("list").count();
+    assert_eq!(entries, 1, "the occupied directory is left alone");
+    refused(
+        &format!("plugin new ok --dir {}", target.join("keep.txt").display()),
+        "not an empty directory",
+    );
+}
+
+#[test]
+fn without_dir_the_plugin_goes_to_its_name_here_with_the_sdk_asked_for() {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let run = hookgate_in(tmp.path(), "plugin new from-crates-io --sdk-version 0.1");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let manifest = std::fs::read_to_string(tmp.path().join("from-crates-io/Cargo.toml"))
+        .expect("the plugin's manifest");
+    assert!(
+        manifest.contains("hookgate-plugin-sdk = \"0.1\""),
+        "{manifest}"
+    );
+    assert!(
+        !tmp.path()
+            .join("from-crates-io/hookgate-plugin-sdk")
+            .exists(),
+        "no SDK copy when the SDK comes from crates.io"
+    );
+}
