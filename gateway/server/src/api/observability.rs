@@ -38,6 +38,8 @@ pub(super) async fn metrics(
         .collect();
     let accept = (!accept.is_empty()).then(|| accept.join(","));
     let format = exposition::negotiate(accept.as_deref());
+    ctx.telemetry
+        .observe_plugin_pool(&ctx.plugins.host().pool_usage());
     // prometheus-client encodes OpenMetrics only; the classic text is made from it.
     let openmetrics = ctx.telemetry.render_metrics(ctx.delivery.in_flight_count());
     let body = match format {

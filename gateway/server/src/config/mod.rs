@@ -321,6 +321,12 @@ impl Config {
         if self.plugins.keep_versions == 0 {
             return Err(invalid("plugins.keep_versions", "must be at least 1"));
         }
+        let slots = crate::policy::wasm::SLOTS_RANGE;
+        if !slots.contains(&self.plugins.slots) {
+            let (low, high, got) = (slots.start(), slots.end(), self.plugins.slots);
+            let message = format!("must be from {low} to {high}, got {got}");
+            return Err(invalid("plugins.slots", message));
+        }
         for (i, p) in self.plugins.preload.iter().enumerate() {
             if !crate::ids::is_valid_tenant_id(&p.tenant) || p.name.is_empty() {
                 return Err(invalid(

@@ -114,6 +114,9 @@ pub struct PluginsConfig {
     /// Versions kept per plugin; older ones are dropped from memory, the store
     /// and the artifact cache, except the active one and any an endpoint binds.
     pub keep_versions: u32,
+    /// Instance slots of the plugin engine's pool, whatever the core count: enough
+    /// that active plugins do not evict each other's warm slots.
+    pub slots: u32,
 }
 
 impl Default for PluginsConfig {
@@ -121,6 +124,7 @@ impl Default for PluginsConfig {
         Self {
             preload: Vec::new(),
             keep_versions: 10,
+            slots: crate::policy::wasm::DEFAULT_SLOTS,
         }
     }
 }

@@ -251,6 +251,22 @@ fn body_read_and_plugin_version_limits_have_defaults_and_refuse_zero() {
 }
 
 #[test]
+fn plugin_slots_default_to_64_and_refuse_a_count_out_of_range() {
+    assert_eq!(Config::default().plugins.slots, 64);
+    assert_eq!(env("PLUGINS__SLOTS", "256").unwrap().plugins.slots, 256);
+    assert_eq!(file("[plugins]\nslots = 2").unwrap().plugins.slots, 2);
+    for bad in [0, 1, 4097] {
+        let e = names(file(&format!("[plugins]\nslots = {bad}")), "plugins.slots");
+        assert!(
+            e.ends_with(&format!("must be from 2 to 4096, got {bad}")),
+            "{e}"
+        );
+    }
+    names(env("PLUGINS__SLOTS", "-3"), "plugins.slots");
+    names(file("[plugins]\nslots = \"many\""), "plugins.slots");
+}
+
+#[test]
 fn egress_allow_list_from_file_and_environment() {
     use crate::address_guard::EgressRule;
     assert_eq!(load(None, &[]).unwrap().outbound.allow_only, None);

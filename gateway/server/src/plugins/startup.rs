@@ -36,7 +36,11 @@ pub fn host_from_config(config: &Config) -> Result<PluginHost, PluginError> {
         name: &p.name,
         path: &p.path,
     });
-    PluginHost::preloaded(config.limits.plugin_upload_bytes, files)
+    PluginHost::preloaded(
+        config.limits.plugin_upload_bytes,
+        config.plugins.slots,
+        files,
+    )
 }
 
 /// A stored version without its bytes is a corrupt store.

@@ -1,5 +1,6 @@
 //! The service against a real store and host: a version the host disables is
-//! reported once, and both listeners act on it (stored, counted and alerted).
+//! reported once, and both listeners act on it (stored, counted and alerted); the
+//! host's instance slots show on the metrics.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,4 +129,23 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
     }
     let rec = store.store.plugin("acme", "trap").unwrap().unwrap();
     assert!(rec.versions[0].disabled, "the disabled flag was stored");
+}
+
+#[tokio::test]
+async fn the_plugin_pool_slots_show_on_metrics() {
+    let host = PluginHost::with_slots(512 * 1024, 200).unwrap();
+    host.load("acme", "trap", &trap_module()).unwrap();
+    assert_eq!(decide_once(&host).await, "fallback:trap");
+    let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
+    let telemetry = Telemetry::new(false, monitor);
+    telemetry.observe_plugin_pool(&host.pool_usage());
+    let metrics = telemetry.render_metrics(0);
+    // The decision's slot is free again, and kept warm for the plugin.
+    for sample in [
+        "hookgate_plugin_memory_slots{state=\"capacity\"} 200\n",
+        "hookgate_plugin_memory_slots{state=\"in_use\"} 0\n",
+        "hookgate_plugin_memory_slots{state=\"warm\"} 1\n",
+    ] {
+        assert!(metrics.contains(sample), "{sample} in:\n{metrics}");
+    }
 }

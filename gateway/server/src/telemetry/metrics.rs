@@ -41,6 +41,12 @@ pub(crate) struct DeciderLabel {
     pub(crate) decided_by: &'static str,
 }
 
+/// A state of the plugin pool's memory slots: `capacity`, `in_use` or `warm`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct SlotStateLabel {
+    pub(crate) state: &'static str,
+}
+
 /// Every metric hookgate exports.
 pub(crate) struct Metrics {
     pub(crate) registry: Registry,
@@ -62,6 +68,7 @@ pub(crate) struct Metrics {
     pub(crate) decision_seconds: Histogram,
     pub(crate) clock_skew_seconds: Gauge,
     pub(crate) plugins_disabled: Counter,
+    pub(crate) plugin_memory_slots: Family<SlotStateLabel, Gauge>,
 }
 
 impl Metrics {
@@ -179,6 +186,12 @@ impl Metrics {
             "Plugin versions disabled after repeated failures",
             plugins_disabled.clone(),
         );
+        let plugin_memory_slots = Family::<SlotStateLabel, Gauge>::default();
+        registry.register(
+            "plugin_memory_slots",
+            "Memory slots of the plugin instance pool: its capacity, those in use, and the free ones kept warm",
+            plugin_memory_slots.clone(),
+        );
         Self {
             registry,
             events_ingested,
@@ -199,6 +212,7 @@ impl Metrics {
             decision_seconds,
             clock_skew_seconds,
             plugins_disabled,
+            plugin_memory_slots,
         }
     }
 

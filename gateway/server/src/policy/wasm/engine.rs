@@ -1,6 +1,6 @@
-//! The sandbox: one wasmtime `Engine` with the pooling allocator, fuel and epoch
-//! interruption, an epoch ticker, and one fresh `Store` per decision, so
-//! no state survives from one decision to the next.
+//! The sandbox: one wasmtime `Engine` with the pooling allocator (shaped in
+//! [`super::pooling`]), fuel and epoch interruption, an epoch ticker, and one
+//! fresh `Store` per decision, so no state survives from one decision to the next.
 //!
 //! Plugins are compiled once into a [`PluginPre`] (an `InstancePre` with typed
 //! exports). Every decision instantiates it in a new `Store` with [`StoreLimits`], a
@@ -11,12 +11,13 @@
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap};
 
 use super::PluginError;
 use super::bindings::{Attempt, PluginPre};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EPOCH_DEADLINE_TICKS, EpochTicker, thread_cpu_time};
+use super::pooling::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
 
 /// Linear memory a plugin may use, in bytes.
@@ -46,38 +47,26 @@ pub(crate) struct Sandbox {
     /// CPU time from which an epoch deadline counts: [`super::clocks::SPINNING_CPU`]
     /// but in tests that must see a spinner counted on however busy a machine.
     spinning_cpu: Duration,
+    /// The pooling allocator's slots and reset mode.
+    shape: PoolShape,
     _ticker: EpochTicker,
 }
 
 impl Sandbox {
-    /// Builds the engine for `concurrency` simultaneous decisions, each with `fuel`
-    /// and an epoch deadline counted from `spinning_cpu` of CPU time, and starts its
+    /// Builds the engine with the pool `shape`, each decision with `fuel` and an
+    /// epoch deadline counted from `spinning_cpu` of CPU time, and starts its
     /// epoch ticker.
     ///
     /// # Errors
     /// `Engine` if wasmtime refuses the configuration (e.g. no address space).
     pub(crate) fn new(
-        concurrency: u32,
+        shape: PoolShape,
         fuel: u64,
         spinning_cpu: Duration,
     ) -> Result<Self, PluginError> {
-        // One slot more than the decision threads: an upload's conformance run
-        // (one at a time) never takes a slot a decision needs.
-        let slots = concurrency + 1;
-        let mut pool = PoolingAllocationConfig::new();
-        // A freed slot's first pages are zeroed in place rather than decommitted:
-        // for a small plugin (`-zstack-size=65536`) that is its whole memory, so a
-        // decision takes no page faults and sends no TLB-shootdown IPIs.
-        pool.linear_memory_keep_resident(128 << 10)
-            .table_keep_resident(16 << 10)
-            .total_component_instances(slots)
-            .total_memories(slots)
-            .total_core_instances(slots * 4)
-            .total_tables(slots * 4)
-            .max_memory_size(MEMORY_LIMIT_BYTES);
         let mut config = Config::new();
         config
-            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(shape.config()))
             .consume_fuel(true)
             .epoch_interruption(true)
             .concurrency_support(false)
@@ -90,8 +79,14 @@ impl Sandbox {
             linker,
             fuel,
             spinning_cpu,
+            shape,
             _ticker: ticker,
         })
+    }
+
+    /// How the pool's slots are used now.
+    pub(crate) fn pool_usage(&self) -> PoolUsage {
+        PoolUsage::read(&self.engine, self.shape)
     }
 
     /// Compiles a component and pre-instantiates it with the empty linker

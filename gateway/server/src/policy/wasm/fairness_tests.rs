@@ -64,7 +64,7 @@ async fn a_memory_fill_loop_runs_out_of_production_fuel_and_counts() {
 
 #[tokio::test]
 async fn one_plugin_cannot_monopolise_the_decision_pool() {
-    let host = PluginHost::with_limits(512 * 1024, u64::MAX / 2, POOL_THREADS, SPINNING);
+    let host = PluginHost::with_limits(512 * 1024, u64::MAX / 2, POOL_THREADS, 2, SPINNING);
     let host = Arc::new(host.unwrap());
     host.load(HOSTILE, "fill_loop", &module("fill_loop", ""))
         .unwrap();

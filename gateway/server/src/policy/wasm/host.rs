@@ -13,6 +13,7 @@ use super::events::{PluginEvent, PluginEvents};
 use super::health::PluginStatus;
 use super::input::{PluginInput, attempt_record};
 use super::pool::{DecisionPool, PoolError};
+use super::pooling::{DEFAULT_SLOTS, PoolShape, PoolUsage, ResetMode};
 use super::registry::{PluginRegistry, PluginSource, VersionInfo};
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
 use super::{PluginBinding, PluginError, prepare};
@@ -45,34 +46,57 @@ impl std::fmt::Debug for PluginHost {
     }
 }
 
-/// Decisions that may run at once: 2 × cores + 2; also the engine's instance
-/// pool size.
+/// Decisions that may run at once (the decision threads): 2 × cores + 2.
 fn concurrency() -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     u32::try_from(cores).unwrap_or(64).min(64) * 2 + 2
 }
 
 impl PluginHost {
-    /// A host with no plugins; `max_bytes` is the largest plugin accepted.
+    /// A host with no plugins and [`DEFAULT_SLOTS`] instance slots; `max_bytes` is
+    /// the largest plugin accepted.
     ///
     /// # Errors
     /// `Engine` if the engine or its threads cannot start.
     pub fn new(max_bytes: usize) -> Result<Self, PluginError> {
-        Self::with_limits(max_bytes, FUEL_PER_DECISION, concurrency(), SPINNING_CPU)
+        Self::with_slots(max_bytes, DEFAULT_SLOTS)
     }
 
-    /// [`PluginHost::new`] with another fuel budget per decision, `size` decision
-    /// threads, and the CPU time from which an epoch deadline counts; tests use it
-    /// to reach the deadline (the backstop behind fuel) and see a spinner counted
-    /// however busy the machine is.
+    /// [`PluginHost::new`] with `slots` instance slots (`plugins.slots`), raised to
+    /// one more than the decision threads so that neither they nor an upload's
+    /// conformance run ever wait for a slot.
+    ///
+    /// # Errors
+    /// As [`PluginHost::new`].
+    pub fn with_slots(max_bytes: usize, slots: u32) -> Result<Self, PluginError> {
+        let size = concurrency();
+        Self::with_limits(max_bytes, FUEL_PER_DECISION, size, slots, SPINNING_CPU)
+    }
+
+    /// [`PluginHost::with_slots`] with another fuel budget per decision, `size`
+    /// decision threads, and the CPU time from which an epoch deadline counts; tests
+    /// use it to reach the deadline (the backstop behind fuel) and see a spinner
+    /// counted however busy the machine is.
     pub(super) fn with_limits(
         max_bytes: usize,
         fuel: u64,
         size: u32,
+        slots: u32,
         spinning_cpu: Duration,
     ) -> Result<Self, PluginError> {
+        let (reset, why) = ResetMode::detect();
+        let shape = PoolShape {
+            slots: slots.max(size.saturating_add(1)),
+            reset,
+        };
+        tracing::info!(
+            slots = shape.slots,
+            reset = reset.as_str(),
+            why,
+            "plugin engine: instance pool sized, freed memory reset this way"
+        );
         Ok(Self {
-            sandbox: Arc::new(Sandbox::new(size, fuel, spinning_cpu)?),
+            sandbox: Arc::new(Sandbox::new(shape, fuel, spinning_cpu)?),
             plugins: PluginRegistry::default(),
             pool: DecisionPool::new(size)?,
             max_bytes,
@@ -81,16 +105,18 @@ impl PluginHost {
         })
     }
 
-    /// A host with `files` loaded, in order (a name given twice gets version 2).
+    /// A host with `slots` instance slots and `files` loaded, in order (a name
+    /// given twice gets version 2).
     ///
     /// # Errors
     /// `Engine` as [`PluginHost::new`]; `Preload`, naming the tenant, plugin and
     /// path, for the first file that fails.
     pub fn preloaded<'a>(
         max_bytes: usize,
+        slots: u32,
         files: impl IntoIterator<Item = PreloadFile<'a>>,
     ) -> Result<Self, PluginError> {
-        let host = Self::new(max_bytes)?;
+        let host = Self::with_slots(max_bytes, slots)?;
         for p in files {
             host.load_file(p.tenant, p.name, p.path)
                 .map_err(|e| PluginError::Preload {
@@ -101,6 +127,11 @@ impl PluginHost {
                 })?;
         }
         Ok(host)
+    }
+
+    /// How the engine's instance slots are used now, for `/metrics`.
+    pub fn pool_usage(&self) -> PoolUsage {
+        self.sandbox.pool_usage()
     }
 
     /// A channel that gets every [`PluginEvent`] from now on.

@@ -17,8 +17,9 @@
 //! HMAC-verified [`ArtifactCache`]. Disabling a version is reported as a
 //! [`PluginEvent`] to whoever [subscribed](PluginHost::subscribe).
 //!
-//! Files: `bindings` (the one `bindgen!`), `engine`, `state` and `clocks` (engine,
-//! limits, one store per decision, the epoch and the CPU clock), `componentize`
+//! Files: `bindings` (the one `bindgen!`), `engine`, `pooling`, `state` and
+//! `clocks` (engine, its instance pool and how a freed slot is reset, limits, one
+//! store per decision, the epoch and the CPU clock), `componentize`
 //! (upload steps 1–4), `conformance` (step 9), `checks` (steps 1–9), `installs`
 //! (changing the loaded uploads), `artifacts`, `events`, `chain` (the decision
 //! rules), `input` (the WIT `attempt` record), `pool` and `shares` (the decision
@@ -41,7 +42,10 @@ mod health;
 mod host;
 mod input;
 mod installs;
+#[cfg(test)]
+mod isolation_tests;
 mod pool;
+mod pooling;
 mod registry;
 mod shares;
 mod state;
@@ -61,6 +65,7 @@ pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};
 pub use host::{BoundPlugin, PluginHost, PreloadFile};
 pub use input::PluginInput;
 pub use installs::{MissingBytes, StoredPlugin, StoredVersion};
+pub use pooling::{DEFAULT_SLOTS, PoolUsage, ResetMode, SLOTS_RANGE};
 pub use registry::{PluginSource, PluginView, VersionInfo, VersionView, plugin_label};
 
 /// Why a plugin could not be loaded, or the host not started.

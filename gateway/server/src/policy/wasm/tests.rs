@@ -178,7 +178,7 @@ async fn an_epoch_deadline_spent_spinning_counts_toward_disabling() {
     // A low threshold: the loop's thread counts as spinning on however busy a
     // machine; the production threshold is tested with injected numbers.
     let spinning = std::time::Duration::from_millis(5);
-    let host = PluginHost::with_limits(512 * 1024, u64::MAX / 2, 2, spinning).unwrap();
+    let host = PluginHost::with_limits(512 * 1024, u64::MAX / 2, 2, 2, spinning).unwrap();
     host.load(TENANT, "loop", &module("loop", "")).unwrap();
     let mut deadlines = 0;
     // A generous bound: on a very busy machine some deadlines may still be starved.
