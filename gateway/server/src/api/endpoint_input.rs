@@ -2,6 +2,8 @@
 //! merge-patch share one validation; `endpoint_view.rs` shows the endpoint.
 
 use serde::{Deserialize, Serialize};
+
+use super::endpoint_schema::EventTypePattern;
 use serde_json::Value;
 
 use super::error::ApiError;
@@ -71,60 +73,6 @@ pub(super) struct EndpointInput {
     #[schema(pattern = r"^whsec_[A-Za-z0-9+/]+={0,2}$")]
     pub(super) secret: Option<String>,
 }
-
-/// The API schema of an event type pattern: `*`, an exact type, or a prefix ending
-/// in `.*`. Only described, never built.
-pub(super) enum EventTypePattern {}
-
-impl utoipa::PartialSchema for EventTypePattern {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::Type::String)
-            .pattern(Some(r"^(\*|[A-Za-z0-9._:-]+)$"))
-            .description(Some(
-                "`*` (every type), an exact type, or a prefix ending in `.*` (`order.*`)",
-            ))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for EventTypePattern {}
-
-/// The API schema of an endpoint merge patch: the fields of [`EndpointInput`] but
-/// `secret`, none required, each nullable (`null` resets it). Only described, never built.
-pub(super) enum EndpointPatch {}
-
-impl utoipa::PartialSchema for EndpointPatch {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::RefOr;
-        use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, Type};
-        let RefOr::T(Schema::Object(input)) = <EndpointInput as utoipa::PartialSchema>::schema()
-        else {
-            unreachable!("a derived struct schema is an object")
-        };
-        let mut patch = ObjectBuilder::new()
-            .description(Some(
-                "A JSON merge patch (RFC 7396) of the endpoint: absent fields stay, null resets one to its default",
-            ))
-            .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
-        for (name, property) in input.properties {
-            if name == "secret" {
-                continue;
-            }
-            // anyOf, not oneOf: a property that already allows null must not make
-            // null match twice.
-            let nullable = AnyOfBuilder::new()
-                .item(property)
-                .item(ObjectBuilder::new().schema_type(Type::Null));
-            patch = patch.property(name, nullable);
-        }
-        patch
-            .examples([serde_json::json!({"description": "orders, v2", "rate_limit_per_s": null})])
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for EndpointPatch {}
 
 /// A tenant-supplied secret (on create and on rotate): `whsec_` + canonical, padded
 /// standard base64 of 24 to 64 bytes, so receivers with strict decoders can use it.

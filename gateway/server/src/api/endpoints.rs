@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::auth::Principal;
 use super::body::{body_or_default, parse_json, read_limited};
-use super::endpoint_input::{EndpointInput, EndpointPatch, merge_patch, tenant_secret};
+use super::endpoint_input::{EndpointInput, merge_patch, tenant_secret};
+use super::endpoint_schema::EndpointPatch;
 use super::endpoint_view::{EndpointSecrets, EndpointView};
 use super::error::ApiError;
 use super::openapi::{ItemPath, TenantPath};

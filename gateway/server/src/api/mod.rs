@@ -7,6 +7,7 @@ mod deliveries;
 mod delivery_view;
 mod dlq;
 mod endpoint_input;
+mod endpoint_schema;
 mod endpoint_view;
 mod endpoints;
 pub mod error;
