@@ -160,6 +160,7 @@ pub async fn run_with(
     // Preloaded plugins are checked and compiled first: a bad one stops start-up.
     let host = Arc::new(host_from_config(&config)?);
     let store = open_store(&config.data_dir, config.cache_capacity)?;
+    host.log_pool();
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     // Uploaded plugins load next (from verified artifacts where cached), before
     // the delivery engine starts; a preloaded name keeps its preloaded plugin.

@@ -30,6 +30,9 @@ pub struct PluginHost {
     events: PluginEvents,
     /// The compiled-artifact cache, once the data dir is known.
     pub(super) artifacts: std::sync::OnceLock<ArtifactCache>,
+    /// How the instance pool was sized and how it resets, and why: logged once the
+    /// gateway has its data dir, so a refused start stays one line.
+    pool_note: (u32, ResetMode, &'static str),
 }
 
 /// One plugin file to load at start, as a `[[plugins.preload]]` entry names it.
@@ -89,12 +92,7 @@ impl PluginHost {
             slots: slots.max(size.saturating_add(1)),
             reset,
         };
-        tracing::info!(
-            slots = shape.slots,
-            reset = reset.as_str(),
-            why,
-            "plugin engine: instance pool sized, freed memory reset this way"
-        );
+        let pool_note = (shape.slots, reset, why);
         Ok(Self {
             sandbox: Arc::new(Sandbox::new(shape, fuel, spinning_cpu)?),
             plugins: PluginRegistry::default(),
@@ -102,7 +100,19 @@ impl PluginHost {
             max_bytes,
             events: PluginEvents::default(),
             artifacts: std::sync::OnceLock::new(),
+            pool_note,
         })
+    }
+
+    /// Logs how the instance pool was sized and how freed memory is reset.
+    pub fn log_pool(&self) {
+        let (slots, reset, why) = self.pool_note;
+        tracing::info!(
+            slots,
+            reset = reset.as_str(),
+            why,
+            "plugin engine: instance pool sized, freed memory reset this way"
+        );
     }
 
     /// A host with `slots` instance slots and `files` loaded, in order (a name
