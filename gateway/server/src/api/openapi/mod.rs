@@ -10,7 +10,7 @@ mod params;
 #[cfg(test)]
 mod tests;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
@@ -108,9 +108,7 @@ impl utoipa::ToSchema for DocumentShape {}
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "openapi", operation_id = "get_openapi",
     responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json",
         body = DocumentShape)))]
-pub(super) async fn serve(
-    axum::extract::State(_): axum::extract::State<Arc<crate::context::AppContext>>,
-) -> impl IntoResponse {
+pub(super) async fn serve() -> impl IntoResponse {
     static TEXT: OnceLock<String> = OnceLock::new();
     let text = TEXT.get_or_init(document_json);
     ([(CONTENT_TYPE, "application/json")], text.as_str())

@@ -127,25 +127,13 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     op("rollback_plugin", Access::Tenant, &[E::Conflict]),
 ];
 
-/// Operations whose request has a body, whose reading can fail.
-const WITH_BODY: &[&str] = &[
-    "simulate_policy",
-    "create_tenant",
-    "create_endpoint",
-    "update_endpoint",
-    "rotate_endpoint_secret",
-    "ingest_event",
-    "replay_delivery",
-    "replay_dead_deliveries",
-    "upload_plugin",
-];
-
 /// The security schemes' names.
 const ADMIN_TOKEN: &str = "admin_token";
 const TENANT_KEY: &str = "tenant_key";
 
 /// Every code `id` may answer, in status order; empty for an unknown operation.
-pub(super) fn codes_of(id: &str) -> Vec<ErrorCode> {
+/// An operation with a request body may also fail to read it.
+pub(super) fn codes_of(id: &str, has_body: bool) -> Vec<ErrorCode> {
     let Some(row) = OPERATIONS.iter().find(|row| row.id == id) else {
         return Vec::new();
     };
@@ -156,7 +144,7 @@ pub(super) fn codes_of(id: &str) -> Vec<ErrorCode> {
         Access::Tenant => &[E::Unauthorized, E::NotFound, E::StoreUnavailable][..],
         Access::Admin => &[E::Unauthorized, E::Forbidden, E::StoreUnavailable][..],
     });
-    if WITH_BODY.contains(&id) {
+    if has_body {
         codes.extend(BODY);
     }
     codes.extend(row.errors);
@@ -214,7 +202,7 @@ fn describe(operation: &mut Operation) {
         Access::Caller | Access::Tenant => Some(vec![admin(), tenant()]),
     };
     let mut by_status: BTreeMap<u16, Vec<ErrorCode>> = BTreeMap::new();
-    for code in codes_of(&id) {
+    for code in codes_of(&id, operation.request_body.is_some()) {
         by_status
             .entry(code.status().as_u16())
             .or_default()
