@@ -143,3 +143,69 @@ async fn one_plugin_cannot_monopolise_the_decision_pool() {
         "{plugin}"
     );
 }
+
+/// The value of `hookgate_plugin_decision_paths_total{path}` in a scrape.
+fn decisions_on_path(metrics: &str, path: &str) -> u64 {
+    let series = format!("hookgate_plugin_decision_paths_total{{path=\"{path}\"}} ");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(series.as_str()))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in:\n{metrics}"))
+}
+
+/// Issue 21, item 2: A's `memory.fill` loop runs inline first, overruns the
+/// small budget and is rerun on the pool; after a few overruns its decisions go
+/// straight to the pool, so it stops holding the worker that B's ingests share
+/// (a current-thread runtime: one worker for everything). B's events are all
+/// accepted while A's plugin runs; the bound on each is for a hang, not speed.
+#[tokio::test]
+async fn an_overrunning_plugin_leaves_the_worker_to_other_tenants_ingest() {
+    const INGESTS: usize = 30;
+    const HANG: Duration = Duration::from_secs(20);
+    let gw = gateway().await;
+    let (a_key, b_key) = (gw.tenant(HOSTILE).await, gw.tenant(WELL_BEHAVED).await);
+    let a_receiver = Receiver::start(vec![Reply::status(500); 1_000]).await;
+    let b_receiver = Receiver::start(vec![Reply::status(200); INGESTS]).await;
+    let policy = json!({"strategy": "fixed", "base_ms": 20, "jitter": "none", "max_attempts": 23});
+    let a_ids = deliveries(
+        &gw,
+        HOSTILE,
+        &a_key,
+        json!({"url": a_receiver.url(), "plugin": "fill_loop", "policy": policy}),
+    )
+    .await;
+    gw.endpoint(WELL_BEHAVED, &b_key, json!({"url": b_receiver.url()}))
+        .await;
+    for n in 0..INGESTS {
+        let body = json!({"event_type": "test.event", "payload": {"n": n}});
+        let path = format!("/v1/tenants/{WELL_BEHAVED}/events");
+        let ingest = gw.call("POST", &path, Some(&b_key), Some(body));
+        let (status, answer) = tokio::time::timeout(HANG, ingest)
+            .await
+            .unwrap_or_else(|_| panic!("ingest {n} hung while A's plugin ran"));
+        assert_eq!(status, 202, "ingest {n}: {answer}");
+    }
+    for id in &a_ids {
+        let d = gw.wait_delivery(HOSTILE, &a_key, id, WAIT, is_final).await;
+        assert_eq!(d["state"], "dead", "{d}");
+    }
+    let (status, metrics) = gw.call("GET", "/metrics", None, None).await;
+    assert_eq!(status, 200, "{metrics}");
+    let metrics = metrics.as_str().expect("the metrics text");
+    let (inline, escalated, pool) = (
+        decisions_on_path(metrics, "inline"),
+        decisions_on_path(metrics, "escalated"),
+        decisions_on_path(metrics, "pool"),
+    );
+    // No run of the loop fits inline. Four overruns among a version's last 32
+    // send it to the pool; decisions already under way when that happens
+    // escalate too, at most one per delivery.
+    assert_eq!(inline, 0, "escalated {escalated}, pool {pool}");
+    assert!(
+        (4..=4 + DELIVERIES as u64).contains(&escalated),
+        "escalated {escalated}, pool {pool}"
+    );
+    assert!(pool > 0, "A's later decisions go straight to the pool");
+    assert_eq!(b_receiver.wait_for(INGESTS, WAIT).await.len(), INGESTS);
+}

@@ -38,8 +38,9 @@ pub(super) async fn metrics(
         .collect();
     let accept = (!accept.is_empty()).then(|| accept.join(","));
     let format = exposition::negotiate(accept.as_deref());
+    let host = ctx.plugins.host();
     ctx.telemetry
-        .observe_plugin_pool(&ctx.plugins.host().pool_usage());
+        .observe_plugins(&host.pool_usage(), &host.decision_paths());
     // prometheus-client encodes OpenMetrics only; the classic text is made from it.
     let openmetrics = ctx.telemetry.render_metrics(ctx.delivery.in_flight_count());
     let body = match format {

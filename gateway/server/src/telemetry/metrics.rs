@@ -47,6 +47,13 @@ pub(crate) struct SlotStateLabel {
     pub(crate) state: &'static str,
 }
 
+/// Where plugin decisions ran: `inline`, `escalated` (inline, then rerun on
+/// the pool) or `pool`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct PathLabel {
+    pub(crate) path: &'static str,
+}
+
 /// Every metric hookgate exports.
 pub(crate) struct Metrics {
     pub(crate) registry: Registry,
@@ -69,6 +76,7 @@ pub(crate) struct Metrics {
     pub(crate) clock_skew_seconds: Gauge,
     pub(crate) plugins_disabled: Counter,
     pub(crate) plugin_memory_slots: Family<SlotStateLabel, Gauge>,
+    pub(crate) plugin_decision_paths: Family<PathLabel, Counter>,
 }
 
 impl Metrics {
@@ -192,6 +200,12 @@ impl Metrics {
             "Memory slots of the plugin instance pool: its capacity, those in use, and the free ones kept warm",
             plugin_memory_slots.clone(),
         );
+        let plugin_decision_paths = Family::<PathLabel, Counter>::default();
+        registry.register(
+            "plugin_decision_paths",
+            "Plugin decisions by where they ran: inline on the caller within the small budget, escalated to the decision pool after overrunning it, or straight on the pool",
+            plugin_decision_paths.clone(),
+        );
         Self {
             registry,
             events_ingested,
@@ -213,6 +227,7 @@ impl Metrics {
             clock_skew_seconds,
             plugins_disabled,
             plugin_memory_slots,
+            plugin_decision_paths,
         }
     }
 

@@ -2,6 +2,7 @@
 //! per-tenant stats and the alert rules, all fed from the same observations.
 
 mod metrics;
+mod plugin_metrics;
 mod stats;
 
 use std::collections::HashMap;
@@ -11,11 +12,9 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::alerts::{AlertInput, AlertMonitor};
 use crate::clock::Clock;
-use crate::policy::wasm::{PluginEvent, PoolUsage, plugin_label};
+use crate::policy::wasm::{DecisionPaths, PluginEvent, plugin_label};
 use crate::policy::{DeadReason, ErrorKind, NextStep, Verdict};
-use metrics::{
-    AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel, SlotStateLabel,
-};
+use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel};
 use stats::TenantStats;
 pub use stats::{DeliveryCounts, LatencyBound, Percentiles, StatsView};
 
@@ -46,6 +45,8 @@ pub struct Telemetry {
     metrics: Metrics,
     tenants: Mutex<HashMap<String, TenantStats>>,
     alerts: AlertMonitor,
+    /// The decision paths already added to their counters.
+    paths_counted: Mutex<DecisionPaths>,
 }
 
 impl Telemetry {
@@ -56,6 +57,7 @@ impl Telemetry {
             metrics: Metrics::new(per_endpoint_labels),
             tenants: Mutex::default(),
             alerts,
+            paths_counted: Mutex::default(),
         }
     }
 
@@ -238,22 +240,6 @@ impl Telemetry {
             clock_skew_ms: o.clock_skew_ms,
             now_ms: o.now_ms,
         });
-    }
-
-    /// The plugin pool's slots, read at scrape time.
-    pub fn observe_plugin_pool(&self, usage: &PoolUsage) {
-        let states = [
-            ("capacity", u64::from(usage.slots)),
-            ("in_use", usage.memories_in_use),
-            ("warm", usage.memories_warm),
-        ];
-        for (state, n) in states {
-            let gauge = self
-                .metrics
-                .plugin_memory_slots
-                .get_or_create(&SlotStateLabel { state });
-            gauge.set(i64::try_from(n).unwrap_or(i64::MAX));
-        }
     }
 
     /// Prometheus text; `in_flight` is read at scrape time.

@@ -51,6 +51,8 @@ pub(crate) enum CallFailure {
     PoolFull,
     /// The decision thread went away before answering.
     PoolLost,
+    /// The host panicked while running the plugin on the calling worker.
+    HostPanic,
 }
 
 impl CallFailure {
@@ -66,6 +68,7 @@ impl CallFailure {
             Self::InvalidOutput(_) => "invalid_output",
             Self::PoolFull => "pool_full",
             Self::PoolLost => "pool_lost",
+            Self::HostPanic => "host_panic",
         }
     }
 
@@ -80,6 +83,16 @@ impl CallFailure {
                 | Self::MemoryLimit
                 | Self::InvalidOutput(_)
                 | Self::Spinning { .. }
+        )
+    }
+
+    /// Whether an inline run that failed this way only overran its small budget,
+    /// so the decision is rerun on the pool with the full limits rather than
+    /// ending here. A trap or a bad answer is final: the rerun would repeat it.
+    pub(crate) fn is_overrun(&self) -> bool {
+        matches!(
+            self,
+            Self::OutOfFuel | Self::MemoryLimit | Self::EpochDeadline | Self::Spinning { .. }
         )
     }
 

@@ -8,15 +8,16 @@
 //! The decision's thread CPU time tells a spinning plugin from a starved one when
 //! the deadline passes (see [`super::clocks::SPINNING_CPU`]).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap, UpdateDeadline};
 
 use super::PluginError;
 use super::bindings::{Attempt, PluginPre};
+use super::budget::{Budget, Deadline};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
-use super::clocks::{EPOCH_DEADLINE_TICKS, EpochTicker, thread_cpu_time};
+use super::clocks::{EpochTicker, thread_cpu_time};
 use super::pooling::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
 
@@ -24,11 +25,16 @@ pub(crate) use super::state::PluginState;
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
 /// Fuel for one decision (both calls): about 1 ms of work, the deterministic limit.
 pub const FUEL_PER_DECISION: u64 = 10_000_000;
-/// What one decision used: fuel and peak linear memory, in bytes.
+/// Native stack a plugin's frames may use: well under a tokio worker's 2 MiB,
+/// since decisions run inline on the workers first.
+const MAX_WASM_STACK: usize = 256 << 10;
+/// What one decision used: fuel, and linear memory in bytes (the peak, and how
+/// far it grew past the initial size).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub fuel: u64,
     pub memory_bytes: usize,
+    pub grown_bytes: usize,
 }
 
 /// Where in a decision an error arose; decides what a non-trap error means.
@@ -70,6 +76,7 @@ impl Sandbox {
             .consume_fuel(true)
             .epoch_interruption(true)
             .concurrency_support(false)
+            .max_wasm_stack(MAX_WASM_STACK)
             .wasm_component_model(true);
         let engine = Engine::new(&config).map_err(|e| PluginError::Engine(e.to_string()))?;
         let linker = Linker::new(&engine);
@@ -159,47 +166,44 @@ impl Sandbox {
         Ok(pre)
     }
 
-    /// A store with the production limits: memory, fuel and the epoch deadline.
-    fn new_store(&self) -> Result<Store<PluginState>, CallFailure> {
-        let mut store = Store::new(&self.engine, PluginState::new());
+    /// The full limits of a decision-pool run.
+    pub(crate) fn full_budget(&self) -> Budget {
+        Budget::full(self.fuel)
+    }
+
+    /// A store with `budget`: memory, fuel and the epoch deadline.
+    fn new_store(&self, budget: Budget) -> Result<Store<PluginState>, CallFailure> {
+        let mut store = Store::new(&self.engine, PluginState::new(budget.growth_cap));
         store.limiter(|state| state);
-        self.refuel(&mut store)?;
+        refuel(&mut store, budget)?;
         Ok(store)
     }
 
-    /// A decision's budget again: the fuel and the epoch deadline.
-    fn refuel(&self, store: &mut Store<PluginState>) -> Result<(), CallFailure> {
-        store
-            .set_fuel(self.fuel)
-            .map_err(|e| CallFailure::Instantiate(e.to_string()))?;
-        store.set_epoch_deadline(EPOCH_DEADLINE_TICKS);
-        store.epoch_deadline_trap();
-        Ok(())
-    }
-
-    /// Runs one decision in a fresh store: `classify`, then `next-delay` only when the
-    /// final verdict is retry (`builtin_retry` says what `use-default` means).
+    /// Runs one decision in a fresh store with the full limits: `classify`, then
+    /// `next-delay` only when the final verdict is retry (`builtin_retry` says
+    /// what `use-default` means). Also says what the decision used.
     ///
     /// # Errors
     /// A [`CallFailure`] for anything that went wrong; the caller falls back.
-    pub(crate) fn run(
-        &self,
-        pre: &PluginPre<PluginState>,
-        attempt: &Attempt,
-        builtin_retry: bool,
-    ) -> Result<PluginAnswer, CallFailure> {
-        self.run_measured(pre, attempt, builtin_retry).0
-    }
-
-    /// [`Sandbox::run`], also saying what the decision used.
     pub(crate) fn run_measured(
         &self,
         pre: &PluginPre<PluginState>,
         attempt: &Attempt,
         builtin_retry: bool,
     ) -> (Result<PluginAnswer, CallFailure>, Usage) {
+        self.run_within(pre, attempt, builtin_retry, self.full_budget())
+    }
+
+    /// [`Sandbox::run_measured`] within `budget`.
+    pub(crate) fn run_within(
+        &self,
+        pre: &PluginPre<PluginState>,
+        attempt: &Attempt,
+        builtin_retry: bool,
+        budget: Budget,
+    ) -> (Result<PluginAnswer, CallFailure>, Usage) {
         let cpu_at_start = thread_cpu_time();
-        let mut store = match self.new_store() {
+        let mut store = match self.new_store(budget) {
             Ok(store) => store,
             Err(e) => return (Err(e), Usage::default()),
         };
@@ -215,8 +219,9 @@ impl Sandbox {
                 other => other,
             });
         let usage = Usage {
-            fuel: self.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
+            fuel: budget.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),
             memory_bytes: store.data().peak_memory,
+            grown_bytes: store.data().grown_bytes(),
         };
         (answer, usage)
     }
@@ -232,17 +237,43 @@ impl Sandbox {
         pre: &PluginPre<PluginState>,
         attempts: &[(Attempt, bool)],
     ) -> Result<Vec<PluginAnswer>, (usize, CallFailure)> {
-        let mut store = self.new_store().map_err(|e| (0, e))?;
+        let budget = self.full_budget();
+        let mut store = self.new_store(budget).map_err(|e| (0, e))?;
         let plugin = pre
             .instantiate(&mut store)
             .map_err(|e| (0, failure(&e, &store, Stage::Instantiate)))?;
         let mut out = Vec::with_capacity(attempts.len());
         for (i, (attempt, builtin_retry)) in attempts.iter().enumerate() {
-            self.refuel(&mut store).map_err(|e| (i, e))?;
+            refuel(&mut store, budget).map_err(|e| (i, e))?;
             out.push(call(&mut store, &plugin, attempt, *builtin_retry).map_err(|e| (i, e))?);
         }
         Ok(out)
     }
+}
+
+/// A decision's budget again: the fuel and the epoch deadline.
+fn refuel(store: &mut Store<PluginState>, budget: Budget) -> Result<(), CallFailure> {
+    store
+        .set_fuel(budget.fuel)
+        .map_err(|e| CallFailure::Instantiate(e.to_string()))?;
+    match budget.deadline {
+        Deadline::Ticks(ticks) => {
+            store.set_epoch_deadline(ticks);
+            store.epoch_deadline_trap();
+        }
+        Deadline::After(limit) => {
+            let started = Instant::now();
+            store.set_epoch_deadline(1);
+            store.epoch_deadline_callback(move |_| {
+                if started.elapsed() < limit {
+                    Ok(UpdateDeadline::Continue(1))
+                } else {
+                    Err(Trap::Interrupt.into())
+                }
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `classify`, then `next-delay` only when the final verdict is retry.

@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use super::artifacts::ArtifactCache;
 use super::chain::{self, BuiltinView, CallFailure};
+use super::dispatch::{DecisionPaths, Dispatch};
 use super::engine::Sandbox;
 use super::events::{PluginEvent, PluginEvents};
 use super::health::PluginStatus;
 use super::input::{PluginInput, attempt_record};
-use super::pool::{DecisionPool, PoolError};
+use super::pool::DecisionPool;
 use super::pooling::{DEFAULT_SLOTS, PoolShape, PoolUsage, ResetMode};
 use super::registry::{PluginRegistry, PluginSource, VersionInfo};
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
@@ -24,7 +25,9 @@ use crate::policy::{AttemptFacts, Decision, EffectivePolicy, PluginDecider, Verd
 pub struct PluginHost {
     pub(super) sandbox: Arc<Sandbox>,
     pub(super) plugins: PluginRegistry,
-    pool: DecisionPool,
+    pub(super) pool: DecisionPool,
+    /// Where decisions run, and how many took each path.
+    pub(super) dispatch: Dispatch,
     pub(super) max_bytes: usize,
     /// Where disabling a plugin is reported.
     events: PluginEvents,
@@ -97,6 +100,7 @@ impl PluginHost {
             sandbox: Arc::new(Sandbox::new(shape, fuel, spinning_cpu)?),
             plugins: PluginRegistry::default(),
             pool: DecisionPool::new(size)?,
+            dispatch: Dispatch::default(),
             max_bytes,
             events: PluginEvents::default(),
             artifacts: std::sync::OnceLock::new(),
@@ -142,6 +146,18 @@ impl PluginHost {
     /// How the engine's instance slots are used now, for `/metrics`.
     pub fn pool_usage(&self) -> PoolUsage {
         self.sandbox.pool_usage()
+    }
+
+    /// How many plugin decisions ran inline, escalated to the pool, or went
+    /// straight to it.
+    pub fn decision_paths(&self) -> DecisionPaths {
+        self.dispatch.paths()
+    }
+
+    /// Whether decisions try the inline run first (the default); off sends each
+    /// straight to the pool, which benchmarks compare against.
+    pub fn set_inline_first(&self, on: bool) {
+        self.dispatch.set_inline_first(on);
     }
 
     /// A channel that gets every [`PluginEvent`] from now on.
@@ -225,8 +241,8 @@ impl PluginHost {
 
     /// Runs the decision chain (in [`super::chain`]) for an outcome a plugin may
     /// weigh in on (see [`crate::policy::decide`], which leaves 2xx and 410 to the
-    /// built-in): the plugin runs on the decision pool, within its tenant's share,
-    /// in a fresh store; any failure falls back to the built-in with `decided_by` =
+    /// built-in): the plugin runs in a fresh store, inline or on the decision
+    /// pool within its tenant's share (see [`super::budget`]); any failure falls back to the built-in with `decided_by` =
     /// `fallback:<reason>`. Never fails.
     pub async fn decide(
         &self,
@@ -244,18 +260,7 @@ impl PluginHost {
         let builtin = BuiltinView::of(policy, facts);
         let attempt = attempt_record(policy, facts, input, &builtin);
         let builtin_retry = builtin.verdict == Verdict::Retry;
-        let (sandbox, job_plugin) = (Arc::clone(&self.sandbox), Arc::clone(&plugin));
-        let ran = self
-            .pool
-            .run(&plugin.tenant, move || {
-                sandbox.run(&job_plugin.pre, &attempt, builtin_retry)
-            })
-            .await;
-        let answer = match ran {
-            Ok(answer) => answer,
-            Err(PoolError::Full) => Err(CallFailure::PoolFull),
-            Err(PoolError::Lost) => Err(CallFailure::PoolLost),
-        };
+        let answer = self.run_plugin(&plugin, attempt, builtin_retry).await;
         if plugin.health.record(answer.as_ref().map(|_| ())) {
             self.events.send(&PluginEvent::Disabled {
                 tenant: plugin.tenant.clone(),

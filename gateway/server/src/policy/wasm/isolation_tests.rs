@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use super::bindings::{Delay, Verdict};
+use super::budget::Budget;
 use super::conformance::samples;
 use super::engine::{FUEL_PER_DECISION, Sandbox};
 use super::pooling::{PoolShape, ResetMode};
@@ -55,8 +56,16 @@ fn a_fresh_decision_never_sees_the_markers_of_the_last_one_in_its_slot() {
     for reset in modes() {
         let sandbox = one_slot_sandbox(reset);
         let pre = sandbox.prepare(&component).unwrap();
-        for decision in 1..=3 {
-            let answer = sandbox.run(&pre, &attempt, builtin_retry).unwrap();
+        // Inline and pool runs alike: only their limits differ. The fixture grows
+        // its heap past the inline budget, so that one gets room for it.
+        let inline = Budget {
+            growth_cap: Some(4 << 20),
+            ..Budget::inline()
+        };
+        let budgets = [inline, sandbox.full_budget()];
+        for (decision, budget) in budgets.iter().cycle().take(4).enumerate() {
+            let (answer, _) = sandbox.run_within(&pre, &attempt, builtin_retry, *budget);
+            let answer = answer.unwrap();
             assert_eq!(answer.verdict, Verdict::Retry);
             assert_eq!(
                 markers_seen(answer.delay),

@@ -22,11 +22,13 @@
 //! store per decision, the epoch and the CPU clock), `componentize`
 //! (upload steps 1–4), `conformance` (step 9), `checks` (steps 1–9), `installs`
 //! (changing the loaded uploads), `artifacts`, `events`, `chain` (the decision
-//! rules), `input` (the WIT `attempt` record), `pool` and `shares` (the decision
-//! threads, and each tenant's fair share of them), `registry`, `health` and `host`.
+//! rules), `input` (the WIT `attempt` record), `budget` and `dispatch` (a
+//! decision runs inline with a small budget, and escalates to the pool), `pool`
+//! and `shares` (the decision threads, and each tenant's fair share of them), `registry`, `health` and `host`.
 
 mod artifacts;
 mod bindings;
+mod budget;
 mod chain;
 #[cfg(test)]
 mod check_tests;
@@ -34,12 +36,15 @@ mod checks;
 mod clocks;
 mod componentize;
 mod conformance;
+mod dispatch;
 mod engine;
 mod events;
 #[cfg(test)]
 mod fairness_tests;
 mod health;
 mod host;
+#[cfg(test)]
+mod inline_tests;
 mod input;
 mod installs;
 #[cfg(test)]
@@ -59,6 +64,7 @@ pub use checks::{COMPILE_LIMIT, CheckedPlugin, UPLOAD_CHECKS, UploadChecks};
 pub use clocks::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, SPINNING_CPU};
 pub use componentize::{PreparedPlugin, componentize, prepare};
 pub use conformance::{ConformanceReport, SampleRun};
+pub use dispatch::DecisionPaths;
 pub use engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Usage};
 pub use events::PluginEvent;
 pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};

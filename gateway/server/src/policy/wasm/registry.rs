@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use super::bindings::PluginPre;
+use super::budget::InlineHistory;
 use super::engine::PluginState;
 use super::health::{PluginHealth, PluginStatus};
 
@@ -63,6 +64,8 @@ pub(crate) struct LoadedPlugin {
     pub(crate) label: String,
     pub(crate) pre: PluginPre<PluginState>,
     pub(crate) health: PluginHealth,
+    /// Whether its recent decisions fit the inline budget: where the next runs.
+    pub(crate) inline: InlineHistory,
     pub(crate) info: VersionInfo,
 }
 
@@ -125,6 +128,7 @@ impl PluginRegistry {
                 label: plugin_label(name, version),
                 pre,
                 health: PluginHealth::default(),
+                inline: InlineHistory::default(),
                 info,
             }),
         );

@@ -7,10 +7,10 @@ use crate::policy::{
     Strategy, Verdict,
 };
 
-const TENANT: &str = "acme";
+pub(super) const TENANT: &str = "acme";
 const START_MS: u64 = 1_614_297_600_000;
 
-fn fixture(name: &str) -> String {
+pub(super) fn fixture(name: &str) -> String {
     let path = format!(
         "{}/../../tests/fixtures/plugins/{name}",
         env!("CARGO_MANIFEST_DIR")
@@ -28,7 +28,7 @@ pub(super) fn module(name: &str, extra: &str) -> Vec<u8> {
     wat::parse_str(text).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-fn host(plugins: &[&str]) -> PluginHost {
+pub(super) fn host(plugins: &[&str]) -> PluginHost {
     let host = PluginHost::new(512 * 1024).unwrap();
     for name in plugins {
         host.load(TENANT, name, &module(name, ""))
@@ -59,7 +59,12 @@ pub(super) fn facts(outcome: &Outcome, seed: u64) -> AttemptFacts<'_> {
     }
 }
 
-async fn decide_with(host: &PluginHost, spec: &str, status: u16, body: &[u8]) -> Decision {
+pub(super) async fn decide_with(
+    host: &PluginHost,
+    spec: &str,
+    status: u16,
+    body: &[u8],
+) -> Decision {
     let outcome = Outcome::Status(status);
     let binding = PluginBinding::parse(TENANT, spec).unwrap();
     let input = PluginInput {

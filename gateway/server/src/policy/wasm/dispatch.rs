@@ -1,0 +1,138 @@
+//! Where a decision runs (see [`super::budget`]): inline on the calling tokio
+//! worker with the small budget, rerun on the decision pool when it overruns,
+//! or straight on the pool for a version that often does. Counts each path.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::bindings::Attempt;
+use super::budget::{Budget, Route};
+use super::chain::{CallFailure, PluginAnswer};
+use super::host::PluginHost;
+use super::pool::PoolError;
+use super::registry::LoadedPlugin;
+
+/// How many plugin decisions took each path since start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecisionPaths {
+    /// Decided inline, within the small budget.
+    pub inline: u64,
+    /// Overran the inline budget and were rerun on the pool.
+    pub escalated: u64,
+    /// Sent straight to the pool.
+    pub pool: u64,
+}
+
+/// The counters behind [`DecisionPaths`], and whether decisions run inline at all.
+#[derive(Debug)]
+pub(crate) struct Dispatch {
+    inline_first: AtomicBool,
+    inline: AtomicU64,
+    escalated: AtomicU64,
+    pool: AtomicU64,
+}
+
+impl Default for Dispatch {
+    fn default() -> Self {
+        Self {
+            inline_first: AtomicBool::new(true),
+            inline: AtomicU64::new(0),
+            escalated: AtomicU64::new(0),
+            pool: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Dispatch {
+    pub(crate) fn paths(&self) -> DecisionPaths {
+        DecisionPaths {
+            inline: self.inline.load(Ordering::Relaxed),
+            escalated: self.escalated.load(Ordering::Relaxed),
+            pool: self.pool.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn set_inline_first(&self, on: bool) {
+        self.inline_first.store(on, Ordering::Relaxed);
+    }
+}
+
+impl PluginHost {
+    /// Runs `plugin` on `attempt` where [`super::budget`] says it should.
+    pub(super) async fn run_plugin(
+        &self,
+        plugin: &Arc<LoadedPlugin>,
+        attempt: Attempt,
+        builtin_retry: bool,
+    ) -> Result<PluginAnswer, CallFailure> {
+        let inline_first = self.dispatch.inline_first.load(Ordering::Relaxed);
+        if inline_first && plugin.inline.route() == Route::Inline {
+            if let Some(answer) = self.run_inline(plugin, &attempt, builtin_retry) {
+                plugin.inline.record(false);
+                self.dispatch.inline.fetch_add(1, Ordering::Relaxed);
+                return answer;
+            }
+            plugin.inline.record(true);
+            self.dispatch.escalated.fetch_add(1, Ordering::Relaxed);
+            return self
+                .run_on_pool(plugin, attempt, builtin_retry, false)
+                .await;
+        }
+        self.dispatch.pool.fetch_add(1, Ordering::Relaxed);
+        self.run_on_pool(plugin, attempt, builtin_retry, inline_first)
+            .await
+    }
+
+    /// The inline run; `None` when it overran the budget and must be rerun. A
+    /// panic in the host is caught here, so it costs this decision only.
+    fn run_inline(
+        &self,
+        plugin: &LoadedPlugin,
+        attempt: &Attempt,
+        builtin_retry: bool,
+    ) -> Option<Result<PluginAnswer, CallFailure>> {
+        let ran = catch_unwind(AssertUnwindSafe(|| {
+            self.sandbox
+                .run_within(&plugin.pre, attempt, builtin_retry, Budget::inline())
+                .0
+        }));
+        match ran {
+            Err(_) => Some(Err(CallFailure::HostPanic)),
+            Ok(Err(failure)) if failure.is_overrun() => None,
+            Ok(answer) => Some(answer),
+        }
+    }
+
+    /// A run on the decision pool with the full limits, within the tenant's
+    /// share. With `record`, what it used is recorded as fitting the inline
+    /// budget or not, so a version sent to the pool can come back.
+    async fn run_on_pool(
+        &self,
+        plugin: &Arc<LoadedPlugin>,
+        attempt: Attempt,
+        builtin_retry: bool,
+        record: bool,
+    ) -> Result<PluginAnswer, CallFailure> {
+        let (sandbox, job_plugin) = (Arc::clone(&self.sandbox), Arc::clone(plugin));
+        let ran = self
+            .pool
+            .run(&plugin.tenant, move || {
+                let started = Instant::now();
+                let (answer, usage) =
+                    sandbox.run_measured(&job_plugin.pre, &attempt, builtin_retry);
+                if record {
+                    let fits = Budget::inline().fits(&usage, started.elapsed());
+                    job_plugin.inline.record(!fits);
+                }
+                answer
+            })
+            .await;
+        match ran {
+            Ok(answer) => answer,
+            Err(PoolError::Full) => Err(CallFailure::PoolFull),
+            Err(PoolError::Lost) => Err(CallFailure::PoolLost),
+        }
+    }
+}
