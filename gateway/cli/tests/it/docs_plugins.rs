@@ -155,9 +155,11 @@ fn the_tutorial_runs_as_written_outside_any_checkout() {
         .unwrap_or_else(|| panic!("no delivery id in {sent}"))
         .to_owned();
     env.push(("DELIVERY", &delivery));
+    let show_delivery = || -> serde_json::Value {
+        serde_json::from_str(&bash_in(&dir, show, &env)).expect("the delivery as JSON")
+    };
     let decided = wait_until("the plugin's decision on the 409", || {
-        let shown: serde_json::Value = serde_json::from_str(&bash_in(&dir, show, &env)).ok()?;
-        let first = shown["attempt_log"].get(0)?.clone();
+        let first = show_delivery()["attempt_log"].get(0)?.clone();
         first["decided_by"].is_string().then_some(first)
     });
     assert_eq!(decided["status"], 409, "{decided}");
@@ -167,6 +169,12 @@ fn the_tutorial_runs_as_written_outside_any_checkout() {
         decided["decided_by"], "plugin:retry-conflicts@2",
         "{decided}"
     );
+    // "and attempt 2, ten seconds later, is delivered"
+    let delivered = wait_until("attempt 2", || {
+        let shown = show_delivery();
+        (shown["state"] == "succeeded").then_some(shown)
+    });
+    assert_eq!(delivered["attempts"], 2, "{delivered}");
 }
 
 #[test]
