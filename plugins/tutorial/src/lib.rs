@@ -1,7 +1,7 @@
-//! `retry-conflicts`: the plugin built in docs/plugins.md. Our receiver answers
-//! 409 Conflict while it is still writing the previous event of the same order,
-//! so a 409 is worth another try ten seconds later; everything else is left to
-//! the built-in policy.
+//! `retry-conflicts`: the plugin built in hookgate's plugin tutorial. Our
+//! receiver answers 409 Conflict while it is still writing the previous event of
+//! the same order, so a 409 is worth another try ten seconds later; everything
+//! else is left to the built-in policy.
 
 use hookgate_plugin_sdk::{Attempt, Delay, RetryPolicy, Verdict, export_policy};
 

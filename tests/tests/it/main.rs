@@ -10,7 +10,6 @@ mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;
 mod dlq;
-mod docs_plugins;
 mod durability;
 mod egress;
 mod fair_dns;

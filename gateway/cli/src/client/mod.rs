@@ -88,8 +88,6 @@ pub enum ClientCommand {
     /// Retry-policy plugins (WebAssembly): create one, upload, list, roll back.
     #[command(after_help = EXIT_CODES)]
     Plugin {
-        #[command(flatten)]
-        conn: Connection,
         #[command(subcommand)]
         command: plugins::PluginGroup,
     },
@@ -169,12 +167,13 @@ pub fn run(command: ClientCommand) -> i32 {
         }
         ClientCommand::Plugin {
             command: plugins::PluginGroup::New(args),
-            ..
         } => crate::ops::plugin_new::run(&args),
         ClientCommand::Plugin {
-            conn,
             command: plugins::PluginGroup::Gateway(command),
-        } => session(conn, async |s| plugins::run(s, command).await),
+        } => {
+            let conn = command.connection().clone();
+            session(conn, async |s| plugins::run(s, command).await)
+        }
         ClientCommand::Stats { conn, args } => session(conn, async |s| stats::run(s, args).await),
         ClientCommand::Verify(args) => verify::run(&args),
         ClientCommand::Completions { shell } => {

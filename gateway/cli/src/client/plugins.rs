@@ -12,7 +12,7 @@ use super::api_client::ApiRequest;
 use super::error::CliError;
 use super::input::read_file;
 use super::table::{Table, cell};
-use super::{Session, Tenant, list_items, next_page};
+use super::{Connection, Session, Tenant, list_items, next_page};
 
 /// Columns shown for a plugin, in order, when the gateway sends them.
 const PLUGIN_COLUMNS: [&str; 7] = [
@@ -26,6 +26,8 @@ const PLUGIN_COLUMNS: [&str; 7] = [
 ];
 
 /// `hookgate plugin ...`: one command that needs no gateway, and those that do.
+/// Each gateway command carries its own [`Connection`], so `plugin new --help`
+/// shows no gateway options.
 #[derive(Subcommand, Debug)]
 pub enum PluginGroup {
     /// Create a plugin crate that builds on its own, with a copy of the SDK (or
@@ -46,6 +48,8 @@ pub enum PluginCommand {
     #[command(after_help = super::EXIT_CODES)]
     Upload {
         #[command(flatten)]
+        conn: Connection,
+        #[command(flatten)]
         tenant: Tenant,
         /// The plugin's name; endpoints bind to it.
         name: String,
@@ -56,16 +60,31 @@ pub enum PluginCommand {
     #[command(after_help = super::EXIT_CODES)]
     List {
         #[command(flatten)]
+        conn: Connection,
+        #[command(flatten)]
         tenant: Tenant,
     },
     /// Move NAME's active version back by one.
     #[command(after_help = super::EXIT_CODES)]
     Rollback {
         #[command(flatten)]
+        conn: Connection,
+        #[command(flatten)]
         tenant: Tenant,
         /// The plugin's name.
         name: String,
     },
+}
+
+impl PluginCommand {
+    /// The gateway and token the command talks to.
+    pub(super) fn connection(&self) -> &Connection {
+        match self {
+            Self::Upload { conn, .. } | Self::List { conn, .. } | Self::Rollback { conn, .. } => {
+                conn
+            }
+        }
+    }
 }
 
 /// Runs a plugin subcommand.
@@ -76,7 +95,9 @@ pub enum PluginCommand {
 pub(super) async fn run(s: &Session, command: PluginCommand) -> Result<(), CliError> {
     let feature = |e: CliError| e.feature("plugins");
     match command {
-        PluginCommand::Upload { tenant, name, file } => {
+        PluginCommand::Upload {
+            tenant, name, file, ..
+        } => {
             let bytes = read_file(&file)?;
             let req = ApiRequest::new(Method::PUT, &["tenants", &tenant.tenant, "plugins", &name])
                 .bytes(bytes, "application/wasm");
@@ -91,12 +112,12 @@ pub(super) async fn run(s: &Session, command: PluginCommand) -> Result<(), CliEr
                 )
             });
         }
-        PluginCommand::List { tenant } => {
+        PluginCommand::List { tenant, .. } => {
             let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "plugins"]);
             let reply = s.send(req).await.map_err(feature)?;
             s.show(&reply, render_list);
         }
-        PluginCommand::Rollback { tenant, name } => {
+        PluginCommand::Rollback { tenant, name, .. } => {
             let req = ApiRequest::new(
                 Method::POST,
                 &["tenants", &tenant.tenant, "plugins", &name, "rollback"],

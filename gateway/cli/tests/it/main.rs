@@ -10,6 +10,7 @@ mod crash_delivery;
 mod crash_ingest;
 mod demo;
 mod docs_config;
+mod docs_plugins;
 mod drills;
 mod fuzz_equivalents;
 mod json_logs;

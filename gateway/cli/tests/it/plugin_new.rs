@@ -3,62 +3,15 @@
 //! `wasm32-unknown-unknown`, passes `plugin-check` without ever growing its
 //! memory (the SDK's arena), and uploads; bad input is refused with exit 2.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 
-use crate::common::{ADMIN, CliClient, CliRun, Gateway, cli_words, run_cli};
+use crate::common::{
+    ADMIN, CliClient, Gateway, cargo_in, hookgate_in, run_cli, target_dir_beside_workspace,
+};
 
-/// Runs `hookgate` with a command line (split by [`cli_words`]) in `cwd`.
-fn hookgate_in(cwd: &Path, line: &str) -> CliRun {
-    let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
-        .current_dir(cwd)
-        .args(cli_words(line))
-        .stdin(Stdio::null())
-        .output()
-        .expect("hookgate runs");
-    CliRun {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// A target dir shared by every run of this test, beside the workspace's own
-/// (`<target>/debug/deps/it-*` is this binary): the SDK's dependencies build once.
+/// The target dir every run of this test shares: the SDK's dependencies build once.
 fn scaffold_target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let target = exe.ancestors().nth(3).expect("the target dir");
-    target.join("scaffold")
-}
-
-/// `cargo ARGS` in `dir`, as a plugin author would run it: none of the outer
-/// build's variables, the shared scaffold target dir.
-fn cargo_in(dir: &Path, args: &[&str]) {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(dir).args(args);
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_TARGET",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "RUSTC_WRAPPER",
-        "CARGO_MANIFEST_DIR",
-        "CARGO_MANIFEST_PATH",
-    ] {
-        cmd.env_remove(var);
-    }
-    let out = cmd
-        .env("CARGO_TARGET_DIR", scaffold_target_dir())
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "cargo {args:?} in {} failed:\n{}\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    target_dir_beside_workspace("scaffold")
 }
 
 /// The first `N.NN MiB` in `line`, in MiB.
@@ -101,7 +54,8 @@ fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
         assert!(readme.contains(command), "the README shows `{command}`");
     }
 
-    cargo_in(&dir, &["test", "--offline"]);
+    let target = scaffold_target_dir();
+    cargo_in(&dir, &["test", "--offline"], &target);
     cargo_in(
         &dir,
         &[
@@ -111,8 +65,9 @@ fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
             "wasm32-unknown-unknown",
             "--release",
         ],
+        &target,
     );
-    let wasm = scaffold_target_dir()
+    let wasm = target
         .join("wasm32-unknown-unknown/release")
         .join(format!("{}.wasm", name.replace('-', "_")));
 
@@ -198,4 +153,40 @@ fn without_dir_the_plugin_goes_to_its_name_here_with_the_sdk_asked_for() {
             .exists(),
         "no SDK copy when the SDK comes from crates.io"
     );
+}
+
+#[test]
+fn plugin_new_help_shows_only_what_applies_to_it() {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let help = hookgate_in(tmp.path(), "plugin new --help");
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    for own in [
+        "<NAME>",
+        "--dir <D>",
+        "--sdk-git <URL>",
+        "--sdk-version <V>",
+    ] {
+        assert!(help.stdout.contains(own), "{own} missing:\n{}", help.stdout);
+    }
+    for gateway_option in ["--url", "--token", "--json", "HOOKGATE_", "Global options"] {
+        assert!(
+            !help.stdout.contains(gateway_option),
+            "`plugin new` needs no gateway, yet its help shows {gateway_option}:\n{}",
+            help.stdout
+        );
+    }
+    // The commands that talk to a gateway keep their options.
+    let upload = hookgate_in(tmp.path(), "plugin upload --help");
+    for option in [
+        "--url <URL>",
+        "--token <TOKEN>",
+        "--json",
+        "--tenant <TENANT>",
+    ] {
+        assert!(
+            upload.stdout.contains(option),
+            "{option}:\n{}",
+            upload.stdout
+        );
+    }
 }

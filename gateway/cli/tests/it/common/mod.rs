@@ -1,6 +1,6 @@
 //! What the binary's test modules share: the real `hookgate` as a child process (the
-//! lab's launcher), JSON calls through the API client, receivers, and running CLI
-//! commands.
+//! lab's launcher), JSON calls through the API client, receivers, running CLI
+//! commands, and a plugin author's cargo and shell.
 
 #![allow(
     unreachable_pub,
@@ -14,9 +14,11 @@ use hookgate::client::{ApiClient, ApiRequest};
 use hookgate::lab::child_gateway::{GatewayProcess, GatewaySpec};
 
 mod cli;
+mod plugin_author;
 mod raw;
 
 pub use cli::{CliClient, CliRun, cli_words, run_cli, wait_until};
+pub use plugin_author::{bash_in, cargo_in, hookgate_in, target_dir_beside_workspace};
 pub use raw::RawReceiver;
 
 pub const ADMIN: &str = "hgk_test-admin-token-0123456789";
