@@ -1,7 +1,10 @@
 //! The `decision` scenario: how long one retry decision takes with a plugin
-//! bound, through the whole decision chain (input record, decision pool, fresh
-//! store, instantiate, `classify`, `next-delay`), against the built-in alone.
-//! Decisions run one at a time, so the figures are latencies, not throughput.
+//! bound, through the whole decision chain (input record, fresh store,
+//! instantiate, the plugin's calls), against the built-in alone. Each run
+//! measures the plugin twice: as the gateway runs it (inline on the caller
+//! first) and sent straight to the decision pool, the path every decision took
+//! before inline runs. Decisions run one at a time, so the figures are
+//! latencies, not throughput.
 
 use std::time::Instant;
 
@@ -49,36 +52,102 @@ async fn decide_n(
     Ok(out)
 }
 
-/// `hookgate bench decision --plugin FILE`.
-pub(super) async fn decision(c: &Common, file: &std::path::Path) -> anyhow::Result<()> {
+/// Which way `bench decision` runs the plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecisionPath {
+    /// Inline first, as the gateway runs it.
+    Inline,
+    /// Straight on the decision pool.
+    Pool,
+    /// Both, one after the other.
+    Both,
+}
+
+/// p50 and p99 of `n` decisions with the plugin, inline first or not; `None`
+/// when `path` leaves that way out.
+async fn plugin_quantiles(
+    host: &PluginHost,
+    binding: &PluginBinding<'_>,
+    n: usize,
+    inline_first: bool,
+    path: DecisionPath,
+) -> anyhow::Result<Option<(f64, f64)>> {
+    let wanted = match path {
+        DecisionPath::Both => true,
+        DecisionPath::Inline => inline_first,
+        DecisionPath::Pool => !inline_first,
+    };
+    if !wanted {
+        return Ok(None);
+    }
+    host.set_inline_first(inline_first);
+    let latencies = decide_n(host, Some(binding), n).await;
+    host.set_inline_first(true);
+    let latencies = latencies?;
+    Ok(Some((
+        quantile(&latencies, 0.5),
+        quantile(&latencies, 0.99),
+    )))
+}
+
+/// A cell of the table: the value, or `-` for a way left out.
+fn cell(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
+}
+
+/// `hookgate bench decision --plugin FILE [--path WAY]`.
+pub(super) async fn decision(
+    c: &Common,
+    file: &std::path::Path,
+    path: DecisionPath,
+) -> anyhow::Result<()> {
     let host = PluginHost::new(2 << 20)?;
     host.load_file("bench", "policy", file)
         .with_context(|| format!("loading {}", file.display()))?;
     let binding = PluginBinding::parse("bench", "policy").context("the binding")?;
     let n = if c.smoke { 200 } else { 20_000 };
     println!(
-        "| run | decisions | plugin p50 µs | plugin p99 µs | built-in p50 µs | built-in p99 µs |"
+        "| run | decisions | plugin p50 µs | plugin p99 µs | pool only p50 µs | pool only p99 µs | built-in p50 µs | built-in p99 µs |"
     );
-    println!("|---|---|---|---|---|---|");
-    let (mut p50s, mut p99s) = (Vec::new(), Vec::new());
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut medians = [const { Vec::new() }; 4];
     for run in 1..=c.runs {
         // Warm the instance slot and the caches before measuring.
         decide_n(&host, Some(&binding), n / 10).await?;
-        let plugin = decide_n(&host, Some(&binding), n).await?;
+        let inline = plugin_quantiles(&host, &binding, n, true, path).await?;
+        let pool = plugin_quantiles(&host, &binding, n, false, path).await?;
         let builtin = decide_n(&host, None, n).await?;
-        let (p50, p99) = (quantile(&plugin, 0.5), quantile(&plugin, 0.99));
+        let row = [
+            inline.map(|q| q.0),
+            inline.map(|q| q.1),
+            pool.map(|q| q.0),
+            pool.map(|q| q.1),
+        ];
         println!(
-            "| {run} | {n} | {p50:.1} | {p99:.1} | {:.1} | {:.1} |",
+            "| {run} | {n} | {} | {} | {} | {} | {:.1} | {:.1} |",
+            cell(row[0]),
+            cell(row[1]),
+            cell(row[2]),
+            cell(row[3]),
             quantile(&builtin, 0.5),
             quantile(&builtin, 0.99)
         );
-        p50s.push(p50);
-        p99s.push(p99);
+        for (all, value) in medians.iter_mut().zip(row) {
+            all.extend(value);
+        }
     }
+    let [a, b, p, q] = medians.map(|all| (!all.is_empty()).then(|| median(all)));
     println!(
-        "| median | {n} | {:.1} | {:.1} | | |",
-        median(p50s),
-        median(p99s)
+        "| median | {n} | {} | {} | {} | {} | | |",
+        cell(a),
+        cell(b),
+        cell(p),
+        cell(q)
+    );
+    let paths = host.decision_paths();
+    println!(
+        "\nplugin decisions: {} inline, {} escalated, {} straight to the pool",
+        paths.inline, paths.escalated, paths.pool
     );
     Ok(())
 }

@@ -9,6 +9,7 @@ mod plugin;
 mod schedule;
 
 use clap::{Args, Subcommand};
+pub use decision::DecisionPath;
 
 /// Options every scenario takes.
 #[derive(Args, Debug, Clone)]
@@ -51,6 +52,11 @@ pub enum BenchCommand {
         /// The plugin: a `.wasm` core module or component.
         #[arg(long)]
         plugin: std::path::PathBuf,
+        /// Which way to run the plugin: as the gateway does (inline first), straight
+        /// on the decision pool, or both, one after the other in each run. One way
+        /// alone lets `strace` or `perf stat` count what that way costs.
+        #[arg(long, value_enum, default_value = "both")]
+        path: DecisionPath,
     },
     /// RSS and data-dir size with many deliveries pending, and restart to first delivery.
     Footprint {
@@ -82,7 +88,11 @@ pub fn run(command: BenchCommand) -> i32 {
                 schedule::lateness(&common, pending).await
             }
             BenchCommand::Plugin { common, plugin } => plugin::plugin(&common, &plugin).await,
-            BenchCommand::Decision { common, plugin } => decision::decision(&common, &plugin).await,
+            BenchCommand::Decision {
+                common,
+                plugin,
+                path,
+            } => decision::decision(&common, &plugin, path).await,
             BenchCommand::Footprint { common, pending } => {
                 schedule::footprint(&common, pending).await
             }
