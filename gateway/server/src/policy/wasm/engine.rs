@@ -14,11 +14,12 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap};
 
 use super::PluginError;
-use super::bindings::{Attempt, PluginPre};
+use super::bindings::Attempt;
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EPOCH_DEADLINE_TICKS, EpochTicker, thread_cpu_time};
 use super::pooling::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
+use super::versions::{Plugin, PluginPre, answer_0_2, attempt_0_2};
 
 /// Linear memory a plugin may use, in bytes.
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
@@ -94,7 +95,7 @@ impl Sandbox {
     ///
     /// # Errors
     /// As [`Sandbox::compile`] and [`Sandbox::pre`].
-    pub(crate) fn prepare(&self, component: &[u8]) -> Result<PluginPre<PluginState>, PluginError> {
+    pub(crate) fn prepare(&self, component: &[u8]) -> Result<PluginPre, PluginError> {
         self.pre(&self.compile(component)?)
     }
 
@@ -126,7 +127,7 @@ impl Sandbox {
     ///
     /// # Errors
     /// `Imports`, `Exports` (not the `plugin` world) or `Resources`.
-    pub(crate) fn pre(&self, component: &Component) -> Result<PluginPre<PluginState>, PluginError> {
+    pub(crate) fn pre(&self, component: &Component) -> Result<PluginPre, PluginError> {
         let imports: Vec<String> = component
             .component_type()
             .imports(&self.engine)
@@ -184,7 +185,7 @@ impl Sandbox {
     /// A [`CallFailure`] for anything that went wrong; the caller falls back.
     pub(crate) fn run(
         &self,
-        pre: &PluginPre<PluginState>,
+        pre: &PluginPre,
         attempt: &Attempt,
         builtin_retry: bool,
     ) -> Result<PluginAnswer, CallFailure> {
@@ -194,7 +195,7 @@ impl Sandbox {
     /// [`Sandbox::run`], also saying what the decision used.
     pub(crate) fn run_measured(
         &self,
-        pre: &PluginPre<PluginState>,
+        pre: &PluginPre,
         attempt: &Attempt,
         builtin_retry: bool,
     ) -> (Result<PluginAnswer, CallFailure>, Usage) {
@@ -229,7 +230,7 @@ impl Sandbox {
     /// The index of the attempt that failed, and why.
     pub(crate) fn run_reused(
         &self,
-        pre: &PluginPre<PluginState>,
+        pre: &PluginPre,
         attempts: &[(Attempt, bool)],
     ) -> Result<Vec<PluginAnswer>, (usize, CallFailure)> {
         let mut store = self.new_store().map_err(|e| (0, e))?;
@@ -245,13 +246,24 @@ impl Sandbox {
     }
 }
 
-/// `classify`, then `next-delay` only when the final verdict is retry.
+/// One decision's calls: for 0.1.0 `classify`, then `next-delay` only when the
+/// final verdict is retry; for 0.2.0 one `decide`, its delay kept only then.
 fn call(
     store: &mut Store<PluginState>,
-    plugin: &super::bindings::Plugin,
+    plugin: &Plugin,
     attempt: &Attempt,
     builtin_retry: bool,
 ) -> Result<PluginAnswer, CallFailure> {
+    let plugin = match plugin {
+        Plugin::V0_1(plugin) => plugin,
+        Plugin::V0_2(plugin) => {
+            let decision = plugin
+                .hookgate_policy_decide()
+                .call_decide(&mut *store, &attempt_0_2(attempt))
+                .map_err(|e| failure(&e, store, Stage::Call))?;
+            return Ok(answer_0_2(decision, builtin_retry));
+        }
+    };
     let decide = plugin.hookgate_policy_decide();
     let verdict = decide
         .call_classify(&mut *store, attempt)

@@ -6,9 +6,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use super::bindings::PluginPre;
-use super::engine::PluginState;
 use super::health::{PluginHealth, PluginStatus};
+use super::versions::PluginPre;
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +60,7 @@ pub(crate) struct LoadedPlugin {
     pub(crate) version: u32,
     /// `plugin:<name>@<version>`, the `decided_by` of its decisions.
     pub(crate) label: String,
-    pub(crate) pre: PluginPre<PluginState>,
+    pub(crate) pre: PluginPre,
     pub(crate) health: PluginHealth,
     pub(crate) info: VersionInfo,
 }
@@ -100,7 +99,7 @@ impl PluginRegistry {
         &self,
         tenant: &str,
         name: &str,
-        pre: PluginPre<PluginState>,
+        pre: PluginPre,
         mut info: VersionInfo,
         source: PluginSource,
     ) -> u32 {
