@@ -1,6 +1,7 @@
 //! The `decision` scenario: how long one retry decision takes with a plugin
 //! bound, through the whole decision chain (input record, decision pool, fresh
-//! store, instantiate, `classify`, `next-delay`), against the built-in alone.
+//! store, instantiate, `decide` (or 0.1.0's `classify` and `next-delay`)),
+//! against the built-in alone.
 //! Decisions run one at a time, so the figures are latencies, not throughput.
 
 use std::time::Instant;

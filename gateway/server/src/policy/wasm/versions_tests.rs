@@ -141,6 +141,10 @@ async fn a_0_2_0_decision_calls_decide_exactly_once() {
         matches!(&reused, Err((1, CallFailure::Trap(_)))),
         "{reused:?}"
     );
+    // Which is why upload refuses it: conformance runs the samples again in one
+    // reused instance.
+    let err = host.check(&module("once_0_2", "")).unwrap_err();
+    assert_eq!(err.check(), Some("9 conformance"), "{err}");
 }
 
 #[test]
