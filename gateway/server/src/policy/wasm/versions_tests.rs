@@ -178,6 +178,18 @@ fn upload_checks_pass_a_0_2_0_module_and_say_its_version() {
 }
 
 #[test]
+fn a_module_exporting_both_versions_is_made_a_0_2_0_plugin() {
+    let tryagain_0_1 = std::fs::read_to_string(format!(
+        "{}/../../tests/fixtures/plugins/tryagain.wat",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let both = module("tryagain_0_2", &tryagain_0_1);
+    let checked = PluginHost::new(LIMIT).unwrap().check(&both);
+    assert_eq!(checked.map(|c| c.wit).ok(), Some(WitVersion::V0_2_0));
+}
+
+#[test]
 fn plugins_exporting_neither_version_are_refused_naming_both() {
     let host = PluginHost::new(LIMIT).unwrap();
     let refusal = |bytes: &[u8]| host.check(bytes).unwrap_err();
