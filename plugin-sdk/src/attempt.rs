@@ -1,5 +1,5 @@
 //! What a policy is told about an attempt, and what it may answer: native mirrors
-//! of the WIT types in `wit/policy.wit`, plus a builder for tests.
+//! of the WIT types in `wit/policy-0.2.0.wit`, plus a builder for tests.
 
 /// Why an attempt ended without a usable HTTP response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
-//! The WebAssembly side: `wit_bindgen::generate!` over `wit/policy.wit` (the
-//! crate's own copy of the workspace's, so that it builds outside a checkout),
-//! and the conversions between its types and the SDK's. Only built for `wasm32`;
+//! The WebAssembly side: `wit_bindgen::generate!` over `wit/policy-0.2.0.wit`
+//! (the crate's own copy of the workspace's, so that it builds outside a
+//! checkout), the one `decide` export made of a policy's two methods, and the
+//! conversions between the WIT types and the SDK's. Only built for `wasm32`;
 //! [`crate::export_policy!`] is the way in.
 
 #![allow(unsafe_code, reason = "wit-bindgen's generated canonical-ABI glue")]
@@ -11,8 +12,8 @@ use crate::{Attempt, Delay, FailureKind, Outcome, RetryPolicy, Verdict};
 pub mod bindings {
     #![allow(missing_docs, unreachable_pub, reason = "generated code")]
     wit_bindgen::generate!({
-        world: "plugin",
-        path: "wit",
+        world: "hookgate:policy/plugin@0.2.0",
+        path: "wit/policy-0.2.0.wit",
         pub_export_macro: true,
         export_macro_name: "export_plugin",
         default_bindings_module: "hookgate_plugin_sdk::__private::bindings",
@@ -21,19 +22,22 @@ pub mod bindings {
 
 use bindings::exports::hookgate::policy::decide as wit;
 
-pub use wit::{Attempt as WitAttempt, Delay as WitDelay, Guest, Verdict as WitVerdict};
+pub use wit::{
+    Attempt as WitAttempt, Decision as WitDecision, Delay as WitDelay, Guest, Verdict as WitVerdict,
+};
 
-/// `classify` of policy `P`, through the SDK's types.
-pub fn classify<P: RetryPolicy + Default>(a: WitAttempt) -> WitVerdict {
-    to_wit_verdict(P::default().classify(&from_wit(a)))
-}
-
-/// `next-delay` of policy `P`, through the SDK's types.
-pub fn next_delay<P: RetryPolicy + Default>(a: WitAttempt) -> WitDelay {
-    match P::default().next_delay(&from_wit(a)) {
-        Delay::AfterMs(ms) => WitDelay::AfterMs(ms),
-        Delay::GiveUp(r) => WitDelay::GiveUp(r),
-        Delay::UseDefault => WitDelay::UseDefault,
+/// `decide` of policy `P`, through the SDK's types: `classify`, then `next_delay`
+/// only when the final verdict is retry (as [`crate::decide`] runs them natively);
+/// otherwise the delay is `use-default`, which the host ignores.
+pub fn decide<P: RetryPolicy + Default>(a: WitAttempt) -> WitDecision {
+    let answers = crate::decide(&P::default(), &from_wit(a));
+    WitDecision {
+        verdict: to_wit_verdict(answers.verdict),
+        delay: match answers.delay.unwrap_or(Delay::UseDefault) {
+            Delay::AfterMs(ms) => WitDelay::AfterMs(ms),
+            Delay::GiveUp(r) => WitDelay::GiveUp(r),
+            Delay::UseDefault => WitDelay::UseDefault,
+        },
     }
 }
 

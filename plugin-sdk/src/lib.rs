@@ -2,8 +2,9 @@
 //!
 //! A policy is a type implementing [`RetryPolicy`]. Both methods default to
 //! "use the built-in policy's answer", so a policy overrides only what it cares
-//! about. [`export_policy!`] exports it as the `hookgate:policy/decide` interface
-//! when built for `wasm32-unknown-unknown`; natively it expands to nothing, so
+//! about. [`export_policy!`] exports it as the `hookgate:policy/decide@0.2.0`
+//! interface, one `decide` call per attempt, when built for
+//! `wasm32-unknown-unknown`; natively it expands to nothing, so
 //! `cargo test` exercises the policy through [`Attempt::builder`] and [`decide`]
 //! without any WebAssembly.
 //!
@@ -93,7 +94,9 @@ pub use attempt::{Attempt, AttemptBuilder, Delay, FailureKind, Outcome, Verdict}
 pub use response::parse_retry_after;
 
 /// A retry policy. Each method answers one of the two questions the gateway asks
-/// after a failed attempt; the defaults defer to the built-in policy.
+/// after a failed attempt; the defaults defer to the built-in policy. The
+/// exported `decide` asks `classify`, then `next_delay` only when the final
+/// verdict is retry, and returns both answers at once.
 ///
 /// The gateway creates the policy with `Default` for every decision, in a fresh
 /// instance, so it must not rely on state kept between calls; for randomness use
@@ -136,8 +139,9 @@ pub fn decide<P: RetryPolicy + ?Sized>(policy: &P, attempt: &Attempt) -> Decisio
 }
 
 /// Exports a [`RetryPolicy`] (which must implement `Default`) as the plugin's
-/// `hookgate:policy/decide` interface. Use it once per plugin crate, at the top
-/// level. It expands to nothing unless the target is `wasm32`.
+/// `hookgate:policy/decide@0.2.0` interface: its `decide` runs the policy as
+/// [`decide`] does. Use it once per plugin crate, at the top level. It expands to
+/// nothing unless the target is `wasm32`.
 #[macro_export]
 macro_rules! export_policy {
     ($policy:ty) => {
@@ -146,11 +150,8 @@ macro_rules! export_policy {
         const _: () = {
             struct HookgatePolicyExport;
             impl $crate::__private::Guest for HookgatePolicyExport {
-                fn classify(a: $crate::__private::WitAttempt) -> $crate::__private::WitVerdict {
-                    $crate::__private::classify::<$policy>(a)
-                }
-                fn next_delay(a: $crate::__private::WitAttempt) -> $crate::__private::WitDelay {
-                    $crate::__private::next_delay::<$policy>(a)
+                fn decide(a: $crate::__private::WitAttempt) -> $crate::__private::WitDecision {
+                    $crate::__private::decide::<$policy>(a)
                 }
             }
             $crate::__private::bindings::export_plugin!(

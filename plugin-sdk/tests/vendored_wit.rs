@@ -1,7 +1,8 @@
-//! The SDK carries its own copy of the workspace's `wit/` so that it builds
-//! outside a checkout; the workspace's stays the one to edit. This test keeps the
-//! two byte for byte equal, file for file. It needs the checkout, so it is left
-//! out of the published package.
+//! The SDK carries its own copy of the WIT package it targets
+//! (`hookgate:policy@0.2.0`) so that it builds outside a checkout; the
+//! workspace's `wit/` stays the one to edit. This test keeps each vendored file
+//! byte for byte equal to the workspace's file of the same name. It needs the
+//! checkout, so it is left out of the published package.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,23 +27,38 @@ fn sdk_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// What the SDK vendors: the package its `wit_bindgen::generate!` reads. The
+/// workspace's older `policy.wit` (0.1.0) stays out: the SDK does not target it.
+const VENDORED: [&str; 1] = ["policy-0.2.0.wit"];
+
 #[test]
 fn the_vendored_wit_is_the_workspaces_byte_for_byte() {
     let workspace = files_in(&sdk_dir().join("../wit"));
     let vendored = files_in(&sdk_dir().join("wit"));
-    assert!(!workspace.is_empty(), "the workspace's wit/ has no files");
-    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    let names: Vec<&str> = vendored.keys().map(String::as_str).collect();
     assert_eq!(
-        names(&vendored),
-        names(&workspace),
-        "plugin-sdk/wit/ must hold exactly the files of wit/; copy them with \
-         `cp wit/*.wit plugin-sdk/wit/`"
+        names, VENDORED,
+        "plugin-sdk/wit/ must hold exactly the package the SDK targets"
     );
-    for (name, bytes) in &workspace {
+    for (name, bytes) in &vendored {
+        let source = workspace
+            .get(name)
+            .unwrap_or_else(|| panic!("wit/{name} is missing from the workspace"));
         assert!(
-            vendored[name] == *bytes,
+            bytes == source,
             "plugin-sdk/wit/{name} differs from wit/{name}; the workspace's is the \
              source: `cp wit/{name} plugin-sdk/wit/{name}`"
+        );
+    }
+}
+
+#[test]
+fn the_sdk_generates_from_the_vendored_package() {
+    let export = std::fs::read_to_string(sdk_dir().join("src/export.rs")).expect("export.rs");
+    for name in VENDORED {
+        assert!(
+            export.contains(&format!("path: \"wit/{name}\"")),
+            "src/export.rs must generate from wit/{name}"
         );
     }
 }

@@ -2,7 +2,7 @@
 //! `decision`), with `json-error-code` built from this checkout. Speed is never
 //! asserted; the scenarios fail (exit 1) if a delivery or a decision goes wrong.
 
-use hookgate::lab::bench::{BenchCommand, Common, run};
+use hookgate::lab::bench::{BenchCommand, Common, DecisionPath, run};
 
 fn smoke() -> Common {
     Common {
@@ -24,6 +24,7 @@ fn plugin_and_decision_scenarios_run_with_a_real_plugin() {
     let code = run(BenchCommand::Decision {
         common: smoke(),
         plugin,
+        path: DecisionPath::Both,
     });
     assert_eq!(code, 0, "bench decision --smoke");
 }

@@ -23,6 +23,7 @@ mod plugins_checks;
 mod plugins_host;
 mod plugins_platform;
 mod plugins_refusals;
+mod plugins_versions;
 mod policy_api;
 mod policy_simulate;
 mod protection;

@@ -125,6 +125,22 @@ fn plugin_check_reports_usage_against_the_limits_or_names_the_check() {
         assert!(report.contains(line), "{line}: {report}");
     }
     assert!(report.contains("after-ms(300000)"), "{report}");
+    // The SDK builds 0.2.0 plugins; a 0.1.0 module is still checked as 0.1.0.
+    for says in [
+        "made a component of the host's hookgate:policy/plugin@0.2.0",
+        "ok: hookgate:policy/decide@0.2.0 decide\n",
+    ] {
+        assert!(report.contains(says), "{says}: {report}");
+    }
+    let old = dir.path().join("tryagain.wasm");
+    std::fs::write(&old, fixture_module("tryagain")).unwrap();
+    let report = check_file(&old, 512 * 1024).unwrap();
+    for says in [
+        "made a component of the host's hookgate:policy/plugin@0.1.0",
+        "ok: hookgate:policy/decide@0.1.0 classify, next-delay\n",
+    ] {
+        assert!(report.contains(says), "{says}: {report}");
+    }
     let looping = dir.path().join("loop.wasm");
     std::fs::write(&looping, fixture_module("loop")).unwrap();
     match check_file(&looping, 512 * 1024) {

@@ -107,11 +107,11 @@ fn passed(c: &CheckedPlugin, max_bytes: usize) -> String {
     line("2 sha256", c.sha256.clone());
     line("3 validation", format!("ok: {kind}"));
     let componentized = if c.componentized {
-        "ok: made a component of the host's hookgate:policy/plugin@0.1.0"
+        format!("ok: made a component of the host's {}", c.wit.world())
     } else {
-        "ok: taken as is"
+        "ok: taken as is".to_owned()
     };
-    line("4 componentize", componentized.to_owned());
+    line("4 componentize", componentized);
     line(
         "5 compile",
         format!(
@@ -123,7 +123,7 @@ fn passed(c: &CheckedPlugin, max_bytes: usize) -> String {
     line("6 imports", "ok: none".to_owned());
     line(
         "7 exports",
-        "ok: hookgate:policy/decide@0.1.0 classify, next-delay".to_owned(),
+        format!("ok: {} {}", c.wit.interface(), c.wit.functions().join(", ")),
     );
     line(
         "8 resources",

@@ -40,7 +40,7 @@ fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
         "Cargo.toml",
         "src/lib.rs",
         "README.md",
-        "hookgate-plugin-sdk/wit/policy.wit",
+        "hookgate-plugin-sdk/wit/policy-0.2.0.wit",
     ] {
         assert!(dir.join(file).is_file(), "{file} was written");
     }

@@ -1,7 +1,7 @@
 //! The `decision` scenario: how long one retry decision takes with a plugin
 //! bound, through the whole decision chain (input record, fresh store,
-//! instantiate, the plugin's calls), against the built-in alone. Each run
-//! measures the plugin twice: as the gateway runs it (inline on the caller
+//! instantiate, `decide`, or 0.1.0's `classify` and `next-delay`), against the
+//! built-in alone. Each run measures the plugin twice: as the gateway runs it (inline on the caller
 //! first) and sent straight to the decision pool, the path every decision took
 //! before inline runs. Decisions run one at a time, so the figures are
 //! latencies, not throughput.

@@ -17,12 +17,13 @@ pub(crate) const MIN_PLUGIN_DELAY_MS: u64 = 1_000;
 /// The longest give-up reason kept, in bytes.
 pub(crate) const MAX_REASON_BYTES: usize = 256;
 
-/// What a plugin answered in one decision.
+/// What a plugin answered in one decision, whatever its WIT version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PluginAnswer {
-    /// `classify`'s verdict.
+    /// The verdict: `classify`'s (0.1.0) or `decide`'s (0.2.0).
     pub(crate) verdict: WitVerdict,
-    /// `next-delay`'s answer, when it was called (the final verdict was retry).
+    /// The delay, only when the final verdict was retry: `next-delay`'s answer
+    /// (0.1.0, called only then) or `decide`'s (0.2.0, ignored otherwise).
     pub(crate) delay: Option<Delay>,
 }
 
@@ -141,7 +142,8 @@ impl BuiltinView {
     }
 }
 
-/// Whether `next-delay` is called after `classify` answered `verdict`.
+/// Whether the final verdict is retry once a plugin answered `verdict`: whether
+/// 0.1.0's `next-delay` is called, and whether 0.2.0's delay counts.
 pub(crate) fn wants_delay(verdict: &WitVerdict, builtin_retry: bool) -> bool {
     match verdict {
         WitVerdict::Retry => true,

@@ -6,9 +6,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use wasmtime::component::Component;
 
-use super::bindings::PluginPre;
 use super::conformance::{self, ConformanceReport};
-use super::state::PluginState;
+use super::versions::{PluginPre, WitVersion};
 use super::{PluginError, PluginHost, prepare};
 
 /// The longest checks 1–9 of one upload may take.
@@ -51,6 +50,8 @@ pub struct CheckedPlugin {
     pub size: u64,
     /// Whether a core module was made a component of the host's world (step 4).
     pub componentized: bool,
+    /// The `hookgate:policy` version the plugin implements (steps 4 and 7).
+    pub wit: WitVersion,
     /// How long step 5 took.
     pub compile_ms: u64,
     /// The largest initial linear memory, in bytes (step 8).
@@ -58,7 +59,7 @@ pub struct CheckedPlugin {
     /// What the conformance samples used (step 9).
     pub conformance: ConformanceReport,
     pub(super) component: Component,
-    pub(super) pre: PluginPre<PluginState>,
+    pub(super) pre: PluginPre,
 }
 
 impl std::fmt::Debug for CheckedPlugin {
@@ -115,6 +116,7 @@ impl PluginHost {
             sha256: prepared.sha256,
             size: bytes.len() as u64,
             componentized: prepared.componentized,
+            wit: pre.version(),
             compile_ms,
             initial_memory: super::componentize::largest_initial_memory(&prepared.component)
                 .unwrap_or(0),

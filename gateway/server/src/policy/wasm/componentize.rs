@@ -4,13 +4,15 @@
 //! `wit_component::ComponentEncoder`. A component is taken as is.
 //!
 //! Any `component-type*` section a module brought is stripped first, so a plugin can
-//! never describe its own interface: the host's `wit/policy.wit` always does.
+//! never describe its own interface: the host's `wit/` always does. Which of its
+//! versions is chosen by the module's export names alone (`...@0.2.0#decide` or
+//! `...@0.1.0#classify`), since the module's own metadata is not trusted.
 
 use sha2::{Digest, Sha256};
 use wit_component::{ComponentEncoder, StringEncoding};
 
 use super::PluginError;
-use super::bindings::WIT_TEXT;
+use super::versions::WitVersion;
 
 /// The world plugins implement.
 const WORLD: &str = "plugin";
@@ -29,12 +31,12 @@ pub struct PreparedPlugin {
 }
 
 /// Checks plugin bytes and turns a core module into a component of the `plugin`
-/// world.
+/// world of the version its exports name.
 ///
 /// # Errors
 /// `TooLarge` past `max_bytes`, `Invalid` if `wasmparser` refuses them, and
-/// `Componentize` if a core module does not fit the world (for example it imports
-/// WASI, or lacks the exports).
+/// `Componentize` if a core module does not fit the world (for example it lacks
+/// the exports of both versions), `Imports` if it imports anything (WASI).
 pub fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, PluginError> {
     if bytes.len() > max_bytes {
         return Err(PluginError::TooLarge {
@@ -65,16 +67,20 @@ pub fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, PluginE
     })
 }
 
-/// Makes a component of a core module with the host's world metadata.
+/// Makes a component of a core module with the host's world metadata, of the
+/// version the module's exports name.
 ///
 /// # Errors
-/// `Componentize` if the module does not fit the world.
+/// `Componentize` if the module exports neither version's functions, or does not
+/// fit the world.
 pub fn componentize(module: &[u8]) -> Result<Vec<u8>, PluginError> {
     let err = |e: anyhow::Error| PluginError::Componentize(format!("{e:#}"));
+    let version = core_version(module)?;
     let mut module = strip_component_types(module)?;
     // wit-component does not re-export wit-parser; its metadata type carries a Resolve.
     let mut resolve = wit_component::metadata::Bindgen::default().resolve;
-    let package = resolve.push_str("policy.wit", WIT_TEXT).map_err(err)?;
+    let (file, text) = version.wit_file();
+    let package = resolve.push_str(file, text).map_err(err)?;
     let world = resolve.select_world(&[package], Some(WORLD)).map_err(err)?;
     wit_component::embed_component_metadata(&mut module, &resolve, world, StringEncoding::UTF8)
         .map_err(err)?;
@@ -84,6 +90,31 @@ pub fn componentize(module: &[u8]) -> Result<Vec<u8>, PluginError> {
         .map_err(err)?
         .encode()
         .map_err(err)
+}
+
+/// The `hookgate:policy` version a core module's export names mark.
+///
+/// # Errors
+/// `Componentize`, naming what each accepted version exports, when it marks none.
+fn core_version(module: &[u8]) -> Result<WitVersion, PluginError> {
+    let mut names = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(module) {
+        if let wasmparser::Payload::ExportSection(section) =
+            payload.map_err(|e| PluginError::Invalid(e.to_string()))?
+        {
+            for export in section {
+                let export = export.map_err(|e| PluginError::Invalid(e.to_string()))?;
+                names.push(export.name);
+            }
+        }
+    }
+    WitVersion::of_core_exports(&names).ok_or_else(|| {
+        let accepted: Vec<String> = WitVersion::ALL
+            .iter()
+            .map(|v| format!("`{}` (hookgate:policy@{v})", v.core_export()))
+            .collect();
+        PluginError::Componentize(format!("it exports neither {}", accepted.join(" nor ")))
+    })
 }
 
 /// The module without its `component-type*` custom sections.

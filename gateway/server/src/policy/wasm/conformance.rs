@@ -5,10 +5,10 @@
 //! give the same answers: a plugin's output depends on its input alone.
 
 use super::PluginError;
-use super::bindings::{Attempt, Delay, FailureKind, Outcome, PluginPre, Verdict};
+use super::bindings::{Attempt, Delay, FailureKind, Outcome, Verdict};
 use super::chain::{CallFailure, PluginAnswer};
 use super::engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Sandbox, Usage};
-use super::state::PluginState;
+use super::versions::PluginPre;
 
 /// Tries a sample gets when only the wall-clock backstop stopped it: that can
 /// happen to a well-behaved plugin on a busy machine, fuel cannot.
@@ -20,7 +20,8 @@ pub struct SampleRun {
     /// What the sample is, e.g. `400 {"error":"try_again"}`.
     pub name: String,
     pub usage: Usage,
-    /// The plugin's answers, as `classify` / `next-delay` returned them.
+    /// The plugin's answers: the verdict, and the delay when it counts (as
+    /// `classify` / `next-delay` returned them, or `decide`).
     pub answer: String,
 }
 
@@ -146,10 +147,7 @@ pub(crate) fn samples() -> Vec<(String, Attempt, bool)> {
 /// `Conformance`, naming the sample and what went wrong: an error or overrun
 /// (fuel, memory, time, a trap, invalid output), or answers that differ between
 /// a fresh and a reused instance.
-pub(crate) fn check(
-    sandbox: &Sandbox,
-    pre: &PluginPre<PluginState>,
-) -> Result<ConformanceReport, PluginError> {
+pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceReport, PluginError> {
     let samples = samples();
     let mut runs = Vec::with_capacity(samples.len());
     let mut answers = Vec::with_capacity(samples.len());
@@ -185,7 +183,7 @@ pub(crate) fn check(
 /// One sample in a fresh instance, tried again only after an epoch deadline.
 fn fresh(
     sandbox: &Sandbox,
-    pre: &PluginPre<PluginState>,
+    pre: &PluginPre,
     attempt: &Attempt,
     retry: bool,
 ) -> (Result<PluginAnswer, CallFailure>, Usage) {

@@ -14,16 +14,17 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap, UpdateDeadline};
 
 use super::PluginError;
-use super::bindings::{Attempt, PluginPre};
+use super::bindings::Attempt;
 use super::budget::{Budget, Deadline};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EpochTicker, thread_cpu_time};
 use super::pooling::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
+use super::versions::{Plugin, PluginPre, answer_0_2, attempt_0_2};
 
 /// Linear memory a plugin may use, in bytes.
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
-/// Fuel for one decision (both calls): about 1 ms of work, the deterministic limit.
+/// Fuel for one decision (all its calls): about 1 ms of work, the deterministic limit.
 pub const FUEL_PER_DECISION: u64 = 10_000_000;
 /// Native stack a plugin's frames may use: well under a tokio worker's 2 MiB,
 /// since decisions run inline on the workers first.
@@ -101,7 +102,7 @@ impl Sandbox {
     ///
     /// # Errors
     /// As [`Sandbox::compile`] and [`Sandbox::pre`].
-    pub(crate) fn prepare(&self, component: &[u8]) -> Result<PluginPre<PluginState>, PluginError> {
+    pub(crate) fn prepare(&self, component: &[u8]) -> Result<PluginPre, PluginError> {
         self.pre(&self.compile(component)?)
     }
 
@@ -133,7 +134,7 @@ impl Sandbox {
     ///
     /// # Errors
     /// `Imports`, `Exports` (not the `plugin` world) or `Resources`.
-    pub(crate) fn pre(&self, component: &Component) -> Result<PluginPre<PluginState>, PluginError> {
+    pub(crate) fn pre(&self, component: &Component) -> Result<PluginPre, PluginError> {
         let imports: Vec<String> = component
             .component_type()
             .imports(&self.engine)
@@ -179,15 +180,15 @@ impl Sandbox {
         Ok(store)
     }
 
-    /// Runs one decision in a fresh store with the full limits: `classify`, then
-    /// `next-delay` only when the final verdict is retry (`builtin_retry` says
-    /// what `use-default` means). Also says what the decision used.
+    /// Runs one decision in a fresh store with the full limits (see [`call`];
+    /// `builtin_retry` says what `use-default` means). Also says what the
+    /// decision used.
     ///
     /// # Errors
     /// A [`CallFailure`] for anything that went wrong; the caller falls back.
     pub(crate) fn run_measured(
         &self,
-        pre: &PluginPre<PluginState>,
+        pre: &PluginPre,
         attempt: &Attempt,
         builtin_retry: bool,
     ) -> (Result<PluginAnswer, CallFailure>, Usage) {
@@ -197,7 +198,7 @@ impl Sandbox {
     /// [`Sandbox::run_measured`] within `budget`.
     pub(crate) fn run_within(
         &self,
-        pre: &PluginPre<PluginState>,
+        pre: &PluginPre,
         attempt: &Attempt,
         builtin_retry: bool,
         budget: Budget,
@@ -234,7 +235,7 @@ impl Sandbox {
     /// The index of the attempt that failed, and why.
     pub(crate) fn run_reused(
         &self,
-        pre: &PluginPre<PluginState>,
+        pre: &PluginPre,
         attempts: &[(Attempt, bool)],
     ) -> Result<Vec<PluginAnswer>, (usize, CallFailure)> {
         let budget = self.full_budget();
@@ -276,13 +277,24 @@ fn refuel(store: &mut Store<PluginState>, budget: Budget) -> Result<(), CallFail
     Ok(())
 }
 
-/// `classify`, then `next-delay` only when the final verdict is retry.
+/// One decision's calls: for 0.1.0 `classify`, then `next-delay` only when the
+/// final verdict is retry; for 0.2.0 one `decide`, its delay kept only then.
 fn call(
     store: &mut Store<PluginState>,
-    plugin: &super::bindings::Plugin,
+    plugin: &Plugin,
     attempt: &Attempt,
     builtin_retry: bool,
 ) -> Result<PluginAnswer, CallFailure> {
+    let plugin = match plugin {
+        Plugin::V0_1(plugin) => plugin,
+        Plugin::V0_2(plugin) => {
+            let decision = plugin
+                .hookgate_policy_decide()
+                .call_decide(&mut *store, &attempt_0_2(attempt))
+                .map_err(|e| failure(&e, store, Stage::Call))?;
+            return Ok(answer_0_2(decision, builtin_retry));
+        }
+    };
     let decide = plugin.hookgate_policy_decide();
     let verdict = decide
         .call_classify(&mut *store, attempt)

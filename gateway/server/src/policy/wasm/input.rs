@@ -1,6 +1,6 @@
-//! What a plugin is told: the WIT `attempt` record, built from the attempt's facts,
-//! the response (allow-listed headers, the body's first 4 KiB) and the built-in's
-//! own decision.
+//! What a plugin is told: the WIT `attempt` record (the same in both versions),
+//! built from the attempt's facts, the response (allow-listed headers, the body's
+//! first 4 KiB) and the built-in's own decision.
 
 use http::HeaderMap;
 
@@ -76,7 +76,8 @@ fn wit_verdict(verdict: &Verdict) -> wit::Verdict {
     }
 }
 
-/// Builds the record both plugin calls receive.
+/// Builds the record a plugin receives, in 0.1.0's types (`versions` converts
+/// it for a 0.2.0 plugin).
 pub(crate) fn attempt_record(
     policy: &EffectivePolicy,
     facts: &AttemptFacts<'_>,

@@ -1,8 +1,10 @@
 //! The WebAssembly plugin host: tenants' retry logic, sandboxed (docs/plugins.md).
 //!
-//! A plugin is a component of the `plugin` world in `wit/policy.wit` (a core module
-//! built for `wasm32-unknown-unknown` is made one with the host's own world, see
-//! [`prepare`]). [`PluginHost`] keeps the loaded plugins, one wasmtime engine with the
+//! A plugin is a component of the `plugin` world of `hookgate:policy@0.2.0`
+//! (`wit/policy-0.2.0.wit`, one `decide` call) or of 0.1.0 (`wit/policy.wit`,
+//! `classify` and `next-delay`); a core module built for `wasm32-unknown-unknown`
+//! is made one with the host's own world of the version its exports name, see
+//! [`prepare`]. [`PluginHost`] keeps the loaded plugins, one wasmtime engine with the
 //! pooling allocator, and a dedicated decision pool. After each failed attempt of an
 //! endpoint bound to a plugin, [`PluginHost::decide`] runs the decision chain: the
 //! built-in decides first, the plugin may override it, the host clamps the delay and
@@ -17,7 +19,8 @@
 //! HMAC-verified [`ArtifactCache`]. Disabling a version is reported as a
 //! [`PluginEvent`] to whoever [subscribed](PluginHost::subscribe).
 //!
-//! Files: `bindings` (the one `bindgen!`), `engine`, `pooling`, `state` and
+//! Files: `bindings` (the `bindgen!`s, one per version), `versions` (which
+//! version a plugin implements, and [`WitVersion`]), `engine`, `pooling`, `state` and
 //! `clocks` (engine, its instance pool and how a freed slot is reset, limits, one
 //! store per decision, the epoch and the CPU clock), `componentize`
 //! (upload steps 1–4), `conformance` (step 9), `checks` (steps 1–9), `installs`
@@ -56,6 +59,7 @@ mod shares;
 mod state;
 #[cfg(test)]
 mod tests;
+mod versions;
 
 use std::path::PathBuf;
 
@@ -73,6 +77,7 @@ pub use input::PluginInput;
 pub use installs::{MissingBytes, StoredPlugin, StoredVersion};
 pub use pooling::{DEFAULT_SLOTS, PoolUsage, ResetMode, SLOTS_RANGE};
 pub use registry::{PluginSource, PluginView, VersionInfo, VersionView, plugin_label};
+pub use versions::WitVersion;
 
 /// Why a plugin could not be loaded, or the host not started.
 #[derive(Debug, thiserror::Error)]
@@ -101,8 +106,12 @@ pub enum PluginError {
     /// The component needs more than the limits allow.
     #[error("the component needs too much: {0}")]
     Resources(String),
-    /// The component does not export the `decide` interface as the host expects.
-    #[error("the component does not export hookgate:policy/decide@0.1.0 as expected: {0}")]
+    /// The component does not export a `decide` interface the host accepts, with
+    /// its exact types.
+    #[error(
+        "the component does not export hookgate:policy/decide@0.2.0 or \
+         hookgate:policy/decide@0.1.0 as expected: {0}"
+    )]
     Exports(String),
     /// The conformance run (upload step 9) failed: an error, an overrun, or
     /// answers that differ between runs.

@@ -6,10 +6,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use super::bindings::PluginPre;
 use super::budget::InlineHistory;
-use super::engine::PluginState;
 use super::health::{PluginHealth, PluginStatus};
+use super::versions::PluginPre;
 
 /// Where a plugin came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +61,7 @@ pub(crate) struct LoadedPlugin {
     pub(crate) version: u32,
     /// `plugin:<name>@<version>`, the `decided_by` of its decisions.
     pub(crate) label: String,
-    pub(crate) pre: PluginPre<PluginState>,
+    pub(crate) pre: PluginPre,
     pub(crate) health: PluginHealth,
     /// Whether its recent decisions fit the inline budget: where the next runs.
     pub(crate) inline: InlineHistory,
@@ -103,7 +102,7 @@ impl PluginRegistry {
         &self,
         tenant: &str,
         name: &str,
-        pre: PluginPre<PluginState>,
+        pre: PluginPre,
         mut info: VersionInfo,
         source: PluginSource,
     ) -> u32 {

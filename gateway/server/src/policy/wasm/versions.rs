@@ -1,0 +1,209 @@
+//! The `hookgate:policy` versions the host accepts, and [`PluginPre`]: a plugin
+//! pre-instantiated for the version it implements.
+//!
+//! 0.1.0 answers in two calls (`classify`, then `next-delay` on a retry); 0.2.0 in
+//! one (`decide`). The host builds one attempt record, in 0.1.0's types, converts
+//! it for a 0.2.0 plugin and converts the answer back, so everything past the call
+//! sees one [`PluginAnswer`] whatever the version.
+
+use wasmtime::AsContextMut;
+use wasmtime::component::InstancePre;
+
+use super::bindings::{Attempt, Delay, FailureKind, Outcome, Verdict, v0_1, v0_2};
+use super::chain::{PluginAnswer, wants_delay};
+use super::state::PluginState;
+
+/// A version of the `hookgate:policy` WIT package, as a plugin implements it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WitVersion {
+    /// `hookgate:policy@0.1.0` (`wit/policy.wit`): `classify`, then `next-delay`.
+    V0_1_0,
+    /// `hookgate:policy@0.2.0` (`wit/policy-0.2.0.wit`): one `decide`.
+    V0_2_0,
+}
+
+impl WitVersion {
+    /// Every accepted version, newest first: the one detection prefers when a
+    /// plugin exports both.
+    pub const ALL: [Self; 2] = [Self::V0_2_0, Self::V0_1_0];
+
+    /// The exported interface, e.g. `hookgate:policy/decide@0.2.0`.
+    pub fn interface(self) -> &'static str {
+        match self {
+            Self::V0_1_0 => "hookgate:policy/decide@0.1.0",
+            Self::V0_2_0 => "hookgate:policy/decide@0.2.0",
+        }
+    }
+
+    /// The world a plugin of this version implements, e.g. `hookgate:policy/plugin@0.2.0`.
+    pub fn world(self) -> &'static str {
+        match self {
+            Self::V0_1_0 => "hookgate:policy/plugin@0.1.0",
+            Self::V0_2_0 => "hookgate:policy/plugin@0.2.0",
+        }
+    }
+
+    /// The functions the interface exports, as WIT names them.
+    pub fn functions(self) -> &'static [&'static str] {
+        match self {
+            Self::V0_1_0 => &["classify", "next-delay"],
+            Self::V0_2_0 => &["decide"],
+        }
+    }
+
+    /// The package's file name in `wit/` and its text.
+    pub(crate) fn wit_file(self) -> (&'static str, &'static str) {
+        match self {
+            Self::V0_1_0 => ("policy.wit", super::bindings::WIT_TEXT_0_1),
+            Self::V0_2_0 => ("policy-0.2.0.wit", super::bindings::WIT_TEXT_0_2),
+        }
+    }
+
+    /// The core-module export that marks a module built for this version: its
+    /// first function's canonical-ABI name, e.g. `hookgate:policy/decide@0.2.0#decide`.
+    pub fn core_export(self) -> String {
+        format!("{}#{}", self.interface(), self.functions()[0])
+    }
+
+    /// The version a core module's export names mark, the newest when several.
+    pub(crate) fn of_core_exports(names: &[&str]) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|v| names.contains(&v.core_export().as_str()))
+    }
+
+    /// The version whose interface a component's export names include, the
+    /// newest when several.
+    pub(crate) fn of_component_exports(names: &[&str]) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|v| names.contains(&v.interface()))
+    }
+}
+
+impl std::fmt::Display for WitVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::V0_1_0 => "0.1.0",
+            Self::V0_2_0 => "0.2.0",
+        })
+    }
+}
+
+/// A compiled plugin with typed exports, ready to instantiate, for its version.
+pub(crate) enum PluginPre {
+    V0_1(v0_1::PluginPre<PluginState>),
+    V0_2(v0_2::PluginPre<PluginState>),
+}
+
+/// One instance of a plugin, for its version.
+pub(crate) enum Plugin {
+    V0_1(v0_1::Plugin),
+    V0_2(v0_2::Plugin),
+}
+
+impl PluginPre {
+    /// Types `pre`'s exports as the version whose interface its component exports
+    /// (0.2.0 when it exports both).
+    ///
+    /// # Errors
+    /// When it exports neither interface (naming what it does export), or the
+    /// exported one's types differ from the WIT.
+    pub(crate) fn new(pre: InstancePre<PluginState>) -> wasmtime::Result<Self> {
+        let component_type = pre.component().component_type();
+        let exports: Vec<&str> = component_type
+            .exports(pre.engine())
+            .map(|(name, _)| name)
+            .collect();
+        match WitVersion::of_component_exports(&exports) {
+            Some(WitVersion::V0_2_0) => Ok(Self::V0_2(v0_2::PluginPre::new(pre)?)),
+            Some(WitVersion::V0_1_0) => Ok(Self::V0_1(v0_1::PluginPre::new(pre)?)),
+            None if exports.is_empty() => Err(wasmtime::format_err!("it exports nothing")),
+            None => Err(wasmtime::format_err!("it exports {}", exports.join(", "))),
+        }
+    }
+
+    /// The version the plugin implements.
+    pub(crate) fn version(&self) -> WitVersion {
+        match self {
+            Self::V0_1(_) => WitVersion::V0_1_0,
+            Self::V0_2(_) => WitVersion::V0_2_0,
+        }
+    }
+
+    /// Instantiates the plugin in `store`.
+    ///
+    /// # Errors
+    /// Whatever instantiation raised (a trap in a start function, the limits).
+    pub(crate) fn instantiate(
+        &self,
+        store: impl AsContextMut<Data = PluginState>,
+    ) -> wasmtime::Result<Plugin> {
+        Ok(match self {
+            Self::V0_1(pre) => Plugin::V0_1(pre.instantiate(store)?),
+            Self::V0_2(pre) => Plugin::V0_2(pre.instantiate(store)?),
+        })
+    }
+}
+
+/// The host's attempt record in 0.2.0's types.
+pub(crate) fn attempt_0_2(a: &Attempt) -> v0_2::exports::hookgate::policy::decide::Attempt {
+    use v0_2::exports::hookgate::policy::decide as wit;
+    let outcome = match a.outcome {
+        Outcome::Status(status) => wit::Outcome::Status(status),
+        Outcome::Failure(kind) => wit::Outcome::Failure(match kind {
+            FailureKind::Timeout => wit::FailureKind::Timeout,
+            FailureKind::Connect => wit::FailureKind::Connect,
+            FailureKind::Dns => wit::FailureKind::Dns,
+            FailureKind::Tls => wit::FailureKind::Tls,
+            FailureKind::Reset => wit::FailureKind::Reset,
+            FailureKind::Redirect => wit::FailureKind::Redirect,
+            FailureKind::Protocol => wit::FailureKind::Protocol,
+        }),
+    };
+    let builtin_verdict = match &a.builtin_verdict {
+        Verdict::Delivered => wit::Verdict::Delivered,
+        Verdict::Retry => wit::Verdict::Retry,
+        Verdict::GiveUp(reason) => wit::Verdict::GiveUp(reason.clone()),
+        Verdict::UseDefault => wit::Verdict::UseDefault,
+    };
+    wit::Attempt {
+        attempt: a.attempt,
+        max_attempts: a.max_attempts,
+        elapsed_ms: a.elapsed_ms,
+        outcome,
+        retry_after_ms: a.retry_after_ms,
+        headers: a.headers.clone(),
+        body: a.body.clone(),
+        event_type: a.event_type.clone(),
+        builtin_verdict,
+        builtin_delay_ms: a.builtin_delay_ms,
+        seed: a.seed,
+    }
+}
+
+/// A 0.2.0 decision as the host's answer: its delay is kept only when the final
+/// verdict is retry, as if `next-delay` had been called then alone.
+pub(crate) fn answer_0_2(
+    decision: v0_2::exports::hookgate::policy::decide::Decision,
+    builtin_retry: bool,
+) -> PluginAnswer {
+    use v0_2::exports::hookgate::policy::decide as wit;
+    let verdict = match decision.verdict {
+        wit::Verdict::Delivered => Verdict::Delivered,
+        wit::Verdict::Retry => Verdict::Retry,
+        wit::Verdict::GiveUp(reason) => Verdict::GiveUp(reason),
+        wit::Verdict::UseDefault => Verdict::UseDefault,
+    };
+    let delay = match decision.delay {
+        wit::Delay::AfterMs(ms) => Delay::AfterMs(ms),
+        wit::Delay::GiveUp(reason) => Delay::GiveUp(reason),
+        wit::Delay::UseDefault => Delay::UseDefault,
+    };
+    let delay = wants_delay(&verdict, builtin_retry).then_some(delay);
+    PluginAnswer { verdict, delay }
+}
+
+#[cfg(test)]
+#[path = "versions_tests.rs"]
+mod tests;
