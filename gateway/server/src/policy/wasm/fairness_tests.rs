@@ -95,6 +95,10 @@ async fn one_plugin_cannot_monopolise_the_decision_pool() {
                 while !hostile_disabled(&host) && started.elapsed() < GIVE_UP_AFTER {
                     seen.push(decide(&host, WELL_BEHAVED, "seeded").await);
                     well_behaved_decisions.fetch_add(1, Ordering::Relaxed);
+                    // B decides inline, without waiting: like a delivery worker,
+                    // which awaits its next attempt in between, it lets the other
+                    // tasks on this one-thread runtime run.
+                    tokio::task::yield_now().await;
                 }
                 seen
             })
