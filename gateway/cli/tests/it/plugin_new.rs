@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::common::{
-    ADMIN, CliClient, Gateway, cargo_in, hookgate_in, run_cli, target_dir_beside_workspace,
+    ADMIN, CliClient, Gateway, bash_in, cargo_in, hookgate_in, run_cli, target_dir_beside_workspace,
 };
 
 /// The target dir every run of this test shares: the SDK's dependencies build once.
@@ -189,4 +189,39 @@ fn plugin_new_help_shows_only_what_applies_to_it() {
             upload.stdout
         );
     }
+}
+
+/// The SDK can be published: `cargo package` takes only its own files (the
+/// vendored WIT, not the checkout's), and the package's verify build compiles
+/// it for the plugin target from the packaged files alone.
+#[test]
+fn the_sdk_packages_and_its_package_builds_for_wasm() {
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let package = "cargo package -p hookgate-plugin-sdk --allow-dirty";
+    let listed = bash_in(&workspace, &format!("{package} --list"), &[]);
+    let files: Vec<&str> = listed.lines().collect();
+    for expected in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "src/export.rs",
+        "wit/policy-0.2.0.wit",
+    ] {
+        assert!(files.contains(&expected), "{expected} not in {files:?}");
+    }
+    assert!(
+        !files.iter().any(|f| f.starts_with("tests/")),
+        "the checkout-only test is left out: {files:?}"
+    );
+    cargo_in(
+        &workspace,
+        &[
+            "package",
+            "-p",
+            "hookgate-plugin-sdk",
+            "--allow-dirty",
+            "--target",
+            "wasm32-unknown-unknown",
+        ],
+        &target_dir_beside_workspace("sdk-package"),
+    );
 }
