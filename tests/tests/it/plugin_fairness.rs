@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use hookgate_server::config::PreloadPlugin;
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{TestGateway, body_receiver, is_final, test_config};
+use hookgate_tests::{TestGateway, body_receiver, fixture_module, is_final, test_config};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -22,19 +22,6 @@ const WELL_BEHAVED: &str = "bravo";
 /// Deliveries per tenant, all started together so their decisions overlap.
 const DELIVERIES: usize = 5;
 
-fn plugin_module(name: &str) -> Vec<u8> {
-    let fixture = |file: &str| {
-        let path = format!("{}/fixtures/plugins/{file}", env!("CARGO_MANIFEST_DIR"));
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    };
-    let text = format!(
-        "(module\n{}\n{}\n)",
-        fixture("prelude.wat"),
-        fixture(&format!("{name}.wat"))
-    );
-    wat::parse_str(text).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
 async fn gateway() -> TestGateway {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let mut config = test_config(dir.path());
@@ -42,7 +29,7 @@ async fn gateway() -> TestGateway {
     config.breaker.failure_threshold = 1_000;
     for (tenant, name) in [(HOSTILE, "fill_loop"), (WELL_BEHAVED, "tryagain")] {
         let path = dir.path().join(format!("{tenant}-{name}.wasm"));
-        std::fs::write(&path, plugin_module(name)).unwrap();
+        std::fs::write(&path, fixture_module(name)).unwrap();
         config.plugins.preload.push(PreloadPlugin {
             tenant: tenant.into(),
             name: name.into(),
@@ -63,6 +50,16 @@ async fn deliveries(gw: &TestGateway, tenant: &str, key: &str, endpoint: Value) 
     ids
 }
 
+/// A's deliveries to an endpoint that always answers 500, bound to the
+/// `fill_loop` plugin and retried fast; returns the receiver and the ids.
+async fn hostile_deliveries(gw: &TestGateway, key: &str) -> (Receiver, Vec<String>) {
+    let receiver = Receiver::start(vec![Reply::status(500); 1_000]).await;
+    let policy = json!({"strategy": "fixed", "base_ms": 20, "jitter": "none", "max_attempts": 23});
+    let endpoint = json!({"url": receiver.url(), "plugin": "fill_loop", "policy": policy});
+    let ids = deliveries(gw, HOSTILE, key, endpoint).await;
+    (receiver, ids)
+}
+
 fn decided_by(d: &Value) -> Vec<String> {
     d["attempt_log"]
         .as_array()
@@ -76,16 +73,8 @@ fn decided_by(d: &Value) -> Vec<String> {
 async fn one_plugin_cannot_monopolise_the_decision_pool() {
     let gw = gateway().await;
     let (a_key, b_key) = (gw.tenant(HOSTILE).await, gw.tenant(WELL_BEHAVED).await);
-    let a_receiver = Receiver::start(vec![Reply::status(500); 1_000]).await;
+    let (_a_receiver, a_ids) = hostile_deliveries(&gw, &a_key).await;
     let b_url = body_receiver(vec![(400, r#"{"error":"try_again"}"#); DELIVERIES]).await;
-    let policy = json!({"strategy": "fixed", "base_ms": 20, "jitter": "none", "max_attempts": 23});
-    let a_ids = deliveries(
-        &gw,
-        HOSTILE,
-        &a_key,
-        json!({"url": a_receiver.url(), "plugin": "fill_loop", "policy": policy}),
-    )
-    .await;
     let b_ids = deliveries(
         &gw,
         WELL_BEHAVED,
@@ -165,16 +154,8 @@ async fn an_overrunning_plugin_leaves_the_worker_to_other_tenants_ingest() {
     const HANG: Duration = Duration::from_secs(20);
     let gw = gateway().await;
     let (a_key, b_key) = (gw.tenant(HOSTILE).await, gw.tenant(WELL_BEHAVED).await);
-    let a_receiver = Receiver::start(vec![Reply::status(500); 1_000]).await;
+    let (_a_receiver, a_ids) = hostile_deliveries(&gw, &a_key).await;
     let b_receiver = Receiver::start(vec![Reply::status(200); INGESTS]).await;
-    let policy = json!({"strategy": "fixed", "base_ms": 20, "jitter": "none", "max_attempts": 23});
-    let a_ids = deliveries(
-        &gw,
-        HOSTILE,
-        &a_key,
-        json!({"url": a_receiver.url(), "plugin": "fill_loop", "policy": policy}),
-    )
-    .await;
     gw.endpoint(WELL_BEHAVED, &b_key, json!({"url": b_receiver.url()}))
         .await;
     for n in 0..INGESTS {

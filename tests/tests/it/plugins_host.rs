@@ -12,7 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use hookgate_server::config::{Config, PreloadPlugin};
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{TestGateway, is_final, test_config};
+use hookgate_tests::{TestGateway, fixture_module, is_final, plugin_fixture, test_config};
 use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -21,21 +21,6 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-fn fixture(name: &str) -> String {
-    let path = format!("{}/fixtures/plugins/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// A fixture fragment wrapped with the prelude, as core-module bytes.
-fn plugin_module(name: &str) -> Vec<u8> {
-    let text = format!(
-        "(module\n{}\n{}\n)",
-        fixture("prelude.wat"),
-        fixture(&format!("{name}.wat"))
-    );
-    wat::parse_str(text).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
 
 /// A test config preloading `plugins` (name, wasm bytes) for tenant `acme`.
 fn config_with(dir: &tempfile::TempDir, plugins: &[(&str, Vec<u8>)]) -> Config {
@@ -59,7 +44,7 @@ async fn gateway_with(plugins: &[&str]) -> TestGateway {
 /// [`gateway_with`], with the config changed by `tune` first.
 async fn gateway_tuned(plugins: &[&str], tune: impl FnOnce(&mut Config)) -> TestGateway {
     let dir = Arc::new(tempfile::tempdir().unwrap());
-    let modules: Vec<(&str, Vec<u8>)> = plugins.iter().map(|n| (*n, plugin_module(n))).collect();
+    let modules: Vec<(&str, Vec<u8>)> = plugins.iter().map(|n| (*n, fixture_module(n))).collect();
     let mut config = config_with(&dir, &modules);
     tune(&mut config);
     TestGateway::start_with(config, dir, hookgate_server::RunOptions::default()).await
@@ -251,8 +236,8 @@ async fn endpoints_bind_only_plugins_the_tenant_has() {
 
 #[tokio::test]
 async fn a_plugin_that_imports_anything_stops_start_up_naming_its_file() {
-    let wasi_module = wat::parse_str(fixture("wasi.wat")).unwrap();
-    let wasi_component = wat::parse_str(fixture("wasi_component.wat")).unwrap();
+    let wasi_module = wat::parse_str(plugin_fixture("wasi.wat")).unwrap();
+    let wasi_component = wat::parse_str(plugin_fixture("wasi_component.wat")).unwrap();
     for (name, bytes, says) in [
         ("wasi_module", wasi_module, "wasi_snapshot_preview1"),
         (

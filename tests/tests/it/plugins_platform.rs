@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{
-    TestGateway, body_receiver, is_final, plugin_wasm, test_config, upload_example,
+    TestGateway, body_receiver, fixture_module, is_final, plugin_wasm, test_config, upload_example,
 };
 use serde_json::{Value, json};
 
@@ -251,19 +251,7 @@ async fn a_disabled_plugin_stays_disabled_after_a_restart() {
     )
     .await;
     let key = gw.tenant("acme").await;
-    let read = |f: &str| {
-        std::fs::read_to_string(format!(
-            "{}/fixtures/plugins/{f}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-    };
-    let teapot = wat::parse_str(format!(
-        "(module\n{}\n{})",
-        read("prelude.wat"),
-        read("teapot.wat")
-    ))
-    .unwrap();
+    let teapot = fixture_module("teapot");
     let (s, b) = gw.upload_plugin("acme", &key, "teapot", teapot).await;
     assert_eq!(s, 201, "{b}");
     let rx = Receiver::start(vec![Reply::status(418); 30]).await;

@@ -2,21 +2,7 @@
 //! oversize bodies, the upload rate limit, and `hookgate plugin-check` reporting
 //! the same checks locally.
 
-use hookgate_tests::{TestGateway, plugin_wasm, upload_example};
-
-/// A core-module fragment wrapped with the test prelude, as in `plugins_host.rs`.
-fn fixture_module(name: &str) -> Vec<u8> {
-    let read = |f: &str| {
-        let path = format!("{}/fixtures/plugins/{f}", env!("CARGO_MANIFEST_DIR"));
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    };
-    let text = format!(
-        "(module\n{}\n{})",
-        read("prelude.wat"),
-        read(&format!("{name}.wat"))
-    );
-    wat::parse_str(text).unwrap()
-}
+use hookgate_tests::{TestGateway, fixture_module, plugin_fixture, plugin_wasm, upload_example};
 
 #[tokio::test]
 async fn each_bad_plugin_is_refused_naming_its_check_and_uploads_are_rate_limited() {
@@ -25,13 +11,7 @@ async fn each_bad_plugin_is_refused_naming_its_check_and_uploads_are_rate_limite
     let wasi = wat::parse_str(r#"(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32))) (memory (export "memory") 1))"#).unwrap();
     let bad_types = wat::parse_str(r#"(module (memory (export "memory") 1) (func (export "hookgate:policy/decide@0.1.0#classify") (param i64) (result i64) local.get 0) (func (export "hookgate:policy/decide@0.1.0#next-delay") (param i32) (result i32) i32.const 0) (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) i32.const 0))"#).unwrap();
     let big_memory = {
-        let read = |f: &str| {
-            std::fs::read_to_string(format!(
-                "{}/fixtures/plugins/{f}",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-            .unwrap()
-        };
+        let read = plugin_fixture;
         let prelude = read("prelude.wat").replace(
             r#"(memory (export "memory") 1)"#,
             r#"(memory (export "memory") 300)"#,

@@ -5,24 +5,12 @@
 use std::time::Duration;
 
 use hookgate_server::policy::wasm::{PluginHost, WitVersion};
-use hookgate_tests::{TestGateway, body_receiver, is_final, plugin_wasm, upload_example};
+use hookgate_tests::{
+    TestGateway, body_receiver, fixture_module, is_final, plugin_wasm, upload_example,
+};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// A core-module fragment wrapped with the test prelude, as in `plugins_host.rs`.
-fn fixture_module(name: &str) -> Vec<u8> {
-    let read = |f: &str| {
-        let path = format!("{}/fixtures/plugins/{f}", env!("CARGO_MANIFEST_DIR"));
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    };
-    let text = format!(
-        "(module\n{}\n{})",
-        read("prelude.wat"),
-        read(&format!("{name}.wat"))
-    );
-    wat::parse_str(text).unwrap()
-}
 
 #[test]
 fn sdk_examples_target_0_2_0_and_0_1_0_fixtures_still_pass_the_checks() {

@@ -15,7 +15,8 @@
 use std::path::Path;
 
 use crate::common::{
-    ADMIN, CliClient, Gateway, RawReceiver, bash_in, target_dir_beside_workspace, wait_until,
+    ADMIN, CliClient, Gateway, RawReceiver, bash_in, sh_blocks, target_dir_beside_workspace,
+    wait_until,
 };
 
 const DOC: &str = include_str!("../../../../docs/plugins.md");
@@ -55,22 +56,7 @@ fn marked_blocks() -> Vec<(String, String)> {
 
 /// The `sh` blocks of the section whose heading starts with `## {step}.`.
 fn step_commands(step: u32) -> Vec<String> {
-    let heading = format!("\n## {step}. ");
-    let start = DOC
-        .find(&heading)
-        .unwrap_or_else(|| panic!("no step {step}"))
-        + 1;
-    let section = &DOC[start..];
-    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
-    let mut blocks = Vec::new();
-    let mut rest = section;
-    while let Some(open) = rest.find("```sh\n") {
-        let body = &rest[open + 6..];
-        let close = body.find("\n```").expect("an unclosed code block");
-        blocks.push(body[..close].to_owned());
-        rest = &body[close + 4..];
-    }
-    blocks
+    sh_blocks(DOC, &format!("{step}. "))
 }
 
 /// Runs every `sh` block of `step` in `dir`; returns their stdout, joined.

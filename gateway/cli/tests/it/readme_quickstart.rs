@@ -15,26 +15,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::sh_blocks;
+
 const README: &str = include_str!("../../../../README.md");
 /// Every wait of this test ends within this.
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// The `sh` blocks of the README section whose heading starts with `heading`.
 fn shell_blocks(heading: &str) -> Vec<String> {
-    let start = README
-        .find(&format!("\n## {heading}"))
-        .unwrap_or_else(|| panic!("the README has no section {heading:?}"));
-    let section = &README[start + 1..];
-    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
-    let mut blocks = Vec::new();
-    let mut rest = section;
-    while let Some(open) = rest.find("```sh\n") {
-        let body = &rest[open + 6..];
-        let close = body.find("\n```").expect("an unclosed code block");
-        blocks.push(body[..close].to_owned());
-        rest = &body[close + 4..];
-    }
-    blocks
+    sh_blocks(README, heading)
 }
 
 fn free_port() -> u16 {

@@ -14,10 +14,12 @@ use hookgate::client::{ApiClient, ApiRequest};
 use hookgate::lab::child_gateway::{GatewayProcess, GatewaySpec};
 
 mod cli;
+mod markdown;
 mod plugin_author;
 mod raw;
 
 pub use cli::{CliClient, CliRun, cli_words, run_cli, wait_until};
+pub use markdown::sh_blocks;
 pub use plugin_author::{bash_in, cargo_in, hookgate_in, target_dir_beside_workspace};
 pub use raw::RawReceiver;
 
