@@ -10,10 +10,13 @@
 //! hold a worker for a tick each time.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use super::chain::CallFailure;
 use super::clocks::{EPOCH_DEADLINE_TICKS, EPOCH_TICK};
-use super::engine::Usage;
+use super::engine::{PluginState, Usage};
 
 /// Fuel for an inline run: about 60 times what `json-error-code` burns.
 pub(crate) const INLINE_FUEL: u64 = 200_000;
@@ -65,6 +68,32 @@ impl Budget {
             growth_cap: None,
             deadline: Deadline::Ticks(EPOCH_DEADLINE_TICKS),
         }
+    }
+
+    /// Gives `store` this budget: its fuel and its epoch deadline (again, for a
+    /// store that decides more than once).
+    pub(crate) fn apply(self, store: &mut Store<PluginState>) -> Result<(), CallFailure> {
+        store
+            .set_fuel(self.fuel)
+            .map_err(|e| CallFailure::Instantiate(e.to_string()))?;
+        match self.deadline {
+            Deadline::Ticks(ticks) => {
+                store.set_epoch_deadline(ticks);
+                store.epoch_deadline_trap();
+            }
+            Deadline::After(limit) => {
+                let started = Instant::now();
+                store.set_epoch_deadline(1);
+                store.epoch_deadline_callback(move |_| {
+                    if started.elapsed() < limit {
+                        Ok(UpdateDeadline::Continue(1))
+                    } else {
+                        Err(Trap::Interrupt.into())
+                    }
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Whether a run that used `usage` in `wall` time would have fit this budget.

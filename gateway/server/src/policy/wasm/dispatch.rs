@@ -60,6 +60,18 @@ impl Dispatch {
 }
 
 impl PluginHost {
+    /// How many plugin decisions ran inline, escalated to the pool, or went
+    /// straight to it.
+    pub fn decision_paths(&self) -> DecisionPaths {
+        self.dispatch.paths()
+    }
+
+    /// Whether decisions try the inline run first (the default); off sends each
+    /// straight to the pool, which benchmarks compare against.
+    pub fn set_inline_first(&self, on: bool) {
+        self.dispatch.set_inline_first(on);
+    }
+
     /// Runs `plugin` on `attempt` where [`super::budget`] says it should.
     pub(super) async fn run_plugin(
         &self,

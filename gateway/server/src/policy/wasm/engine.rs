@@ -8,14 +8,14 @@
 //! The decision's thread CPU time tells a spinning plugin from a starved one when
 //! the deadline passes (see [`super::clocks::SPINNING_CPU`]).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap, UpdateDeadline};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap};
 
 use super::PluginError;
 use super::bindings::Attempt;
-use super::budget::{Budget, Deadline};
+use super::budget::Budget;
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EpochTicker, thread_cpu_time};
 use super::pooling::{PoolShape, PoolUsage};
@@ -176,7 +176,7 @@ impl Sandbox {
     fn new_store(&self, budget: Budget) -> Result<Store<PluginState>, CallFailure> {
         let mut store = Store::new(&self.engine, PluginState::new(budget.growth_cap));
         store.limiter(|state| state);
-        refuel(&mut store, budget)?;
+        budget.apply(&mut store)?;
         Ok(store)
     }
 
@@ -245,36 +245,11 @@ impl Sandbox {
             .map_err(|e| (0, failure(&e, &store, Stage::Instantiate)))?;
         let mut out = Vec::with_capacity(attempts.len());
         for (i, (attempt, builtin_retry)) in attempts.iter().enumerate() {
-            refuel(&mut store, budget).map_err(|e| (i, e))?;
+            budget.apply(&mut store).map_err(|e| (i, e))?;
             out.push(call(&mut store, &plugin, attempt, *builtin_retry).map_err(|e| (i, e))?);
         }
         Ok(out)
     }
-}
-
-/// A decision's budget again: the fuel and the epoch deadline.
-fn refuel(store: &mut Store<PluginState>, budget: Budget) -> Result<(), CallFailure> {
-    store
-        .set_fuel(budget.fuel)
-        .map_err(|e| CallFailure::Instantiate(e.to_string()))?;
-    match budget.deadline {
-        Deadline::Ticks(ticks) => {
-            store.set_epoch_deadline(ticks);
-            store.epoch_deadline_trap();
-        }
-        Deadline::After(limit) => {
-            let started = Instant::now();
-            store.set_epoch_deadline(1);
-            store.epoch_deadline_callback(move |_| {
-                if started.elapsed() < limit {
-                    Ok(UpdateDeadline::Continue(1))
-                } else {
-                    Err(Trap::Interrupt.into())
-                }
-            });
-        }
-    }
-    Ok(())
 }
 
 /// One decision's calls: for 0.1.0 `classify`, then `next-delay` only when the

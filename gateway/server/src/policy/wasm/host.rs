@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::artifacts::ArtifactCache;
 use super::chain::{self, BuiltinView, CallFailure};
-use super::dispatch::{DecisionPaths, Dispatch};
+use super::dispatch::Dispatch;
 use super::engine::Sandbox;
 use super::events::{PluginEvent, PluginEvents};
 use super::health::PluginStatus;
@@ -146,18 +146,6 @@ impl PluginHost {
     /// How the engine's instance slots are used now, for `/metrics`.
     pub fn pool_usage(&self) -> PoolUsage {
         self.sandbox.pool_usage()
-    }
-
-    /// How many plugin decisions ran inline, escalated to the pool, or went
-    /// straight to it.
-    pub fn decision_paths(&self) -> DecisionPaths {
-        self.dispatch.paths()
-    }
-
-    /// Whether decisions try the inline run first (the default); off sends each
-    /// straight to the pool, which benchmarks compare against.
-    pub fn set_inline_first(&self, on: bool) {
-        self.dispatch.set_inline_first(on);
     }
 
     /// A channel that gets every [`PluginEvent`] from now on.
