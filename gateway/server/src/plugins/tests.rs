@@ -134,6 +134,8 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
 #[tokio::test]
 async fn the_plugin_pool_slots_show_on_metrics() {
     let host = PluginHost::with_slots(512 * 1024, 200).unwrap();
+    // The trap must be final inline however slowly this machine runs it.
+    host.set_inline_time(std::time::Duration::from_secs(60));
     host.load("acme", "trap", &trap_module()).unwrap();
     assert_eq!(decide_once(&host).await, "fallback:trap");
     let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);

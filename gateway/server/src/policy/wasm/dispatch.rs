@@ -25,10 +25,14 @@ pub struct DecisionPaths {
     pub pool: u64,
 }
 
-/// The counters behind [`DecisionPaths`], and whether decisions run inline at all.
+/// The counters behind [`DecisionPaths`], whether decisions run inline at all,
+/// and the inline budget.
 #[derive(Debug)]
 pub(crate) struct Dispatch {
     inline_first: AtomicBool,
+    /// The inline budget: [`Budget::inline`] but in tests, where a slow machine
+    /// must not turn a quick run into an escalation.
+    inline_budget: std::sync::RwLock<Budget>,
     inline: AtomicU64,
     escalated: AtomicU64,
     pool: AtomicU64,
@@ -38,6 +42,7 @@ impl Default for Dispatch {
     fn default() -> Self {
         Self {
             inline_first: AtomicBool::new(true),
+            inline_budget: std::sync::RwLock::new(Budget::inline()),
             inline: AtomicU64::new(0),
             escalated: AtomicU64::new(0),
             pool: AtomicU64::new(0),
@@ -57,6 +62,13 @@ impl Dispatch {
     pub(crate) fn set_inline_first(&self, on: bool) {
         self.inline_first.store(on, Ordering::Relaxed);
     }
+
+    fn inline_budget(&self) -> Budget {
+        *self
+            .inline_budget
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl PluginHost {
@@ -70,6 +82,18 @@ impl PluginHost {
     /// straight to the pool, which benchmarks compare against.
     pub fn set_inline_first(&self, on: bool) {
         self.dispatch.set_inline_first(on);
+    }
+
+    /// Gives inline runs `time` of wall time instead of [`super::budget::INLINE_TIME`]:
+    /// tests that count paths set it long, so that only fuel and memory decide.
+    #[cfg(test)]
+    pub(crate) fn set_inline_time(&self, time: std::time::Duration) {
+        let mut budget = self
+            .dispatch
+            .inline_budget
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        budget.deadline = super::budget::Deadline::After(time);
     }
 
     /// Runs `plugin` on `attempt` where [`super::budget`] says it should.
@@ -107,7 +131,12 @@ impl PluginHost {
     ) -> Option<Result<PluginAnswer, CallFailure>> {
         let ran = catch_unwind(AssertUnwindSafe(|| {
             self.sandbox
-                .run_within(&plugin.pre, attempt, builtin_retry, Budget::inline())
+                .run_within(
+                    &plugin.pre,
+                    attempt,
+                    builtin_retry,
+                    self.dispatch.inline_budget(),
+                )
                 .0
         }));
         match ran {
@@ -128,6 +157,7 @@ impl PluginHost {
         record: bool,
     ) -> Result<PluginAnswer, CallFailure> {
         let (sandbox, job_plugin) = (Arc::clone(&self.sandbox), Arc::clone(plugin));
+        let inline_budget = self.dispatch.inline_budget();
         let ran = self
             .pool
             .run(&plugin.tenant, move || {
@@ -135,7 +165,7 @@ impl PluginHost {
                 let (answer, usage) =
                     sandbox.run_measured(&job_plugin.pre, &attempt, builtin_retry);
                 if record {
-                    let fits = Budget::inline().fits(&usage, started.elapsed());
+                    let fits = inline_budget.fits(&usage, started.elapsed());
                     job_plugin.inline.record(!fits);
                 }
                 answer

@@ -62,6 +62,7 @@ async fn the_inline_growth_budget_counts_from_the_initial_memory() {
         )
     };
     let host = PluginHost::new(512 * 1024).unwrap();
+    host.set_inline_time(std::time::Duration::from_secs(60));
     for plugin in ["tryagain", "grower"] {
         let bytes = wat::parse_str(text(plugin)).unwrap();
         host.load(TENANT, plugin, &bytes).unwrap();

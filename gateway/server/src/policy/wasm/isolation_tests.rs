@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::bindings::{Delay, Verdict};
-use super::budget::Budget;
+use super::budget::{Budget, Deadline};
 use super::conformance::samples;
 use super::engine::{FUEL_PER_DECISION, Sandbox};
 use super::pooling::{PoolShape, ResetMode};
@@ -57,9 +57,11 @@ fn a_fresh_decision_never_sees_the_markers_of_the_last_one_in_its_slot() {
         let sandbox = one_slot_sandbox(reset);
         let pre = sandbox.prepare(&component).unwrap();
         // Inline and pool runs alike: only their limits differ. The fixture grows
-        // its heap past the inline budget, so that one gets room for it.
+        // its heap past the inline budget, so that one gets room for it, and time
+        // enough on however busy a machine.
         let inline = Budget {
             growth_cap: Some(4 << 20),
+            deadline: Deadline::After(Duration::from_secs(60)),
             ..Budget::inline()
         };
         let budgets = [inline, sandbox.full_budget()];
