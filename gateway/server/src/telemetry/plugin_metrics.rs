@@ -25,20 +25,52 @@ impl Telemetry {
 
     /// Adds to each path's counter what it gained since the last scrape.
     fn count_paths(&self, now: &DecisionPaths) {
-        let Ok(mut counted) = self.paths_counted.lock() else {
+        let Ok(mut guard) = self.paths_counted.lock() else {
             return;
         };
+        let counted = &mut *guard;
+        // Concurrent scrapes may arrive with their snapshots out of order: only
+        // what is beyond the most already counted is added, so nothing is
+        // counted twice.
         let paths = [
-            ("inline", now.inline, counted.inline),
-            ("escalated", now.escalated, counted.escalated),
-            ("pool", now.pool, counted.pool),
+            ("inline", now.inline, &mut counted.inline),
+            ("escalated", now.escalated, &mut counted.escalated),
+            ("pool", now.pool, &mut counted.pool),
         ];
         for (path, now, before) in paths {
             self.metrics
                 .plugin_decision_paths
                 .get_or_create(&PathLabel { path })
-                .inc_by(now.saturating_sub(before));
+                .inc_by(now.saturating_sub(*before));
+            *before = (*before).max(now);
         }
-        *counted = *now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::AlertMonitor;
+
+    #[test]
+    fn scrapes_whose_snapshots_arrive_out_of_order_never_count_twice() {
+        let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
+        let telemetry = Telemetry::new(false, monitor);
+        let paths = |inline| DecisionPaths {
+            inline,
+            escalated: 1,
+            pool: 0,
+        };
+        // A second scrape's older snapshot lands after a newer one.
+        for inline in [5, 3, 6] {
+            telemetry.count_paths(&paths(inline));
+        }
+        let metrics = telemetry.render_metrics(0);
+        for sample in [
+            "hookgate_plugin_decision_paths_total{path=\"inline\"} 6\n",
+            "hookgate_plugin_decision_paths_total{path=\"escalated\"} 1\n",
+        ] {
+            assert!(metrics.contains(sample), "{sample} in:\n{metrics}");
+        }
     }
 }

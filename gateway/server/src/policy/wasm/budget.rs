@@ -96,13 +96,14 @@ impl Budget {
         Ok(())
     }
 
-    /// Whether a run that used `usage` in `wall` time would have fit this budget.
-    pub(crate) fn fits(&self, usage: &Usage, wall: Duration) -> bool {
+    /// Whether a run that used `usage` and `cpu` of CPU time would have fit
+    /// this budget.
+    pub(crate) fn fits(&self, usage: &Usage, cpu: Duration) -> bool {
         usage.fuel <= self.fuel
             && self.growth_cap.is_none_or(|cap| usage.grown_bytes <= cap)
             && match self.deadline {
-                Deadline::After(limit) => wall < limit,
-                Deadline::Ticks(ticks) => wall < EPOCH_TICK * u32::try_from(ticks).unwrap_or(1),
+                Deadline::After(limit) => cpu < limit,
+                Deadline::Ticks(ticks) => cpu < EPOCH_TICK * u32::try_from(ticks).unwrap_or(1),
             }
     }
 }

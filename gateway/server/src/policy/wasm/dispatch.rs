@@ -5,11 +5,12 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::Duration;
 
 use super::bindings::Attempt;
-use super::budget::{Budget, Route};
+use super::budget::{Budget, Deadline, Route};
 use super::chain::{CallFailure, PluginAnswer};
+use super::clocks::thread_cpu_time;
 use super::host::PluginHost;
 use super::pool::PoolError;
 use super::registry::LoadedPlugin;
@@ -30,9 +31,10 @@ pub struct DecisionPaths {
 #[derive(Debug)]
 pub(crate) struct Dispatch {
     inline_first: AtomicBool,
-    /// The inline budget: [`Budget::inline`] but in tests, where a slow machine
-    /// must not turn a quick run into an escalation.
-    inline_budget: std::sync::RwLock<Budget>,
+    /// The inline runs' wall-time limit in µs: [`super::budget::INLINE_TIME`]
+    /// but in tests, where a slow machine must not turn a quick run into an
+    /// escalation.
+    inline_time_us: AtomicU64,
     inline: AtomicU64,
     escalated: AtomicU64,
     pool: AtomicU64,
@@ -42,7 +44,7 @@ impl Default for Dispatch {
     fn default() -> Self {
         Self {
             inline_first: AtomicBool::new(true),
-            inline_budget: std::sync::RwLock::new(Budget::inline()),
+            inline_time_us: AtomicU64::new(micros(super::budget::INLINE_TIME)),
             inline: AtomicU64::new(0),
             escalated: AtomicU64::new(0),
             pool: AtomicU64::new(0),
@@ -64,11 +66,16 @@ impl Dispatch {
     }
 
     fn inline_budget(&self) -> Budget {
-        *self
-            .inline_budget
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        let time = Duration::from_micros(self.inline_time_us.load(Ordering::Relaxed));
+        Budget {
+            deadline: Deadline::After(time),
+            ..Budget::inline()
+        }
     }
+}
+
+fn micros(time: Duration) -> u64 {
+    u64::try_from(time.as_micros()).unwrap_or(u64::MAX)
 }
 
 impl PluginHost {
@@ -87,13 +94,10 @@ impl PluginHost {
     /// Gives inline runs `time` of wall time instead of [`super::budget::INLINE_TIME`]:
     /// tests that count paths set it long, so that only fuel and memory decide.
     #[cfg(test)]
-    pub(crate) fn set_inline_time(&self, time: std::time::Duration) {
-        let mut budget = self
-            .dispatch
-            .inline_budget
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        budget.deadline = super::budget::Deadline::After(time);
+    pub(crate) fn set_inline_time(&self, time: Duration) {
+        self.dispatch
+            .inline_time_us
+            .store(micros(time), Ordering::Relaxed);
     }
 
     /// Runs `plugin` on `attempt` where [`super::budget`] says it should.
@@ -141,7 +145,13 @@ impl PluginHost {
         }));
         match ran {
             Err(_) => Some(Err(CallFailure::HostPanic)),
-            Ok(Err(failure)) if failure.is_overrun() => None,
+            // Not instantiating is the engine's doing (e.g. no free instance
+            // slot), not the plugin's: the pool's run decides.
+            Ok(Err(failure))
+                if failure.is_overrun() || matches!(failure, CallFailure::Instantiate(_)) =>
+            {
+                None
+            }
             Ok(answer) => Some(answer),
         }
     }
@@ -161,11 +171,14 @@ impl PluginHost {
         let ran = self
             .pool
             .run(&plugin.tenant, move || {
-                let started = Instant::now();
+                // CPU time, not wall time: a pool thread waiting for a core on a
+                // busy machine says nothing about the plugin.
+                let started = thread_cpu_time();
                 let (answer, usage) =
                     sandbox.run_measured(&job_plugin.pre, &attempt, builtin_retry);
                 if record {
-                    let fits = inline_budget.fits(&usage, started.elapsed());
+                    let cpu = thread_cpu_time().saturating_sub(started);
+                    let fits = inline_budget.fits(&usage, cpu);
                     job_plugin.inline.record(!fits);
                 }
                 answer

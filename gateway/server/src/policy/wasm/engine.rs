@@ -15,7 +15,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap};
 
 use super::PluginError;
 use super::bindings::Attempt;
-use super::budget::Budget;
+use super::budget::{Budget, Deadline};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EpochTicker, thread_cpu_time};
 use super::pooling::{PoolShape, PoolUsage};
@@ -203,7 +203,9 @@ impl Sandbox {
         builtin_retry: bool,
         budget: Budget,
     ) -> (Result<PluginAnswer, CallFailure>, Usage) {
-        let cpu_at_start = thread_cpu_time();
+        // Only a deadline in ticks counts spinning; an inline run's deadline is
+        // an overrun whatever the CPU did, so it skips the clock's system call.
+        let cpu_at_start = matches!(budget.deadline, Deadline::Ticks(_)).then(thread_cpu_time);
         let mut store = match self.new_store(budget) {
             Ok(store) => store,
             Err(e) => return (Err(e), Usage::default()),
@@ -212,12 +214,12 @@ impl Sandbox {
             .instantiate(&mut store)
             .map_err(|e| failure(&e, &store, Stage::Instantiate))
             .and_then(|plugin| call(&mut store, &plugin, attempt, builtin_retry))
-            .map_err(|f| match f {
-                CallFailure::EpochDeadline => {
-                    let cpu = thread_cpu_time().saturating_sub(cpu_at_start);
+            .map_err(|f| match (f, cpu_at_start) {
+                (CallFailure::EpochDeadline, Some(start)) => {
+                    let cpu = thread_cpu_time().saturating_sub(start);
                     CallFailure::epoch_deadline(cpu, self.spinning_cpu)
                 }
-                other => other,
+                (other, _) => other,
             });
         let usage = Usage {
             fuel: budget.fuel.saturating_sub(store.get_fuel().unwrap_or(0)),

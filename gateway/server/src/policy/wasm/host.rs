@@ -52,10 +52,15 @@ impl std::fmt::Debug for PluginHost {
     }
 }
 
-/// Decisions that may run at once (the decision threads): 2 × cores + 2.
-fn concurrency() -> u32 {
+/// The cores, as many as the runtime has tokio workers.
+fn cores() -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    u32::try_from(cores).unwrap_or(64).min(64) * 2 + 2
+    u32::try_from(cores).unwrap_or(u32::MAX)
+}
+
+/// Decisions that may run at once on the decision threads: 2 × cores + 2.
+fn concurrency() -> u32 {
+    cores().min(64) * 2 + 2
 }
 
 impl PluginHost {
@@ -69,8 +74,9 @@ impl PluginHost {
     }
 
     /// [`PluginHost::new`] with `slots` instance slots (`plugins.slots`), raised to
-    /// one more than the decision threads so that neither they nor an upload's
-    /// conformance run ever wait for a slot.
+    /// the decision threads plus the tokio workers (each may run one decision
+    /// inline) plus one, so that no decision and no upload's conformance run
+    /// ever waits for a slot.
     ///
     /// # Errors
     /// As [`PluginHost::new`].
@@ -92,7 +98,7 @@ impl PluginHost {
     ) -> Result<Self, PluginError> {
         let (reset, why) = ResetMode::detect();
         let shape = PoolShape {
-            slots: slots.max(size.saturating_add(1)),
+            slots: slots.max(size.saturating_add(cores()).saturating_add(1)),
             reset,
         };
         let pool_note = (shape.slots, reset, why);

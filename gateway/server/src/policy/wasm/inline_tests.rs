@@ -132,5 +132,7 @@ fn work_that_fuel_does_not_stop_ends_at_the_inline_time_limit() {
     let (answer, _) = host
         .sandbox
         .run_within(&plugin.pre, &attempt, builtin_retry, unlimited_fuel);
+    // An overrun, so the decision escalates; inline, the CPU clock is not read,
+    // so it is never told apart as spinning.
     assert_eq!(answer, Err(CallFailure::EpochDeadline));
 }
