@@ -7,7 +7,7 @@ use std::sync::Arc;
 pub use hookgate::client::{Answer, ApiClient, ApiRequest};
 use hookgate::lab::in_process::InProcessGateway;
 use hookgate_server::RunOptions;
-use hookgate_server::config::Config;
+use hookgate_server::config::{Config, StoreConfig};
 pub use plugin_files::{fixture_module, plugin_fixture, plugin_wasm};
 use serde_json::{Value, json};
 
@@ -33,10 +33,13 @@ pub struct TestGateway {
 /// A config for tests: loopback allowed, admin token fixed, data in `dir`.
 pub fn test_config(dir: &std::path::Path) -> Config {
     Config {
-        data_dir: dir.to_path_buf(),
+        store: StoreConfig {
+            data_dir: dir.to_path_buf(),
+            min_free_disk: 0,
+            ..StoreConfig::default()
+        },
         admin_token: Some(ADMIN.to_owned()),
         allow_private_subnets: vec!["127.0.0.0/8".parse().unwrap()],
-        min_free_disk: 0,
         ..Config::default()
     }
 }

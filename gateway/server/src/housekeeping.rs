@@ -21,7 +21,8 @@ pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
         tokio::select! {
             () = shutdown.cancelled() => return,
             _ = disk_tick.tick() => {
-                ctx.disk.refresh(&ctx.config.data_dir, ctx.config.min_free_disk);
+                ctx.disk
+                    .refresh(&ctx.config.store.data_dir, ctx.config.store.min_free_disk);
                 ctx.telemetry.alerts().tick(ctx.clock.now_ms());
             }
             _ = sweep_tick.tick() => sweep(&ctx, &shutdown).await,

@@ -157,9 +157,12 @@ pub async fn run_with(
     shutdown: CancellationToken,
     options: RunOptions,
 ) -> Result<(), RunError> {
+    for note in &config.deprecations {
+        tracing::warn!("{note}");
+    }
     // Preloaded plugins are checked and compiled first: a bad one stops start-up.
     let host = Arc::new(host_from_config(&config)?);
-    let store = open_store(&config.data_dir, config.cache_capacity)?;
+    let store = open_store(&config.store.data_dir, config.store.cache_capacity)?;
     host.log_pool();
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     // Uploaded plugins load next (from verified artifacts where cached), before
@@ -176,7 +179,7 @@ pub async fn run_with(
     let flusher = store.start_flusher(durability, flusher_stop.clone());
     plugins.prune_stored().await?;
     let disk = DiskWatch::default();
-    disk.refresh(&config.data_dir, config.min_free_disk);
+    disk.refresh(&config.store.data_dir, config.store.min_free_disk);
     let (delivery, changes) = DeliveryHandle::new();
     // The alert endpoint's guard below is the operator's own and has no allow-list.
     let mut guard = AddressGuard::new(config.allow_private_subnets.clone())

@@ -355,7 +355,7 @@ async fn delivery_lists_filter_and_page() {
 async fn low_disk_refuses_ingest_and_fails_health() {
     let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let mut config = hookgate_tests::test_config(dir.path());
-    config.min_free_disk = u64::MAX;
+    config.store.min_free_disk = u64::MAX;
     let gw = TestGateway::start_with(config, dir, Default::default()).await;
     let key = gw.tenant("acme").await;
     let (s, b) = gw

@@ -78,10 +78,10 @@ impl GatewaySpec {
             }
         }
         cmd.env("HOOKGATE_LISTEN", "127.0.0.1:0")
-            .env("HOOKGATE_DATA_DIR", &self.data_dir)
+            .env("HOOKGATE_STORE__DATA_DIR", &self.data_dir)
             .env("HOOKGATE_ADMIN_TOKEN", &self.admin)
             .env("HOOKGATE_ALLOW_PRIVATE_SUBNETS", "127.0.0.0/8")
-            .env("HOOKGATE_MIN_FREE_DISK", "0")
+            .env("HOOKGATE_STORE__MIN_FREE_DISK", "0")
             .env("HOOKGATE_LOG_FORMAT", "json")
             // The address line is info.
             .env("HOOKGATE_LOG", "info")

@@ -30,7 +30,7 @@ use crate::lab::chaos::tally::Tally;
 use crate::lab::in_process::InProcessGateway;
 use api::DemoApi;
 use hookgate_server::RunOptions;
-use hookgate_server::config::Config;
+use hookgate_server::config::{Config, StoreConfig};
 use hookgate_server::delivery::signer::SigningSecret;
 use progress::{Frame, Progress};
 
@@ -126,11 +126,14 @@ fn scratch_dir() -> PathBuf {
 /// grace, and a breaker that stays out of the way (the demo is about retries).
 fn demo_config(dir: &std::path::Path, admin: &str) -> Result<Config, DemoError> {
     let mut config = Config {
-        data_dir: dir.join("data"),
+        store: StoreConfig {
+            data_dir: dir.join("data"),
+            min_free_disk: 0,
+            cache_capacity: 16 << 20,
+            ..StoreConfig::default()
+        },
         admin_token: Some(admin.to_owned()),
         allow_private_subnets: vec!["127.0.0.0/8".parse().expect("a CIDR")],
-        min_free_disk: 0,
-        cache_capacity: 16 << 20,
         shutdown_grace_ms: 1_000,
         ..Config::default()
     };

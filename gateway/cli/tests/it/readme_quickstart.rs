@@ -192,8 +192,11 @@ fn the_readme_quickstart_runs_as_written() {
     assert!(blocks[0].contains("HOOKGATE_ALLOW_PRIVATE_SUBNETS=127.0.0.0/8"));
     let env = [
         ("HOOKGATE_LISTEN", format!("127.0.0.1:{gateway_port}")),
-        ("HOOKGATE_DATA_DIR", data.path().display().to_string()),
-        ("HOOKGATE_MIN_FREE_DISK", "0".to_owned()),
+        (
+            "HOOKGATE_STORE__DATA_DIR",
+            data.path().display().to_string(),
+        ),
+        ("HOOKGATE_STORE__MIN_FREE_DISK", "0".to_owned()),
     ];
     let gateway = Shell::run(&adapt(&blocks[0]), &env);
     let err = gateway.wait_err("admin token");

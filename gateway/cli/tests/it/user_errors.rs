@@ -17,9 +17,9 @@ fn serve(data_dir: &std::path::Path, env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookgate"));
     cmd.arg("serve")
         .env("HOOKGATE_LISTEN", "127.0.0.1:0")
-        .env("HOOKGATE_DATA_DIR", data_dir)
+        .env("HOOKGATE_STORE__DATA_DIR", data_dir)
         .env("HOOKGATE_ADMIN_TOKEN", ADMIN)
-        .env("HOOKGATE_MIN_FREE_DISK", "0")
+        .env("HOOKGATE_STORE__MIN_FREE_DISK", "0")
         .env("HOOKGATE_LOG", "info")
         .env("RUST_BACKTRACE", "1")
         .env("RUST_LIB_BACKTRACE", "1")

@@ -15,12 +15,14 @@ use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
 mod sections;
+mod store_section;
 mod values;
 pub use sections::{
     AlertsConfig, BreakerConfig, Limits, MetricsConfig, OutboundConfig, PluginsConfig,
     PolicyConfig, PreloadPlugin, TlsConfig,
 };
-use values::{de_byte_size, de_duration_ms, de_socket_addr};
+pub use store_section::{StoreBackend, StoreConfig};
+use values::{de_duration_ms, de_socket_addr};
 
 const ENV_PREFIX: &str = "HOOKGATE_";
 /// Variables of the command-line client; the server ignores them.
@@ -35,8 +37,8 @@ pub struct Config {
     /// Address the HTTP API listens on.
     #[serde(deserialize_with = "de_socket_addr")]
     pub listen: SocketAddr,
-    /// Directory holding the sled database; one process per data dir.
-    pub data_dir: PathBuf,
+    /// `[store]`: the storage backend and its settings.
+    pub store: StoreConfig,
     /// Admin token (`hgk_...`); when unset, one is generated at first start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_token: Option<String>,
@@ -48,12 +50,6 @@ pub struct Config {
     pub log: String,
     /// Log line format.
     pub log_format: LogFormat,
-    /// Below this many free bytes, ingest answers 507 and `/healthz` 503.
-    #[serde(deserialize_with = "de_byte_size")]
-    pub min_free_disk: u64,
-    /// sled page cache size in bytes.
-    #[serde(deserialize_with = "de_byte_size")]
-    pub cache_capacity: u64,
     /// How long shutdown waits for in-flight work, in milliseconds.
     #[serde(deserialize_with = "de_duration_ms")]
     pub shutdown_grace_ms: u64,
@@ -85,6 +81,9 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// Retry-policy plugins.
     pub plugins: PluginsConfig,
+    /// Deprecated keys the layers used, one note each, for the start-up log.
+    #[serde(skip)]
+    pub deprecations: Vec<String>,
 }
 
 /// Log line format.
@@ -128,14 +127,12 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            data_dir: PathBuf::from("./hookgate-data"),
+            store: StoreConfig::default(),
             admin_token: None,
             allow_private_subnets: Vec::new(),
             outbound: OutboundConfig::default(),
             log: "info".to_owned(),
             log_format: LogFormat::Text,
-            min_free_disk: 1024 * MIB,
-            cache_capacity: 64 * MIB,
             shutdown_grace_ms: 10_000,
             limits: Limits::default(),
             tls: TlsConfig::default(),
@@ -148,6 +145,7 @@ impl Default for Config {
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
             plugins: PluginsConfig::default(),
+            deprecations: Vec::new(),
         }
     }
 }
@@ -206,9 +204,11 @@ impl Config {
             path: PathBuf::new(),
         }];
         let schema = to_table(&full);
+        let mut deprecations = Vec::new();
         if let Some((text, path)) = file {
-            let layer: Table = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
+            let mut layer: Table = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
             let origin = format!("file {}", path.display());
+            deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
             merge(&mut merged, &schema, layer, "", &origin, false)?;
         }
         let mut vars: Vec<_> = env.into_iter().filter(|(k, _)| is_server_var(k)).collect();
@@ -219,14 +219,16 @@ impl Config {
             for segment in var[ENV_PREFIX.len()..].to_ascii_lowercase().rsplit("__") {
                 layer = Value::Table(Table::from_iter([(segment.to_owned(), layer)]));
             }
-            if let Value::Table(layer) = layer {
+            if let Value::Table(mut layer) = layer {
                 let origin = format!("environment variable {var}");
+                deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
                 merge(&mut merged, &schema, layer, "", &origin, true)?;
             }
         }
-        let config: Config = serde_path_to_error::deserialize(Value::Table(merged))
+        let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged))
             .map_err(|e| invalid(e.path().to_string(), e.into_inner().message()))?;
         config.validate()?;
+        config.deprecations = deprecations;
         Ok(config)
     }
 
@@ -267,9 +269,10 @@ impl Config {
                 "must list at least one CIDR or host pattern; leave it unset to allow any host";
             return Err(invalid("outbound.allow_only", message));
         }
-        if self.cache_capacity < MIB {
-            let message = format!("must be at least 1 MiB, got {} bytes", self.cache_capacity);
-            return Err(invalid("cache_capacity", message));
+        if self.store.cache_capacity < MIB {
+            let capacity = self.store.cache_capacity;
+            let message = format!("must be at least 1 MiB, got {capacity} bytes");
+            return Err(invalid("store.cache_capacity", message));
         }
         if let Some(url) = &self.alerts.url
             && let Err(e) = crate::address_guard::normalize_endpoint_url(url, self.limits.url_len)
@@ -348,7 +351,7 @@ impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("listen", &self.listen)
-            .field("data_dir", &self.data_dir)
+            .field("store", &self.store)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
@@ -357,8 +360,6 @@ impl std::fmt::Debug for Config {
             .field("outbound", &self.outbound)
             .field("log", &self.log)
             .field("log_format", &self.log_format)
-            .field("min_free_disk", &self.min_free_disk)
-            .field("cache_capacity", &self.cache_capacity)
             .field("shutdown_grace_ms", &self.shutdown_grace_ms)
             .field("limits", &self.limits)
             .field("tls", &self.tls)

@@ -34,9 +34,13 @@ fn names(loaded: Loaded, key: &str) -> String {
 fn defaults() {
     let c = load(None, &[]).unwrap();
     assert_eq!(c.listen, SocketAddr::from(([127, 0, 0, 1], 8080)));
-    assert_eq!(c.data_dir, PathBuf::from("./hookgate-data"));
+    assert_eq!(c.store.data_dir, PathBuf::from("./hookgate-data"));
     assert_eq!((c.log.as_str(), c.log_format), ("info", LogFormat::Text));
-    assert_eq!((c.min_free_disk, c.cache_capacity), (1 << 30, 64 << 20));
+    let store = &c.store;
+    assert_eq!(
+        (store.min_free_disk, store.cache_capacity),
+        (1 << 30, 64 << 20)
+    );
     assert_eq!((c.shutdown_grace_ms, c.limits.url_len), (10_000, 2048));
     assert!(c.admin_token.is_none() && c.allow_private_subnets.is_empty());
 }
@@ -99,19 +103,23 @@ fn bad_values_name_their_key() {
 
 #[test]
 fn byte_sizes_and_durations() {
-    let c = file("min_free_disk = '1GiB'\ncache_capacity = '64MiB'").unwrap();
-    assert_eq!((c.min_free_disk, c.cache_capacity), (1 << 30, 64 << 20));
+    let c = file("[store]\nmin_free_disk = '1GiB'\ncache_capacity = '64MiB'").unwrap();
     assert_eq!(
-        env("MIN_FREE_DISK", "10MB").unwrap().min_free_disk,
-        10_000_000
+        (c.store.min_free_disk, c.store.cache_capacity),
+        (1 << 30, 64 << 20)
     );
+    let c = env("STORE__MIN_FREE_DISK", "10MB").unwrap();
+    assert_eq!(c.store.min_free_disk, 10_000_000);
     assert_eq!(
         parse_byte_size("2048").and(parse_byte_size("512 kib")),
         Ok(1 << 19)
     );
     assert!(parse_byte_size("1.5GiB").is_err() && parse_byte_size("GiB").is_err());
-    names(env("MIN_FREE_DISK", "lots"), "min_free_disk");
-    names(file("cache_capacity = 1000"), "cache_capacity");
+    names(env("STORE__MIN_FREE_DISK", "lots"), "store.min_free_disk");
+    names(
+        file("[store]\ncache_capacity = 1000"),
+        "store.cache_capacity",
+    );
     let c = file("shutdown_grace_ms = '10s'").unwrap();
     assert_eq!(c.shutdown_grace_ms, 10_000);
     let c = env("SHUTDOWN_GRACE_MS", "1m 30s").unwrap();

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::lab::gateway_api::GatewayApi;
 use crate::lab::in_process::InProcessGateway;
 use hookgate_server::RunOptions;
-use hookgate_server::config::Config;
+use hookgate_server::config::{Config, StoreConfig};
 
 /// The admin token of bench gateways.
 pub(super) const ADMIN: &str = "hgk_bench-admin-token-0000000000";
@@ -48,10 +48,13 @@ impl BenchGateway {
         tune: impl FnOnce(&mut Config),
     ) -> anyhow::Result<Self> {
         let mut config = Config {
-            data_dir: dir.to_path_buf(),
+            store: StoreConfig {
+                data_dir: dir.to_path_buf(),
+                min_free_disk: 0,
+                ..StoreConfig::default()
+            },
             admin_token: Some(ADMIN.to_owned()),
             allow_private_subnets: vec!["127.0.0.0/8".parse()?],
-            min_free_disk: 0,
             log: "error".to_owned(),
             ..Config::default()
         };

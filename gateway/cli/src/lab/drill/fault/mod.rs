@@ -138,8 +138,10 @@ pub async fn run(drill: &FaultDrill) -> Result<FaultReport, DrillError> {
     let mut spec = drill_gateway(drill.gateway.clone(), work.data_dir());
     // sled's page cache (64 MiB by default) fills as data grows; a small one keeps
     // the RSS bound about what faults might pile up (bodies, hung connections).
-    spec.env
-        .push(("HOOKGATE_CACHE_CAPACITY".into(), CACHE_CAPACITY.into()));
+    spec.env.push((
+        "HOOKGATE_STORE__CACHE_CAPACITY".into(),
+        CACHE_CAPACITY.into(),
+    ));
     let gateway = spec.spawn().await?;
     let receiver = Receiver::start(follow_plan()).await?;
     let endpoint = json!({

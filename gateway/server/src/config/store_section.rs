@@ -1,0 +1,160 @@
+//! `[store]`: which storage backend holds hookgate's state, and its settings.
+//! Today the one backend is the embedded sled database.
+//!
+//! The sled keys used to sit at the top level (`data_dir`, `cache_capacity`,
+//! `min_free_disk`, and `HOOKGATE_DATA_DIR` and so on in the environment). They
+//! still work: each layer's top-level key is moved under `[store]` before the
+//! layers merge, with a deprecation note that the gateway logs at start.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
+
+use super::values::de_byte_size;
+use super::{ConfigError, MIB};
+
+/// The keys that moved from the top level to `[store]`.
+const MOVED_KEYS: [&str; 3] = ["data_dir", "cache_capacity", "min_free_disk"];
+
+/// Which backend holds the state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreBackend {
+    /// The embedded sled database in `data_dir`: one process per data dir.
+    #[default]
+    Sled,
+}
+
+/// `[store]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// The backend.
+    pub backend: StoreBackend,
+    /// Directory holding the sled database and the caches; one process per data dir.
+    pub data_dir: PathBuf,
+    /// sled page cache size in bytes.
+    #[serde(deserialize_with = "de_byte_size")]
+    pub cache_capacity: u64,
+    /// Below this many free bytes in `data_dir`, ingest answers 507 and
+    /// `/healthz` 503.
+    #[serde(deserialize_with = "de_byte_size")]
+    pub min_free_disk: u64,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            backend: StoreBackend::Sled,
+            data_dir: PathBuf::from("./hookgate-data"),
+            cache_capacity: 64 * MIB,
+            min_free_disk: 1024 * MIB,
+        }
+    }
+}
+
+/// Moves `layer`'s top-level sled keys under `store`; returns a deprecation
+/// note for each one moved. `origin` says where the layer came from.
+///
+/// # Errors
+/// `Invalid` when a layer sets a key both ways, since which one it meant is
+/// not clear.
+pub(super) fn lift_moved_keys(layer: &mut Table, origin: &str) -> Result<Vec<String>, ConfigError> {
+    let mut notes = Vec::new();
+    for key in MOVED_KEYS {
+        let Some(value) = layer.remove(key) else {
+            continue;
+        };
+        let store = layer
+            .entry("store")
+            .or_insert_with(|| Value::Table(Table::new()));
+        let Value::Table(store) = store else {
+            return Err(ConfigError::Invalid {
+                key: "store".to_owned(),
+                message: format!("must be a table (from {origin})"),
+            });
+        };
+        if store.contains_key(key) {
+            return Err(ConfigError::Invalid {
+                key: format!("store.{key}"),
+                message: format!(
+                    "`{key}` and `store.{key}` are both set (from {origin}); keep `store.{key}`"
+                ),
+            });
+        }
+        store.insert(key.to_owned(), value);
+        notes.push(format!(
+            "config key `{key}` (from {origin}) is deprecated; use `store.{key}` (in the environment, HOOKGATE_STORE__{})",
+            key.to_ascii_uppercase()
+        ));
+    }
+    Ok(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Config;
+    use super::*;
+
+    fn load(file: &str, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+        Config::from_toml_str(file, env)
+    }
+
+    #[test]
+    fn store_keys_default_to_sled_in_the_old_places() {
+        let c = load("", &[]).unwrap();
+        assert_eq!(c.store.backend, StoreBackend::Sled);
+        assert_eq!(c.store.data_dir, PathBuf::from("./hookgate-data"));
+        assert!(c.deprecations.is_empty());
+    }
+
+    #[test]
+    fn the_old_top_level_keys_still_work_with_a_deprecation_note() {
+        let file = "data_dir = '/srv/a'\ncache_capacity = '8MiB'";
+        let env = [("HOOKGATE_MIN_FREE_DISK", "0")];
+        let c = load(file, &env).unwrap();
+        assert_eq!(c.store.data_dir, PathBuf::from("/srv/a"));
+        assert_eq!(
+            (c.store.cache_capacity, c.store.min_free_disk),
+            (8 << 20, 0)
+        );
+        assert_eq!(c.deprecations.len(), 3, "{:?}", c.deprecations);
+        assert!(
+            c.deprecations[2].contains("HOOKGATE_MIN_FREE_DISK")
+                && c.deprecations[2].contains("HOOKGATE_STORE__MIN_FREE_DISK"),
+            "{:?}",
+            c.deprecations
+        );
+    }
+
+    #[test]
+    fn a_later_layer_overrides_an_old_key_in_an_earlier_one() {
+        let c = load(
+            "data_dir = '/srv/a'",
+            &[("HOOKGATE_STORE__DATA_DIR", "/srv/b")],
+        )
+        .unwrap();
+        assert_eq!(c.store.data_dir, PathBuf::from("/srv/b"));
+        let c = load(
+            "[store]\ndata_dir = '/srv/a'",
+            &[("HOOKGATE_DATA_DIR", "/srv/b")],
+        )
+        .unwrap();
+        assert_eq!(c.store.data_dir, PathBuf::from("/srv/b"));
+    }
+
+    #[test]
+    fn one_layer_setting_a_key_both_ways_is_refused() {
+        let e = load("data_dir = '/a'\n[store]\ndata_dir = '/b'", &[]).unwrap_err();
+        let e = e.to_string();
+        assert!(e.starts_with("config key `store.data_dir`: "), "{e}");
+        assert!(e.contains("both set"), "{e}");
+        let e = load("[store]\nbackend = 'postgres'", &[]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("config key `store.backend`"),
+            "{e}"
+        );
+    }
+}
