@@ -83,40 +83,13 @@ pub fn open_store(data_dir: &Path, cache_capacity: u64) -> Result<Store, RunErro
         path: data_dir.to_path_buf(),
         message,
     };
-    if let Err(e) = std::fs::create_dir_all(data_dir) {
-        return Err(unusable(if data_dir.exists() && !data_dir.is_dir() {
-            "it is not a directory".to_owned()
-        } else {
-            e.to_string()
-        }));
-    }
     match Store::open(data_dir, cache_capacity) {
         Ok(store) => Ok(store),
-        Err(StoreError::Open {
-            source: sled::Error::Io(_),
-            ..
-        }) if sled_lock_is_held(data_dir) => Err(RunError::DataDirInUse {
-            path: data_dir.to_path_buf(),
-        }),
-        Err(StoreError::Open {
-            source: sled::Error::Io(e),
-            ..
-        }) => Err(unusable(e.to_string())),
+        Err(StoreError::InUse { path }) => Err(RunError::DataDirInUse { path }),
+        Err(StoreError::Unusable { message, .. }) => Err(unusable(message)),
         Err(e @ StoreError::NewerSchema { .. }) => Err(unusable(e.to_string())),
         Err(e) => Err(e.into()),
     }
-}
-
-/// Whether another process holds sled's lock on the data dir. sled takes an
-/// exclusive `flock` on `sled/db` and reports contention only as text (an
-/// `io::ErrorKind::Other`), so after a failed open the lock itself is asked.
-fn sled_lock_is_held(data_dir: &Path) -> bool {
-    let Ok(db) = std::fs::File::open(data_dir.join("sled").join("db")) else {
-        return false;
-    };
-    // Released when `db` is closed, at once.
-    let probe = rustix::fs::flock(&db, rustix::fs::FlockOperation::NonBlockingLockShared);
-    probe == Err(rustix::io::Errno::WOULDBLOCK)
 }
 
 /// What tests may substitute in a running gateway.

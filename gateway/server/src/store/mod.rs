@@ -14,6 +14,7 @@ mod compat_tests;
 mod deliveries;
 mod dlq;
 mod endpoints;
+mod error;
 mod events;
 mod flusher;
 mod interruptions;
@@ -39,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 pub use deliveries::{DeliveryFilter, DeliveryPage};
 pub use dlq::{DeadCounts, SUMMARY_SCAN_LIMIT};
 pub use endpoints::{EndpointVersion, Swap};
+pub use error::{BackendError, Failure, StoreError};
 pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
 pub use flusher::{DurabilityBackend, PersistFuture};
 use flusher::{GroupCommit, SledDurability};
@@ -53,27 +55,6 @@ pub use writes::Writes;
 
 /// The schema this build writes. A data dir with a newer one is refused.
 pub const SCHEMA_VERSION: u64 = 1;
-
-/// Storage failures. The API turns `Unavailable` into 503 `store_unavailable`.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("storage unavailable: {0}")]
-    Unavailable(String),
-    #[error("stored data is corrupt: {0}")]
-    Corrupt(String),
-    #[error("data dir has schema version {found}; this build supports up to {supported}")]
-    NewerSchema { found: u64, supported: u64 },
-    #[error("cannot open data dir {path}: {source}")]
-    Open { path: PathBuf, source: sled::Error },
-    #[error("sled: {0}")]
-    Sled(#[from] sled::Error),
-}
-
-impl From<std::io::Error> for StoreError {
-    fn from(e: std::io::Error) -> Self {
-        Self::Unavailable(e.to_string())
-    }
-}
 
 struct Inner {
     db: sled::Db,
@@ -99,18 +80,22 @@ impl Store {
     /// Opens (or creates) the data dir and checks its schema version.
     ///
     /// # Errors
-    /// `Open` if sled cannot open it (another process holds it, say); `NewerSchema`
-    /// if a newer hookgate wrote it.
+    /// `InUse` if another process holds it, `Unusable` if it cannot be created or
+    /// opened, `NewerSchema` if a newer hookgate wrote it.
     pub fn open(data_dir: &Path, cache_capacity: u64) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(data_dir)?;
+        std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Unusable {
+            path: data_dir.to_path_buf(),
+            message: if data_dir.exists() && !data_dir.is_dir() {
+                "it is not a directory".to_owned()
+            } else {
+                e.to_string()
+            },
+        })?;
         let db = sled::Config::new()
             .path(data_dir.join("sled"))
             .cache_capacity(cache_capacity)
             .open()
-            .map_err(|source| StoreError::Open {
-                path: data_dir.to_path_buf(),
-                source,
-            })?;
+            .map_err(|e| error::open_failure(data_dir, e))?;
         let records = db.open_tree("records")?;
         let meta = db.open_tree("meta")?;
         match meta.get("schema_version")? {
