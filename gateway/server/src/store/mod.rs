@@ -50,7 +50,7 @@ pub use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord};
 pub use recorded::Recorded;
 pub use records::*;
 pub use replay::{ReplayOutcome, ReplaySummary};
-pub use retention::{RetentionRules, SweepStats};
+pub use retention::{RetentionRules, SweepCursor, SweepStats};
 pub use writes::Writes;
 
 /// The schema this build writes. A data dir with a newer one is refused.

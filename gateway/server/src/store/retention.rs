@@ -38,9 +38,26 @@ pub struct SweepStats {
     pub deliveries_ended: usize,
 }
 
+/// Where a retention sweep goes on from: an opaque string, made by the store
+/// and given back to it unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepCursor(String);
+
+impl SweepCursor {
+    /// The cursor as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The event key the sweep goes on after.
+    fn key(&self) -> Result<Vec<u8>, StoreError> {
+        hex::decode(&self.0).map_err(|_| StoreError::Corrupt(format!("sweep cursor {:?}", self.0)))
+    }
+}
+
 impl Store {
-    /// Examines up to `limit` events after `cursor` (an event key); returns what it did
-    /// and the cursor to continue from, `None` once the sweep has wrapped around.
+    /// Examines up to `limit` events after `cursor`; returns what it did and the
+    /// cursor to continue from, `None` once the sweep has wrapped around.
     ///
     /// Each event's changes are planned from what was read, then applied in one
     /// transaction only where every record they touch is unchanged: an outcome or a
@@ -50,12 +67,13 @@ impl Store {
     /// On a storage failure.
     pub async fn sweep_retention(
         &self,
-        cursor: Option<Vec<u8>>,
+        cursor: Option<SweepCursor>,
         limit: usize,
         rules: RetentionRules,
-    ) -> Result<(SweepStats, Option<Vec<u8>>), StoreError> {
+    ) -> Result<(SweepStats, Option<SweepCursor>), StoreError> {
+        let after = cursor.map(|c| c.key()).transpose()?;
         self.in_bulk(move |bulk| {
-            let (planned, last) = bulk.store().plan_sweep(cursor, limit, &rules)?;
+            let (planned, last) = bulk.store().plan_sweep(after, limit, &rules)?;
             let (groups, stats): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
             let results = bulk.apply_each(&groups)?;
             let mut total = SweepStats::default();
@@ -66,7 +84,7 @@ impl Store {
                     total.deliveries_ended += s.deliveries_ended;
                 }
             }
-            Ok((total, last))
+            Ok((total, last.map(|key| SweepCursor(hex::encode(key)))))
         })
         .await
     }
@@ -188,4 +206,47 @@ fn end_pending(d: &mut DeliveryRecord, w: &mut Writes, reason: DeadReason, now_m
     }
     d.end(reason, now_ms);
     w.insert(keys::delivery(&d.tenant_id, &d.id), records::encode(d));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::TestStore;
+    use super::*;
+
+    fn rules() -> RetentionRules {
+        RetentionRules {
+            now_ms: 10,
+            retention_ms: 1_000,
+            dlq_retention_ms: 1_000,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sweep_goes_on_from_its_opaque_cursor_until_it_wraps() {
+        let t = TestStore::new();
+        let ep = t.endpoint("t", "ep_1").await;
+        for now in 0..5 {
+            t.ingest("t", &[&ep], now).await;
+        }
+        let mut cursor = None;
+        let mut batches = 0;
+        loop {
+            let (_, next) = t.store.sweep_retention(cursor, 2, rules()).await.unwrap();
+            batches += 1;
+            let Some(next) = next else { break };
+            assert!(!next.as_str().is_empty());
+            cursor = Some(next);
+            assert!(batches < 10, "the sweep never wrapped");
+        }
+        // Five events two at a time: three batches with events, then the wrap.
+        assert_eq!(batches, 4);
+    }
+
+    #[tokio::test]
+    async fn a_cursor_the_store_did_not_make_is_refused() {
+        let t = TestStore::new();
+        let bad = SweepCursor("not hex".to_owned());
+        let e = t.store.sweep_retention(Some(bad), 2, rules()).await;
+        assert!(matches!(e, Err(StoreError::Corrupt(_))), "{e:?}");
+    }
 }
