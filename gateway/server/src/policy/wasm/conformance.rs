@@ -8,7 +8,7 @@ use super::PluginError;
 use super::bindings::{Attempt, Delay, FailureKind, Outcome, Verdict};
 use super::chain::{CallFailure, PluginAnswer};
 use super::engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Sandbox, Usage};
-use super::versions::PluginPre;
+use super::versions::{PluginAttempt, PluginPre};
 
 /// Tries a sample gets when only the wall-clock backstop stopped it: that can
 /// happen to a well-behaved plugin on a busy machine, fuel cannot.
@@ -152,7 +152,7 @@ pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceRep
     let mut runs = Vec::with_capacity(samples.len());
     let mut answers = Vec::with_capacity(samples.len());
     for (name, attempt, retry) in &samples {
-        let (answer, usage) = fresh(sandbox, pre, attempt, *retry);
+        let (answer, usage) = fresh(sandbox, pre, &pre.attempt(attempt.clone()), *retry);
         let answer = answer.map_err(|f| refusal(name, &f))?;
         runs.push(SampleRun {
             name: name.clone(),
@@ -161,7 +161,10 @@ pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceRep
         });
         answers.push(answer);
     }
-    let again: Vec<(Attempt, bool)> = samples.into_iter().map(|(_, a, r)| (a, r)).collect();
+    let again: Vec<_> = samples
+        .into_iter()
+        .map(|(_, a, r)| (pre.attempt(a), r))
+        .collect();
     let reused = sandbox
         .run_reused(pre, &again)
         .map_err(|(i, f)| refusal(&runs[i].name, &f))?;
@@ -184,7 +187,7 @@ pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceRep
 fn fresh(
     sandbox: &Sandbox,
     pre: &PluginPre,
-    attempt: &Attempt,
+    attempt: &PluginAttempt,
     retry: bool,
 ) -> (Result<PluginAnswer, CallFailure>, Usage) {
     let mut last = sandbox.run_measured(pre, attempt, retry);

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::bindings::Attempt;
 use super::budget::{Budget, Deadline, Route};
 use super::chain::{CallFailure, PluginAnswer};
 use super::clocks::thread_cpu_time;
 use super::host::PluginHost;
 use super::pool::PoolError;
 use super::registry::LoadedPlugin;
+use super::versions::PluginAttempt;
 
 /// How many plugin decisions took each path since start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -104,7 +104,7 @@ impl PluginHost {
     pub(super) async fn run_plugin(
         &self,
         plugin: &Arc<LoadedPlugin>,
-        attempt: Attempt,
+        attempt: PluginAttempt,
         builtin_retry: bool,
     ) -> Result<PluginAnswer, CallFailure> {
         let inline_first = self.dispatch.inline_first.load(Ordering::Relaxed);
@@ -130,7 +130,7 @@ impl PluginHost {
     fn run_inline(
         &self,
         plugin: &LoadedPlugin,
-        attempt: &Attempt,
+        attempt: &PluginAttempt,
         builtin_retry: bool,
     ) -> Option<Result<PluginAnswer, CallFailure>> {
         let ran = catch_unwind(AssertUnwindSafe(|| {
@@ -162,7 +162,7 @@ impl PluginHost {
     async fn run_on_pool(
         &self,
         plugin: &Arc<LoadedPlugin>,
-        attempt: Attempt,
+        attempt: PluginAttempt,
         builtin_retry: bool,
         record: bool,
     ) -> Result<PluginAnswer, CallFailure> {

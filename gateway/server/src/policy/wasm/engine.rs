@@ -14,13 +14,12 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap};
 
 use super::PluginError;
-use super::bindings::Attempt;
 use super::budget::{Budget, Deadline};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EpochTicker, thread_cpu_time};
 use super::pooling::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
-use super::versions::{Plugin, PluginPre, answer_0_2, attempt_0_2};
+use super::versions::{Plugin, PluginAttempt, PluginPre, answer_0_2};
 
 /// Linear memory a plugin may use, in bytes.
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
@@ -189,7 +188,7 @@ impl Sandbox {
     pub(crate) fn run_measured(
         &self,
         pre: &PluginPre,
-        attempt: &Attempt,
+        attempt: &PluginAttempt,
         builtin_retry: bool,
     ) -> (Result<PluginAnswer, CallFailure>, Usage) {
         self.run_within(pre, attempt, builtin_retry, self.full_budget())
@@ -199,7 +198,7 @@ impl Sandbox {
     pub(crate) fn run_within(
         &self,
         pre: &PluginPre,
-        attempt: &Attempt,
+        attempt: &PluginAttempt,
         builtin_retry: bool,
         budget: Budget,
     ) -> (Result<PluginAnswer, CallFailure>, Usage) {
@@ -238,7 +237,7 @@ impl Sandbox {
     pub(crate) fn run_reused(
         &self,
         pre: &PluginPre,
-        attempts: &[(Attempt, bool)],
+        attempts: &[(PluginAttempt, bool)],
     ) -> Result<Vec<PluginAnswer>, (usize, CallFailure)> {
         let budget = self.full_budget();
         let mut store = self.new_store(budget).map_err(|e| (0, e))?;
@@ -259,17 +258,21 @@ impl Sandbox {
 fn call(
     store: &mut Store<PluginState>,
     plugin: &Plugin,
-    attempt: &Attempt,
+    attempt: &PluginAttempt,
     builtin_retry: bool,
 ) -> Result<PluginAnswer, CallFailure> {
-    let plugin = match plugin {
-        Plugin::V0_1(plugin) => plugin,
-        Plugin::V0_2(plugin) => {
+    let (plugin, attempt) = match (plugin, attempt) {
+        (Plugin::V0_1(plugin), PluginAttempt::V0_1(attempt)) => (plugin, attempt),
+        (Plugin::V0_2(plugin), PluginAttempt::V0_2(attempt)) => {
             let decision = plugin
                 .hookgate_policy_decide()
-                .call_decide(&mut *store, &attempt_0_2(attempt))
+                .call_decide(&mut *store, attempt)
                 .map_err(|e| failure(&e, store, Stage::Call))?;
             return Ok(answer_0_2(decision, builtin_retry));
+        }
+        _ => {
+            let message = "the attempt was built for another WIT version";
+            return Err(CallFailure::Instantiate(message.to_owned()));
         }
     };
     let decide = plugin.hookgate_policy_decide();

@@ -252,7 +252,9 @@ impl PluginHost {
             return chain::fallback_decision(policy, facts, "disabled");
         }
         let builtin = BuiltinView::of(policy, facts);
-        let attempt = attempt_record(policy, facts, input, &builtin);
+        let attempt = plugin
+            .pre
+            .attempt(attempt_record(policy, facts, input, &builtin));
         let builtin_retry = builtin.verdict == Verdict::Retry;
         let answer = self.run_plugin(&plugin, attempt, builtin_retry).await;
         if plugin.health.record(answer.as_ref().map(|_| ())) {

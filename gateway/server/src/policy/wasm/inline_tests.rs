@@ -129,9 +129,12 @@ fn work_that_fuel_does_not_stop_ends_at_the_inline_time_limit() {
         fuel: u64::MAX / 2,
         ..Budget::inline()
     };
-    let (answer, _) = host
-        .sandbox
-        .run_within(&plugin.pre, &attempt, builtin_retry, unlimited_fuel);
+    let (answer, _) = host.sandbox.run_within(
+        &plugin.pre,
+        &plugin.pre.attempt(attempt),
+        builtin_retry,
+        unlimited_fuel,
+    );
     // An overrun, so the decision escalates; inline, the CPU clock is not read,
     // so it is never told apart as spinning.
     assert_eq!(answer, Err(CallFailure::EpochDeadline));

@@ -2,9 +2,10 @@
 //! pre-instantiated for the version it implements.
 //!
 //! 0.1.0 answers in two calls (`classify`, then `next-delay` on a retry); 0.2.0 in
-//! one (`decide`). The host builds one attempt record, in 0.1.0's types, converts
-//! it for a 0.2.0 plugin and converts the answer back, so everything past the call
-//! sees one [`PluginAnswer`] whatever the version.
+//! one (`decide`). The host builds one attempt record, in 0.1.0's types, moves it
+//! into the plugin's version once per decision ([`PluginPre::attempt`]), and
+//! converts the answer back, so everything past the call sees one
+//! [`PluginAnswer`] whatever the version.
 
 use wasmtime::AsContextMut;
 use wasmtime::component::InstancePre;
@@ -96,6 +97,13 @@ pub(crate) enum PluginPre {
     V0_2(v0_2::PluginPre<PluginState>),
 }
 
+/// The attempt record in the types of the version a plugin implements.
+#[derive(Debug, Clone)]
+pub(crate) enum PluginAttempt {
+    V0_1(Attempt),
+    V0_2(v0_2::exports::hookgate::policy::decide::Attempt),
+}
+
 /// One instance of a plugin, for its version.
 pub(crate) enum Plugin {
     V0_1(v0_1::Plugin),
@@ -131,6 +139,14 @@ impl PluginPre {
         }
     }
 
+    /// `attempt` in the types of this plugin's version, moved, not copied.
+    pub(crate) fn attempt(&self, attempt: Attempt) -> PluginAttempt {
+        match self {
+            Self::V0_1(_) => PluginAttempt::V0_1(attempt),
+            Self::V0_2(_) => PluginAttempt::V0_2(attempt_0_2(attempt)),
+        }
+    }
+
     /// Instantiates the plugin in `store`.
     ///
     /// # Errors
@@ -147,7 +163,7 @@ impl PluginPre {
 }
 
 /// The host's attempt record in 0.2.0's types.
-pub(crate) fn attempt_0_2(a: &Attempt) -> v0_2::exports::hookgate::policy::decide::Attempt {
+pub(crate) fn attempt_0_2(a: Attempt) -> v0_2::exports::hookgate::policy::decide::Attempt {
     use v0_2::exports::hookgate::policy::decide as wit;
     let outcome = match a.outcome {
         Outcome::Status(status) => wit::Outcome::Status(status),
@@ -161,10 +177,10 @@ pub(crate) fn attempt_0_2(a: &Attempt) -> v0_2::exports::hookgate::policy::decid
             FailureKind::Protocol => wit::FailureKind::Protocol,
         }),
     };
-    let builtin_verdict = match &a.builtin_verdict {
+    let builtin_verdict = match a.builtin_verdict {
         Verdict::Delivered => wit::Verdict::Delivered,
         Verdict::Retry => wit::Verdict::Retry,
-        Verdict::GiveUp(reason) => wit::Verdict::GiveUp(reason.clone()),
+        Verdict::GiveUp(reason) => wit::Verdict::GiveUp(reason),
         Verdict::UseDefault => wit::Verdict::UseDefault,
     };
     wit::Attempt {
@@ -173,9 +189,9 @@ pub(crate) fn attempt_0_2(a: &Attempt) -> v0_2::exports::hookgate::policy::decid
         elapsed_ms: a.elapsed_ms,
         outcome,
         retry_after_ms: a.retry_after_ms,
-        headers: a.headers.clone(),
-        body: a.body.clone(),
-        event_type: a.event_type.clone(),
+        headers: a.headers,
+        body: a.body,
+        event_type: a.event_type,
         builtin_verdict,
         builtin_delay_ms: a.builtin_delay_ms,
         seed: a.seed,

@@ -69,7 +69,7 @@ fn a_0_2_0_delay_counts_only_when_the_final_verdict_is_retry() {
 #[test]
 fn the_0_2_0_attempt_carries_every_field() {
     for (name, a, _) in samples() {
-        let b = attempt_0_2(&a);
+        let b = attempt_0_2(a.clone());
         let outcome = match a.outcome {
             Outcome1::Status(s) => wit_0_2::Outcome::Status(s),
             Outcome1::Failure(FailureKind::Timeout) => {
@@ -133,7 +133,7 @@ async fn a_0_2_0_decision_calls_decide_exactly_once() {
     let plugin = host.plugins.get(TENANT, "once", None).unwrap();
     let attempts: Vec<_> = samples()
         .into_iter()
-        .map(|(_, a, r)| (a, r))
+        .map(|(_, a, r)| (plugin.pre.attempt(a), r))
         .take(2)
         .collect();
     let reused = host.sandbox.run_reused(&plugin.pre, &attempts);
