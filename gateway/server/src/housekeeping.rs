@@ -1,6 +1,7 @@
-//! Periodic upkeep off the delivery path: free-disk checks every two seconds; every
-//! `sweep_interval`, retention (in small batches, yielding between them) and the
-//! expiry of idempotency keys.
+//! Periodic upkeep off the delivery path: free-disk checks and alert rules every
+//! two seconds; every `sweep_interval`, retention (in small batches, yielding
+//! between them) and the expiry of idempotency keys. Alert rules and the sweeps
+//! are singleton work: they run only while the store grants them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::AppContext;
-use crate::store::RetentionRules;
+use crate::store::{RetentionRules, Singleton};
 
 /// Events examined per retention batch: small, so delivery never waits on it.
 const SWEEP_BATCH: usize = 256;
@@ -21,17 +22,41 @@ pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
         tokio::select! {
             () = shutdown.cancelled() => return,
             _ = disk_tick.tick() => {
-                ctx.disk
-                    .refresh(&ctx.config.store.data_dir, ctx.config.store.min_free_disk);
-                ctx.telemetry.alerts().tick(ctx.clock.now_ms());
+                ctx.store.check_space();
+                if granted(&ctx, Singleton::AlertRules).await {
+                    ctx.telemetry.alerts().tick(ctx.clock.now_ms());
+                }
             }
             _ = sweep_tick.tick() => sweep(&ctx, &shutdown).await,
         }
     }
 }
 
+/// Whether the store grants `work` to this gateway now.
+async fn granted(ctx: &AppContext, work: Singleton) -> bool {
+    match ctx.store.singleton(work).await {
+        Ok(grant) => grant.is_some(),
+        Err(e) => {
+            tracing::warn!(error = %e, work = work.name(), "cannot ask for singleton work; skipped");
+            false
+        }
+    }
+}
+
 /// One full pass of retention and idempotency expiry.
 async fn sweep(ctx: &AppContext, shutdown: &CancellationToken) {
+    if granted(ctx, Singleton::Retention).await {
+        retention(ctx, shutdown).await;
+    }
+    if granted(ctx, Singleton::IdempotencySweep).await
+        && let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await
+    {
+        tracing::warn!(error = %e, "idempotency sweep failed");
+    }
+}
+
+/// Retention, batch by batch, until the sweep wraps around or shutdown.
+async fn retention(ctx: &AppContext, shutdown: &CancellationToken) {
     let mut cursor = None;
     let mut total = crate::store::SweepStats::default();
     loop {
@@ -63,8 +88,5 @@ async fn sweep(ctx: &AppContext, shutdown: &CancellationToken) {
     }
     if total != crate::store::SweepStats::default() {
         tracing::info!(?total, "retention sweep");
-    }
-    if let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await {
-        tracing::warn!(error = %e, "idempotency sweep failed");
     }
 }

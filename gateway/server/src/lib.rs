@@ -21,7 +21,7 @@ pub mod store;
 pub mod telemetry;
 pub mod token;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,11 +30,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::address_guard::AddressGuard;
 use crate::clock::{Clock, SystemClock};
-use crate::config::Config;
-use crate::context::{AppContext, DiskWatch};
+use crate::config::{Config, StoreConfig};
+use crate::context::AppContext;
 use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection, ScheduleWrites};
 use crate::plugins::{PluginLimits, PluginService, host_from_config};
-use crate::store::{DurabilityBackend, Store, StoreError};
+use crate::store::{Singleton, Store, StoreError};
 use crate::telemetry::Telemetry;
 
 /// Why the gateway could not start or stopped with an error.
@@ -72,18 +72,19 @@ impl RunError {
     }
 }
 
-/// Opens the store in `data_dir`, telling the user's problems with it (it cannot
+/// Opens the configured store, telling the user's problems with it (it cannot
 /// be created, another process has it open, a newer hookgate wrote it) from
-/// storage failures.
+/// storage failures. Call it within a tokio runtime: the store starts its
+/// background work.
 ///
 /// # Errors
 /// [`RunError::DataDirInUse`], [`RunError::DataDir`], or [`RunError::Store`].
-pub fn open_store(data_dir: &Path, cache_capacity: u64) -> Result<Store, RunError> {
+pub fn open_store(config: &StoreConfig) -> Result<Store, RunError> {
     let unusable = |message: String| RunError::DataDir {
-        path: data_dir.to_path_buf(),
+        path: config.data_dir.clone(),
         message,
     };
-    match Store::open(data_dir, cache_capacity) {
+    match Store::open(config) {
         Ok(store) => Ok(store),
         Err(StoreError::InUse { path }) => Err(RunError::DataDirInUse { path }),
         Err(StoreError::Unusable { message, .. }) => Err(unusable(message)),
@@ -95,8 +96,9 @@ pub fn open_store(data_dir: &Path, cache_capacity: u64) -> Result<Store, RunErro
 /// What tests may substitute in a running gateway.
 #[derive(Default)]
 pub struct RunOptions {
-    /// Replaces sled flush + `syncfs` (to count, delay or fail flushes).
-    pub durability: Option<Arc<dyn DurabilityBackend>>,
+    /// A store already open, served instead of the configured one (tests open it
+    /// with flushes they count, delay or fail).
+    pub store: Option<Store>,
     /// Replaces the system clock.
     pub clock: Option<Arc<dyn Clock>>,
     /// Replaces the system resolver (endpoint checks and connections alike).
@@ -135,25 +137,22 @@ pub async fn run_with(
     }
     // Preloaded plugins are checked and compiled first: a bad one stops start-up.
     let host = Arc::new(host_from_config(&config)?);
-    let store = open_store(&config.store.data_dir, config.store.cache_capacity)?;
+    let store = match options.store {
+        Some(store) => store,
+        None => open_store(&config.store)?,
+    };
     host.log_pool();
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));
     // Uploaded plugins load next (from verified artifacts where cached), before
     // the delivery engine starts; a preloaded name keeps its preloaded plugin.
     let limits = PluginLimits::of(&config);
-    let plugins = PluginService::start(host, store.clone(), Arc::clone(&clock), limits)?;
+    let artifacts = &config.store.data_dir;
+    let plugins =
+        PluginService::start(host, store.clone(), Arc::clone(&clock), limits, artifacts).await?;
     let plugins = Arc::new(plugins);
-    let admin_hash = admin_token_hash(&store, &config)?;
-    let durability = match options.durability {
-        Some(d) => d,
-        None => store.sled_durability()?,
-    };
-    let flusher_stop = CancellationToken::new();
-    let flusher = store.start_flusher(durability, flusher_stop.clone());
+    let admin_hash = admin_token_hash(&store, &config).await?;
     plugins.prune_stored().await?;
-    let disk = DiskWatch::default();
-    disk.refresh(&config.store.data_dir, config.store.min_free_disk);
-    let (delivery, changes) = DeliveryHandle::new();
+    let delivery = DeliveryHandle::default();
     // The alert endpoint's guard below is the operator's own and has no allow-list.
     let mut guard = AddressGuard::new(config.allow_private_subnets.clone())
         .with_allow_only(config.outbound.allow_only.as_deref());
@@ -175,7 +174,7 @@ pub async fn run_with(
     let plugin_watch = tokio::spawn(
         Arc::clone(&telemetry).watch_plugins(Arc::clone(&clock), plugins.host().subscribe()),
     );
-    let writes = ScheduleWrites::new(store.clone(), delivery.clone(), Arc::clone(&telemetry));
+    let writes = ScheduleWrites::new(store.clone(), Arc::clone(&telemetry));
     let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
     let alert_sender = tokio::spawn(alerts::sender::run(writes.clone(), alert_endpoint, alerts));
     let engine = delivery::spawn_engine(
@@ -185,7 +184,6 @@ pub async fn run_with(
             client,
             trusted_client,
             handle: delivery.clone(),
-            changes,
             default_policy: config.policy.default.clone(),
             grace: Duration::from_millis(config.shutdown_grace_ms),
             protection: Protection {
@@ -204,7 +202,6 @@ pub async fn run_with(
         store,
         clock,
         admin_hash,
-        disk,
         delivery,
         writes,
         plugins,
@@ -238,8 +235,7 @@ pub async fn run_with(
             overrun.abort();
         }
     }
-    flusher_stop.cancel();
-    let _ = flusher.await;
+    ctx.store.close().await;
     served?;
     Ok(())
 }
@@ -250,28 +246,28 @@ const LISTENERS_DRAIN: Duration = Duration::from_secs(5);
 
 /// The admin token's hash: from config if set, else stored, else a new token
 /// printed once to stderr (outside the JSON log) and stored hashed.
-fn admin_token_hash(store: &Store, config: &Config) -> Result<[u8; 32], StoreError> {
+async fn admin_token_hash(store: &Store, config: &Config) -> Result<[u8; 32], StoreError> {
     if let Some(t) = &config.admin_token {
         let hash = token::hash(t);
-        store.meta_put("admin_token_sha256", &hash)?;
+        store.meta_put("admin_token_sha256", &hash).await?;
         return Ok(hash);
     }
-    if let Some(h) = store.meta_get("admin_token_sha256")?
+    if let Some(h) = store.meta_get("admin_token_sha256").await?
         && let Ok(hash) = <[u8; 32]>::try_from(h.as_slice())
     {
         return Ok(hash);
     }
-    Ok(reset_admin_token(store)?.1)
+    Ok(reset_admin_token(store).await?.1)
 }
 
 /// Replaces the admin token; returns the new token and its hash.
 ///
 /// # Errors
 /// On a storage failure.
-pub fn reset_admin_token(store: &Store) -> Result<(String, [u8; 32]), StoreError> {
+pub async fn reset_admin_token(store: &Store) -> Result<(String, [u8; 32]), StoreError> {
     let t = token::generate();
     let hash = token::hash(&t);
-    store.meta_put("admin_token_sha256", &hash)?;
+    store.meta_put("admin_token_sha256", &hash).await?;
     eprintln!("hookgate: admin token (shown once, store it now): {t}");
     Ok((t, hash))
 }
@@ -280,8 +276,18 @@ pub fn reset_admin_token(store: &Store) -> Result<(String, [u8; 32]), StoreError
 /// and stats; changes made meanwhile are counted as they happen.
 fn seed_counts(store: &Store, telemetry: &Arc<Telemetry>) {
     let (store, telemetry) = (store.clone(), Arc::clone(telemetry));
-    tokio::task::spawn_blocking(move || match store.count_deliveries() {
-        Ok(counts) => telemetry.seed_counts(&counts),
-        Err(e) => tracing::warn!(error = %e, "cannot count deliveries; gauges start at zero"),
+    tokio::spawn(async move {
+        match store.singleton(Singleton::GaugeSeed).await {
+            Ok(Some(_grant)) => {}
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot ask to seed the gauges; they start at zero");
+                return;
+            }
+        }
+        match store.count_deliveries().await {
+            Ok(counts) => telemetry.seed_counts(&counts),
+            Err(e) => tracing::warn!(error = %e, "cannot count deliveries; gauges start at zero"),
+        }
     });
 }

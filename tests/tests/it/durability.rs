@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use hookgate_server::RunOptions;
-use hookgate_server::store::{DurabilityBackend, PersistFuture};
+use hookgate_server::store::Store;
+use hookgate_server::store::sled::{DurabilityBackend, PersistFuture};
 use hookgate_tests::{TestGateway, test_config};
 use serde_json::json;
 use tokio::sync::{Notify, Semaphore};
@@ -51,11 +52,12 @@ impl DurabilityBackend for GatedBackend {
 async fn gateway(backend: Arc<GatedBackend>) -> TestGateway {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let config = test_config(dir.path());
+    let store = Store::open_with(&config.store, Some(backend)).unwrap();
     TestGateway::start_with(
         config,
         dir,
         RunOptions {
-            durability: Some(backend),
+            store: Some(store),
             ..Default::default()
         },
     )

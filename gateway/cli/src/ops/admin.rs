@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use hookgate_server::RunError;
+use hookgate_server::config::StoreConfig;
 
 /// Operator tasks.
 #[derive(Subcommand)]
@@ -20,11 +21,24 @@ pub enum AdminCommand {
 /// # Errors
 /// The data dir cannot be opened (missing, busy, newer schema) or written.
 pub fn run(command: AdminCommand) -> Result<(), RunError> {
-    match command {
-        AdminCommand::ResetToken { data_dir } => {
-            let store = hookgate_server::open_store(&data_dir, 8 << 20)?;
-            hookgate_server::reset_admin_token(&store)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        match command {
+            AdminCommand::ResetToken { data_dir } => {
+                let config = StoreConfig {
+                    data_dir,
+                    cache_capacity: 8 << 20,
+                    min_free_disk: 0,
+                    ..StoreConfig::default()
+                };
+                let store = hookgate_server::open_store(&config)?;
+                let reset = hookgate_server::reset_admin_token(&store).await;
+                store.close().await;
+                reset?;
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }

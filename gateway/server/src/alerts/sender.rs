@@ -24,19 +24,19 @@ pub async fn install(
     cfg: &AlertsConfig,
     now_ms: u64,
 ) -> Result<Option<EndpointRecord>, StoreError> {
-    let existing = store.endpoint(ALERT_TENANT, ALERT_ENDPOINT)?;
+    let existing = store.endpoint(ALERT_TENANT, ALERT_ENDPOINT).await?;
     let Some(url) = &cfg.url else {
         if let Some(ep) = existing {
             store.delete_endpoint(&ep, now_ms).await?;
         }
         return Ok(None);
     };
-    let secret = match (&cfg.secret, store.meta_get("alerts_secret")?) {
+    let secret = match (&cfg.secret, store.meta_get("alerts_secret").await?) {
         (Some(s), _) => s.clone(),
         (None, Some(s)) => String::from_utf8_lossy(&s).into_owned(),
         (None, None) => {
             let s = SigningSecret::generate().as_str().to_owned();
-            store.meta_put("alerts_secret", s.as_bytes())?;
+            store.meta_put("alerts_secret", s.as_bytes()).await?;
             tracing::info!(
                 "generated the alert signing secret; read it with the alerts.secret setting or the data dir"
             );

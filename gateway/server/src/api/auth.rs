@@ -38,11 +38,11 @@ impl Principal {
     ///
     /// # Errors
     /// 404 for another tenant or an unknown one.
-    pub fn require_tenant(&self, ctx: &AppContext, tenant: &str) -> Result<(), ApiError> {
+    pub async fn require_tenant(&self, ctx: &AppContext, tenant: &str) -> Result<(), ApiError> {
         match self {
             Self::Tenant(t) if t == tenant => Ok(()),
             Self::Tenant(_) => Err(ApiError::not_found("tenant")),
-            Self::Admin if ctx.store.tenant(tenant)?.is_some() => Ok(()),
+            Self::Admin if ctx.store.tenant(tenant).await?.is_some() => Ok(()),
             Self::Admin => Err(ApiError::not_found("tenant")),
         }
     }
@@ -70,7 +70,7 @@ impl FromRequestParts<Arc<AppContext>> for Principal {
         if token::hashes_equal(&hash, &ctx.admin_hash) {
             return Ok(Self::Admin);
         }
-        match ctx.store.tenant_by_key(&hash)? {
+        match ctx.store.tenant_by_key(&hash).await? {
             Some(t) => {
                 // The body, read later by the handler, counts against this tenant.
                 if let Some(claim) = parts.extensions.get::<ReadClaim>() {

@@ -65,11 +65,11 @@ fn state_of(ctx: &AppContext, d: &DeliveryRecord) -> &'static str {
 }
 
 /// A delivery as events, lists and replays show it.
-pub(super) fn delivery_view(
+pub(super) async fn delivery_view(
     ctx: &AppContext,
     d: &DeliveryRecord,
 ) -> Result<DeliveryView, ApiError> {
-    let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id)?;
+    let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id).await?;
     // The `max_attempts` that governs it now: its endpoint's current policy.
     let max_attempts = ep.as_ref().map(|ep| {
         ep.effective_policy(&ctx.config.policy.default)
@@ -111,7 +111,7 @@ pub(super) async fn list(
     Path(t): Path<String>,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ListPage<DeliveryView>>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let Query(q) = q.map_err(bad_query)?;
     let page = super::Page {
         limit: q.limit.clone(),
@@ -144,14 +144,14 @@ pub(super) async fn list(
             .map_err(|m| ApiError::invalid_field("dead_reason", m))?,
     };
     let in_flight = |d: &DeliveryRecord| !in_flight_only || ctx.delivery.is_in_flight(&d.id);
-    let result =
-        ctx.store
-            .list_deliveries(&t, &filter, in_flight, page.limit()?, q.cursor.as_deref())?;
-    let data = result
-        .data
-        .iter()
-        .map(|d| delivery_view(&ctx, d))
-        .collect::<Result<_, _>>()?;
+    let result = ctx
+        .store
+        .list_deliveries(&t, &filter, in_flight, page.limit()?, q.cursor.as_deref())
+        .await?;
+    let mut data = Vec::with_capacity(result.data.len());
+    for d in &result.data {
+        data.push(delivery_view(&ctx, d).await?);
+    }
     Ok(list_body(data, result.next_cursor))
 }
 
@@ -164,18 +164,20 @@ pub(super) async fn show(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Json<DeliveryDetail>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let d = ctx
         .store
-        .delivery(&t, &id)?
+        .delivery(&t, &id)
+        .await?
         .ok_or_else(|| ApiError::not_found("delivery"))?;
     Ok(Json(DeliveryDetail {
         attempt_log: ctx
             .store
-            .attempt_log(&d.id)?
+            .attempt_log(&d.id)
+            .await?
             .iter()
             .map(AttemptView::from)
             .collect(),
-        delivery: delivery_view(&ctx, &d)?,
+        delivery: delivery_view(&ctx, &d).await?,
     }))
 }

@@ -28,10 +28,16 @@ const MAX_LIVE_SECRETS: usize = 5;
 
 type Json201 = (StatusCode, Json<EndpointView>);
 
-fn load(ctx: &AppContext, who: &Principal, t: &str, id: &str) -> Result<EndpointRecord, ApiError> {
-    who.require_tenant(ctx, t)?;
+async fn load(
+    ctx: &AppContext,
+    who: &Principal,
+    t: &str,
+    id: &str,
+) -> Result<EndpointRecord, ApiError> {
+    who.require_tenant(ctx, t).await?;
     ctx.store
-        .endpoint(t, id)?
+        .endpoint(t, id)
+        .await?
         .ok_or_else(|| ApiError::not_found("endpoint"))
 }
 
@@ -45,7 +51,7 @@ pub(super) async fn create(
     Path(t): Path<String>,
     body: Body,
 ) -> Result<Json201, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let input: EndpointInput =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     let now = ctx.clock.now_ms();
@@ -75,7 +81,7 @@ pub(super) async fn create(
     };
     input.apply_to(&ctx, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;
-    if !ctx.writes.create_endpoint(&ep, max).await? {
+    if !ctx.store.create_endpoint(&ep, max).await? {
         return Err(ApiError::validation(
             "endpoints",
             format!("a tenant may have at most {max} endpoints"),
@@ -95,11 +101,12 @@ pub(super) async fn list(
     Path(t): Path<String>,
     page: Result<Query<Page>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ListPage<EndpointView>>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let Query(page) = page.map_err(bad_query)?;
     let (eps, more) = ctx
         .store
-        .list_endpoints(&t, page.limit()?, page.cursor.as_deref())?;
+        .list_endpoints(&t, page.limit()?, page.cursor.as_deref())
+        .await?;
     let next = if more {
         eps.last().map(|e| e.id.clone())
     } else {
@@ -123,7 +130,7 @@ pub(super) async fn show(
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Json<EndpointView>, ApiError> {
     Ok(Json(EndpointView::new(
-        &load(&ctx, &who, &t, &id)?,
+        &load(&ctx, &who, &t, &id).await?,
         &ctx.config.policy.default,
     )))
 }
@@ -146,14 +153,15 @@ async fn modify<F>(
 where
     F: Future<Output = Result<EndpointRecord, ApiError>>,
 {
-    who.require_tenant(ctx, t)?;
+    who.require_tenant(ctx, t).await?;
     for _ in 0..MAX_SWAP_TRIES {
         let read = ctx
             .store
-            .endpoint_version(t, id)?
+            .endpoint_version(t, id)
+            .await?
             .ok_or_else(|| ApiError::not_found("endpoint"))?;
         let new = change(read.record.clone()).await?;
-        match ctx.writes.swap_endpoint(&read, &new).await? {
+        match ctx.store.swap_endpoint(&read, &new).await? {
             Swap::Swapped => return Ok(new),
             Swap::Gone => return Err(ApiError::not_found("endpoint")),
             Swap::Changed => {}
@@ -176,7 +184,7 @@ pub(super) async fn update(
     Path((t, id)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<EndpointView>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     if patch.get("secret").is_some() {
         return Err(ApiError::invalid_field(
@@ -215,8 +223,8 @@ pub(super) async fn delete(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let ep = load(&ctx, &who, &t, &id)?;
-    ctx.writes.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
+    let ep = load(&ctx, &who, &t, &id).await?;
+    ctx.store.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
     ctx.telemetry.alerts().forget_endpoint(&ep.id);
     Ok(StatusCode::NO_CONTENT)
 }
@@ -231,12 +239,12 @@ pub(super) async fn reset_breaker(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Json<EndpointView>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
-    if !ctx.writes.close_breaker(&t, &id).await? {
+    who.require_tenant(&ctx, &t).await?;
+    if !ctx.store.reset_breaker(&t, &id).await? {
         return Err(ApiError::not_found("endpoint"));
     }
     Ok(Json(EndpointView::new(
-        &load(&ctx, &who, &t, &id)?,
+        &load(&ctx, &who, &t, &id).await?,
         &ctx.config.policy.default,
     )))
 }
@@ -250,7 +258,7 @@ pub(super) async fn secret(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Json<EndpointSecrets>, ApiError> {
-    let ep = load(&ctx, &who, &t, &id)?;
+    let ep = load(&ctx, &who, &t, &id).await?;
     Ok(Json(EndpointSecrets::new(&ep, ctx.clock.now_ms())))
 }
 
@@ -275,7 +283,7 @@ pub(super) async fn rotate_secret(
     Path((t, id)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<EndpointSecrets>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let input: RotateSecret = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     let new_secret = tenant_secret(input.secret.as_deref())?;
     let now = ctx.clock.now_ms();

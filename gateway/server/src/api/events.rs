@@ -102,12 +102,12 @@ pub(super) async fn ingest(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let limits = &ctx.config.limits;
     let key = idempotency_key(&headers, limits.idempotency_key_len)?;
     let bytes = read_limited(body, limits.json_body_bytes).await?;
     let input = parse_ingest_body(&bytes, limits.event_type_len)?;
-    if ctx.disk.is_low() {
+    if ctx.store.space_low() {
         return Err(ApiError::insufficient_storage());
     }
     let idempotency = key.map(|k| (k, hex::encode(Sha256::digest(&bytes))));
@@ -115,7 +115,7 @@ pub(super) async fn ingest(
     // write; the list is read again, a bounded number of times.
     let mut tries = 0;
     loop {
-        let endpoints = ctx.store.endpoints_of(&t)?;
+        let endpoints = ctx.store.endpoints_of(&t).await?;
         let matching = endpoints
             .iter()
             .filter(|ep| {
@@ -174,15 +174,16 @@ pub(super) async fn show(
     who: Principal,
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let ev = ctx
         .store
-        .event(&t, &id)?
+        .event(&t, &id)
+        .await?
         .ok_or_else(|| ApiError::not_found("event"))?;
     let mut deliveries = Vec::with_capacity(ev.deliveries.len());
     for (dlv_id, _) in &ev.deliveries {
-        if let Some(d) = ctx.store.delivery(&t, dlv_id)? {
-            deliveries.push(delivery_view(&ctx, &d)?);
+        if let Some(d) = ctx.store.delivery(&t, dlv_id).await? {
+            deliveries.push(delivery_view(&ctx, &d).await?);
         }
     }
     let view = EventView {

@@ -32,12 +32,12 @@ pub(super) enum HealthStatus {
         (status = 200, description = "Healthy", body = HealthView),
         (status = 503, description = "Unhealthy, and why", body = HealthView)))]
 pub(super) async fn healthz(State(ctx): State<Arc<AppContext>>) -> impl IntoResponse {
-    let (code, status) = if ctx.disk.is_low() {
+    let (code, status) = if ctx.store.space_low() {
         (
             StatusCode::SERVICE_UNAVAILABLE,
             HealthStatus::InsufficientStorage,
         )
-    } else if ctx.store.meta_get("schema_version").is_err() {
+    } else if ctx.store.meta_get("schema_version").await.is_err() {
         (
             StatusCode::SERVICE_UNAVAILABLE,
             HealthStatus::StoreUnavailable,

@@ -73,6 +73,6 @@ pub(super) async fn tenant_stats(
     who: Principal,
     Path(t): Path<String>,
 ) -> Result<Json<StatsView>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     Ok(Json(ctx.telemetry.stats(Some(&t))))
 }

@@ -114,14 +114,14 @@ pub(super) async fn replay_one(
     Path((t, id)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<DeliveryView>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let input: ReplayOne = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     match ctx
-        .writes
+        .store
         .replay_delivery(&t, &id, input.force, ctx.clock.now_ms())
         .await?
     {
-        ReplayOutcome::Replayed(d) => Ok(Json(delivery_view(&ctx, &d)?)),
+        ReplayOutcome::Replayed(d) => Ok(Json(delivery_view(&ctx, &d).await?)),
         ReplayOutcome::NotFound => Err(ApiError::not_found("delivery")),
         ReplayOutcome::Pending => Err(ApiError::conflict(
             "the delivery is still pending; only finished deliveries replay",
@@ -145,7 +145,7 @@ pub(super) async fn replay_many(
     Path(t): Path<String>,
     body: Body,
 ) -> Result<Json<BulkReplayView>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let input: ReplayMany =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     if input.state != "dead" {

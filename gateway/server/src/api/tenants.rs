@@ -106,7 +106,8 @@ pub(super) async fn list(
     let Query(page) = page.map_err(bad_query)?;
     let (tenants, more) = ctx
         .store
-        .list_tenants(page.limit()?, page.cursor.as_deref())?;
+        .list_tenants(page.limit()?, page.cursor.as_deref())
+        .await?;
     let next = if more {
         tenants.last().map(|t| t.id.clone())
     } else {
@@ -131,7 +132,7 @@ pub(super) async fn rotate_key(
     who: Principal,
     Path(t): Path<String>,
 ) -> Result<Json<TenantKey>, ApiError> {
-    who.require_tenant(&ctx, &t)?;
+    who.require_tenant(&ctx, &t).await?;
     let key = token::generate();
     if !ctx.store.rotate_tenant_key(&t, token::hash(&key)).await? {
         return Err(ApiError::not_found("tenant"));

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use super::DeliveryHandle;
 use super::in_flight::InFlightGuard;
 use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
-use crate::store::{EndpointRecord, Interrupted, Interruption, keys::ScheduleKey};
+use crate::store::{EndpointRecord, Interrupted, Interruption, Lease};
 
 /// How long after a panic the delivery is tried again.
 pub(crate) const INTERNAL_ERROR_RETRY_MS: u64 = 60_000;
@@ -24,12 +24,12 @@ pub(crate) const INTERNAL_ERROR_RETRY_MS: u64 = 60_000;
 pub(crate) const MAX_INTERNAL_ERRORS: u32 = 3;
 
 /// Releases the lease however the task ends (finished, panicked or aborted).
-struct Lease {
+struct HeldLease {
     handle: DeliveryHandle,
     delivery_id: String,
 }
 
-impl Drop for Lease {
+impl Drop for HeldLease {
     fn drop(&mut self) {
         self.handle.release(&self.delivery_id);
     }
@@ -47,9 +47,9 @@ pub(crate) async fn run_attempt(
         Arc::clone(&worker.endpoint),
         worker.entry.clone(),
     );
-    let lease = Lease {
+    let held = HeldLease {
         handle,
-        delivery_id: entry.delivery_id.clone(),
+        delivery_id: entry.delivery_id().to_owned(),
     };
     let report = match AssertUnwindSafe(worker.run()).catch_unwind().await {
         Ok(report) => report,
@@ -60,7 +60,7 @@ pub(crate) async fn run_attempt(
     };
     // The store moved the delivery on before the lease goes, so the scheduler
     // never re-leases the entry the panic left behind.
-    drop(lease);
+    drop(held);
     drop(permit);
     let _ = done.send((endpoint.id.clone(), report));
 }
@@ -69,7 +69,7 @@ pub(crate) async fn run_attempt(
 async fn internal_error(
     ctx: &EngineContext,
     endpoint: &EndpointRecord,
-    entry: &ScheduleKey,
+    entry: &Lease,
     message: &str,
 ) {
     let now = ctx.clock.now_ms();
@@ -78,7 +78,7 @@ async fn internal_error(
         retry_at_ms: now.saturating_add(INTERNAL_ERROR_RETRY_MS),
         max: MAX_INTERNAL_ERRORS,
     };
-    let delivery_id = entry.delivery_id.as_str();
+    let delivery_id = entry.delivery_id();
     match ctx
         .store
         .interrupt(&endpoint.tenant_id, entry, now, what)

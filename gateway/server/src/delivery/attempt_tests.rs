@@ -11,8 +11,9 @@ use super::DeliveryHandle;
 use super::attempt_task::{INTERNAL_ERROR_RETRY_MS, MAX_INTERNAL_ERRORS, run_attempt};
 use super::testing::engine;
 use crate::policy::DeadReason;
-use crate::store::keys::{self, Lane};
-use crate::store::{DeliveryRecord, DeliveryState, Writes};
+use crate::store::Lane;
+use crate::store::sled::{Writes, keys};
+use crate::store::{DeliveryRecord, DeliveryState};
 
 /// Item 4: a delivery whose event record is missing ends `dead`, named for the
 /// cause, instead of sending an empty body.
@@ -23,13 +24,13 @@ async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
     let (d, entry) = e.pending(&ep).await;
     let mut w = Writes::default();
     w.remove(keys::event("t", &d.event_id));
-    e.store.store.commit(w).await.unwrap();
+    e.store.sled.commit(w).await.unwrap();
     e.worker(&ep, entry).run().await;
-    let d = e.store.store.delivery("t", &d.id).unwrap().unwrap();
+    let d = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
     assert_eq!(d.state, DeliveryState::Dead);
     assert_eq!(d.dead_reason, Some(DeadReason::EventMissing.into()));
     assert_eq!(d.attempts, 0, "nothing was sent");
-    assert!(e.entry(&d.id).is_none());
+    assert!(e.entry(&d.id).await.is_none());
     let metrics = e.metrics();
     assert!(
         metrics.contains("hookgate_internal_errors_total{kind=\"event_missing\"} 1"),
@@ -46,7 +47,7 @@ async fn silent_fallbacks_in_the_worker_an_unbuildable_request_ends_the_delivery
     ep.url = "http://bad host/hook".into();
     let (d, entry) = e.pending(&ep).await;
     e.worker(&ep, entry).run().await;
-    let d = e.store.store.delivery("t", &d.id).unwrap().unwrap();
+    let d = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
     assert_eq!(
         (d.state, d.dead_reason),
         (DeliveryState::Dead, Some(DeadReason::InvalidRequest.into()))
@@ -69,7 +70,7 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
     })));
     let ep = e.store.endpoint("t", "ep_1").await;
     let (d, mut entry) = e.pending(&ep).await;
-    let (handle, _changes) = DeliveryHandle::new();
+    let (handle, _changes) = (DeliveryHandle::default(), ());
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
     let in_flight = super::in_flight::InFlight::default();
     for round in 1..=MAX_INTERNAL_ERRORS {
@@ -87,15 +88,15 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
         assert_eq!(report.outcome, super::breaker::RawOutcome::Neutral);
         assert!(!handle.is_in_flight(&d.id), "the lease is released");
         assert_eq!(in_flight.free(1), 1, "its in-flight place is given back");
-        let now = e.store.store.delivery("t", &d.id).unwrap().unwrap();
+        let now = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
         assert_eq!(now.attempts, 0, "a panic is not an attempt");
         assert_eq!(now.internal_errors, round);
         if round < MAX_INTERNAL_ERRORS {
             assert_eq!(now.state, DeliveryState::Pending);
             let due = now.next_attempt_at_ms.unwrap();
             assert_eq!(due, e.clock_ms() + INTERNAL_ERROR_RETRY_MS);
-            entry = e.entry(&d.id).expect("requeued");
-            assert_eq!(entry.lane, Lane::Retry);
+            entry = e.entry(&d.id).await.expect("requeued");
+            assert_eq!(entry.lane(), Lane::Retry);
             e.clock
                 .advance(std::time::Duration::from_millis(INTERNAL_ERROR_RETRY_MS));
         } else {
@@ -103,7 +104,7 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
                 (now.state, now.dead_reason),
                 (DeliveryState::Dead, Some(DeadReason::InternalError.into()))
             );
-            assert!(e.entry(&d.id).is_none());
+            assert!(e.entry(&d.id).await.is_none());
         }
     }
     assert_eq!(calls.load(Ordering::SeqCst), 3);

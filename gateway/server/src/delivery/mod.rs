@@ -22,7 +22,6 @@ mod worker;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
@@ -32,56 +31,14 @@ pub use client::DeliveryClient;
 pub use schedule_writes::{BulkReplay, ScheduleWrites};
 pub use scheduler::Protection;
 
-/// A change the scheduler must hear about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScheduleChange {
-    /// An endpoint has work due at `due_ms` (new deliveries, a replay).
-    Due { endpoint_id: String, due_ms: u64 },
-    /// Work was replayed by hand: the receiver is said to be fixed, so an open
-    /// breaker lets its half-open probe go now. Never dropped like a `Due` for a
-    /// paused endpoint.
-    Replayed { endpoint_id: String },
-    /// The endpoint's breaker was closed by hand.
-    BreakerReset { endpoint_id: String },
-    /// An endpoint was created, changed or deleted: reload it.
-    Endpoint {
-        tenant_id: String,
-        endpoint_id: String,
-    },
-}
-
-/// The handle on the delivery engine: [`ScheduleWrites`] tells it about new work
-/// through it, and the API asks which deliveries are in flight (an in-memory
-/// lease, never stored).
-#[derive(Clone)]
+/// The handle on the delivery engine: the API asks it which deliveries are in
+/// flight (held by this process's workers).
+#[derive(Clone, Default)]
 pub struct DeliveryHandle {
-    changes: mpsc::UnboundedSender<ScheduleChange>,
     leases: Arc<Mutex<HashSet<String>>>,
 }
 
-/// The scheduler's end of [`DeliveryHandle`].
-pub struct ScheduleChanges(pub(crate) mpsc::UnboundedReceiver<ScheduleChange>);
-
 impl DeliveryHandle {
-    /// A handle and the receiver the scheduler reads.
-    pub fn new() -> (Self, ScheduleChanges) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (
-            Self {
-                changes: tx,
-                leases: Arc::default(),
-            },
-            ScheduleChanges(rx),
-        )
-    }
-
-    /// Tells the scheduler about a change; lost only if the engine has stopped, in
-    /// which case the work is still in the store and is found at the next start.
-    /// Only [`ScheduleWrites`] and the scheduler call it, right after their write.
-    pub(crate) fn notify(&self, change: ScheduleChange) {
-        let _ = self.changes.send(change);
-    }
-
     /// Whether a delivery is being attempted right now.
     pub fn is_in_flight(&self, delivery_id: &str) -> bool {
         self.leases.lock().is_ok_and(|l| l.contains(delivery_id))
@@ -115,7 +72,6 @@ pub struct EngineParts {
     /// For hookgate's own alert endpoint, which is exempt from the address block.
     pub trusted_client: DeliveryClient,
     pub handle: DeliveryHandle,
-    pub changes: ScheduleChanges,
     /// The config's `[policy.default]`.
     pub default_policy: crate::policy::PolicySpec,
     /// How long in-flight attempts may finish after shutdown.
@@ -142,7 +98,6 @@ pub fn spawn_engine(
         client,
         trusted_client,
         handle,
-        changes,
         default_policy,
         grace,
         protection,
@@ -150,6 +105,8 @@ pub fn spawn_engine(
         plugins,
         before_attempt,
     } = parts;
+    // Subscribed before the scheduler's first scan, so no change falls between.
+    let changes = store.changes();
     let ctx = Arc::new(worker::EngineContext {
         telemetry,
         trusted_client,

@@ -57,9 +57,9 @@ async fn an_alert_ingest_is_counted_and_delivered() {
         ..AlertsConfig::default()
     };
     let endpoint = sender::install(&store.store, &cfg, START_MS).await.unwrap();
-    let (handle, changes) = DeliveryHandle::new();
+    let handle = DeliveryHandle::default();
     let telemetry = Arc::new(Telemetry::new(false, AlertMonitor::new(cfg).0));
-    let writes = ScheduleWrites::new(store.store.clone(), handle.clone(), Arc::clone(&telemetry));
+    let writes = ScheduleWrites::new(store.store.clone(), Arc::clone(&telemetry));
     let config = Config::default();
     let anywhere = AddressGuard::new(vec!["0.0.0.0/0".parse().unwrap()]);
     let shutdown = CancellationToken::new();
@@ -70,7 +70,6 @@ async fn an_alert_ingest_is_counted_and_delivered() {
             client: DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap(),
             trusted_client: DeliveryClient::new(anywhere, None).unwrap(),
             handle,
-            changes,
             default_policy: config.policy.default.clone(),
             grace: Duration::from_secs(1),
             protection: Protection {
@@ -112,6 +111,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
         let page = store
             .store
             .list_deliveries(ALERT_TENANT, &Default::default(), |_| true, 10, None)
+            .await
             .unwrap()
             .data;
         if page.iter().any(|d| d.state == DeliveryState::Succeeded) {

@@ -19,15 +19,16 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::DeliveryHandle;
 use super::breaker::{Admit, Breaker, Transition};
 use super::endpoint_policy::EndpointPolicy;
 use super::in_flight::InFlight;
 use super::rate_limit::RateWindow;
 use super::schedule_index::ScheduleIndex;
 use super::worker::{AttemptReport, EngineContext};
-use super::{DeliveryHandle, ScheduleChange, ScheduleChanges};
 use crate::config::BreakerConfig;
 use crate::store::{BreakerState, EndpointRecord};
+use crate::store::{Change, Changes};
 
 /// Reports and changes taken per turn beyond the first, so a flood of one kind
 /// cannot hold the loop.
@@ -54,7 +55,7 @@ struct EndpointSlot {
 pub(crate) struct Scheduler {
     ctx: Arc<EngineContext>,
     handle: DeliveryHandle,
-    changes: ScheduleChanges,
+    changes: Changes,
     protection: Protection,
     slots: HashMap<String, EndpointSlot>,
     index: ScheduleIndex,
@@ -67,7 +68,7 @@ impl Scheduler {
     pub(crate) fn new(
         ctx: Arc<EngineContext>,
         handle: DeliveryHandle,
-        changes: ScheduleChanges,
+        changes: Changes,
         protection: Protection,
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
@@ -87,7 +88,7 @@ impl Scheduler {
     /// Runs until `shutdown`, then lets in-flight attempts finish for up to `grace`;
     /// the rest are abandoned (not counted; they stay pending in the store).
     pub(crate) async fn run(mut self, shutdown: CancellationToken, grace: Duration) {
-        match self.ctx.store.all_endpoints() {
+        match self.ctx.store.all_endpoints().await {
             Ok(eps) => {
                 let open = eps
                     .iter()
@@ -95,7 +96,9 @@ impl Scheduler {
                     .count();
                 let open = i64::try_from(open).unwrap_or(0);
                 self.ctx.telemetry.breakers_open_at_start(open);
-                eps.into_iter().for_each(|ep| self.load(ep));
+                for ep in eps {
+                    self.load(ep).await;
+                }
             }
             Err(e) => {
                 tracing::error!(error = %e, "cannot load endpoints; deliveries wait for the next change")
@@ -107,7 +110,7 @@ impl Scheduler {
             while self.tasks.try_join_next().is_some() {}
             let now = self.ctx.clock.now_ms();
             while let Some(ep) = self.index.pop_due(now) {
-                self.serve(&ep, now);
+                self.serve(&ep, now).await;
             }
             let sleep = self
                 .index
@@ -117,12 +120,12 @@ impl Scheduler {
                 });
             tokio::select! {
                 () = shutdown.cancelled() => break,
-                Some(change) = self.changes.0.recv() => self.apply(change),
-                Some((ep, report)) = self.done_rx.recv() => self.finished(&ep, report),
+                Some(change) = self.changes.recv() => self.apply(change).await,
+                Some((ep, report)) = self.done_rx.recv() => self.finished(&ep, report).await,
                 Some(_) = self.tasks.join_next(), if !self.tasks.is_empty() => {}
                 () = tokio::time::sleep(sleep) => {}
             }
-            self.take_queued();
+            self.take_queued().await;
         }
         let drain = async { while self.tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(grace, drain).await.is_err() {
@@ -136,22 +139,22 @@ impl Scheduler {
 
     /// Takes every change and report already waiting, so a burst of finished
     /// attempts costs one turn (one scan per endpoint), not one turn each.
-    fn take_queued(&mut self) {
+    async fn take_queued(&mut self) {
         for _ in 0..MAX_QUEUED_PER_TURN {
             match self.done_rx.try_recv() {
-                Ok((ep, report)) => self.finished(&ep, report),
+                Ok((ep, report)) => self.finished(&ep, report).await,
                 Err(_) => break,
             }
         }
         for _ in 0..MAX_QUEUED_PER_TURN {
-            match self.changes.0.try_recv() {
-                Ok(change) => self.apply(change),
-                Err(_) => break,
+            match self.changes.try_recv() {
+                Some(change) => self.apply(change).await,
+                None => break,
             }
         }
     }
 
-    fn load(&mut self, ep: EndpointRecord) {
+    async fn load(&mut self, ep: EndpointRecord) {
         let id = ep.id.clone();
         let old = self.slots.remove(&id);
         // What is in flight and what started this second outlive the reload: a
@@ -187,13 +190,13 @@ impl Scheduler {
         if disabled {
             self.index.remove(&id);
         } else {
-            self.requeue(&id);
+            self.requeue(&id).await;
         }
     }
 
-    fn apply(&mut self, change: ScheduleChange) {
+    async fn apply(&mut self, change: Change) {
         match change {
-            ScheduleChange::Due {
+            Change::Due {
                 endpoint_id,
                 due_ms,
             } => {
@@ -211,19 +214,21 @@ impl Scheduler {
                     Admit::Wait(None) => {}
                 }
             }
-            ScheduleChange::Replayed { endpoint_id } => self.manual(&endpoint_id, false),
-            ScheduleChange::BreakerReset { endpoint_id } => self.manual(&endpoint_id, true),
-            ScheduleChange::Endpoint {
+            Change::Replayed { endpoint_id } => self.manual(&endpoint_id, false),
+            Change::BreakerReset { endpoint_id } => self.manual(&endpoint_id, true),
+            Change::Endpoint {
                 tenant_id,
                 endpoint_id,
-            } => match self.ctx.store.endpoint(&tenant_id, &endpoint_id) {
-                Ok(Some(ep)) => self.load(ep),
+            } => match self.ctx.store.endpoint(&tenant_id, &endpoint_id).await {
+                Ok(Some(ep)) => self.load(ep).await,
                 Ok(None) => {
                     self.slots.remove(&endpoint_id);
                     self.index.remove(&endpoint_id);
                 }
                 Err(e) => tracing::warn!(error = %e, endpoint_id, "cannot reload endpoint"),
             },
+            // Plugins are the plugin host's; tenants change nothing that is due.
+            Change::Plugin { .. } | Change::Tenant { .. } => {}
         }
     }
 
@@ -262,7 +267,7 @@ impl Scheduler {
         self.index.push(endpoint_id, now);
     }
 
-    fn finished(&mut self, endpoint_id: &str, report: AttemptReport) {
+    async fn finished(&mut self, endpoint_id: &str, report: AttemptReport) {
         let now = self.ctx.clock.now_ms();
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
@@ -310,17 +315,13 @@ impl Scheduler {
             let breaker = slot.breaker.to_record();
             self.persist(&record, breaker, failing_too_long && !record.disabled);
         }
-        self.requeue(endpoint_id);
+        self.requeue(endpoint_id).await;
     }
 
     /// Stores the breaker state (and, when it has failed for too long, disables the
-    /// endpoint) off the scheduler loop, then reloads the endpoint.
+    /// endpoint) off the scheduler loop; the store's change feed then reloads it.
     fn persist(&self, ep: &EndpointRecord, breaker: crate::store::BreakerRecord, disable: bool) {
-        let (store, handle, clock) = (
-            self.ctx.store.clone(),
-            self.handle.clone(),
-            Arc::clone(&self.ctx.clock),
-        );
+        let (store, clock) = (self.ctx.store.clone(), Arc::clone(&self.ctx.clock));
         let (tenant_id, endpoint_id) = (ep.tenant_id.clone(), ep.id.clone());
         tokio::spawn(async move {
             if disable {
@@ -343,15 +344,11 @@ impl Scheduler {
             if let Err(e) = changed {
                 tracing::warn!(error = %e, endpoint_id, "cannot store breaker state");
             }
-            handle.notify(ScheduleChange::Endpoint {
-                tenant_id,
-                endpoint_id,
-            });
         });
     }
 
     /// Queues an endpoint for its earliest stored due time.
-    fn requeue(&mut self, endpoint_id: &str) {
+    async fn requeue(&mut self, endpoint_id: &str) {
         if self
             .index
             .queued_at(endpoint_id)
@@ -359,7 +356,7 @@ impl Scheduler {
         {
             return; // already due: its turn reads the store anyway
         }
-        match self.ctx.store.next_due(endpoint_id, None) {
+        match self.ctx.store.next_due(endpoint_id, None).await {
             Ok(Some(due)) => self.index.push(endpoint_id, due),
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, endpoint_id, "cannot read schedule"),

@@ -7,9 +7,8 @@ use super::endpoint_policy::EndpointPolicy;
 use super::worker::{DeliveryWorker, EngineContext};
 use crate::address_guard::AddressGuard;
 use crate::clock::ManualClock;
-use crate::store::keys::{Lane, ScheduleKey};
 use crate::store::testing::TestStore;
-use crate::store::{DeliveryRecord, EndpointRecord};
+use crate::store::{DeliveryRecord, EndpointRecord, Lane, Lease};
 
 pub(crate) const START_MS: u64 = 1_700_000_000_000;
 
@@ -42,33 +41,31 @@ pub(crate) fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
 
 impl Engine {
     /// One pending delivery to `ep`; returns it and its due schedule entry.
-    pub(crate) async fn pending(&self, ep: &EndpointRecord) -> (DeliveryRecord, ScheduleKey) {
+    pub(crate) async fn pending(&self, ep: &EndpointRecord) -> (DeliveryRecord, Lease) {
         let d = self.store.ingest("t", &[ep], START_MS).await.remove(0);
-        let entry = self.entry(&d.id).unwrap();
+        let entry = self.entry(&d.id).await.unwrap();
         (d, entry)
     }
 
-    /// The delivery's current schedule entry, if it has one.
-    pub(crate) fn entry(&self, delivery_id: &str) -> Option<ScheduleKey> {
-        let d = self.store.store.delivery("t", delivery_id).unwrap()?;
+    /// The lease on the delivery's current due time, if it has one.
+    pub(crate) async fn entry(&self, delivery_id: &str) -> Option<Lease> {
+        let store = &self.store.store;
+        let d = store.delivery("t", delivery_id).await.unwrap()?;
         let due = d.next_attempt_at_ms?;
-        Lane::ALL.into_iter().find_map(|lane| {
-            let e = ScheduleKey {
-                lane,
-                endpoint_id: d.endpoint_id.clone(),
-                due_ms: due,
-                delivery_id: d.id.clone(),
-            };
-            let found = self
-                .store
-                .store
-                .due_entries(lane, &d.endpoint_id, due, 10)
-                .unwrap();
-            found.contains(&e).then_some(e)
-        })
+        for lane in Lane::ALL {
+            let found = store.due_entries(lane, &d.endpoint_id, due, 10).await;
+            let lease = found
+                .unwrap()
+                .into_iter()
+                .find(|l| l.delivery_id() == d.id && l.due_ms() == due && l.lane() == lane);
+            if lease.is_some() {
+                return lease;
+            }
+        }
+        None
     }
 
-    pub(crate) fn worker(&self, ep: &EndpointRecord, entry: ScheduleKey) -> DeliveryWorker {
+    pub(crate) fn worker(&self, ep: &EndpointRecord, entry: Lease) -> DeliveryWorker {
         DeliveryWorker {
             ctx: Arc::clone(&self.ctx),
             endpoint: Arc::new(ep.clone()),

@@ -17,7 +17,6 @@ use crate::policy::wasm::{PluginHost, PluginInput};
 use crate::policy::{
     AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, ErrorKind, NextStep, Outcome, Verdict,
 };
-use crate::store::keys::ScheduleKey;
 use crate::store::{
     AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Interrupted,
     Interruption, Store, StoreError, WriteResult,
@@ -82,7 +81,7 @@ pub(crate) struct DeliveryWorker {
     pub(crate) endpoint: Arc<EndpointRecord>,
     /// The endpoint's policy and plugin binding, resolved when it was loaded.
     pub(crate) policy: Arc<EndpointPolicy>,
-    pub(crate) entry: ScheduleKey,
+    pub(crate) entry: crate::store::Lease,
 }
 
 /// Deterministic per-attempt randomness: sha256(delivery_id, series, attempt)[..8].
@@ -103,7 +102,7 @@ impl DeliveryWorker {
         match self.attempt().await {
             Ok(report) => report,
             Err(e) => {
-                tracing::warn!(delivery_id = %self.entry.delivery_id, error = %e, "attempt not recorded; will retry");
+                tracing::warn!(delivery_id = %self.entry.delivery_id(), error = %e, "attempt not recorded; will retry");
                 AttemptReport::default()
             }
         }
@@ -112,10 +111,10 @@ impl DeliveryWorker {
     async fn attempt(&self) -> Result<AttemptReport, StoreError> {
         let (ctx, ep) = (&self.ctx, &self.endpoint);
         // A stale entry (the scan raced a finishing attempt) must not start an early retry.
-        let Some(d) = ctx.store.due_delivery(&ep.tenant_id, &self.entry)? else {
+        let Some(d) = ctx.store.due_delivery(&ep.tenant_id, &self.entry).await? else {
             return Ok(AttemptReport::default());
         };
-        let Some(payload) = ctx.store.event_payload(&ep.tenant_id, &d.event_id)? else {
+        let Some(payload) = ctx.store.event_payload(&ep.tenant_id, &d.event_id).await? else {
             let why = format!("event {} is missing from the store", d.event_id);
             return self.end(DeadReason::EventMissing, &why).await;
         };
@@ -203,7 +202,7 @@ impl DeliveryWorker {
     async fn end(&self, reason: DeadReason, why: &str) -> Result<AttemptReport, StoreError> {
         let (ctx, ep) = (&self.ctx, &self.endpoint);
         tracing::error!(
-            delivery_id = %self.entry.delivery_id,
+            delivery_id = %self.entry.delivery_id(),
             endpoint_id = %ep.id,
             reason = reason.as_str(),
             "delivery ended without an attempt: {why}"
@@ -345,7 +344,7 @@ impl DeliveryWorker {
                 expected_series,
                 expected_attempts,
                 attempt: &log,
-                entry: &self.entry,
+                lease: &self.entry,
                 next_due_ms: next_due,
                 disable_endpoint: disable,
             })

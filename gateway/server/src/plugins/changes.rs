@@ -43,7 +43,7 @@ impl PluginService {
     ///
     /// # Errors
     /// `InvalidName`, `Preloaded`, `TooManyPlugins`, `RateLimited`, or `Store`.
-    pub fn admit_upload(
+    pub async fn admit_upload(
         &self,
         tenant: &str,
         name: &str,
@@ -53,7 +53,8 @@ impl PluginService {
         }
         self.refuse_preloaded(tenant, name)?;
         let max = self.limits.plugins_per_tenant;
-        if self.store.plugin(tenant, name)?.is_none() && self.store.plugins_of(tenant)?.len() >= max
+        if self.store.plugin(tenant, name).await?.is_none()
+            && self.store.plugins_of(tenant).await?.len() >= max
         {
             return Err(PluginServiceError::TooManyPlugins { max });
         }
@@ -120,7 +121,8 @@ impl PluginService {
         let _changes = self.gate.changes().await;
         let rec = self
             .store
-            .plugin(tenant, name)?
+            .plugin(tenant, name)
+            .await?
             .ok_or(PluginServiceError::NotFound)?;
         let Some(previous) = rec.previous() else {
             return Err(PluginServiceError::NothingToRollBackTo {
@@ -148,12 +150,13 @@ impl PluginService {
     pub async fn delete(&self, tenant: &str, name: &str) -> Result<(), PluginServiceError> {
         self.refuse_preloaded(tenant, name)?;
         let _changes = self.gate.changes().await;
-        if self.store.plugin(tenant, name)?.is_none() {
+        if self.store.plugin(tenant, name).await?.is_none() {
             return Err(PluginServiceError::NotFound);
         }
         let endpoints: Vec<String> = self
             .store
-            .endpoints_of(tenant)?
+            .endpoints_of(tenant)
+            .await?
             .into_iter()
             .filter(|ep| {
                 ep.plugin
@@ -172,7 +175,9 @@ impl PluginService {
         let Some(rec) = self.store.delete_plugin(tenant, name).await? else {
             return Err(PluginServiceError::NotFound);
         };
-        let unused = self.unused_artifacts(rec.versions.iter().map(|v| &v.sha256))?;
+        let unused = self
+            .unused_artifacts(rec.versions.iter().map(|v| &v.sha256))
+            .await?;
         self.host.unload(tenant, name, &unused);
         tracing::info!(tenant, plugin = name, "plugin deleted");
         Ok(())
@@ -223,7 +228,8 @@ impl PluginService {
     pub(super) async fn prune(&self, tenant: &str, name: &str) -> Result<Vec<u32>, StoreError> {
         let pinned: Vec<u32> = self
             .store
-            .endpoints_of(tenant)?
+            .endpoints_of(tenant)
+            .await?
             .iter()
             .filter_map(|ep| PluginBinding::parse(tenant, ep.plugin.as_deref()?))
             .filter(|b| b.name == name)
@@ -238,7 +244,9 @@ impl PluginService {
             return Ok(Vec::new());
         }
         let versions: Vec<u32> = dropped.iter().map(|v| v.version).collect();
-        let unused = self.unused_artifacts(dropped.iter().map(|v| &v.sha256))?;
+        let unused = self
+            .unused_artifacts(dropped.iter().map(|v| &v.sha256))
+            .await?;
         self.host.remove_versions(tenant, name, &versions, &unused);
         tracing::info!(
             tenant,
@@ -251,11 +259,11 @@ impl PluginService {
 
     /// The sha256s among `gone` that no stored version has any more: identical
     /// bytes may be another version's too, and its artifact stays.
-    fn unused_artifacts<'a>(
+    async fn unused_artifacts<'a>(
         &self,
         gone: impl Iterator<Item = &'a String>,
     ) -> Result<Vec<String>, StoreError> {
-        let remaining = self.store.all_plugins()?;
+        let remaining = self.store.all_plugins().await?;
         let in_use = |sha: &str| {
             remaining
                 .iter()

@@ -31,7 +31,7 @@ impl PluginService {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn list(&self, tenant: &str) -> Result<Vec<ListedPlugin>, PluginServiceError> {
+    pub async fn list(&self, tenant: &str) -> Result<Vec<ListedPlugin>, PluginServiceError> {
         let mut items: Vec<ListedPlugin> = self
             .host
             .views(tenant)
@@ -39,7 +39,7 @@ impl PluginService {
             .filter(|v| v.source == PluginSource::Preload)
             .map(ListedPlugin::Preloaded)
             .collect();
-        for rec in self.store.plugins_of(tenant)? {
+        for rec in self.store.plugins_of(tenant).await? {
             if self.source(tenant, &rec.name) != Some(PluginSource::Preload) {
                 items.push(ListedPlugin::Uploaded(rec));
             }
@@ -52,7 +52,7 @@ impl PluginService {
     ///
     /// # Errors
     /// `NotFound`, or on a storage failure.
-    pub fn show(&self, tenant: &str, name: &str) -> Result<ListedPlugin, PluginServiceError> {
+    pub async fn show(&self, tenant: &str, name: &str) -> Result<ListedPlugin, PluginServiceError> {
         if self.source(tenant, name) == Some(PluginSource::Preload)
             && let Some(view) = self.host.view(tenant, name)
         {
@@ -60,7 +60,8 @@ impl PluginService {
         }
         let rec = self
             .store
-            .plugin(tenant, name)?
+            .plugin(tenant, name)
+            .await?
             .ok_or(PluginServiceError::NotFound)?;
         Ok(ListedPlugin::Uploaded(rec))
     }

@@ -9,6 +9,9 @@
 //! Preloaded plugins are config-owned: a stored plugin of the same tenant and name
 //! is left unloaded, with a warning, and the service refuses to change it.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -71,16 +74,20 @@ fn stored(record: &PluginRecord) -> StoredPlugin {
 }
 
 /// The data dir's artifact cache, creating its key on first use.
-fn artifact_cache(store: &Store) -> Result<ArtifactCache, StoreError> {
-    let key = match store.meta_get(ARTIFACT_KEY_META)?.map(<[u8; 32]>::try_from) {
+async fn artifact_cache(store: &Store, dir: &Path) -> Result<ArtifactCache, StoreError> {
+    let key = match store
+        .meta_get(ARTIFACT_KEY_META)
+        .await?
+        .map(<[u8; 32]>::try_from)
+    {
         Some(Ok(key)) => key,
         _ => {
             let key: [u8; 32] = rand::random();
-            store.meta_put(ARTIFACT_KEY_META, &key)?;
+            store.meta_put(ARTIFACT_KEY_META, &key).await?;
             key
         }
     };
-    Ok(ArtifactCache::new(store.data_dir(), key))
+    Ok(ArtifactCache::new(dir, key))
 }
 
 impl PluginService {
@@ -90,14 +97,15 @@ impl PluginService {
     ///
     /// # Errors
     /// On a storage failure; a version that no longer loads is logged and skipped.
-    pub fn start(
+    pub async fn start(
         host: Arc<PluginHost>,
         store: Store,
         clock: Arc<dyn Clock>,
         limits: PluginLimits,
+        artifact_dir: &Path,
     ) -> Result<Self, StoreError> {
-        host.attach_artifacts(artifact_cache(&store)?);
-        for record in store.all_plugins()? {
+        host.attach_artifacts(artifact_cache(&store, artifact_dir).await?);
+        for record in store.all_plugins().await? {
             let (tenant, name) = (&record.tenant_id, &record.name);
             if host.source(tenant, name) == Some(PluginSource::Preload) {
                 tracing::warn!(
@@ -106,7 +114,18 @@ impl PluginService {
                 );
                 continue;
             }
-            let loaded = host.restore(&stored(&record), |v| store.plugin_bytes(tenant, name, v))?;
+            // Read first: restoring compiles, which must not hold a store read open.
+            let mut bytes = HashMap::new();
+            for v in &record.versions {
+                bytes.insert(
+                    v.version,
+                    store.plugin_bytes(tenant, name, v.version).await?,
+                );
+            }
+            let bytes = RefCell::new(bytes);
+            let loaded = host.restore(&stored(&record), |v| {
+                Ok::<_, StoreError>(bytes.borrow_mut().remove(&v).flatten())
+            })?;
             tracing::info!(tenant, plugin = %name, versions = loaded, active = record.active, "plugin restored");
         }
         Ok(Self {
@@ -125,7 +144,7 @@ impl PluginService {
     /// On a storage failure.
     pub async fn prune_stored(&self) -> Result<(), StoreError> {
         let _changes = self.gate.changes().await;
-        for record in self.store.all_plugins()? {
+        for record in self.store.all_plugins().await? {
             let (tenant, name) = (&record.tenant_id, &record.name);
             if record.versions.len() > self.limits.keep_versions
                 && self.source(tenant, name) != Some(PluginSource::Preload)

@@ -86,8 +86,16 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
         plugins_per_tenant: 10,
         keep_versions: 10,
     };
-    let service =
-        PluginService::start(host, store.store.clone(), Arc::clone(&clock), limits).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let service = PluginService::start(
+        host,
+        store.store.clone(),
+        Arc::clone(&clock),
+        limits,
+        dir.path(),
+    )
+    .await
+    .unwrap();
     let (monitor, mut alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
     let telemetry = Arc::new(Telemetry::new(false, monitor));
     let recorder = service.spawn_disabled_recorder();
@@ -127,7 +135,7 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
             .expect("a listener ends once the events close")
             .unwrap();
     }
-    let rec = store.store.plugin("acme", "trap").unwrap().unwrap();
+    let rec = store.store.plugin("acme", "trap").await.unwrap().unwrap();
     assert!(rec.versions[0].disabled, "the disabled flag was stored");
 }
 

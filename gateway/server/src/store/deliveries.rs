@@ -1,6 +1,7 @@
-//! Delivery reads: one delivery, its attempt log, and filtered, paged lists.
+//! Delivery reads: one delivery, its attempt log, filtered and paged lists, and
+//! the counts that seed the gauges.
 
-use super::{AttemptRecord, DeliveryRecord, DeliveryState, Store, StoreError, keys};
+use super::{AttemptRecord, DeliveryRecord, DeliveryState, Store, StoreError};
 use crate::policy::DeadReason;
 
 /// Filters of `GET .../deliveries`; every given field must match.
@@ -49,49 +50,27 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn delivery(&self, tenant: &str, id: &str) -> Result<Option<DeliveryRecord>, StoreError> {
-        self.get(&keys::delivery(tenant, id))
+    pub async fn delivery(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        on_backend!(self, s => s.delivery(tenant, id))
     }
 
     /// A delivery's attempts across every series, oldest first.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
-        let mut out: Vec<AttemptRecord> = self
-            .scan_rev(&keys::attempts_of(delivery_id))
-            .map(|r| r.map(|(_, a)| a))
-            .collect::<Result<_, _>>()?;
-        out.reverse();
-        Ok(out)
-    }
-
-    /// A tenant's deliveries newest first, below `cursor`'s key if given: the scan
-    /// behind lists and the DLQ summary.
-    pub(super) fn deliveries_newest_first(
-        &self,
-        tenant: &str,
-        cursor: Option<&str>,
-    ) -> impl Iterator<Item = Result<DeliveryRecord, StoreError>> + use<> {
-        let prefix = keys::deliveries_of(tenant);
-        // Bounded on both sides: a reverse scan of an open range would start at the
-        // last key of the whole tree and walk every later tenant's records.
-        let end = match cursor {
-            // Start strictly below the cursor's key.
-            Some(c) => keys::delivery(tenant, c),
-            None => keys::prefix_end(&prefix),
-        };
-        self.inner.records.range(prefix..end).rev().map(|item| {
-            let (_, v) = item?;
-            super::records::decode(&v)
-        })
+    pub async fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
+        on_backend!(self, s => s.attempt_log(delivery_id))
     }
 
     /// A tenant's deliveries that pass `filter` and `extra`, newest first, after `cursor`.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn list_deliveries(
+    pub async fn list_deliveries(
         &self,
         tenant: &str,
         filter: &DeliveryFilter,
@@ -99,109 +78,16 @@ impl Store {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
-        let mut data = Vec::new();
-        let mut scanned = 0;
-        for item in self.deliveries_newest_first(tenant, cursor) {
-            let d = item?;
-            scanned += 1;
-            if !filter.matches(&d) || !extra(&d) {
-                continue;
-            }
-            if data.len() == limit {
-                let next_cursor = data.last().map(|d: &DeliveryRecord| d.id.clone());
-                return Ok(DeliveryPage {
-                    data,
-                    next_cursor,
-                    scanned,
-                });
-            }
-            data.push(d);
-        }
-        Ok(DeliveryPage {
-            data,
-            next_cursor: None,
-            scanned,
-        })
+        on_backend!(self, s => s.list_deliveries(tenant, filter, extra, limit, cursor))
     }
-}
 
-impl Store {
     /// Pending and dead deliveries per tenant (one full scan; used once at start).
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn count_deliveries(
+    pub async fn count_deliveries(
         &self,
     ) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
-        let mut out: std::collections::HashMap<String, (i64, i64)> =
-            std::collections::HashMap::new();
-        for item in self.inner.records.scan_prefix(b"dl\0") {
-            let (_, v) = item?;
-            let d: DeliveryRecord = super::records::decode(&v)?;
-            let e = out.entry(d.tenant_id).or_default();
-            match d.state {
-                DeliveryState::Pending => e.0 += 1,
-                DeliveryState::Dead => e.1 += 1,
-                DeliveryState::Succeeded => {}
-            }
-        }
-        Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::testing::TestStore;
-
-    /// Item 7: a tenant's first page reads only that tenant's records, however much
-    /// later tenants hold.
-    #[tokio::test]
-    async fn the_first_page_of_deliveries_reads_only_the_tenants_records() {
-        let t = TestStore::new();
-        let zz = t.endpoint("zz", "ep_zz").await;
-        for i in 0..300 {
-            t.ingest("zz", &[&zz], i).await;
-        }
-        let all = DeliveryFilter::default();
-        let empty = t
-            .store
-            .list_deliveries("a", &all, |_| true, 1, None)
-            .unwrap();
-        assert_eq!((empty.data.len(), empty.scanned), (0, 0));
-        let first = t
-            .store
-            .list_deliveries("zz", &all, |_| true, 1, None)
-            .unwrap();
-        assert_eq!(first.data.len(), 1);
-        assert_eq!(
-            first.scanned, 2,
-            "the page and one more to know a next exists"
-        );
-        let next = first.next_cursor.as_deref();
-        let second = t
-            .store
-            .list_deliveries("zz", &all, |_| true, 1, next)
-            .unwrap();
-        assert_eq!(second.scanned, 2);
-        assert!(second.data[0].id < first.data[0].id);
-    }
-
-    #[tokio::test]
-    async fn a_dead_reason_matches_only_deliveries_dead_for_that_reason() {
-        let t = TestStore::new();
-        let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
-        t.ingest("t", &[&a, &b], 0).await;
-        t.store.delete_endpoint(&b, 1).await.unwrap();
-        let count = |reason| {
-            let filter = DeliveryFilter {
-                dead_reason: Some(reason),
-                ..DeliveryFilter::default()
-            };
-            let page = t.store.list_deliveries("t", &filter, |_| true, 10, None);
-            page.unwrap().data.len()
-        };
-        assert_eq!(count(DeadReason::EndpointDeleted), 1);
-        assert_eq!(count(DeadReason::GiveUp), 0);
+        on_backend!(self, s => s.count_deliveries().await)
     }
 }

@@ -1,15 +1,10 @@
-//! DLQ summary: dead deliveries counted by reason, endpoint and tenant, from a
-//! bounded scan of the same newest-first delivery scan the lists read.
-//!
-//! There is no index by state, so counting the dead means reading every delivery
-//! record: one decode per record, newest first, on the blocking pool. A summary
-//! reads at most [`SUMMARY_SCAN_LIMIT`] records in all (about a tenth of a second
-//! of one core at that bound); past it the counts cover the newest records read
-//! and say they are incomplete.
+//! The DLQ: dead deliveries counted by reason, endpoint and tenant, and replays
+//! of one delivery or of every delivery a filter matches, as a new series with
+//! the same `webhook-id`.
 
 use std::collections::BTreeMap;
 
-use super::{DeliveryRecord, DeliveryState, Recorded, Store, StoreError, TenantRecord, keys};
+use super::{Change, DeliveryFilter, DeliveryRecord, DeliveryState, Recorded, Store, StoreError};
 use crate::policy::DeadReason;
 
 /// The most delivery records one summary reads, across every tenant it covers.
@@ -50,8 +45,31 @@ impl Default for DeadCounts {
     }
 }
 
+/// What a replay request found.
+#[derive(Debug)]
+pub enum ReplayOutcome {
+    /// A new series was scheduled.
+    Replayed(Box<DeliveryRecord>),
+    NotFound,
+    /// Still pending: nothing to replay.
+    Pending,
+    /// Succeeded; replaying it needs `force`.
+    NeedsForce,
+    /// Its endpoint was deleted.
+    EndpointGone,
+}
+
+/// What a bulk replay did: how many deliveries it replayed, and to which
+/// endpoints (kept instead of the records, so memory stays bounded by endpoints).
+#[derive(Debug, Default)]
+pub struct ReplaySummary {
+    pub replayed: usize,
+    pub endpoints: std::collections::BTreeSet<String>,
+}
+
 impl DeadCounts {
-    fn count(&mut self, d: &DeliveryRecord) {
+    /// Counts `d` if it is dead.
+    pub(crate) fn count(&mut self, d: &DeliveryRecord) {
         if d.state != DeliveryState::Dead {
             return;
         }
@@ -66,20 +84,6 @@ impl DeadCounts {
         *self.by_endpoint.entry(endpoint).or_default() += 1;
         *self.by_tenant.entry(d.tenant_id.clone()).or_default() += 1;
     }
-
-    /// Counts `tenant`'s dead deliveries, newest first, until `limit` records in
-    /// all have been read.
-    fn scan_tenant(&mut self, store: &Store, tenant: &str, limit: usize) -> Result<(), StoreError> {
-        for item in store.deliveries_newest_first(tenant, None) {
-            if self.scanned == limit {
-                self.complete = false;
-                return Ok(());
-            }
-            self.scanned += 1;
-            self.count(&item?);
-        }
-        Ok(())
-    }
 }
 
 impl Store {
@@ -88,13 +92,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn dead_counts(&self, tenant: &str, limit: usize) -> Result<DeadCounts, StoreError> {
-        let tenant = tenant.to_owned();
-        self.in_bulk(move |bulk| {
-            let mut counts = DeadCounts::default();
-            counts.scan_tenant(bulk.store(), &tenant, limit)?;
-            Ok(counts)
-        })
-        .await
+        on_backend!(self, s => s.dead_counts(tenant, limit).await)
     }
 
     /// Every tenant's dead deliveries, counted as [`Store::dead_counts`] does, with
@@ -103,76 +101,60 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn dead_counts_all(&self, limit: usize) -> Result<DeadCounts, StoreError> {
-        self.in_bulk(move |bulk| {
-            let store = bulk.store();
-            let mut counts = DeadCounts::default();
-            let tenants = store.inner.records.scan_prefix(keys::tenants());
-            for item in tenants {
-                let (_, v) = item?;
-                let tenant: TenantRecord = super::records::decode(&v)?;
-                counts.scan_tenant(store, &tenant.id, limit)?;
-                if !counts.complete {
-                    break;
-                }
-            }
-            Ok(counts)
-        })
-        .await
+        on_backend!(self, s => s.dead_counts_all(limit).await)
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::testing::TestStore;
-
-    /// Two tenants, each with one endpoint deleted under a live one: its
-    /// deliveries are dead `endpoint_deleted`, the live one's still pending.
-    async fn two_tenants() -> TestStore {
-        let t = TestStore::new();
-        for (n, tenant) in (1u8..).zip(["t1", "t2"]) {
-            t.store.create_tenant(tenant, [n; 32], 0).await.unwrap();
-            let live = t.endpoint(tenant, &format!("ep_{tenant}_live")).await;
-            let gone = t.endpoint(tenant, &format!("ep_{tenant}_gone")).await;
-            for at in 0..3 {
-                t.ingest(tenant, &[&live, &gone], at).await;
-            }
-            t.store.delete_endpoint(&gone, 10).await.unwrap();
+    /// Replays one delivery of `tenant`.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn replay_delivery(
+        &self,
+        tenant: &str,
+        id: &str,
+        force: bool,
+        now_ms: u64,
+    ) -> Result<ReplayOutcome, StoreError> {
+        let outcome = on_backend!(self, s => s.replay_delivery(tenant, id, force, now_ms).await)?;
+        if let ReplayOutcome::Replayed(d) = &outcome {
+            self.feed.publish(Change::Replayed {
+                endpoint_id: d.endpoint_id.clone(),
+            });
         }
-        t
+        Ok(outcome)
     }
 
-    #[tokio::test]
-    async fn a_tenants_summary_counts_only_its_dead_by_reason_and_endpoint() {
-        let t = two_tenants().await;
-        let counts = t.store.dead_counts("t1", SUMMARY_SCAN_LIMIT).await.unwrap();
-        assert_eq!((counts.dead, counts.scanned, counts.complete), (3, 6, true));
-        assert_eq!(counts.by_reason["endpoint_deleted"], 3);
-        assert_eq!(
-            counts.by_reason["give_up"], 0,
-            "every known reason is listed"
-        );
-        assert_eq!(counts.by_reason.len(), DeadReason::ALL.len());
-        let by_endpoint: Vec<_> = counts.by_endpoint.into_iter().collect();
-        let gone = ("t1".to_owned(), "ep_t1_gone".to_owned());
-        assert_eq!(by_endpoint, [(gone, 3)]);
-        assert_eq!(
-            counts.by_tenant.into_iter().collect::<Vec<_>>(),
-            [("t1".to_owned(), 3)]
-        );
+    /// Replays every dead delivery of `tenant` that `filter` matches, in batches,
+    /// each a transaction that replays a delivery only if it is still as it was read
+    /// and its endpoint still exists.
+    ///
+    /// # Errors
+    /// On a storage failure; batches already written stay replayed.
+    pub async fn replay_matching(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        now_ms: u64,
+    ) -> Result<ReplaySummary, StoreError> {
+        let summary = on_backend!(self, s => s.replay_matching(tenant, filter, now_ms).await)?;
+        let endpoints = summary.endpoints.iter();
+        self.feed.publish_all(endpoints.map(|id| Change::Replayed {
+            endpoint_id: id.clone(),
+        }));
+        Ok(summary)
     }
 
-    #[tokio::test]
-    async fn the_bound_stops_the_scan_and_says_the_counts_are_incomplete() {
-        let t = two_tenants().await;
-        let all = t.store.dead_counts_all(SUMMARY_SCAN_LIMIT).await.unwrap();
-        assert_eq!((all.dead, all.scanned, all.complete), (6, 12, true));
-        assert_eq!(all.by_tenant.values().copied().collect::<Vec<_>>(), [3, 3]);
-
-        let bounded = t.store.dead_counts_all(8).await.unwrap();
-        assert_eq!((bounded.scanned, bounded.complete), (8, false));
-        assert!(bounded.dead < 6, "{bounded:?}");
-        let one = t.store.dead_counts("t1", 6).await.unwrap();
-        assert!(one.complete, "exactly the bound read is still complete");
+    /// What [`Store::replay_matching`] would replay now, planned the same way and
+    /// checked against the same conditions, with nothing written.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn plan_replay_matching(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        now_ms: u64,
+    ) -> Result<ReplaySummary, StoreError> {
+        on_backend!(self, s => s.plan_replay_matching(tenant, filter, now_ms).await)
     }
 }

@@ -1,18 +1,16 @@
-//! Endpoints: create, read, list, compare-and-swap, delete.
+//! Endpoints: create (within the tenant's cap), read, list, compare-and-swap,
+//! change in place, delete.
 
-use super::{
-    DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError, WriteResult, keys, records,
-};
-use crate::policy::DeadReason;
+use super::{BreakerRecord, BreakerState, Change, EndpointRecord, Store, StoreError};
 
 /// An endpoint and the exact stored bytes it was read from.
 #[derive(Debug, Clone)]
 pub struct EndpointVersion {
     pub record: EndpointRecord,
-    bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
 }
 
-/// What [`Store::swap_endpoint`] did.
+/// What [`SledStore::swap_endpoint`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Swap {
     Swapped,
@@ -21,9 +19,6 @@ pub enum Swap {
     /// The endpoint was deleted.
     Gone,
 }
-
-/// Schedule entries ended per transaction when an endpoint is deleted.
-const DELETE_BATCH: usize = 256;
 
 impl Store {
     /// Stores a new endpoint unless the tenant already has `max` of them; `false` then.
@@ -35,19 +30,11 @@ impl Store {
         ep: &EndpointRecord,
         max: usize,
     ) -> Result<bool, StoreError> {
-        let _guard = self.inner.write_lock.lock().await;
-        let count = self
-            .inner
-            .records
-            .scan_prefix(keys::endpoints_of(&ep.tenant_id))
-            .keys()
-            .take(max)
-            .count();
-        if count >= max {
-            return Ok(false);
+        let created = on_backend!(self, s => s.create_endpoint(ep, max).await)?;
+        if created {
+            self.feed.publish(Change::endpoint(&ep.tenant_id, &ep.id));
         }
-        self.put_endpoint(ep).await?;
-        Ok(true)
+        Ok(created)
     }
 
     /// Replaces an endpoint record.
@@ -55,9 +42,8 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
-        let mut batch = super::Writes::default();
-        batch.insert(keys::endpoint(&ep.tenant_id, &ep.id), records::encode(ep));
-        self.commit(batch).await?;
+        on_backend!(self, s => s.put_endpoint(ep).await)?;
+        self.feed.publish(Change::endpoint(&ep.tenant_id, &ep.id));
         Ok(())
     }
 
@@ -65,18 +51,12 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn endpoint_version(
+    pub async fn endpoint_version(
         &self,
         tenant: &str,
         id: &str,
     ) -> Result<Option<EndpointVersion>, StoreError> {
-        let Some(bytes) = self.inner.records.get(keys::endpoint(tenant, id))? else {
-            return Ok(None);
-        };
-        Ok(Some(EndpointVersion {
-            record: records::decode(&bytes)?,
-            bytes: bytes.to_vec(),
-        }))
+        on_backend!(self, s => s.endpoint_version(tenant, id))
     }
 
     /// Replaces the endpoint with `new` only if it is still exactly as `read`:
@@ -90,70 +70,52 @@ impl Store {
         read: &EndpointVersion,
         new: &EndpointRecord,
     ) -> Result<Swap, StoreError> {
-        let key = keys::endpoint(&new.tenant_id, &new.id);
-        let mut w = super::Writes::default();
-        w.require_unchanged(&key, read.bytes.clone());
-        w.insert(&key, records::encode(new));
-        if self.commit(w).await? == WriteResult::Written {
-            return Ok(Swap::Swapped);
+        let swap = on_backend!(self, s => s.swap_endpoint(read, new).await)?;
+        if swap == Swap::Swapped {
+            self.feed.publish(Change::endpoint(&new.tenant_id, &new.id));
         }
-        Ok(if self.inner.records.contains_key(&key)? {
-            Swap::Changed
-        } else {
-            Swap::Gone
-        })
+        Ok(swap)
     }
 
     /// One endpoint of one tenant.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn endpoint(&self, tenant: &str, id: &str) -> Result<Option<EndpointRecord>, StoreError> {
-        self.get(&keys::endpoint(tenant, id))
+    pub async fn endpoint(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<EndpointRecord>, StoreError> {
+        on_backend!(self, s => s.endpoint(tenant, id))
     }
 
     /// A tenant's endpoints, newest first, after `cursor`; `true` if more follow.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn list_endpoints(
+    pub async fn list_endpoints(
         &self,
         tenant: &str,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<(Vec<EndpointRecord>, bool), StoreError> {
-        let mut out = Vec::new();
-        for item in self.scan_rev::<EndpointRecord>(&keys::endpoints_of(tenant)) {
-            let (_, ep) = item?;
-            if cursor.is_some_and(|c| ep.id.as_str() >= c) {
-                continue;
-            }
-            if out.len() == limit {
-                return Ok((out, true));
-            }
-            out.push(ep);
-        }
-        Ok((out, false))
+        on_backend!(self, s => s.list_endpoints(tenant, limit, cursor))
     }
 
     /// All of a tenant's endpoints (for fan-out).
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
-        self.scan_rev::<EndpointRecord>(&keys::endpoints_of(tenant))
-            .map(|r| r.map(|(_, ep)| ep))
-            .collect()
+    pub async fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
+        on_backend!(self, s => s.endpoints_of(tenant))
     }
 
     /// Every endpoint of every tenant (for the scheduler at start).
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
-        self.scan_rev::<EndpointRecord>(&keys::all_endpoints())
-            .map(|r| r.map(|(_, ep)| ep))
-            .collect()
+    pub async fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
+        on_backend!(self, s => s.all_endpoints())
     }
 
     /// Deletes an endpoint; its pending deliveries become dead (`endpoint_deleted`).
@@ -171,64 +133,9 @@ impl Store {
         ep: &EndpointRecord,
         now_ms: u64,
     ) -> Result<usize, StoreError> {
-        let (tenant, id) = (ep.tenant_id.clone(), ep.id.clone());
-        self.in_bulk(move |bulk| {
-            let mut gone = super::Writes::default();
-            gone.remove(keys::endpoint(&tenant, &id));
-            bulk.apply_each(&[gone])?;
-            let mut ended = 0;
-            loop {
-                let planned = bulk.store().plan_schedule_end(&tenant, &id, now_ms)?;
-                if planned.is_empty() {
-                    return Ok(ended);
-                }
-                let (groups, ends): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
-                let results = bulk.apply_each(&groups)?;
-                ended += results
-                    .iter()
-                    .zip(ends)
-                    .filter(|(r, ends)| **r == WriteResult::Written && *ends)
-                    .count();
-            }
-        })
-        .await
-    }
-
-    /// One batch of a deleted endpoint's schedule entries, each with the write that
-    /// removes it and ends its delivery if pending (`true` then).
-    fn plan_schedule_end(
-        &self,
-        tenant: &str,
-        endpoint_id: &str,
-        now_ms: u64,
-    ) -> Result<Vec<(super::Writes, bool)>, StoreError> {
-        let entries = keys::Lane::ALL.map(|lane| {
-            self.inner
-                .records
-                .scan_prefix(keys::schedule_of(lane, endpoint_id))
-                .keys()
-        });
-        let mut planned = Vec::new();
-        for key in entries.into_iter().flatten().take(DELETE_BATCH) {
-            let key = key?;
-            let mut w = super::Writes::default();
-            w.remove(&key);
-            let mut ends = false;
-            if let Some(entry) = keys::ScheduleKey::decode(&key) {
-                let dkey = keys::delivery(tenant, &entry.delivery_id);
-                if let Some(bytes) = self.inner.records.get(&dkey)? {
-                    let mut d: DeliveryRecord = records::decode(&bytes)?;
-                    w.require_unchanged(&dkey, bytes.to_vec());
-                    if d.state == DeliveryState::Pending {
-                        d.end(DeadReason::EndpointDeleted, now_ms);
-                        w.insert(&dkey, records::encode(&d));
-                        ends = true;
-                    }
-                }
-            }
-            planned.push((w, ends));
-        }
-        Ok(planned)
+        let ended = on_backend!(self, s => s.delete_endpoint(ep, now_ms).await)?;
+        self.feed.publish(Change::endpoint(&ep.tenant_id, &ep.id));
+        Ok(ended)
     }
 
     /// Changes one endpoint in place (breaker transitions, automatic disabling);
@@ -242,41 +149,29 @@ impl Store {
         id: &str,
         change: impl Fn(&mut EndpointRecord),
     ) -> Result<bool, StoreError> {
-        let key = keys::endpoint(tenant, id);
-        self.update_endpoint_bytes(&key, |bytes| {
-            let mut ep = records::decode::<EndpointRecord>(bytes).ok()?;
-            change(&mut ep);
-            Some(records::encode(&ep))
-        })
-        .await
+        let found = on_backend!(self, s => s.update_endpoint(tenant, id, change).await)?;
+        if found {
+            self.feed.publish(Change::endpoint(tenant, id));
+        }
+        Ok(found)
     }
 
-    /// Rewrites the endpoint at `key` with what `change` makes of its bytes, in one
-    /// transaction, and waits until that is durable; `false` if it does not exist
-    /// (or `change` declines).
-    async fn update_endpoint_bytes(
-        &self,
-        key: &[u8],
-        change: impl Fn(&[u8]) -> Option<Vec<u8>>,
-    ) -> Result<bool, StoreError> {
-        let done = self.inner.records.transaction(|tx| {
-            let Some(new) = tx.get(key)?.and_then(|old| change(&old)) else {
-                return Ok(false);
-            };
-            tx.insert(key, new)?;
-            Ok::<_, sled::transaction::ConflictableTransactionError<()>>(true)
-        });
-        match done {
-            Ok(true) => {
-                self.wait_own_write().await?;
-                Ok(true)
-            }
-            Ok(false) | Err(sled::transaction::TransactionError::Abort(())) => Ok(false),
-            Err(sled::transaction::TransactionError::Storage(e)) => Err(e.into()),
+    /// Closes an endpoint's breaker by hand; `false` if there is no such endpoint.
+    /// Its pending work is served at once.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn reset_breaker(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
+        let closed = BreakerRecord {
+            state: BreakerState::Closed.into(),
+            ..BreakerRecord::default()
+        };
+        let found = on_backend!(self, s => s.update_endpoint(tenant, id, |ep| ep.breaker = closed.clone()).await)?;
+        if found {
+            self.feed.publish(Change::BreakerReset {
+                endpoint_id: id.to_owned(),
+            });
         }
+        Ok(found)
     }
 }
-
-#[cfg(test)]
-#[path = "endpoints_tests.rs"]
-mod tests;

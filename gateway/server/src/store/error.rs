@@ -2,7 +2,7 @@
 //! corrupt, full, a data dir in use or unusable), whatever the backend. The
 //! backend's own error travels as the source, never in the type.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The backend's own error, kept as the source of a [`StoreError`].
 pub type BackendError = Box<dyn std::error::Error + Send + Sync>;
@@ -76,81 +76,5 @@ impl From<std::io::Error> for StoreError {
             failure,
             source: Box::new(e),
         }
-    }
-}
-
-impl From<sled::Error> for StoreError {
-    fn from(e: sled::Error) -> Self {
-        match e {
-            sled::Error::Io(io) => io.into(),
-            sled::Error::Corruption { .. } => Self::Backend {
-                failure: Failure::Corrupt,
-                source: Box::new(e),
-            },
-            other => Self::Backend {
-                failure: Failure::Unavailable,
-                source: Box::new(other),
-            },
-        }
-    }
-}
-
-/// What a failure to open sled in `data_dir` means: the directory in use by
-/// another process, unusable, or a storage failure.
-pub(super) fn open_failure(data_dir: &Path, e: sled::Error) -> StoreError {
-    match e {
-        sled::Error::Io(_) if sled_lock_is_held(data_dir) => StoreError::InUse {
-            path: data_dir.to_path_buf(),
-        },
-        sled::Error::Io(io) => StoreError::Unusable {
-            path: data_dir.to_path_buf(),
-            message: io.to_string(),
-        },
-        other => other.into(),
-    }
-}
-
-/// Whether another process holds sled's lock on the data dir. sled takes an
-/// exclusive `flock` on `sled/db` and reports contention only as text (an
-/// `io::ErrorKind::Other`), so after a failed open the lock itself is asked.
-fn sled_lock_is_held(data_dir: &Path) -> bool {
-    let Ok(db) = std::fs::File::open(data_dir.join("sled").join("db")) else {
-        return false;
-    };
-    // Released when `db` is closed, at once.
-    let probe = rustix::fs::flock(&db, rustix::fs::FlockOperation::NonBlockingLockShared);
-    probe == Err(rustix::io::Errno::WOULDBLOCK)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backend_errors_become_the_stores_own_terms() {
-        let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
-        assert_eq!(StoreError::from(full).failure(), Failure::Full);
-        let io = std::io::Error::other("disk went away");
-        let e = StoreError::from(sled::Error::Io(io));
-        assert_eq!(e.failure(), Failure::Unavailable);
-        assert!(
-            std::error::Error::source(&e).is_some(),
-            "the backend error is kept"
-        );
-        let e = StoreError::from(sled::Error::Unsupported("x".into()));
-        assert_eq!(e.failure(), Failure::Unavailable);
-        assert!(e.to_string().starts_with("storage unavailable: "), "{e}");
-    }
-
-    #[test]
-    fn a_second_open_of_a_data_dir_is_in_use() {
-        let dir = tempfile::tempdir().unwrap();
-        let _first = super::super::Store::open(dir.path(), 1 << 20).unwrap();
-        let second = super::super::Store::open(dir.path(), 1 << 20);
-        assert!(
-            matches!(second, Err(StoreError::InUse { .. })),
-            "{:?}",
-            second.err()
-        );
     }
 }

@@ -1,181 +1,135 @@
-//! Durable storage on sled.
+//! Durable storage: one async facade, [`Store`], over a backend.
 //!
-//! One `records` tree holds every record kind under its own key prefix
-//! ([`keys`]), so each ingest is one atomic write; a `meta` tree holds the schema
-//! version and install secrets. [`Store::commit`] applies a write and returns only
-//! once it is durable (group commit, [`flusher`]); attempt outcomes and key-less
-//! ingests are queued and applied in rounds ([`writer`]).
+//! Callers see records, leases and opaque cursors, never the backend's keys or
+//! types. Every operation that may touch storage is `async`, so a backend that
+//! waits on a network (a shared database) fits behind the same calls as the
+//! embedded one. What must not interleave (an idempotency key's repeats, a
+//! tenant's caps, plugin versions) is atomic inside each operation: callers take
+//! no locks. Each write that changes what is due, or what an endpoint, plugin or
+//! tenant is, is reported on the [`ChangeFeed`] once it has committed.
 
-mod bulk;
-#[cfg(test)]
-mod compat_fixture;
-#[cfg(test)]
-mod compat_tests;
+/// Runs `$body` with `$s` bound to the backend in use.
+macro_rules! on_backend {
+    ($self:ident, $s:ident => $body:expr) => {
+        match &$self.backend {
+            $crate::store::Backend::Sled($s) => $body,
+        }
+    };
+}
+
 mod deliveries;
 mod dlq;
 mod endpoints;
 mod error;
 mod events;
-mod flusher;
-mod interruptions;
-pub mod keys;
-mod outcomes;
+mod feed;
+mod lease;
 mod plugins;
 mod recorded;
 pub mod records;
-mod replay;
 mod retention;
+mod schedule;
+mod singleton;
+pub mod sled;
 mod tenants;
 #[cfg(test)]
 pub(crate) mod testing;
-mod writer;
-mod writes;
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use self::sled::{DurabilityBackend, SledStore};
+use crate::config::StoreConfig;
 pub use deliveries::{DeliveryFilter, DeliveryPage};
-pub use dlq::{DeadCounts, SUMMARY_SCAN_LIMIT};
+pub use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
 pub use endpoints::{EndpointVersion, Swap};
 pub use error::{BackendError, Failure, StoreError};
 pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
-pub use flusher::{DurabilityBackend, PersistFuture};
-use flusher::{GroupCommit, SledDurability};
-pub use interruptions::{Interrupted, Interruption};
-pub use outcomes::{AttemptWrite, WriteResult};
+pub use feed::{Change, ChangeFeed, Changes};
+pub use lease::{Lane, Lease};
 pub use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord};
 pub use recorded::Recorded;
 pub use records::*;
-pub use replay::{ReplayOutcome, ReplaySummary};
 pub use retention::{RetentionRules, SweepCursor, SweepStats};
-pub use writes::Writes;
+pub use schedule::{AttemptWrite, Interrupted, Interruption, WriteResult};
+pub use singleton::{Grant, Singleton};
 
-/// The schema this build writes. A data dir with a newer one is refused.
-pub const SCHEMA_VERSION: u64 = 1;
-
-struct Inner {
-    db: sled::Db,
-    records: sled::Tree,
-    meta: sled::Tree,
-    commit: Arc<GroupCommit>,
-    data_dir: PathBuf,
-    /// Serialises read-check-write sequences that must not interleave (tenant
-    /// creation, idempotency keys); ingest without a key never takes it.
-    write_lock: tokio::sync::Mutex<()>,
-    key_locks: events::KeyLocks,
-    /// Writes waiting for the current round ([`writer`]).
-    writes: writer::WriteQueue,
+/// The backends a store can run on.
+#[derive(Clone)]
+pub(crate) enum Backend {
+    Sled(SledStore),
 }
 
 /// A handle to the store; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    inner: Arc<Inner>,
+    backend: Backend,
+    feed: ChangeFeed,
+    pub(crate) background: Arc<Background>,
+}
+
+/// The backend's own background work (sled: group commit), stopped by
+/// [`Store::close`].
+pub(crate) struct Background {
+    pub(crate) stop: CancellationToken,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Store {
-    /// Opens (or creates) the data dir and checks its schema version.
+    /// Opens the configured backend and starts its background work.
     ///
     /// # Errors
-    /// `InUse` if another process holds it, `Unusable` if it cannot be created or
-    /// opened, `NewerSchema` if a newer hookgate wrote it.
-    pub fn open(data_dir: &Path, cache_capacity: u64) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Unusable {
-            path: data_dir.to_path_buf(),
-            message: if data_dir.exists() && !data_dir.is_dir() {
-                "it is not a directory".to_owned()
-            } else {
-                e.to_string()
-            },
-        })?;
-        let db = sled::Config::new()
-            .path(data_dir.join("sled"))
-            .cache_capacity(cache_capacity)
-            .open()
-            .map_err(|e| error::open_failure(data_dir, e))?;
-        let records = db.open_tree("records")?;
-        let meta = db.open_tree("meta")?;
-        match meta.get("schema_version")? {
-            None => {
-                meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
-            }
-            Some(v) => {
-                let found = u64::from_be_bytes(
-                    v.as_ref()
-                        .try_into()
-                        .map_err(|_| StoreError::Corrupt("schema_version".into()))?,
-                );
-                if found > SCHEMA_VERSION {
-                    return Err(StoreError::NewerSchema {
-                        found,
-                        supported: SCHEMA_VERSION,
-                    });
-                }
-                // Older schemas migrate here; version 1 is the first.
-            }
-        }
-        let inner = Inner {
-            db,
-            records,
-            meta,
-            commit: GroupCommit::new(),
-            data_dir: data_dir.to_path_buf(),
-            write_lock: tokio::sync::Mutex::new(()),
-            key_locks: events::KeyLocks::new(),
-            writes: writer::WriteQueue::default(),
+    /// As the backend's open: in use, unusable, written by a newer hookgate.
+    pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+        Self::open_with(config, None)
+    }
+
+    /// [`Store::open`], with sled's flushes made by `durability` instead of the
+    /// file system (tests stall or fail them).
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_with(
+        config: &StoreConfig,
+        durability: Option<Arc<dyn DurabilityBackend>>,
+    ) -> Result<Self, StoreError> {
+        let feed = ChangeFeed::default();
+        let sled = SledStore::open(
+            &config.data_dir,
+            config.cache_capacity,
+            config.min_free_disk,
+        )?;
+        let durability = match durability {
+            Some(d) => d,
+            None => sled.sled_durability()?,
         };
+        let stop = CancellationToken::new();
+        let task = sled.start_flusher(durability, stop.clone());
         Ok(Self {
-            inner: Arc::new(inner),
+            backend: Backend::Sled(sled),
+            feed,
+            background: Arc::new(Background {
+                stop,
+                task: Mutex::new(Some(task)),
+            }),
         })
     }
 
-    /// The production durability backend for this store.
-    ///
-    /// # Errors
-    /// If the data dir cannot be opened for `syncfs`, or the durability thread
-    /// cannot be started.
-    pub fn sled_durability(&self) -> Result<Arc<dyn DurabilityBackend>, StoreError> {
-        let dir = std::fs::File::open(&self.inner.data_dir)?;
-        Ok(Arc::new(SledDurability::start(self.inner.db.clone(), dir)?))
+    /// Stops the backend's background work after a last flush. Call it once
+    /// every writer has finished; writes after it may not be durable.
+    pub async fn close(&self) {
+        self.background.stop.cancel();
+        let task = self.background.task.lock().ok().and_then(|mut t| t.take());
+        if let Some(task) = task {
+            let _ = task.await;
+        }
     }
 
-    /// Starts the group-commit flusher; it makes a last flush on `shutdown`.
-    pub fn start_flusher(
-        &self,
-        backend: Arc<dyn DurabilityBackend>,
-        shutdown: CancellationToken,
-    ) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(Arc::clone(&self.inner.commit).run(backend, shutdown))
-    }
-
-    /// The data directory.
-    pub fn data_dir(&self) -> &Path {
-        &self.inner.data_dir
-    }
-
-    /// [`Store::commit`] for a write made under no lock: it joins the write queue's
-    /// next round ([`writer`]), shared with other writers, and waits until that round
-    /// is durable. A caller cancelled while queued may still see its write applied,
-    /// unacknowledged, as a cancelled [`Store::commit`] may.
-    ///
-    /// Conditions of `writes` are checked inside the round: `Stale` if one fails.
-    ///
-    /// # Errors
-    /// `Unavailable` if the write or its flush failed: the caller must not ack.
-    pub async fn commit_queued(&self, writes: Writes) -> Result<WriteResult, StoreError> {
-        let (result, seq) = self.apply(writer::Job::Writes(writes)).await?;
-        let seq = seq.ok_or_else(|| StoreError::Unavailable("write not sequenced".into()))?;
-        self.inner.commit.wait_durable(seq).await?;
-        Ok(result)
-    }
-
-    /// Waits until a write just applied outside [`Store::commit`] (a transaction) is durable.
-    async fn wait_own_write(&self) -> Result<(), StoreError> {
-        let seq = self.inner.commit.written();
-        self.inner.commit.wait_durable(seq).await
+    /// What the backend's writes change, for whoever must react (the scheduler,
+    /// the plugin loader).
+    pub fn changes(&self) -> Changes {
+        self.feed.subscribe()
     }
 
     /// Waits until every write applied so far is durable (for answers that repeat
@@ -184,46 +138,41 @@ impl Store {
     /// # Errors
     /// `Unavailable` if that flush failed.
     pub async fn wait_durable(&self) -> Result<(), StoreError> {
-        self.inner
-            .commit
-            .wait_durable(self.inner.commit.latest())
-            .await
+        on_backend!(self, s => s.wait_durable().await)
     }
 
-    fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StoreError> {
-        self.inner
-            .records
-            .get(key)?
-            .map(|v| records::decode(&v))
-            .transpose()
+    /// Whether storage is too full to take new work (ingest answers 507,
+    /// `/healthz` 503), as last checked.
+    pub fn space_low(&self) -> bool {
+        on_backend!(self, s => s.space_low())
     }
 
-    /// Decoded records under `prefix`, newest first (ids are time-ordered).
-    fn scan_rev<T: DeserializeOwned>(
-        &self,
-        prefix: &[u8],
-    ) -> impl Iterator<Item = Result<(sled::IVec, T), StoreError>> + '_ {
-        self.inner.records.scan_prefix(prefix).rev().map(|kv| {
-            let (k, v) = kv?;
-            Ok((k, records::decode(&v)?))
-        })
+    /// Checks again whether storage is too full (see [`Store::space_low`]).
+    pub fn check_space(&self) {
+        on_backend!(self, s => s.check_space());
     }
 
-    /// Reads a value from the `meta` tree.
+    /// The sled backend, for tests that look inside it.
+    #[cfg(test)]
+    pub(crate) fn sled(&self) -> &SledStore {
+        match &self.backend {
+            Backend::Sled(s) => s,
+        }
+    }
+
+    /// Reads an install-wide setting (a secret made at first start).
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.inner.meta.get(key)?.map(|v| v.to_vec()))
+    pub async fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        on_backend!(self, s => s.meta_get(key))
     }
 
-    /// Writes a value to the `meta` tree and flushes it before returning.
+    /// Writes an install-wide setting, durably, before returning.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.meta.insert(key, value)?;
-        self.inner.db.flush()?;
-        Ok(())
+    pub async fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        on_backend!(self, s => s.meta_put(key, value))
     }
 }

@@ -1,12 +1,10 @@
-//! Uploaded retry-policy plugins. Each (tenant, name) has one record listing its
-//! versions and the active one (`pl␀{tenant}␀{name}`), and each version's bytes
-//! are kept exactly as uploaded under their own key (`pb␀{tenant}␀{name}␀{version}`),
-//! so the gateway can load them again at start. Version numbers are never reused
-//! while the plugin exists; a rollback only moves the active pointer.
+//! Uploaded retry-policy plugins: each (tenant, name) has its versions and the
+//! active one; version numbers are never reused while the plugin exists, and a
+//! rollback only moves the active pointer.
 
 use serde::{Deserialize, Serialize};
 
-use super::{Store, StoreError, keys, records};
+use super::{Change, Store, StoreError};
 use crate::policy::wasm::UploadChecks;
 
 /// One uploaded version of a plugin.
@@ -73,50 +71,41 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn plugin(&self, tenant: &str, name: &str) -> Result<Option<PluginRecord>, StoreError> {
-        self.get(&keys::plugin(tenant, name))
+    pub async fn plugin(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        on_backend!(self, s => s.plugin(tenant, name))
     }
 
     /// A tenant's plugins, by name.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
-        self.scan_plugins(&keys::plugins_of(tenant))
+    pub async fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
+        on_backend!(self, s => s.plugins_of(tenant))
     }
 
     /// Every tenant's plugins (to load them at start).
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn all_plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
-        self.scan_plugins(&keys::all_plugins())
-    }
-
-    fn scan_plugins(&self, prefix: &[u8]) -> Result<Vec<PluginRecord>, StoreError> {
-        let mut out: Vec<PluginRecord> = self
-            .scan_rev::<PluginRecord>(prefix)
-            .map(|r| r.map(|(_, p)| p))
-            .collect::<Result<_, _>>()?;
-        out.reverse();
-        Ok(out)
+    pub async fn all_plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
+        on_backend!(self, s => s.all_plugins())
     }
 
     /// The bytes of one version, as uploaded.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn plugin_bytes(
+    pub async fn plugin_bytes(
         &self,
         tenant: &str,
         name: &str,
         version: u32,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .inner
-            .records
-            .get(keys::plugin_bytes(tenant, name, version))?
-            .map(|v| v.to_vec()))
+        on_backend!(self, s => s.plugin_bytes(tenant, name, version))
     }
 
     /// Stores `new.bytes` as the next version of `tenant`'s `name` and makes it active,
@@ -133,43 +122,11 @@ impl Store {
         now_ms: u64,
         max_plugins: usize,
     ) -> Result<Option<PluginRecord>, StoreError> {
-        let _guard = self.inner.write_lock.lock().await;
-        let mut rec = match self.plugin(tenant, name)? {
-            Some(rec) => rec,
-            None => {
-                let count = self
-                    .inner
-                    .records
-                    .scan_prefix(keys::plugins_of(tenant))
-                    .keys()
-                    .take(max_plugins)
-                    .count();
-                if count >= max_plugins {
-                    return Ok(None);
-                }
-                PluginRecord {
-                    tenant_id: tenant.to_owned(),
-                    name: name.to_owned(),
-                    versions: Vec::new(),
-                    active: 0,
-                }
-            }
-        };
-        let version = rec.versions.last().map_or(1, |v| v.version + 1);
-        rec.versions.push(PluginVersionRecord {
-            version,
-            sha256: new.sha256.to_owned(),
-            size: new.bytes.len() as u64,
-            created_at_ms: now_ms,
-            disabled: false,
-            checks: new.checks.cloned(),
-        });
-        rec.active = version;
-        let mut batch = super::Writes::default();
-        batch.insert(keys::plugin_bytes(tenant, name, version), new.bytes);
-        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
-        self.commit(batch).await?;
-        Ok(Some(rec))
+        let added = on_backend!(self, s => s.add_plugin_version(tenant, name, new, now_ms, max_plugins).await)?;
+        if added.is_some() {
+            self.feed.publish(Change::plugin(tenant, name));
+        }
+        Ok(added)
     }
 
     /// Changes one plugin record in place; `None` if there is no such plugin.
@@ -182,15 +139,11 @@ impl Store {
         name: &str,
         change: impl FnOnce(&mut PluginRecord),
     ) -> Result<Option<PluginRecord>, StoreError> {
-        let _guard = self.inner.write_lock.lock().await;
-        let Some(mut rec) = self.plugin(tenant, name)? else {
-            return Ok(None);
-        };
-        change(&mut rec);
-        let mut batch = super::Writes::default();
-        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
-        self.commit(batch).await?;
-        Ok(Some(rec))
+        let updated = on_backend!(self, s => s.update_plugin(tenant, name, change).await)?;
+        if updated.is_some() {
+            self.feed.publish(Change::plugin(tenant, name));
+        }
+        Ok(updated)
     }
 
     /// Drops the [`PluginRecord::prunable`] versions of a plugin and their bytes, in
@@ -205,25 +158,12 @@ impl Store {
         keep: usize,
         pinned: &[u32],
     ) -> Result<Vec<PluginVersionRecord>, StoreError> {
-        let _guard = self.inner.write_lock.lock().await;
-        let Some(mut rec) = self.plugin(tenant, name)? else {
-            return Ok(Vec::new());
-        };
-        let doomed = rec.prunable(keep, pinned);
-        if doomed.is_empty() {
-            return Ok(Vec::new());
+        let pruned =
+            on_backend!(self, s => s.prune_plugin_versions(tenant, name, keep, pinned).await)?;
+        if !pruned.is_empty() {
+            self.feed.publish(Change::plugin(tenant, name));
         }
-        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut rec.versions)
-            .into_iter()
-            .partition(|v| doomed.contains(&v.version));
-        rec.versions = kept;
-        let mut batch = super::Writes::default();
-        for v in &dropped {
-            batch.remove(keys::plugin_bytes(tenant, name, v.version));
-        }
-        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
-        self.commit(batch).await?;
-        Ok(dropped)
+        Ok(pruned)
     }
 
     /// Deletes a plugin with every version's bytes; `None` if there was none.
@@ -235,25 +175,10 @@ impl Store {
         tenant: &str,
         name: &str,
     ) -> Result<Option<PluginRecord>, StoreError> {
-        let _guard = self.inner.write_lock.lock().await;
-        let Some(rec) = self.plugin(tenant, name)? else {
-            return Ok(None);
-        };
-        let mut batch = super::Writes::default();
-        for key in self
-            .inner
-            .records
-            .scan_prefix(keys::plugin_bytes_of(tenant, name))
-            .keys()
-        {
-            batch.remove(key?);
+        let deleted = on_backend!(self, s => s.delete_plugin(tenant, name).await)?;
+        if deleted.is_some() {
+            self.feed.publish(Change::plugin(tenant, name));
         }
-        batch.remove(keys::plugin(tenant, name));
-        self.commit(batch).await?;
-        Ok(Some(rec))
+        Ok(deleted)
     }
 }
-
-#[cfg(test)]
-#[path = "plugins_tests.rs"]
-mod tests;

@@ -1,15 +1,7 @@
 //! Retention: pruning finished work in small batches, and ending deliveries that
-//! nothing will serve: pending on a deleted endpoint, or on one disabled for longer
-//! than the DLQ retention.
+//! nothing will serve.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-
-use super::{
-    DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, Store, StoreError, WriteResult,
-    Writes, keys, records,
-};
-use crate::policy::DeadReason;
+use super::{Store, StoreError};
 
 /// How long finished work is kept.
 #[derive(Debug, Clone, Copy)]
@@ -20,15 +12,6 @@ pub struct RetentionRules {
     /// Dead deliveries, and pending ones on a disabled endpoint; 0 keeps them forever.
     pub dlq_retention_ms: u64,
 }
-
-impl RetentionRules {
-    fn expired(&self, since_ms: u64, keep_ms: u64) -> bool {
-        keep_ms > 0 && since_ms.saturating_add(keep_ms) <= self.now_ms
-    }
-}
-
-/// One event's planned changes and what they would do.
-type EventPlan = (Writes, SweepStats);
 
 /// What one sweep step did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -41,19 +24,7 @@ pub struct SweepStats {
 /// Where a retention sweep goes on from: an opaque string, made by the store
 /// and given back to it unchanged.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SweepCursor(String);
-
-impl SweepCursor {
-    /// The cursor as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The event key the sweep goes on after.
-    fn key(&self) -> Result<Vec<u8>, StoreError> {
-        hex::decode(&self.0).map_err(|_| StoreError::Corrupt(format!("sweep cursor {:?}", self.0)))
-    }
-}
+pub struct SweepCursor(pub(crate) String);
 
 impl Store {
     /// Examines up to `limit` events after `cursor`; returns what it did and the
@@ -71,182 +42,6 @@ impl Store {
         limit: usize,
         rules: RetentionRules,
     ) -> Result<(SweepStats, Option<SweepCursor>), StoreError> {
-        let after = cursor.map(|c| c.key()).transpose()?;
-        self.in_bulk(move |bulk| {
-            let (planned, last) = bulk.store().plan_sweep(after, limit, &rules)?;
-            let (groups, stats): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
-            let results = bulk.apply_each(&groups)?;
-            let mut total = SweepStats::default();
-            for (r, s) in results.iter().zip(stats) {
-                if *r == WriteResult::Written {
-                    total.events_removed += s.events_removed;
-                    total.deliveries_removed += s.deliveries_removed;
-                    total.deliveries_ended += s.deliveries_ended;
-                }
-            }
-            Ok((total, last.map(|key| SweepCursor(hex::encode(key)))))
-        })
-        .await
-    }
-
-    /// The plans for up to `limit` events after `cursor`, and the last event key
-    /// looked at.
-    fn plan_sweep(
-        &self,
-        cursor: Option<Vec<u8>>,
-        limit: usize,
-        rules: &RetentionRules,
-    ) -> Result<(Vec<EventPlan>, Option<Vec<u8>>), StoreError> {
-        let prefix = [b"ev".as_slice(), &[0]].concat();
-        let start = cursor.map_or_else(|| prefix.clone(), |c| [c.as_slice(), &[0]].concat());
-        let mut endpoints: HashMap<(String, String), Option<EndpointRecord>> = HashMap::new();
-        let mut planned = Vec::new();
-        let mut last = None;
-        for item in self
-            .inner
-            .records
-            .range(start..keys::prefix_end(&prefix))
-            .take(limit)
-        {
-            let (k, v) = item?;
-            last = Some(k.to_vec());
-            let plan = self.plan_event(&k, &v, rules, &mut endpoints)?;
-            if plan.1 != SweepStats::default() {
-                planned.push(plan);
-            }
-        }
-        Ok((planned, last))
-    }
-
-    /// What retention does to one event and its deliveries, conditional on each
-    /// record it changes being unchanged when applied.
-    pub(super) fn plan_event(
-        &self,
-        key: &[u8],
-        bytes: &[u8],
-        rules: &RetentionRules,
-        endpoints: &mut HashMap<(String, String), Option<EndpointRecord>>,
-    ) -> Result<(Writes, SweepStats), StoreError> {
-        let ev: EventRecord = records::decode(bytes)?;
-        let mut w = Writes::default();
-        let mut stats = SweepStats::default();
-        let mut remaining = 0;
-        for (dlv_id, _) in &ev.deliveries {
-            let dkey = keys::delivery(&ev.tenant_id, dlv_id);
-            let Some(dbytes) = self.inner.records.get(&dkey)? else {
-                continue;
-            };
-            let mut d: DeliveryRecord = records::decode(&dbytes)?;
-            let remove = match d.state {
-                DeliveryState::Succeeded => rules.expired(d.updated_at_ms, rules.retention_ms),
-                DeliveryState::Dead => rules.expired(d.updated_at_ms, rules.dlq_retention_ms),
-                DeliveryState::Pending => {
-                    let ep = match endpoints.entry((d.tenant_id.clone(), d.endpoint_id.clone())) {
-                        Entry::Occupied(e) => e.into_mut(),
-                        Entry::Vacant(e) => e.insert(self.endpoint(&d.tenant_id, &d.endpoint_id)?),
-                    };
-                    let reason = match ep {
-                        // Nothing would ever serve it.
-                        None => Some(DeadReason::EndpointDeleted),
-                        Some(ep)
-                            if ep.disabled
-                                && rules.expired(
-                                    ep.disabled_at_ms.unwrap_or(ep.created_at_ms),
-                                    rules.dlq_retention_ms,
-                                ) =>
-                        {
-                            Some(DeadReason::EndpointDisabled)
-                        }
-                        Some(_) => None,
-                    };
-                    if let Some(reason) = reason {
-                        w.require_unchanged(&dkey, dbytes.to_vec());
-                        end_pending(&mut d, &mut w, reason, rules.now_ms);
-                        stats.deliveries_ended += 1;
-                    }
-                    false
-                }
-            };
-            if remove {
-                w.require_unchanged(&dkey, dbytes.to_vec());
-                w.remove(&dkey);
-                for k in self
-                    .inner
-                    .records
-                    .scan_prefix(keys::attempts_of(dlv_id))
-                    .keys()
-                {
-                    w.remove(k?);
-                }
-                stats.deliveries_removed += 1;
-            } else {
-                remaining += 1;
-            }
-        }
-        if remaining == 0 && rules.expired(ev.created_at_ms, rules.retention_ms) {
-            w.require_unchanged(key, bytes.to_vec());
-            w.remove(key);
-            stats.events_removed += 1;
-        }
-        Ok((w, stats))
-    }
-}
-
-/// Ends a pending delivery that nothing will serve, with its schedule entries.
-fn end_pending(d: &mut DeliveryRecord, w: &mut Writes, reason: DeadReason, now_ms: u64) {
-    let due = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
-    for lane in keys::Lane::ALL {
-        let entry = keys::ScheduleKey {
-            lane,
-            endpoint_id: d.endpoint_id.clone(),
-            due_ms: due,
-            delivery_id: d.id.clone(),
-        };
-        w.remove(entry.encode());
-    }
-    d.end(reason, now_ms);
-    w.insert(keys::delivery(&d.tenant_id, &d.id), records::encode(d));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::testing::TestStore;
-    use super::*;
-
-    fn rules() -> RetentionRules {
-        RetentionRules {
-            now_ms: 10,
-            retention_ms: 1_000,
-            dlq_retention_ms: 1_000,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_sweep_goes_on_from_its_opaque_cursor_until_it_wraps() {
-        let t = TestStore::new();
-        let ep = t.endpoint("t", "ep_1").await;
-        for now in 0..5 {
-            t.ingest("t", &[&ep], now).await;
-        }
-        let mut cursor = None;
-        let mut batches = 0;
-        loop {
-            let (_, next) = t.store.sweep_retention(cursor, 2, rules()).await.unwrap();
-            batches += 1;
-            let Some(next) = next else { break };
-            assert!(!next.as_str().is_empty());
-            cursor = Some(next);
-            assert!(batches < 10, "the sweep never wrapped");
-        }
-        // Five events two at a time: three batches with events, then the wrap.
-        assert_eq!(batches, 4);
-    }
-
-    #[tokio::test]
-    async fn a_cursor_the_store_did_not_make_is_refused() {
-        let t = TestStore::new();
-        let bad = SweepCursor("not hex".to_owned());
-        let e = t.store.sweep_retention(Some(bad), 2, rules()).await;
-        assert!(matches!(e, Err(StoreError::Corrupt(_))), "{e:?}");
+        on_backend!(self, s => s.sweep_retention(cursor, limit, rules).await)
     }
 }

@@ -1,6 +1,6 @@
 //! Tenants and their API keys.
 
-use super::{Store, StoreError, TenantRecord, keys, records};
+use super::{Change, Store, StoreError, TenantRecord};
 
 impl Store {
     /// Creates a tenant whose key hashes to `key_hash`. Returns `None` if the id is taken.
@@ -13,65 +13,39 @@ impl Store {
         key_hash: [u8; 32],
         now_ms: u64,
     ) -> Result<Option<TenantRecord>, StoreError> {
-        let _guard = self.inner.write_lock.lock().await;
-        if self.inner.records.contains_key(keys::tenant(id))? {
-            return Ok(None);
+        let created = on_backend!(self, s => s.create_tenant(id, key_hash, now_ms).await)?;
+        if created.is_some() {
+            self.feed.publish(Change::tenant(id));
         }
-        let rec = TenantRecord {
-            id: id.to_owned(),
-            key_sha256: hex::encode(key_hash),
-            created_at_ms: now_ms,
-        };
-        let mut batch = super::Writes::default();
-        batch.insert(keys::tenant(id), records::encode(&rec));
-        batch.insert(keys::api_key(&key_hash), id.as_bytes());
-        self.commit(batch).await?;
-        Ok(Some(rec))
+        Ok(created)
     }
 
     /// One tenant.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
-        self.get(&keys::tenant(id))
+    pub async fn tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
+        on_backend!(self, s => s.tenant(id))
     }
 
     /// Tenants in reverse id order, after `cursor` if given; `true` if more follow.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn list_tenants(
+    pub async fn list_tenants(
         &self,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<(Vec<TenantRecord>, bool), StoreError> {
-        let mut out = Vec::new();
-        let mut more = false;
-        for item in self.scan_rev::<TenantRecord>(&keys::tenants()) {
-            let (_, t) = item?;
-            if cursor.is_some_and(|c| t.id.as_str() >= c) {
-                continue;
-            }
-            if out.len() == limit {
-                more = true;
-                break;
-            }
-            out.push(t);
-        }
-        Ok((out, more))
+        on_backend!(self, s => s.list_tenants(limit, cursor))
     }
 
     /// The tenant whose API key hashes to `key_hash`.
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .inner
-            .records
-            .get(keys::api_key(key_hash))?
-            .map(|v| String::from_utf8_lossy(&v).into_owned()))
+    pub async fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
+        on_backend!(self, s => s.tenant_by_key(key_hash))
     }
 
     /// Replaces a tenant's key; the old one stops working at once. `false` if no such tenant.
@@ -83,20 +57,10 @@ impl Store {
         id: &str,
         key_hash: [u8; 32],
     ) -> Result<bool, StoreError> {
-        let _guard = self.inner.write_lock.lock().await;
-        let Some(mut rec) = self.tenant(id)? else {
-            return Ok(false);
-        };
-        let mut batch = super::Writes::default();
-        if let Ok(old) = hex::decode(&rec.key_sha256)
-            && let Ok(old) = <[u8; 32]>::try_from(old.as_slice())
-        {
-            batch.remove(keys::api_key(&old));
+        let rotated = on_backend!(self, s => s.rotate_tenant_key(id, key_hash).await)?;
+        if rotated {
+            self.feed.publish(Change::tenant(id));
         }
-        rec.key_sha256 = hex::encode(key_hash);
-        batch.insert(keys::tenant(id), records::encode(&rec));
-        batch.insert(keys::api_key(&key_hash), id.as_bytes());
-        self.commit(batch).await?;
-        Ok(true)
+        Ok(rotated)
     }
 }

@@ -1,29 +1,37 @@
 //! Fixtures for the store's unit tests: a store on a temporary dir with its
 //! flusher running, and records to fill it with.
 
+use super::sled::SledStore;
+use crate::config::StoreConfig;
 use serde_json::value::RawValue;
-use tokio_util::sync::CancellationToken;
 
 use super::{
-    BreakerRecord, DeliveryRecord, EndpointRecord, IngestOutcome, NewEvent, Store, StoredSecret,
+    BreakerRecord, DeliveryRecord, EndpointRecord, IngestOutcome, Lane, NewEvent, Store,
+    StoredSecret,
 };
 
-/// A store with its group-commit flusher; stopped on drop.
+/// A store with its background work running; stopped on drop.
 pub(crate) struct TestStore {
     pub(crate) store: Store,
-    stop: CancellationToken,
+    /// The same store's sled backend, for tests that look inside it.
+    pub(crate) sled: SledStore,
     _dir: tempfile::TempDir,
 }
 
 impl TestStore {
+    /// A store on sled in a fresh temporary dir (call within a tokio runtime).
     pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), 1 << 20).unwrap();
-        let stop = CancellationToken::new();
-        store.start_flusher(store.sled_durability().unwrap(), stop.clone());
+        let config = StoreConfig {
+            data_dir: dir.path().to_path_buf(),
+            cache_capacity: 1 << 20,
+            min_free_disk: 0,
+            ..StoreConfig::default()
+        };
+        let store = Store::open(&config).unwrap();
         Self {
+            sled: store.sled().clone(),
             store,
-            stop,
             _dir: dir,
         }
     }
@@ -81,14 +89,13 @@ impl TestStore {
 }
 
 /// Entries in `endpoint_id`'s schedule, both lanes.
-pub(crate) fn schedule_len(store: &Store, endpoint_id: &str) -> usize {
-    super::keys::Lane::ALL
+pub(crate) fn schedule_len(sled: &SledStore, endpoint_id: &str) -> usize {
+    Lane::ALL
         .iter()
         .map(|lane| {
-            store
-                .inner
+            sled.inner
                 .records
-                .scan_prefix(super::keys::schedule_of(*lane, endpoint_id))
+                .scan_prefix(super::sled::keys::schedule_of(*lane, endpoint_id))
                 .count()
         })
         .sum()
@@ -96,7 +103,7 @@ pub(crate) fn schedule_len(store: &Store, endpoint_id: &str) -> usize {
 
 impl Drop for TestStore {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.store.background.stop.cancel();
     }
 }
 

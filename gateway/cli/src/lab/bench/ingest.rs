@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use bytes::Bytes;
+use hookgate_server::store::sled::reference::raw_ingest_rate;
 use http_body_util::Full;
 use serde_json::json;
 
@@ -68,40 +69,6 @@ async fn post_for(
     Ok((all.len() as f64 / elapsed, all))
 }
 
-/// The reference: raw sled, the same three writes per event, flushed every 64 events.
-async fn raw_sled(secs: f64) -> anyhow::Result<f64> {
-    let dir = tempfile::tempdir()?;
-    let db = sled::Config::new()
-        .path(dir.path())
-        .cache_capacity(64 << 20)
-        .open()?;
-    let tree = db.open_tree("records")?;
-    let (event, delivery) = (vec![b'e'; event_body().len() + 200], vec![b'd'; 420]);
-    let started = Instant::now();
-    let mut n: u64 = 0;
-    while started.elapsed().as_secs_f64() < secs {
-        for _ in 0..CLIENTS {
-            n += 1;
-            let mut batch = sled::Batch::default();
-            batch.insert(
-                format!("ev\0bench\0evt_{n:026}").as_bytes(),
-                event.as_slice(),
-            );
-            batch.insert(
-                format!("dl\0bench\0dlv_{n:026}").as_bytes(),
-                delivery.as_slice(),
-            );
-            batch.insert(
-                format!("sf\0ep_x\0{n:016}dlv_{n:026}").as_bytes(),
-                b"bench".as_slice(),
-            );
-            tree.apply_batch(batch)?;
-        }
-        db.flush_async().await?;
-    }
-    Ok(n as f64 / started.elapsed().as_secs_f64())
-}
-
 /// `hookgate bench ingest`.
 pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
     let secs = if c.smoke { 1.0 } else { 10.0 };
@@ -123,7 +90,8 @@ pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
         let url = format!("{}/v1/tenants/bench/events", gw.base);
         let (rate, lat) = post_for(&http, &url, &key, secs).await?;
         gw.stop().await?;
-        let reference = raw_sled(secs).await?;
+        let raw_dir = tempfile::tempdir()?;
+        let reference = raw_ingest_rate(raw_dir.path(), secs, event_body().len(), CLIENTS).await?;
         let (p50, p99) = (quantile(&lat, 0.5), quantile(&lat, 0.99));
         println!(
             "| {run} | {rate:.0} | {p50:.1} | {p99:.1} | {reference:.0} | {:.2} |",

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use super::harness::{ADMIN, BenchGateway, CountingReceiver, call, dir_size, tenant_and_endpoint};
 use super::{Common, median, quantile};
+use hookgate_server::config::StoreConfig;
 use hookgate_server::store::{NewEvent, Store};
 
 fn now_ms() -> u64 {
@@ -28,11 +29,15 @@ async fn seed(
     let gw = BenchGateway::start(dir, |_| {}).await?;
     let (key, ep_id) = tenant_and_endpoint(&gw, json!({"url": url, "max_in_flight": 64})).await?;
     gw.stop().await?;
-    let store = Store::open(dir, 64 << 20)?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    let flusher = store.start_flusher(store.sled_durability()?, stop.clone());
+    let store = Store::open(&StoreConfig {
+        data_dir: dir.to_path_buf(),
+        cache_capacity: 64 << 20,
+        min_free_disk: 0,
+        ..StoreConfig::default()
+    })?;
     let ep = store
-        .endpoint("bench", &ep_id)?
+        .endpoint("bench", &ep_id)
+        .await?
         .context("the endpoint just created")?;
     let payload = RawValue::from_string(json!({"pad": "x".repeat(960)}).to_string())?;
     let later = now_ms() + 30 * 24 * 3_600_000;
@@ -58,8 +63,7 @@ async fn seed(
     for t in tasks {
         t.await??;
     }
-    stop.cancel();
-    flusher.await?;
+    store.close().await;
     drop(store);
     Ok(key)
 }

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use super::{Protection, Scheduler};
 use crate::config::BreakerConfig;
+use crate::delivery::DeliveryHandle;
 use crate::delivery::testing::{START_MS, engine};
-use crate::delivery::{DeliveryHandle, ScheduleChange};
-use crate::store::{BreakerRecord, BreakerState};
+use crate::store::{BreakerRecord, BreakerState, Change};
 
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -24,24 +24,25 @@ async fn scheduler_heap_growth_while_a_breaker_is_open_stays_bounded() {
     };
     e.store.store.put_endpoint(&ep).await.unwrap();
     e.store.ingest("t", &[&ep], START_MS).await;
-    let (handle, changes) = DeliveryHandle::new();
+    let (handle, changes) = (DeliveryHandle::default(), e.store.store.changes());
     let protection = Protection {
         breaker: BreakerConfig::default(),
         disable_after_ms: 5 * DAY_MS,
     };
     let mut s = Scheduler::new(Arc::clone(&e.ctx), handle, changes, protection);
-    s.load(ep);
+    s.load(ep).await;
     for _ in 0..100_000 {
         // One ingest a millisecond, each due at once.
         e.clock.advance(std::time::Duration::from_millis(1));
         let now = e.clock_ms();
-        s.apply(ScheduleChange::Due {
+        s.apply(Change::Due {
             endpoint_id: "ep_1".into(),
             due_ms: now,
-        });
+        })
+        .await;
         // The loop's turn: whatever is due is served (and meets the open breaker).
         while let Some(id) = s.index.pop_due(now) {
-            s.serve(&id, now);
+            s.serve(&id, now).await;
         }
         assert!(
             s.index.heap_len() <= 2,
@@ -51,8 +52,9 @@ async fn scheduler_heap_growth_while_a_breaker_is_open_stays_bounded() {
     }
     assert_eq!(s.index.queued_at("ep_1"), Some(START_MS + DAY_MS));
     // An operator's replay is not an ordinary wake-up: the endpoint is due now.
-    s.apply(ScheduleChange::Replayed {
+    s.apply(Change::Replayed {
         endpoint_id: "ep_1".into(),
-    });
+    })
+    .await;
     assert_eq!(s.index.pop_due(e.clock_ms()).as_deref(), Some("ep_1"));
 }

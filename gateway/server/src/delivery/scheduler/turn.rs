@@ -8,11 +8,11 @@ use super::Scheduler;
 use crate::delivery::attempt_task::run_attempt;
 use crate::delivery::breaker::Admit;
 use crate::delivery::worker::DeliveryWorker;
-use crate::store::keys::Lane;
+use crate::store::Lane;
 
 impl Scheduler {
     /// One round-robin turn for a due endpoint.
-    pub(super) fn serve(&mut self, endpoint_id: &str, now: u64) {
+    pub(super) async fn serve(&mut self, endpoint_id: &str, now: u64) {
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
         };
@@ -46,14 +46,16 @@ impl Scheduler {
         // outcome is written), so look past up to max_in_flight of them.
         let limit = slot.record.max_in_flight as usize + allowed;
         let store = &self.ctx.store;
-        let lanes = store
+        let lanes = match store
             .due_entries(Lane::First, endpoint_id, now, limit)
-            .and_then(|first| {
-                Ok((
-                    first,
-                    store.due_entries(Lane::Retry, endpoint_id, now, limit)?,
-                ))
-            });
+            .await
+        {
+            Ok(first) => store
+                .due_entries(Lane::Retry, endpoint_id, now, limit)
+                .await
+                .map(|retry| (first, retry)),
+            Err(e) => Err(e),
+        };
         let entries = match lanes {
             Ok((first, retry)) => interleave(first, retry),
             Err(e) => {
@@ -70,7 +72,7 @@ impl Scheduler {
             let Some(permit) = slot.in_flight.try_start(max_in_flight) else {
                 break;
             };
-            if !self.handle.lease(&entry.delivery_id) {
+            if !self.handle.lease(entry.delivery_id()) {
                 continue;
             }
             started += 1;
@@ -94,7 +96,7 @@ impl Scheduler {
             // (when its rate window allows).
             let at = slot.rate.as_ref().map_or(now, |r| r.next_free_at(now));
             self.index.push(endpoint_id, at);
-        } else if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)) {
+        } else if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)).await {
             self.index.push(endpoint_id, next);
         }
     }

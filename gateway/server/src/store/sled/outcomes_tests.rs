@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::policy::VerdictKind;
+use crate::store::*;
 
 const T: &str = "t";
 
@@ -28,13 +29,13 @@ fn delivery(next_ms: u64) -> DeliveryRecord {
     }
 }
 
-fn entry(lane: keys::Lane, due_ms: u64) -> keys::ScheduleKey {
-    keys::ScheduleKey {
+fn entry(lane: Lane, due_ms: u64) -> Lease {
+    Lease(keys::ScheduleKey {
         lane,
         endpoint_id: "ep_1".into(),
         due_ms,
         delivery_id: "dlv_1".into(),
-    }
+    })
 }
 
 fn attempt() -> AttemptRecord {
@@ -56,9 +57,9 @@ fn attempt() -> AttemptRecord {
 }
 
 /// A store holding an endpoint, `d` and the schedule entries given.
-fn store_with(d: &DeliveryRecord, entries: &[&keys::ScheduleKey]) -> (Store, tempfile::TempDir) {
+fn store_with(d: &DeliveryRecord, entries: &[&Lease]) -> (SledStore, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), 1 << 20).unwrap();
+    let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
     let records = &store.inner.records;
     records
         .insert(keys::delivery(T, &d.id), records::encode(d))
@@ -67,18 +68,18 @@ fn store_with(d: &DeliveryRecord, entries: &[&keys::ScheduleKey]) -> (Store, tem
         .insert(keys::endpoint(T, &d.endpoint_id), b"\x01{}".as_slice())
         .unwrap();
     for e in entries {
-        records.insert(e.encode(), T.as_bytes()).unwrap();
+        records.insert(e.0.encode(), T.as_bytes()).unwrap();
     }
     (store, dir)
 }
 
-fn has(store: &Store, e: &keys::ScheduleKey) -> bool {
-    store.inner.records.contains_key(e.encode()).unwrap()
+fn has(store: &SledStore, e: &Lease) -> bool {
+    store.inner.records.contains_key(e.0.encode()).unwrap()
 }
 
 #[test]
 fn the_current_entry_yields_its_delivery() {
-    let first = entry(keys::Lane::First, 10);
+    let first = entry(Lane::First, 10);
     let (store, _dir) = store_with(&delivery(10), &[&first]);
     let d = store.due_delivery(T, &first).unwrap();
     assert_eq!(d.map(|d| d.id).as_deref(), Some("dlv_1"));
@@ -89,7 +90,7 @@ fn the_current_entry_yields_its_delivery() {
 fn an_entry_already_attempted_yields_nothing() {
     // The first attempt moved the delivery to a retry at 1011; a scan that still
     // held the first-lane entry must not start the retry now.
-    let (first, retry) = (entry(keys::Lane::First, 10), entry(keys::Lane::Retry, 1011));
+    let (first, retry) = (entry(Lane::First, 10), entry(Lane::Retry, 1011));
     let mut d = delivery(1011);
     d.attempts = 1;
     let (store, _dir) = store_with(&d, &[&retry]);
@@ -99,7 +100,7 @@ fn an_entry_already_attempted_yields_nothing() {
 
 #[test]
 fn entries_left_behind_are_removed() {
-    let retry = entry(keys::Lane::Retry, 1011);
+    let retry = entry(Lane::Retry, 1011);
     // Finished: the entry is an orphan.
     let mut done = delivery(1011);
     done.state = DeliveryState::Succeeded;
@@ -113,7 +114,7 @@ fn entries_left_behind_are_removed() {
 }
 
 /// Records attempt 1 of `dlv_1`, made from `first`, as a 503 retried at 1011.
-async fn record_first_attempt_503(store: &Store, first: &keys::ScheduleKey) -> WriteResult {
+async fn record_first_attempt_503(store: &SledStore, first: &Lease) -> WriteResult {
     let mut after = delivery(1011);
     after.attempts = 1;
     let log = attempt();
@@ -122,7 +123,7 @@ async fn record_first_attempt_503(store: &Store, first: &keys::ScheduleKey) -> W
         expected_series: 1,
         expected_attempts: 0,
         attempt: &log,
-        entry: first,
+        lease: first,
         next_due_ms: Some(1011),
         disable_endpoint: None,
     };
@@ -131,28 +132,28 @@ async fn record_first_attempt_503(store: &Store, first: &keys::ScheduleKey) -> W
 
 #[tokio::test]
 async fn an_outcome_for_an_entry_already_consumed_is_stale() {
-    let first = entry(keys::Lane::First, 10);
+    let first = entry(Lane::First, 10);
     let (store, _dir) = store_with(&delivery(10), &[]);
     assert_eq!(
         record_first_attempt_503(&store, &first).await,
         WriteResult::Stale
     );
     assert!(
-        !has(&store, &entry(keys::Lane::Retry, 1011)),
+        !has(&store, &entry(Lane::Retry, 1011)),
         "no retry entry written"
     );
 }
 
 #[tokio::test]
 async fn an_outcome_moves_the_entry_to_the_retry_lane() {
-    let first = entry(keys::Lane::First, 10);
+    let first = entry(Lane::First, 10);
     let (store, _dir) = store_with(&delivery(10), &[&first]);
     assert_eq!(
         record_first_attempt_503(&store, &first).await,
         WriteResult::Written
     );
     assert!(!has(&store, &first));
-    let retry = entry(keys::Lane::Retry, 1011);
+    let retry = entry(Lane::Retry, 1011);
     assert!(has(&store, &retry));
     assert!(store.due_delivery(T, &retry).unwrap().is_some());
 }

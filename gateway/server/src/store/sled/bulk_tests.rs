@@ -4,10 +4,11 @@
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::store::sled::keys;
 use crate::store::testing::TestStore;
+use crate::store::*;
 use crate::store::{
-    DeliveryFilter, DeliveryRecord, DeliveryState, IDEMPOTENCY_TTL_MS, IdempotencyRecord, keys,
-    records,
+    DeliveryFilter, DeliveryRecord, DeliveryState, IDEMPOTENCY_TTL_MS, IdempotencyRecord, records,
 };
 
 /// More than one batch of every bulk operation.
@@ -37,13 +38,13 @@ async fn worker_held_until(done: impl Fn() -> bool) -> bool {
     true
 }
 
-fn count(store: &Store, prefix: &[u8]) -> usize {
+fn count(store: &SledStore, prefix: &[u8]) -> usize {
     store.inner.records.scan_prefix(prefix).count()
 }
 
 /// Copies of `template` written straight to the records tree, as `state`, each
 /// with a first-lane schedule entry if pending.
-fn seed_deliveries(store: &Store, template: &DeliveryRecord, state: DeliveryState) {
+fn seed_deliveries(store: &SledStore, template: &DeliveryRecord, state: DeliveryState) {
     for i in 0..RECORDS {
         let mut d = template.clone();
         d.id = format!("dlv_bulk{i:05}");
@@ -56,7 +57,7 @@ fn seed_deliveries(store: &Store, template: &DeliveryRecord, state: DeliveryStat
             .unwrap();
         if state == DeliveryState::Pending {
             let entry = keys::ScheduleKey {
-                lane: keys::Lane::First,
+                lane: Lane::First,
                 endpoint_id: d.endpoint_id.clone(),
                 due_ms: 1,
                 delivery_id: d.id.clone(),
@@ -76,15 +77,15 @@ fn bulk_replay_runs_off_the_runtime_workers() {
         let t = TestStore::new();
         let ep = t.endpoint("t", "ep_1").await;
         let template = t.ingest("t", &[&ep], 0).await.remove(0);
-        seed_deliveries(&t.store, &template, DeliveryState::Dead);
-        let store = t.store.clone();
+        seed_deliveries(&t.sled, &template, DeliveryState::Dead);
+        let store = t.sled.clone();
         let dead = DeliveryFilter {
             state: Some(DeliveryState::Dead),
             ..DeliveryFilter::default()
         };
         let op = tokio::spawn(async move { store.replay_matching("t", &dead, 5).await });
-        let schedule = keys::schedule_of(keys::Lane::First, "ep_1");
-        let replayed = || count(&t.store, &schedule) == RECORDS + 1;
+        let schedule = keys::schedule_of(Lane::First, "ep_1");
+        let replayed = || count(&t.sled, &schedule) == RECORDS + 1;
         assert!(worker_held_until(replayed).await, "replay needs the worker");
         assert_eq!(op.await.unwrap().unwrap().replayed, RECORDS);
     });
@@ -96,11 +97,11 @@ fn endpoint_delete_runs_off_the_runtime_workers() {
         let t = TestStore::new();
         let ep = t.endpoint("t", "ep_1").await;
         let template = t.ingest("t", &[&ep], 0).await.remove(0);
-        seed_deliveries(&t.store, &template, DeliveryState::Pending);
-        let store = t.store.clone();
+        seed_deliveries(&t.sled, &template, DeliveryState::Pending);
+        let store = t.sled.clone();
         let op = tokio::spawn(async move { store.delete_endpoint(&ep, 5).await });
-        let schedule = keys::schedule_of(keys::Lane::First, "ep_1");
-        let emptied = || count(&t.store, &schedule) == 0;
+        let schedule = keys::schedule_of(Lane::First, "ep_1");
+        let emptied = || count(&t.sled, &schedule) == 0;
         assert!(worker_held_until(emptied).await, "delete needs the worker");
         assert_eq!(op.await.unwrap().unwrap(), RECORDS + 1);
     });
@@ -117,16 +118,16 @@ fn idempotency_sweep_runs_off_the_runtime_workers() {
                 created_at_ms: 0,
             };
             let key = keys::idempotency("t", &format!("key-{i}"));
-            t.store
+            t.sled
                 .inner
                 .records
                 .insert(key, records::encode(&rec))
                 .unwrap();
         }
-        let store = t.store.clone();
+        let store = t.sled.clone();
         let now = IDEMPOTENCY_TTL_MS + 1;
         let op = tokio::spawn(async move { store.sweep_idempotency(now).await });
-        let swept = || count(&t.store, &keys::all_idempotency()) == 0;
+        let swept = || count(&t.sled, &keys::all_idempotency()) == 0;
         assert!(worker_held_until(swept).await, "the sweep needs the worker");
         assert_eq!(op.await.unwrap().unwrap(), RECORDS);
     });

@@ -15,9 +15,10 @@ use serde_json::value::RawValue;
 use sha2::Digest;
 use tokio_util::sync::CancellationToken;
 
-use super::testing::endpoint;
 use super::*;
 use crate::policy::{DeadReason, ErrorKind, FailureKind, VerdictKind};
+use crate::store::testing::endpoint;
+use crate::store::*;
 
 pub(super) const TENANT: &str = "acme";
 /// The fixture's clock: every time in it is this plus a few seconds.
@@ -60,11 +61,11 @@ fn failed(kind: FailureKind) -> Option<ErrorKind> {
 }
 
 /// Records one attempt of `d` as the delivery worker does.
-async fn attempt(store: &Store, d: &mut DeliveryRecord, s: Step, disable: Option<&str>) {
+async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Option<&str>) {
     let lane = if d.attempts == 0 {
-        keys::Lane::First
+        Lane::First
     } else {
-        keys::Lane::Retry
+        Lane::Retry
     };
     let entry = keys::ScheduleKey {
         lane,
@@ -117,7 +118,7 @@ async fn attempt(store: &Store, d: &mut DeliveryRecord, s: Step, disable: Option
             expected_series,
             expected_attempts,
             attempt: &log,
-            entry: &entry,
+            lease: &Lease(entry.clone()),
             next_due_ms: next_due,
             disable_endpoint: disable.map(str::to_owned),
         })
@@ -127,7 +128,7 @@ async fn attempt(store: &Store, d: &mut DeliveryRecord, s: Step, disable: Option
 }
 
 /// Ingests one event of type `case` for `ep` at `now_ms`; returns its delivery.
-async fn ingest(store: &Store, ep: &EndpointRecord, case: &str, now_ms: u64) -> DeliveryRecord {
+async fn ingest(store: &SledStore, ep: &EndpointRecord, case: &str, now_ms: u64) -> DeliveryRecord {
     let payload = RawValue::from_string(format!("{{\"case\":\"{case}\"}}")).unwrap();
     let outcome = store
         .ingest(NewEvent {
@@ -147,13 +148,13 @@ async fn ingest(store: &Store, ep: &EndpointRecord, case: &str, now_ms: u64) -> 
 }
 
 /// Ends the delivery's current schedule entry with `what`, as the engine does.
-async fn interrupt(store: &Store, d: &DeliveryRecord, what: Interruption) {
-    let entry = keys::ScheduleKey {
-        lane: keys::Lane::First,
+async fn interrupt(store: &SledStore, d: &DeliveryRecord, what: Interruption) {
+    let entry = Lease(keys::ScheduleKey {
+        lane: Lane::First,
         endpoint_id: d.endpoint_id.clone(),
         due_ms: d.next_attempt_at_ms.unwrap(),
         delivery_id: d.id.clone(),
-    };
+    });
     let done = store.interrupt(TENANT, &entry, d.created_at_ms + 5, what);
     assert!(matches!(done.await.unwrap(), Interrupted::Ended(_)));
 }
@@ -168,7 +169,7 @@ async fn write_fixture() {
     use VerdictKind as V;
     let dir = fixture_dir();
     let _ = std::fs::remove_dir_all(&dir);
-    let store = Store::open(&dir, 1 << 20).unwrap();
+    let store = SledStore::open(&dir, 1 << 20, 0).unwrap();
     let stop = CancellationToken::new();
     store.start_flusher(store.sled_durability().unwrap(), stop.clone());
     let key_hash: [u8; 32] = sha2::Sha256::digest(b"hg_fixture_key").into();

@@ -1,9 +1,10 @@
-//! Store-level tests of endpoint changes racing ingest, outcomes, replays and
+//! SledStore-level tests of endpoint changes racing ingest, outcomes, replays and
 //! retention, each interleaving made explicit.
 
 use super::*;
 use crate::policy::VerdictKind;
 use crate::store::testing::{TestStore, schedule_len};
+use crate::store::*;
 use crate::store::{
     AttemptRecord, AttemptWrite, BreakerState, DeliveryFilter, IngestOutcome, NewEvent,
     ReplayOutcome, RetentionRules,
@@ -38,7 +39,7 @@ fn rules(now_ms: u64) -> RetentionRules {
 #[tokio::test]
 async fn a_swap_racing_a_delete_does_not_bring_the_endpoint_back() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     t.endpoint("t", "ep_1").await;
     let read = store.endpoint_version("t", "ep_1").unwrap().unwrap();
     let mut ep = read.record.clone();
@@ -54,7 +55,7 @@ async fn a_swap_racing_a_delete_does_not_bring_the_endpoint_back() {
 #[tokio::test]
 async fn whole_record_write_back_never_undoes_a_concurrent_change() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     t.endpoint("t", "ep_1").await;
     let read = store.endpoint_version("t", "ep_1").unwrap().unwrap();
     // The breaker opens (or a 410 disables the endpoint) after the read.
@@ -91,7 +92,7 @@ async fn whole_record_write_back_never_undoes_a_concurrent_change() {
 #[tokio::test]
 async fn orphaned_pending_deliveries_are_never_written_by_a_racing_ingest() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     let ep = t.endpoint("t", "ep_1").await;
     let read_before_delete = store.endpoints_of("t").unwrap();
     store.delete_endpoint(&ep, 1).await.unwrap();
@@ -120,7 +121,7 @@ async fn orphaned_pending_deliveries_are_never_written_by_a_racing_ingest() {
 #[tokio::test]
 async fn orphaned_pending_deliveries_are_ended_by_retention() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     let ep = t.endpoint("t", "ep_1").await;
     let d = t.ingest("t", &[&ep], 5).await.remove(0);
     store
@@ -141,7 +142,7 @@ async fn orphaned_pending_deliveries_are_ended_by_retention() {
 #[tokio::test]
 async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     let ep = t.endpoint("t", "ep_1").await;
     let d = t.ingest("t", &[&ep], 5).await.remove(0);
     let planned = store.plan_schedule_end("t", "ep_1", 6).unwrap();
@@ -150,19 +151,19 @@ async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
     done.state = DeliveryState::Succeeded;
     done.attempts = 1;
     done.next_attempt_at_ms = None;
-    let entry = keys::ScheduleKey {
-        lane: keys::Lane::First,
+    let entry = Lease(keys::ScheduleKey {
+        lane: Lane::First,
         endpoint_id: "ep_1".into(),
         due_ms: 5,
         delivery_id: d.id.clone(),
-    };
+    });
     let written = store
         .record_attempt(AttemptWrite {
             delivery: &done,
             expected_series: 1,
             expected_attempts: 0,
             attempt: &success(1),
-            entry: &entry,
+            lease: &entry,
             next_due_ms: None,
             disable_endpoint: None,
         })
@@ -183,7 +184,7 @@ async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
 #[tokio::test]
 async fn delete_ends_pending_deliveries_in_bounded_batches() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     let ep = t.endpoint("t", "ep_1").await;
     for i in 0..(DELETE_BATCH + 10) {
         t.ingest("t", &[&ep], i as u64).await;
@@ -206,13 +207,13 @@ async fn delete_ends_pending_deliveries_in_bounded_batches() {
 #[tokio::test]
 async fn whole_record_write_back_retention_keeps_a_racing_replay() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     let ep = t.endpoint("t", "ep_1").await;
     let d = t.ingest("t", &[&ep], 0).await.remove(0);
     let mut dead = store.delivery("t", &d.id).unwrap().unwrap();
     dead.end(crate::policy::DeadReason::GiveUp, 1);
-    let mut w = crate::store::Writes::default();
-    for lane in keys::Lane::ALL {
+    let mut w = crate::store::sled::Writes::default();
+    for lane in Lane::ALL {
         w.remove(
             keys::ScheduleKey {
                 lane,
@@ -247,7 +248,7 @@ async fn whole_record_write_back_retention_keeps_a_racing_replay() {
 #[tokio::test]
 async fn bulk_replay_never_schedules_work_for_a_deleted_endpoint() {
     let t = TestStore::new();
-    let store = &t.store;
+    let store = &t.sled;
     t.dead_with_one_endpoint_restored(1).await;
     let dead = DeliveryFilter {
         state: Some(DeliveryState::Dead),

@@ -11,8 +11,8 @@ use sled::transaction::{
     ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
 };
 
-use super::outcomes::WriteResult;
-use super::{Store, StoreError};
+use super::WriteResult;
+use super::{SledStore, StoreError};
 
 /// What a key must hold for a [`Writes`] to apply.
 #[derive(Debug, Clone)]
@@ -117,7 +117,7 @@ impl Writes {
     }
 }
 
-impl Store {
+impl SledStore {
     /// Applies `writes` atomically, at once, and waits until they are durable;
     /// `Stale` (nothing written) if a condition of theirs no longer holds.
     ///
@@ -182,7 +182,7 @@ mod tests {
     #[tokio::test]
     async fn writes_apply_only_while_their_conditions_hold() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
         let stop = tokio_util::sync::CancellationToken::new();
         let flusher = store.start_flusher(store.sled_durability().unwrap(), stop.clone());
         store.inner.records.insert("rec", "v1").unwrap();

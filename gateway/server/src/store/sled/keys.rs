@@ -5,6 +5,8 @@
 //! scan in reverse lists newest first. Schedule keys sort by endpoint, then due
 //! time (big-endian), then delivery id, so one endpoint's due work is a range scan.
 
+use crate::store::Lane;
+
 /// Separator between key parts; never appears in ids or tenant ids.
 const SEP: u8 = 0;
 
@@ -128,21 +130,7 @@ pub(crate) fn plugin_bytes_of(t: &str, name: &str) -> Vec<u8> {
     key(b"pb", &[t.as_bytes(), name.as_bytes(), b""])
 }
 
-/// Which queue a schedule entry sits in. First attempts and retries are kept in
-/// separate lanes so that new deliveries are never stuck behind a backlog of
-/// retries; the scheduler interleaves the two.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Lane {
-    /// The first attempt of a series (a new event, or a replay).
-    First,
-    /// Every later attempt.
-    Retry,
-}
-
 impl Lane {
-    /// Both lanes, first attempts first.
-    pub const ALL: [Lane; 2] = [Lane::First, Lane::Retry];
-
     fn prefix(self) -> &'static [u8] {
         match self {
             Self::First => b"sf",
@@ -153,7 +141,7 @@ impl Lane {
 
 /// A schedule entry: which delivery of which endpoint is due when.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScheduleKey {
+pub(crate) struct ScheduleKey {
     pub lane: Lane,
     /// The endpoint the delivery goes to.
     pub endpoint_id: String,
@@ -165,7 +153,7 @@ pub struct ScheduleKey {
 
 impl ScheduleKey {
     /// `{lane}␀{endpoint}␀{due_ms BE u64}{delivery}`.
-    pub fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut k = schedule_of(self.lane, &self.endpoint_id);
         k.extend_from_slice(&self.due_ms.to_be_bytes());
         k.extend_from_slice(self.delivery_id.as_bytes());
@@ -173,7 +161,7 @@ impl ScheduleKey {
     }
 
     /// The inverse of [`ScheduleKey::encode`]; `None` for a key of another shape.
-    pub fn decode(k: &[u8]) -> Option<Self> {
+    pub(crate) fn decode(k: &[u8]) -> Option<Self> {
         let lane = Lane::ALL.into_iter().find(|l| k.starts_with(l.prefix()))?;
         let rest = k[lane.prefix().len()..].strip_prefix(&[SEP])?;
         let sep = rest.iter().position(|b| *b == SEP)?;
@@ -192,19 +180,19 @@ impl ScheduleKey {
 }
 
 /// Prefix of one endpoint's schedule in one lane, in due order.
-pub fn schedule_of(lane: Lane, endpoint_id: &str) -> Vec<u8> {
+pub(crate) fn schedule_of(lane: Lane, endpoint_id: &str) -> Vec<u8> {
     key(lane.prefix(), &[endpoint_id.as_bytes(), b""])
 }
 
 /// The first key past every entry of `endpoint_id` in `lane` due at or before `due_ms`.
-pub fn schedule_upto(lane: Lane, endpoint_id: &str, due_ms: u64) -> Vec<u8> {
+pub(crate) fn schedule_upto(lane: Lane, endpoint_id: &str, due_ms: u64) -> Vec<u8> {
     let mut k = schedule_of(lane, endpoint_id);
     k.extend_from_slice(&due_ms.saturating_add(1).to_be_bytes());
     k
 }
 
 /// The first key past every entry of `endpoint_id` in `lane`.
-pub fn schedule_end(lane: Lane, endpoint_id: &str) -> Vec<u8> {
+pub(crate) fn schedule_end(lane: Lane, endpoint_id: &str) -> Vec<u8> {
     let mut k = schedule_of(lane, endpoint_id);
     k.extend_from_slice(&[0xff; 9]);
     k

@@ -3,6 +3,7 @@
 use serde_json::value::RawValue;
 
 use super::*;
+use crate::store::*;
 
 fn payload() -> Box<RawValue> {
     RawValue::from_string("{\"n\":1}".into()).unwrap()
@@ -21,12 +22,12 @@ fn event<'a>(payload: &'a RawValue, key: &'a str, body: &str, now_ms: u64) -> Ne
 
 async fn open() -> (
     tempfile::TempDir,
-    Store,
+    SledStore,
     tokio_util::sync::CancellationToken,
     tokio::task::JoinHandle<()>,
 ) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), 1 << 20).unwrap();
+    let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
     let stop = tokio_util::sync::CancellationToken::new();
     let flusher = store.start_flusher(store.sled_durability().unwrap(), stop.clone());
     (dir, store, stop, flusher)

@@ -7,52 +7,28 @@ use sled::transaction::{
 
 use super::writer::Job;
 use super::{
-    AttemptRecord, DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError, keys, records,
+    AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Lane, Lease, SledStore,
+    StoreError, WriteResult, keys, records,
 };
 
-/// The outcome of one attempt, to be written atomically.
-pub struct AttemptWrite<'a> {
-    /// The delivery as it should be stored after this attempt.
-    pub delivery: &'a DeliveryRecord,
-    /// The series and attempt count the worker started from; if the stored record
-    /// moved on meanwhile (deleted endpoint, replay), the write is dropped.
-    pub expected_series: u32,
-    pub expected_attempts: u32,
-    pub attempt: &'a AttemptRecord,
-    /// The schedule entry that was due.
-    pub entry: &'a keys::ScheduleKey,
-    /// The next schedule entry, for a retry.
-    pub next_due_ms: Option<u64>,
-    /// Disable the endpoint with this reason (410 Gone).
-    pub disable_endpoint: Option<String>,
-}
-
-/// Whether an outcome was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteResult {
-    Written,
-    /// The delivery changed under the attempt; nothing was written.
-    Stale,
-}
-
-impl Store {
+impl SledStore {
     /// Up to `limit` entries of `endpoint_id` in `lane` due at or before `now_ms`, oldest first.
     ///
     /// # Errors
     /// On a storage failure.
     pub fn due_entries(
         &self,
-        lane: keys::Lane,
+        lane: Lane,
         endpoint_id: &str,
         now_ms: u64,
         limit: usize,
-    ) -> Result<Vec<keys::ScheduleKey>, StoreError> {
+    ) -> Result<Vec<Lease>, StoreError> {
         let range =
             keys::schedule_of(lane, endpoint_id)..keys::schedule_upto(lane, endpoint_id, now_ms);
         let mut out = Vec::new();
         for k in self.inner.records.range(range).keys().take(limit) {
             if let Some(entry) = keys::ScheduleKey::decode(&k?) {
-                out.push(entry);
+                out.push(Lease(entry));
             }
         }
         Ok(out)
@@ -69,7 +45,7 @@ impl Store {
         after_ms: Option<u64>,
     ) -> Result<Option<u64>, StoreError> {
         let mut best: Option<u64> = None;
-        for lane in keys::Lane::ALL {
+        for lane in Lane::ALL {
             let start = match after_ms {
                 Some(t) => keys::schedule_upto(lane, endpoint_id, t),
                 None => keys::schedule_of(lane, endpoint_id),
@@ -94,8 +70,9 @@ impl Store {
     pub fn due_delivery(
         &self,
         tenant: &str,
-        entry: &keys::ScheduleKey,
+        lease: &Lease,
     ) -> Result<Option<DeliveryRecord>, StoreError> {
+        let entry = &lease.0;
         let ekey = entry.encode();
         if !self.inner.records.contains_key(&ekey)? {
             // Already attempted and moved on (another lease got there first).
@@ -182,12 +159,12 @@ impl PreparedAttempt {
             expected_attempts: w.expected_attempts,
             attempt_key: keys::attempt(&d.id, w.attempt.series, w.attempt.attempt),
             attempt: records::encode(w.attempt),
-            old_entry: w.entry.encode(),
+            old_entry: w.lease.0.encode(),
             next_entry: w.next_due_ms.map(|due_ms| {
                 keys::ScheduleKey {
-                    lane: keys::Lane::Retry,
+                    lane: Lane::Retry,
                     due_ms,
-                    ..w.entry.clone()
+                    ..w.lease.0.clone()
                 }
                 .encode()
             }),

@@ -12,7 +12,7 @@
 //! compiles may fill: ingest must never queue behind them.
 //!
 //! An ingest without an idempotency key queues its [`Writes`] the same way
-//! ([`Store::commit_queued`]); writes made under a lock use [`Store::commit`], which
+//! ([`SledStore::commit_queued`]); writes made under a lock use [`SledStore::commit`], which
 //! applies them directly, so the lock is never released before they are visible.
 
 use std::sync::{Mutex, OnceLock, mpsc};
@@ -22,13 +22,14 @@ use sled::transaction::{
 };
 use tokio::sync::oneshot;
 
-use super::outcomes::{PreparedAttempt, WriteResult};
+use super::WriteResult;
+use super::outcomes::PreparedAttempt;
 use super::writes::Writes;
-use super::{Store, StoreError};
+use super::{SledStore, StoreError};
 
 /// One writer's part of a round.
 pub(crate) enum Job {
-    /// Applied as given (an ingest without an idempotency key, [`Store::commit_queued`]).
+    /// Applied as given (an ingest without an idempotency key, [`SledStore::commit_queued`]).
     Writes(Writes),
     /// Applied only if the delivery is still where the attempt left it.
     Attempt(Box<PreparedAttempt>),
@@ -47,12 +48,12 @@ const LEADER_ROUNDS: usize = 2;
 pub(crate) struct WriteQueue {
     state: Mutex<QueueState>,
     /// The drain thread, started at the first hand-off; `None` if it could not be.
-    drain_thread: OnceLock<Option<mpsc::Sender<Store>>>,
+    drain_thread: OnceLock<Option<mpsc::Sender<SledStore>>>,
 }
 
 impl WriteQueue {
     /// Gives the lead to the drain thread; hands `store` back if there is none.
-    fn hand_off(&self, store: Store) -> Result<(), Store> {
+    fn hand_off(&self, store: SledStore) -> Result<(), SledStore> {
         match self.drain_thread.get_or_init(spawn_drain_thread) {
             Some(thread) => thread.send(store).map_err(|refused| refused.0),
             None => Err(store),
@@ -63,8 +64,8 @@ impl WriteQueue {
 /// Starts the thread that drains what a leader hands off. Each hand-off brings
 /// the store and drops it once the queue is empty, so the thread never keeps the
 /// data dir open; it ends when the queue (its sender) goes away.
-fn spawn_drain_thread() -> Option<mpsc::Sender<Store>> {
-    let (thread, hand_offs) = mpsc::channel::<Store>();
+fn spawn_drain_thread() -> Option<mpsc::Sender<SledStore>> {
+    let (thread, hand_offs) = mpsc::channel::<SledStore>();
     let spawned = std::thread::Builder::new()
         .name("hookgate-write-drain".into())
         .spawn(move || {
@@ -104,7 +105,7 @@ impl Drop for UnwindGuard<'_> {
 /// The leading writer's duty to drain: done on drop if its future is dropped
 /// while it yields, so the writers queued behind it are never stranded.
 struct Lead<'a> {
-    store: &'a Store,
+    store: &'a SledStore,
     pending: bool,
 }
 
@@ -116,7 +117,7 @@ impl Drop for Lead<'_> {
     }
 }
 
-impl Store {
+impl SledStore {
     /// Applies `job` in the next round; returns once it is applied (not yet durable).
     ///
     /// # Errors
@@ -234,7 +235,7 @@ mod tests {
     #[test]
     fn writers_queued_during_a_round_share_it_and_a_dropped_leader_still_drains() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -266,7 +267,7 @@ mod tests {
     #[test]
     fn a_leader_past_its_rounds_hands_the_queue_to_the_drain_thread() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()

@@ -8,12 +8,13 @@ use std::path::Path;
 use super::compat_fixture::{TENANT, fixture_dir};
 use super::*;
 use crate::policy::{DeadReason, ErrorKind, FailureKind, VerdictKind};
+use crate::store::*;
 
 /// A copy of the fixture in a temporary dir, opened.
-fn open_copy() -> (Store, tempfile::TempDir) {
+fn open_copy() -> (SledStore, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&fixture_dir(), dir.path());
-    let store = Store::open(dir.path(), 1 << 20).unwrap();
+    let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
     (store, dir)
 }
 
@@ -30,12 +31,12 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn deliveries(store: &Store) -> Vec<DeliveryRecord> {
+fn deliveries(store: &SledStore) -> Vec<DeliveryRecord> {
     let all = store.list_deliveries(TENANT, &DeliveryFilter::default(), |_| true, 100, None);
     all.unwrap().data
 }
 
-fn stored(store: &Store, key: &[u8]) -> Vec<u8> {
+fn stored(store: &SledStore, key: &[u8]) -> Vec<u8> {
     store.inner.records.get(key).unwrap().unwrap().to_vec()
 }
 

@@ -1,7 +1,7 @@
 //! The plugin records' own logic (rollback target, pruning) and that versions
 //! stored by older builds still read.
 
-use super::*;
+use crate::store::*;
 
 fn record(versions: &[u32], active: u32) -> PluginRecord {
     PluginRecord {

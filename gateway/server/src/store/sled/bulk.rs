@@ -8,24 +8,24 @@
 //! caller then waits once until everything it wrote is durable.
 
 use super::writes::Writes;
-use super::{Store, StoreError, WriteResult};
+use super::{SledStore, StoreError, WriteResult};
 
 /// What a bulk operation may do from the blocking pool: read the store, and apply
 /// batches of conditional writes (each batch one transaction).
 pub(super) struct BulkWrites<'a> {
-    store: &'a Store,
+    store: &'a SledStore,
     /// The write sequence of the last batch that wrote something.
     last_write: Option<u64>,
 }
 
 impl BulkWrites<'_> {
     /// The store, for the reads a plan is made from.
-    pub(super) fn store(&self) -> &Store {
+    pub(super) fn store(&self) -> &SledStore {
         self.store
     }
 
     /// Applies each of `groups` that is still current, in one transaction, without
-    /// waiting for durability: the caller of [`Store::in_bulk`] waits once at the end.
+    /// waiting for durability: the caller of [`SledStore::in_bulk`] waits once at the end.
     ///
     /// # Errors
     /// On a storage failure; earlier batches stay applied.
@@ -50,7 +50,7 @@ impl BulkWrites<'_> {
     }
 }
 
-impl Store {
+impl SledStore {
     /// Runs `work` on the blocking pool, then waits until what it wrote is durable.
     ///
     /// # Errors

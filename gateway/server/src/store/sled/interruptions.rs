@@ -4,32 +4,13 @@
 
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
-use super::{DeliveryRecord, DeliveryState, Store, StoreError, keys, records};
+use super::{
+    DeliveryRecord, DeliveryState, Interrupted, Interruption, Lane, Lease, SledStore, StoreError,
+    keys, records,
+};
 use crate::policy::DeadReason;
 
-/// Why a due attempt could not be made, and what becomes of its delivery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interruption {
-    /// End it `dead` with this reason (its event is missing, no request can be built).
-    End(DeadReason),
-    /// hookgate itself failed during the attempt (a panic): not an attempt, so
-    /// retried at `retry_at_ms` without counting toward `max_attempts`; the
-    /// `max`-th such failure of a series ends it `internal_error`.
-    InternalError { retry_at_ms: u64, max: u32 },
-}
-
-/// What [`Store::interrupt`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interrupted {
-    Ended(DeadReason),
-    Requeued {
-        due_ms: u64,
-    },
-    /// The entry was no longer the delivery's current one: nothing changed.
-    NotCurrent,
-}
-
-impl Store {
+impl SledStore {
     /// Settles a due entry whose attempt could not be made (see [`Interruption`]),
     /// in one transaction, if the entry is still its delivery's current one.
     ///
@@ -38,10 +19,11 @@ impl Store {
     pub async fn interrupt(
         &self,
         tenant: &str,
-        entry: &keys::ScheduleKey,
+        lease: &Lease,
         now_ms: u64,
         what: Interruption,
     ) -> Result<Interrupted, StoreError> {
+        let entry = &lease.0;
         let (ekey, dkey) = (entry.encode(), keys::delivery(tenant, &entry.delivery_id));
         let done = self.inner.records.transaction(|tx| {
             let current = tx
@@ -69,7 +51,7 @@ impl Store {
                     d.next_attempt_at_ms = Some(retry_at_ms);
                     d.updated_at_ms = now_ms;
                     let next = keys::ScheduleKey {
-                        lane: keys::Lane::Retry,
+                        lane: Lane::Retry,
                         due_ms: retry_at_ms,
                         ..entry.clone()
                     };

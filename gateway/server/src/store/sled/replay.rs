@@ -5,30 +5,9 @@ use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 use super::bulk::BulkWrites;
 use super::{
-    DeliveryFilter, DeliveryRecord, DeliveryState, Store, StoreError, WriteResult, keys, records,
+    DeliveryFilter, DeliveryRecord, DeliveryState, Lane, ReplayOutcome, ReplaySummary, SledStore,
+    StoreError, WriteResult, keys, records,
 };
-
-/// What a replay request found.
-#[derive(Debug)]
-pub enum ReplayOutcome {
-    /// A new series was scheduled.
-    Replayed(Box<DeliveryRecord>),
-    NotFound,
-    /// Still pending: nothing to replay.
-    Pending,
-    /// Succeeded; replaying it needs `force`.
-    NeedsForce,
-    /// Its endpoint was deleted.
-    EndpointGone,
-}
-
-/// What a bulk replay did: how many deliveries it replayed, and to which
-/// endpoints (kept instead of the records, so memory stays bounded by endpoints).
-#[derive(Debug, Default)]
-pub struct ReplaySummary {
-    pub replayed: usize,
-    pub endpoints: std::collections::BTreeSet<String>,
-}
 
 /// Starts series `n+1` of `d`: no attempts yet, due now, in the first-attempt lane.
 fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> keys::ScheduleKey {
@@ -44,14 +23,14 @@ fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> keys::ScheduleKey {
     d.internal_errors = 0;
     d.updated_at_ms = now_ms;
     keys::ScheduleKey {
-        lane: keys::Lane::First,
+        lane: Lane::First,
         endpoint_id: d.endpoint_id.clone(),
         due_ms: now_ms,
         delivery_id: d.id.clone(),
     }
 }
 
-impl Store {
+impl SledStore {
     /// Replays one delivery of `tenant`.
     ///
     /// # Errors
@@ -111,7 +90,7 @@ impl Store {
             .await
     }
 
-    /// What [`Store::replay_matching`] would replay now, planned the same way and
+    /// What [`SledStore::replay_matching`] would replay now, planned the same way and
     /// checked against the same conditions, with nothing written.
     ///
     /// # Errors
@@ -205,7 +184,7 @@ mod tests {
     use super::*;
     use crate::store::testing::{TestStore, schedule_len};
 
-    fn schedule_entries(store: &Store) -> usize {
+    fn schedule_entries(store: &SledStore) -> usize {
         schedule_len(store, "ep_a") + schedule_len(store, "ep_b")
     }
 
@@ -214,7 +193,7 @@ mod tests {
     #[tokio::test]
     async fn a_dry_run_counts_what_the_replay_then_replays_and_writes_nothing() {
         let t = TestStore::new();
-        let store = &t.store;
+        let store = &t.sled;
         t.dead_with_one_endpoint_restored(2).await;
         let dead = DeliveryFilter {
             state: Some(DeliveryState::Dead),

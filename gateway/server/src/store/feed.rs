@@ -1,0 +1,124 @@
+//! The change feed: the backend reports what its writes changed, after they
+//! commit, to every part that must react (the scheduler, above all). Callers
+//! write and never notify by hand, so no write can forget to tell.
+//!
+//! The embedded backend delivers in process. A subscriber that fell behind loses
+//! nothing: messages queue until read, and a subscriber that has gone is dropped
+//! at the next send. The engine's own attempt outcomes are not reported here:
+//! the worker that wrote one tells its scheduler directly.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+/// What a committed write changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// An endpoint has work due at `due_ms` (new deliveries).
+    Due { endpoint_id: String, due_ms: u64 },
+    /// Work was replayed by hand: the receiver is said to be fixed, so an open
+    /// breaker lets its half-open probe go now.
+    Replayed { endpoint_id: String },
+    /// An endpoint's breaker was closed by hand.
+    BreakerReset { endpoint_id: String },
+    /// An endpoint was created, changed or deleted.
+    Endpoint {
+        tenant_id: String,
+        endpoint_id: String,
+    },
+    /// A plugin's versions or active version changed, or it was deleted.
+    Plugin { tenant_id: String, name: String },
+    /// A tenant was created or its API key rotated.
+    Tenant { tenant_id: String },
+}
+
+impl Change {
+    pub(crate) fn endpoint(tenant: &str, id: &str) -> Self {
+        Self::Endpoint {
+            tenant_id: tenant.to_owned(),
+            endpoint_id: id.to_owned(),
+        }
+    }
+
+    pub(crate) fn plugin(tenant: &str, name: &str) -> Self {
+        Self::Plugin {
+            tenant_id: tenant.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    pub(crate) fn tenant(id: &str) -> Self {
+        Self::Tenant {
+            tenant_id: id.to_owned(),
+        }
+    }
+}
+
+/// Where the store publishes its changes; cheap to clone.
+#[derive(Clone, Default)]
+pub struct ChangeFeed {
+    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>,
+}
+
+/// One subscriber's end of the feed: every change published after it
+/// subscribed, in order.
+pub struct Changes(mpsc::UnboundedReceiver<Change>);
+
+impl ChangeFeed {
+    /// A new subscriber.
+    pub fn subscribe(&self) -> Changes {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut subs) = self.subscribers.lock() {
+            subs.push(tx);
+        }
+        Changes(rx)
+    }
+
+    /// Tells every subscriber, in the order published.
+    pub(crate) fn publish(&self, change: Change) {
+        self.publish_all(std::iter::once(change));
+    }
+
+    /// [`ChangeFeed::publish`] for several changes, under one lock.
+    pub(crate) fn publish_all(&self, changes: impl IntoIterator<Item = Change>) {
+        let Ok(mut subs) = self.subscribers.lock() else {
+            return;
+        };
+        for change in changes {
+            subs.retain(|tx| tx.send(change.clone()).is_ok());
+        }
+    }
+}
+
+impl Changes {
+    /// The next change; `None` once the store is gone.
+    pub async fn recv(&mut self) -> Option<Change> {
+        self.0.recv().await
+    }
+
+    /// The next change if one is waiting.
+    pub fn try_recv(&mut self) -> Option<Change> {
+        self.0.try_recv().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_subscriber_hears_each_change_in_order_and_gone_ones_are_dropped() {
+        let feed = ChangeFeed::default();
+        let (mut a, b) = (feed.subscribe(), feed.subscribe());
+        drop(b);
+        let due = |ms| Change::Due {
+            endpoint_id: "ep".into(),
+            due_ms: ms,
+        };
+        feed.publish_all([due(1), due(2)]);
+        assert_eq!(a.recv().await, Some(due(1)));
+        assert_eq!(a.try_recv(), Some(due(2)));
+        assert_eq!(a.try_recv(), None);
+        assert_eq!(feed.subscribers.lock().unwrap().len(), 1, "b was dropped");
+    }
+}

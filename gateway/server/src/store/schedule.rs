@@ -1,0 +1,125 @@
+//! What the delivery engine reads and writes: due work as leases, and each
+//! attempt's outcome, written only while its lease is still current.
+
+use super::{AttemptRecord, DeliveryRecord, Lane, Lease, Store, StoreError};
+use crate::policy::DeadReason;
+
+/// Why a due attempt could not be made, and what becomes of its delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// End it `dead` with this reason (its event is missing, no request can be built).
+    End(DeadReason),
+    /// hookgate itself failed during the attempt (a panic): not an attempt, so
+    /// retried at `retry_at_ms` without counting toward `max_attempts`; the
+    /// `max`-th such failure of a series ends it `internal_error`.
+    InternalError { retry_at_ms: u64, max: u32 },
+}
+
+/// What [`SledStore::interrupt`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupted {
+    Ended(DeadReason),
+    Requeued {
+        due_ms: u64,
+    },
+    /// The entry was no longer the delivery's current one: nothing changed.
+    NotCurrent,
+}
+
+/// The outcome of one attempt, to be written atomically.
+pub struct AttemptWrite<'a> {
+    /// The delivery as it should be stored after this attempt.
+    pub delivery: &'a DeliveryRecord,
+    /// The series and attempt count the worker started from; if the stored record
+    /// moved on meanwhile (deleted endpoint, replay), the write is dropped.
+    pub expected_series: u32,
+    pub expected_attempts: u32,
+    pub attempt: &'a AttemptRecord,
+    /// The lease the attempt was made under; the write is `Stale` once it is not
+    /// current.
+    pub lease: &'a Lease,
+    /// When the next attempt is due, for a retry.
+    pub next_due_ms: Option<u64>,
+    /// Disable the endpoint with this reason (410 Gone).
+    pub disable_endpoint: Option<String>,
+}
+
+/// Whether an outcome was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteResult {
+    Written,
+    /// The delivery changed under the attempt; nothing was written.
+    Stale,
+}
+
+impl Store {
+    /// Settles a due entry whose attempt could not be made (see [`Interruption`]),
+    /// in one transaction, if the entry is still its delivery's current one.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn interrupt(
+        &self,
+        tenant: &str,
+        lease: &Lease,
+        now_ms: u64,
+        what: Interruption,
+    ) -> Result<Interrupted, StoreError> {
+        on_backend!(self, s => s.interrupt(tenant, lease, now_ms, what).await)
+    }
+
+    /// Up to `limit` entries of `endpoint_id` in `lane` due at or before `now_ms`, oldest first.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn due_entries(
+        &self,
+        lane: Lane,
+        endpoint_id: &str,
+        now_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<Lease>, StoreError> {
+        on_backend!(self, s => s.due_entries(lane, endpoint_id, now_ms, limit))
+    }
+
+    /// The earliest due time in either lane of `endpoint_id` after `after_ms`
+    /// (`None`: from the start), if any.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn next_due(
+        &self,
+        endpoint_id: &str,
+        after_ms: Option<u64>,
+    ) -> Result<Option<u64>, StoreError> {
+        on_backend!(self, s => s.next_due(endpoint_id, after_ms))
+    }
+
+    /// The delivery a due schedule entry names, if the entry is still its current
+    /// one: the entry exists, and the delivery is pending and due at the entry's
+    /// time. An entry left behind (its delivery gone, finished or moved to another
+    /// time) is removed, so it is never served again; `None` then.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn due_delivery(
+        &self,
+        tenant: &str,
+        lease: &Lease,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        on_backend!(self, s => s.due_delivery(tenant, lease))
+    }
+
+    /// Records an attempt: the delivery, its log entry, the schedule move and any
+    /// endpoint change, in one transaction shared with the other writes of its round
+    /// ([`super::writer`]). The next group commit (or sled's periodic flush) makes
+    /// it durable; this neither triggers nor waits for one: an outcome lost in a
+    /// crash only means the attempt is made again (at-least-once), and flushing per
+    /// outcome made the disk, not the network, the limit on delivery throughput.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write failed.
+    pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
+        on_backend!(self, s => s.record_attempt(w).await)
+    }
+}

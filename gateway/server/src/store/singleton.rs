@@ -1,0 +1,66 @@
+//! Work that one gateway at a time must do for the whole store: the retention
+//! sweep, the idempotency sweep, seeding the gauges and evaluating alert rules.
+//! Run by several gateways on one shared store, such work would be done (and
+//! alerts fired) once per gateway. The store grants it: the embedded backend,
+//! which one process owns, always does; a shared backend grants each name to
+//! one node at a time.
+
+use super::{Store, StoreError};
+
+/// The singleton work hookgate does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Singleton {
+    Retention,
+    IdempotencySweep,
+    GaugeSeed,
+    AlertRules,
+}
+
+impl Singleton {
+    /// The name a shared backend keys its grant by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Retention => "retention",
+            Self::IdempotencySweep => "idempotency_sweep",
+            Self::GaugeSeed => "gauge_seed",
+            Self::AlertRules => "alert_rules",
+        }
+    }
+}
+
+/// Leave to do one round of singleton work; held while doing it.
+#[derive(Debug)]
+pub struct Grant {
+    pub work: Singleton,
+}
+
+impl Store {
+    /// Whether this gateway may do one round of `work` now (`None`: another
+    /// gateway has it).
+    ///
+    /// # Errors
+    /// On a storage failure; the caller skips this round.
+    pub async fn singleton(&self, work: Singleton) -> Result<Option<Grant>, StoreError> {
+        on_backend!(self, _s => Ok(Some(Grant { work })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::TestStore;
+
+    #[tokio::test]
+    async fn the_embedded_store_grants_every_singleton() {
+        let t = TestStore::new();
+        for work in [
+            Singleton::Retention,
+            Singleton::IdempotencySweep,
+            Singleton::GaugeSeed,
+            Singleton::AlertRules,
+        ] {
+            let grant = t.store.singleton(work).await.unwrap();
+            assert_eq!(grant.map(|g| g.work), Some(work), "{}", work.name());
+        }
+    }
+}

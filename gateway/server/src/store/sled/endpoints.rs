@@ -1,0 +1,266 @@
+//! Endpoints: create, read, list, compare-and-swap, delete.
+
+use super::{
+    DeliveryRecord, DeliveryState, EndpointRecord, EndpointVersion, Lane, SledStore, StoreError,
+    Swap, WriteResult, keys, records,
+};
+use crate::policy::DeadReason;
+
+/// Schedule entries ended per transaction when an endpoint is deleted.
+const DELETE_BATCH: usize = 256;
+
+impl SledStore {
+    /// Stores a new endpoint unless the tenant already has `max` of them; `false` then.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn create_endpoint(
+        &self,
+        ep: &EndpointRecord,
+        max: usize,
+    ) -> Result<bool, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let count = self
+            .inner
+            .records
+            .scan_prefix(keys::endpoints_of(&ep.tenant_id))
+            .keys()
+            .take(max)
+            .count();
+        if count >= max {
+            return Ok(false);
+        }
+        self.put_endpoint(ep).await?;
+        Ok(true)
+    }
+
+    /// Replaces an endpoint record.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
+        let mut batch = super::Writes::default();
+        batch.insert(keys::endpoint(&ep.tenant_id, &ep.id), records::encode(ep));
+        self.commit(batch).await?;
+        Ok(())
+    }
+
+    /// One endpoint as stored now, for a read-modify-write ([`SledStore::swap_endpoint`]).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn endpoint_version(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<EndpointVersion>, StoreError> {
+        let Some(bytes) = self.inner.records.get(keys::endpoint(tenant, id))? else {
+            return Ok(None);
+        };
+        Ok(Some(EndpointVersion {
+            record: records::decode(&bytes)?,
+            bytes: bytes.to_vec(),
+        }))
+    }
+
+    /// Replaces the endpoint with `new` only if it is still exactly as `read`:
+    /// a change made meanwhile (a breaker save, a 410 disabling it, another
+    /// request) is never undone; the caller reads again and redoes its change.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn swap_endpoint(
+        &self,
+        read: &EndpointVersion,
+        new: &EndpointRecord,
+    ) -> Result<Swap, StoreError> {
+        let key = keys::endpoint(&new.tenant_id, &new.id);
+        let mut w = super::Writes::default();
+        w.require_unchanged(&key, read.bytes.clone());
+        w.insert(&key, records::encode(new));
+        if self.commit(w).await? == WriteResult::Written {
+            return Ok(Swap::Swapped);
+        }
+        Ok(if self.inner.records.contains_key(&key)? {
+            Swap::Changed
+        } else {
+            Swap::Gone
+        })
+    }
+
+    /// One endpoint of one tenant.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn endpoint(&self, tenant: &str, id: &str) -> Result<Option<EndpointRecord>, StoreError> {
+        self.get(&keys::endpoint(tenant, id))
+    }
+
+    /// A tenant's endpoints, newest first, after `cursor`; `true` if more follow.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn list_endpoints(
+        &self,
+        tenant: &str,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<EndpointRecord>, bool), StoreError> {
+        let mut out = Vec::new();
+        for item in self.scan_rev::<EndpointRecord>(&keys::endpoints_of(tenant)) {
+            let (_, ep) = item?;
+            if cursor.is_some_and(|c| ep.id.as_str() >= c) {
+                continue;
+            }
+            if out.len() == limit {
+                return Ok((out, true));
+            }
+            out.push(ep);
+        }
+        Ok((out, false))
+    }
+
+    /// All of a tenant's endpoints (for fan-out).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
+        self.scan_rev::<EndpointRecord>(&keys::endpoints_of(tenant))
+            .map(|r| r.map(|(_, ep)| ep))
+            .collect()
+    }
+
+    /// Every endpoint of every tenant (for the scheduler at start).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
+        self.scan_rev::<EndpointRecord>(&keys::all_endpoints())
+            .map(|r| r.map(|(_, ep)| ep))
+            .collect()
+    }
+
+    /// Deletes an endpoint; its pending deliveries become dead (`endpoint_deleted`).
+    /// Returns how many deliveries that ended.
+    ///
+    /// The endpoint goes first, so no ingest, replay or outcome can add or move its
+    /// work afterwards; then its schedule is emptied in bounded batches, each a
+    /// transaction that ends a delivery only if it is still as it was read. Work
+    /// left behind by a crash in between is ended by the retention sweep.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn delete_endpoint(
+        &self,
+        ep: &EndpointRecord,
+        now_ms: u64,
+    ) -> Result<usize, StoreError> {
+        let (tenant, id) = (ep.tenant_id.clone(), ep.id.clone());
+        self.in_bulk(move |bulk| {
+            let mut gone = super::Writes::default();
+            gone.remove(keys::endpoint(&tenant, &id));
+            bulk.apply_each(&[gone])?;
+            let mut ended = 0;
+            loop {
+                let planned = bulk.store().plan_schedule_end(&tenant, &id, now_ms)?;
+                if planned.is_empty() {
+                    return Ok(ended);
+                }
+                let (groups, ends): (Vec<_>, Vec<_>) = planned.into_iter().unzip();
+                let results = bulk.apply_each(&groups)?;
+                ended += results
+                    .iter()
+                    .zip(ends)
+                    .filter(|(r, ends)| **r == WriteResult::Written && *ends)
+                    .count();
+            }
+        })
+        .await
+    }
+
+    /// One batch of a deleted endpoint's schedule entries, each with the write that
+    /// removes it and ends its delivery if pending (`true` then).
+    fn plan_schedule_end(
+        &self,
+        tenant: &str,
+        endpoint_id: &str,
+        now_ms: u64,
+    ) -> Result<Vec<(super::Writes, bool)>, StoreError> {
+        let entries = Lane::ALL.map(|lane| {
+            self.inner
+                .records
+                .scan_prefix(keys::schedule_of(lane, endpoint_id))
+                .keys()
+        });
+        let mut planned = Vec::new();
+        for key in entries.into_iter().flatten().take(DELETE_BATCH) {
+            let key = key?;
+            let mut w = super::Writes::default();
+            w.remove(&key);
+            let mut ends = false;
+            if let Some(entry) = keys::ScheduleKey::decode(&key) {
+                let dkey = keys::delivery(tenant, &entry.delivery_id);
+                if let Some(bytes) = self.inner.records.get(&dkey)? {
+                    let mut d: DeliveryRecord = records::decode(&bytes)?;
+                    w.require_unchanged(&dkey, bytes.to_vec());
+                    if d.state == DeliveryState::Pending {
+                        d.end(DeadReason::EndpointDeleted, now_ms);
+                        w.insert(&dkey, records::encode(&d));
+                        ends = true;
+                    }
+                }
+            }
+            planned.push((w, ends));
+        }
+        Ok(planned)
+    }
+
+    /// Changes one endpoint in place (breaker transitions, automatic disabling);
+    /// `false` if it no longer exists.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn update_endpoint(
+        &self,
+        tenant: &str,
+        id: &str,
+        change: impl Fn(&mut EndpointRecord),
+    ) -> Result<bool, StoreError> {
+        let key = keys::endpoint(tenant, id);
+        self.update_endpoint_bytes(&key, |bytes| {
+            let mut ep = records::decode::<EndpointRecord>(bytes).ok()?;
+            change(&mut ep);
+            Some(records::encode(&ep))
+        })
+        .await
+    }
+
+    /// Rewrites the endpoint at `key` with what `change` makes of its bytes, in one
+    /// transaction, and waits until that is durable; `false` if it does not exist
+    /// (or `change` declines).
+    async fn update_endpoint_bytes(
+        &self,
+        key: &[u8],
+        change: impl Fn(&[u8]) -> Option<Vec<u8>>,
+    ) -> Result<bool, StoreError> {
+        let done = self.inner.records.transaction(|tx| {
+            let Some(new) = tx.get(key)?.and_then(|old| change(&old)) else {
+                return Ok(false);
+            };
+            tx.insert(key, new)?;
+            Ok::<_, sled::transaction::ConflictableTransactionError<()>>(true)
+        });
+        match done {
+            Ok(true) => {
+                self.wait_own_write().await?;
+                Ok(true)
+            }
+            Ok(false) | Err(sled::transaction::TransactionError::Abort(())) => Ok(false),
+            Err(sled::transaction::TransactionError::Storage(e)) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "endpoints_tests.rs"]
+mod tests;

@@ -1,0 +1,231 @@
+//! Event ingest (one atomic batch, durable before the ack) and event reads.
+
+use std::hash::BuildHasher;
+
+use serde_json::json;
+
+use super::bulk::BulkWrites;
+use super::{
+    DeliveryRecord, DeliveryState, EventRecord, IDEMPOTENCY_TTL_MS, IdempotencyRecord,
+    IngestOutcome, Lane, NewEvent, SledStore, StoreError, WriteResult, keys, records,
+};
+use crate::ids;
+
+/// A record as read: its key and its bytes.
+type KeyBytes = (Vec<u8>, Vec<u8>);
+
+/// Idempotency records looked at per sweep transaction.
+const SWEEP_BATCH: usize = 512;
+
+/// Stripes of the idempotency-key locks: repeats of one key serialise, others don't.
+const KEY_LOCK_STRIPES: usize = 64;
+
+pub(crate) struct KeyLocks(
+    Vec<tokio::sync::Mutex<()>>,
+    std::collections::hash_map::RandomState,
+);
+
+impl KeyLocks {
+    pub(crate) fn new() -> Self {
+        Self(
+            (0..KEY_LOCK_STRIPES)
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
+            Default::default(),
+        )
+    }
+
+    fn stripe(&self, tenant: &str, key: &str) -> &tokio::sync::Mutex<()> {
+        let h = self.1.hash_one((tenant, key));
+        &self.0[(h as usize) % self.0.len()]
+    }
+}
+
+impl SledStore {
+    /// Ingests an event: event, deliveries, schedule entries and idempotency record in
+    /// one batch, durable before this returns.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write or flush failed; nothing may be acknowledged then.
+    pub async fn ingest(&self, ev: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
+        // A concurrent repeat of the same key waits here for the first one's durable ack.
+        let _guard = match &ev.idempotency {
+            Some((key, _)) => Some(self.inner.key_locks.stripe(ev.tenant_id, key).lock().await),
+            None => None,
+        };
+        if let Some((key, body_hash)) = &ev.idempotency
+            && let Some(prev) =
+                self.get::<IdempotencyRecord>(&keys::idempotency(ev.tenant_id, key))?
+            && prev.created_at_ms.saturating_add(IDEMPOTENCY_TTL_MS) > ev.now_ms
+        {
+            if &prev.body_sha256 != body_hash {
+                return Ok(IngestOutcome::KeyReused);
+            }
+            self.wait_durable().await?;
+            return Ok(IngestOutcome::Replayed(prev.response));
+        }
+
+        let event_id = ids::new_id(ids::EVENT, ev.now_ms);
+        let mut batch = super::Writes::default();
+        let mut deliveries = Vec::with_capacity(ev.endpoints.len());
+        for ep in &ev.endpoints {
+            let d = DeliveryRecord {
+                id: ids::new_id(ids::DELIVERY, ev.now_ms),
+                tenant_id: ev.tenant_id.to_owned(),
+                event_id: event_id.clone(),
+                endpoint_id: ep.id.clone(),
+                event_type: ev.event_type.to_owned(),
+                state: DeliveryState::Pending,
+                series: 1,
+                attempts: 0,
+                first_attempt_at_ms: None,
+                next_attempt_at_ms: Some(ev.now_ms),
+                last_delay_ms: None,
+                last_status: None,
+                last_error: None,
+                dead_reason: None,
+                created_at_ms: ev.now_ms,
+                updated_at_ms: ev.now_ms,
+                internal_errors: 0,
+            };
+            let entry = keys::ScheduleKey {
+                lane: Lane::First,
+                endpoint_id: ep.id.clone(),
+                due_ms: ev.now_ms,
+                delivery_id: d.id.clone(),
+            };
+            // Checked inside the write: a delivery for an endpoint deleted since it
+            // was read would be pending forever.
+            batch.require(keys::endpoint(ev.tenant_id, &ep.id));
+            batch.insert(keys::delivery(ev.tenant_id, &d.id), records::encode(&d));
+            batch.insert(entry.encode(), ev.tenant_id.as_bytes());
+            deliveries.push(d);
+        }
+        let record = EventRecord {
+            id: event_id.clone(),
+            tenant_id: ev.tenant_id.to_owned(),
+            event_type: ev.event_type.to_owned(),
+            payload: ev.payload.to_owned(),
+            created_at_ms: ev.now_ms,
+            deliveries: deliveries
+                .iter()
+                .map(|d| (d.id.clone(), d.endpoint_id.clone()))
+                .collect(),
+        };
+        batch.insert(
+            keys::event(ev.tenant_id, &event_id),
+            records::encode(&record),
+        );
+        let response = json!({
+            "id": event_id,
+            "deliveries": deliveries.iter().map(|d| json!({"id": d.id, "endpoint_id": d.endpoint_id})).collect::<Vec<_>>(),
+        });
+        if let Some((key, body_hash)) = &ev.idempotency {
+            let rec = IdempotencyRecord {
+                body_sha256: body_hash.clone(),
+                response: response.clone(),
+                created_at_ms: ev.now_ms,
+            };
+            batch.insert(keys::idempotency(ev.tenant_id, key), records::encode(&rec));
+        }
+        let written = if ev.idempotency.is_some() {
+            // Applied before the key lock can be released, even if cancelled.
+            self.commit(batch).await?
+        } else {
+            self.commit_queued(batch).await?
+        };
+        if written == WriteResult::Stale {
+            return Ok(IngestOutcome::EndpointsChanged);
+        }
+        Ok(IngestOutcome::Created {
+            response,
+            deliveries,
+        })
+    }
+
+    /// One event of one tenant.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
+        self.get(&keys::event(tenant, id))
+    }
+
+    /// Forgets idempotency keys older than their 24 h, in bounded batches; returns
+    /// how many went.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {
+        self.in_bulk(move |bulk| {
+            let mut removed = 0;
+            let mut after = None;
+            loop {
+                let (planned, last) =
+                    bulk.store()
+                        .expired_idempotency(after.as_deref(), now_ms, SWEEP_BATCH)?;
+                removed += remove_unchanged(bulk, planned)?;
+                match last {
+                    Some(k) => after = Some(k),
+                    None => return Ok(removed),
+                }
+            }
+        })
+        .await
+    }
+
+    /// The idempotency records expired at `now_ms` among up to `limit` after the key
+    /// `after`, as read (key, bytes); and the last key looked at, if the scan has
+    /// more to go.
+    fn expired_idempotency(
+        &self,
+        after: Option<&[u8]>,
+        now_ms: u64,
+        limit: usize,
+    ) -> Result<(Vec<KeyBytes>, Option<Vec<u8>>), StoreError> {
+        let prefix = keys::all_idempotency();
+        let start = after.map_or_else(|| prefix.clone(), |k| [k, &[0]].concat());
+        let mut planned = Vec::new();
+        let mut seen = 0;
+        let mut last = None;
+        for item in self.inner.records.range(start..keys::prefix_end(&prefix)) {
+            let (k, v) = item?;
+            seen += 1;
+            let rec: IdempotencyRecord = records::decode(&v)?;
+            if rec.created_at_ms.saturating_add(IDEMPOTENCY_TTL_MS) <= now_ms {
+                planned.push((k.to_vec(), v.to_vec()));
+            }
+            if seen == limit {
+                last = Some(k.to_vec());
+                break;
+            }
+        }
+        Ok((planned, last))
+    }
+}
+
+/// Removes each key that still holds the bytes it was read with: a key reused
+/// since (a fresh record under it) stays.
+fn remove_unchanged(
+    bulk: &mut BulkWrites<'_>,
+    planned: Vec<KeyBytes>,
+) -> Result<usize, StoreError> {
+    let groups: Vec<_> = planned
+        .into_iter()
+        .map(|(k, v)| {
+            let mut w = super::Writes::default();
+            w.require_unchanged(&k, v);
+            w.remove(&k);
+            w
+        })
+        .collect();
+    let results = bulk.apply_each(&groups)?;
+    Ok(results
+        .iter()
+        .filter(|r| **r == WriteResult::Written)
+        .count())
+}
+
+#[cfg(test)]
+#[path = "events_tests.rs"]
+mod tests;

@@ -1,0 +1,240 @@
+//! The embedded backend, on sled: one process owns the data dir.
+//!
+//! One `records` tree holds every record kind under its own key prefix
+//! ([`keys`]), so each ingest is one atomic write; a `meta` tree holds the schema
+//! version and install secrets. [`SledStore::commit`] applies a write and returns only
+//! once it is durable (group commit, [`flusher`]); attempt outcomes and key-less
+//! ingests are queued and applied in rounds ([`writer`]).
+
+mod bulk;
+#[cfg(test)]
+mod compat_fixture;
+#[cfg(test)]
+mod compat_tests;
+mod deliveries;
+mod dlq;
+mod endpoints;
+mod error;
+mod events;
+mod flusher;
+mod interruptions;
+pub(crate) mod keys;
+mod outcomes;
+mod plugins;
+pub mod reference;
+mod replay;
+mod retention;
+mod space;
+mod tenants;
+mod writer;
+mod writes;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use super::{
+    AttemptRecord, AttemptWrite, DeadCounts, DeliveryFilter, DeliveryPage, DeliveryRecord,
+    DeliveryState, EndpointRecord, EndpointVersion, EventRecord, IDEMPOTENCY_TTL_MS,
+    IdempotencyRecord, IngestOutcome, Interrupted, Interruption, Lane, Lease, NewEvent,
+    NewPluginVersion, PluginRecord, PluginVersionRecord, ReplayOutcome, ReplaySummary,
+    RetentionRules, StoreError, Swap, SweepCursor, SweepStats, TenantRecord, WriteResult, records,
+};
+pub use flusher::{DurabilityBackend, PersistFuture};
+use flusher::{GroupCommit, SledDurability};
+pub use space::SpaceWatch;
+pub(crate) use writes::Writes;
+
+/// The schema this build writes. A data dir with a newer one is refused.
+pub const SCHEMA_VERSION: u64 = 1;
+
+pub(crate) struct Inner {
+    db: sled::Db,
+    pub(crate) records: sled::Tree,
+    meta: sled::Tree,
+    commit: Arc<GroupCommit>,
+    data_dir: PathBuf,
+    /// Serialises read-check-write sequences that must not interleave (tenant
+    /// creation, idempotency keys); ingest without a key never takes it.
+    write_lock: tokio::sync::Mutex<()>,
+    key_locks: events::KeyLocks,
+    /// Writes waiting for the current round ([`writer`]).
+    writes: writer::WriteQueue,
+    space: SpaceWatch,
+}
+
+/// A handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct SledStore {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl SledStore {
+    /// Opens (or creates) the data dir and checks its schema version; new work is
+    /// refused while the disk has less than `min_free_disk` free.
+    ///
+    /// # Errors
+    /// `InUse` if another process holds it, `Unusable` if it cannot be created or
+    /// opened, `NewerSchema` if a newer hookgate wrote it.
+    pub fn open(
+        data_dir: &Path,
+        cache_capacity: u64,
+        min_free_disk: u64,
+    ) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| StoreError::Unusable {
+            path: data_dir.to_path_buf(),
+            message: if data_dir.exists() && !data_dir.is_dir() {
+                "it is not a directory".to_owned()
+            } else {
+                e.to_string()
+            },
+        })?;
+        let db = sled::Config::new()
+            .path(data_dir.join("sled"))
+            .cache_capacity(cache_capacity)
+            .open()
+            .map_err(|e| error::open_failure(data_dir, e))?;
+        let records = db.open_tree("records")?;
+        let meta = db.open_tree("meta")?;
+        match meta.get("schema_version")? {
+            None => {
+                meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
+            }
+            Some(v) => {
+                let found = u64::from_be_bytes(
+                    v.as_ref()
+                        .try_into()
+                        .map_err(|_| StoreError::Corrupt("schema_version".into()))?,
+                );
+                if found > SCHEMA_VERSION {
+                    return Err(StoreError::NewerSchema {
+                        found,
+                        supported: SCHEMA_VERSION,
+                    });
+                }
+                // Older schemas migrate here; version 1 is the first.
+            }
+        }
+        let inner = Inner {
+            db,
+            records,
+            meta,
+            commit: GroupCommit::new(),
+            data_dir: data_dir.to_path_buf(),
+            write_lock: tokio::sync::Mutex::new(()),
+            key_locks: events::KeyLocks::new(),
+            writes: writer::WriteQueue::default(),
+            space: SpaceWatch::new(data_dir, min_free_disk),
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The production durability backend for this store.
+    ///
+    /// # Errors
+    /// If the data dir cannot be opened for `syncfs`, or the durability thread
+    /// cannot be started.
+    pub fn sled_durability(&self) -> Result<Arc<dyn DurabilityBackend>, StoreError> {
+        let dir = std::fs::File::open(&self.inner.data_dir)?;
+        Ok(Arc::new(SledDurability::start(self.inner.db.clone(), dir)?))
+    }
+
+    /// Starts the group-commit flusher; it makes a last flush on `shutdown`.
+    pub fn start_flusher(
+        &self,
+        backend: Arc<dyn DurabilityBackend>,
+        shutdown: CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(Arc::clone(&self.inner.commit).run(backend, shutdown))
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// Whether free disk is below the minimum, as last checked.
+    pub fn space_low(&self) -> bool {
+        self.inner.space.is_low()
+    }
+
+    /// Reads free disk again.
+    pub fn check_space(&self) {
+        self.inner.space.refresh();
+    }
+
+    /// [`SledStore::commit`] for a write made under no lock: it joins the write queue's
+    /// next round ([`writer`]), shared with other writers, and waits until that round
+    /// is durable. A caller cancelled while queued may still see its write applied,
+    /// unacknowledged, as a cancelled [`SledStore::commit`] may.
+    ///
+    /// Conditions of `writes` are checked inside the round: `Stale` if one fails.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write or its flush failed: the caller must not ack.
+    pub async fn commit_queued(&self, writes: Writes) -> Result<WriteResult, StoreError> {
+        let (result, seq) = self.apply(writer::Job::Writes(writes)).await?;
+        let seq = seq.ok_or_else(|| StoreError::Unavailable("write not sequenced".into()))?;
+        self.inner.commit.wait_durable(seq).await?;
+        Ok(result)
+    }
+
+    /// Waits until a write just applied outside [`SledStore::commit`] (a transaction) is durable.
+    async fn wait_own_write(&self) -> Result<(), StoreError> {
+        let seq = self.inner.commit.written();
+        self.inner.commit.wait_durable(seq).await
+    }
+
+    /// Waits until every write applied so far is durable (for answers that repeat
+    /// an earlier write, such as an idempotent replay).
+    ///
+    /// # Errors
+    /// `Unavailable` if that flush failed.
+    pub async fn wait_durable(&self) -> Result<(), StoreError> {
+        self.inner
+            .commit
+            .wait_durable(self.inner.commit.latest())
+            .await
+    }
+
+    fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StoreError> {
+        self.inner
+            .records
+            .get(key)?
+            .map(|v| records::decode(&v))
+            .transpose()
+    }
+
+    /// Decoded records under `prefix`, newest first (ids are time-ordered).
+    fn scan_rev<T: DeserializeOwned>(
+        &self,
+        prefix: &[u8],
+    ) -> impl Iterator<Item = Result<(sled::IVec, T), StoreError>> + '_ {
+        self.inner.records.scan_prefix(prefix).rev().map(|kv| {
+            let (k, v) = kv?;
+            Ok((k, records::decode(&v)?))
+        })
+    }
+
+    /// Reads a value from the `meta` tree.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.inner.meta.get(key)?.map(|v| v.to_vec()))
+    }
+
+    /// Writes a value to the `meta` tree and flushes it before returning.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.meta.insert(key, value)?;
+        self.inner.db.flush()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,199 @@
+//! Uploaded retry-policy plugins. Each (tenant, name) has one record listing its
+//! versions and the active one (`pl␀{tenant}␀{name}`), and each version's bytes
+//! are kept exactly as uploaded under their own key (`pb␀{tenant}␀{name}␀{version}`),
+//! so the gateway can load them again at start. Version numbers are never reused
+//! while the plugin exists; a rollback only moves the active pointer.
+
+use super::{
+    NewPluginVersion, PluginRecord, PluginVersionRecord, SledStore, StoreError, keys, records,
+};
+
+impl SledStore {
+    /// One plugin of one tenant.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn plugin(&self, tenant: &str, name: &str) -> Result<Option<PluginRecord>, StoreError> {
+        self.get(&keys::plugin(tenant, name))
+    }
+
+    /// A tenant's plugins, by name.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
+        self.scan_plugins(&keys::plugins_of(tenant))
+    }
+
+    /// Every tenant's plugins (to load them at start).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn all_plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
+        self.scan_plugins(&keys::all_plugins())
+    }
+
+    fn scan_plugins(&self, prefix: &[u8]) -> Result<Vec<PluginRecord>, StoreError> {
+        let mut out: Vec<PluginRecord> = self
+            .scan_rev::<PluginRecord>(prefix)
+            .map(|r| r.map(|(_, p)| p))
+            .collect::<Result<_, _>>()?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The bytes of one version, as uploaded.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn plugin_bytes(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: u32,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .inner
+            .records
+            .get(keys::plugin_bytes(tenant, name, version))?
+            .map(|v| v.to_vec()))
+    }
+
+    /// Stores `new.bytes` as the next version of `tenant`'s `name` and makes it active,
+    /// atomically and durably (upload step 10). A new name is refused (`None`)
+    /// when the tenant already has `max_plugins`.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn add_plugin_version(
+        &self,
+        tenant: &str,
+        name: &str,
+        new: NewPluginVersion<'_>,
+        now_ms: u64,
+        max_plugins: usize,
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let mut rec = match self.plugin(tenant, name)? {
+            Some(rec) => rec,
+            None => {
+                let count = self
+                    .inner
+                    .records
+                    .scan_prefix(keys::plugins_of(tenant))
+                    .keys()
+                    .take(max_plugins)
+                    .count();
+                if count >= max_plugins {
+                    return Ok(None);
+                }
+                PluginRecord {
+                    tenant_id: tenant.to_owned(),
+                    name: name.to_owned(),
+                    versions: Vec::new(),
+                    active: 0,
+                }
+            }
+        };
+        let version = rec.versions.last().map_or(1, |v| v.version + 1);
+        rec.versions.push(PluginVersionRecord {
+            version,
+            sha256: new.sha256.to_owned(),
+            size: new.bytes.len() as u64,
+            created_at_ms: now_ms,
+            disabled: false,
+            checks: new.checks.cloned(),
+        });
+        rec.active = version;
+        let mut batch = super::Writes::default();
+        batch.insert(keys::plugin_bytes(tenant, name, version), new.bytes);
+        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
+        self.commit(batch).await?;
+        Ok(Some(rec))
+    }
+
+    /// Changes one plugin record in place; `None` if there is no such plugin.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn update_plugin(
+        &self,
+        tenant: &str,
+        name: &str,
+        change: impl FnOnce(&mut PluginRecord),
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let Some(mut rec) = self.plugin(tenant, name)? else {
+            return Ok(None);
+        };
+        change(&mut rec);
+        let mut batch = super::Writes::default();
+        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
+        self.commit(batch).await?;
+        Ok(Some(rec))
+    }
+
+    /// Drops the [`PluginRecord::prunable`] versions of a plugin and their bytes, in
+    /// one batch; returns the dropped versions (none if there is no such plugin).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn prune_plugin_versions(
+        &self,
+        tenant: &str,
+        name: &str,
+        keep: usize,
+        pinned: &[u32],
+    ) -> Result<Vec<PluginVersionRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let Some(mut rec) = self.plugin(tenant, name)? else {
+            return Ok(Vec::new());
+        };
+        let doomed = rec.prunable(keep, pinned);
+        if doomed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut rec.versions)
+            .into_iter()
+            .partition(|v| doomed.contains(&v.version));
+        rec.versions = kept;
+        let mut batch = super::Writes::default();
+        for v in &dropped {
+            batch.remove(keys::plugin_bytes(tenant, name, v.version));
+        }
+        batch.insert(keys::plugin(tenant, name), records::encode(&rec));
+        self.commit(batch).await?;
+        Ok(dropped)
+    }
+
+    /// Deletes a plugin with every version's bytes; `None` if there was none.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn delete_plugin(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<Option<PluginRecord>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let Some(rec) = self.plugin(tenant, name)? else {
+            return Ok(None);
+        };
+        let mut batch = super::Writes::default();
+        for key in self
+            .inner
+            .records
+            .scan_prefix(keys::plugin_bytes_of(tenant, name))
+            .keys()
+        {
+            batch.remove(key?);
+        }
+        batch.remove(keys::plugin(tenant, name));
+        self.commit(batch).await?;
+        Ok(Some(rec))
+    }
+}
+
+#[cfg(test)]
+#[path = "plugins_tests.rs"]
+mod tests;
