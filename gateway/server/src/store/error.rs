@@ -1,5 +1,5 @@
 //! [`StoreError`]: storage failures in the store's own terms (unavailable,
-//! corrupt, full, a data dir in use or unusable), whatever the backend. The
+//! corrupt, full, conflict, a data dir in use or unusable), whatever the backend. The
 //! backend's own error travels as the source, never in the type.
 
 use std::path::PathBuf;
@@ -16,6 +16,9 @@ pub enum Failure {
     Corrupt,
     /// No room left to write.
     Full,
+    /// A concurrent change won; the operation did nothing and may be retried
+    /// (a shared backend's serialisation failure).
+    Conflict,
 }
 
 impl std::fmt::Display for Failure {
@@ -24,6 +27,7 @@ impl std::fmt::Display for Failure {
             Self::Unavailable => "unavailable",
             Self::Corrupt => "corrupt",
             Self::Full => "full",
+            Self::Conflict => "conflict",
         })
     }
 }
