@@ -17,6 +17,8 @@ macro_rules! on_backend {
     };
 }
 
+#[cfg(test)]
+mod contract;
 mod deliveries;
 mod dlq;
 mod endpoints;

@@ -120,7 +120,6 @@ impl SledStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::DeadReason;
     use crate::store::testing::TestStore;
 
     /// Item 7: a tenant's first page reads only that tenant's records, however much
@@ -154,23 +153,5 @@ mod tests {
             .unwrap();
         assert_eq!(second.scanned, 2);
         assert!(second.data[0].id < first.data[0].id);
-    }
-
-    #[tokio::test]
-    async fn a_dead_reason_matches_only_deliveries_dead_for_that_reason() {
-        let t = TestStore::new();
-        let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
-        t.ingest("t", &[&a, &b], 0).await;
-        t.sled.delete_endpoint(&b, 1).await.unwrap();
-        let count = |reason| {
-            let filter = DeliveryFilter {
-                dead_reason: Some(reason),
-                ..DeliveryFilter::default()
-            };
-            let page = t.sled.list_deliveries("t", &filter, |_| true, 10, None);
-            page.unwrap().data.len()
-        };
-        assert_eq!(count(DeadReason::EndpointDeleted), 1);
-        assert_eq!(count(DeadReason::GiveUp), 0);
     }
 }

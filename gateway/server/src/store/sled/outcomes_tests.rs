@@ -1,8 +1,9 @@
-//! Stale schedule entries: a retry never starts early, and an entry left behind
-//! is removed instead of being served forever.
+//! Schedule entries left behind (by a crash or an older build) are removed by
+//! `due_delivery` instead of being served forever: states only raw writes make.
+//! Leases and outcomes as every backend must handle them are in
+//! `store::contract::leases`.
 
 use super::*;
-use crate::policy::VerdictKind;
 use crate::store::*;
 
 const T: &str = "t";
@@ -38,24 +39,6 @@ fn entry(lane: Lane, due_ms: u64) -> Lease {
     })
 }
 
-fn attempt() -> AttemptRecord {
-    AttemptRecord {
-        series: 1,
-        attempt: 1,
-        started_at_ms: 10,
-        duration_ms: 1,
-        status: Some(503),
-        error_kind: None,
-        response_snippet: String::new(),
-        verdict: VerdictKind::Retry.into(),
-        delay_ms: Some(1000),
-        next_attempt_at_ms: Some(1011),
-        dead_reason: None,
-        decided_by: "builtin".into(),
-        policy: "builtin:default".into(),
-    }
-}
-
 /// A store holding an endpoint, `d` and the schedule entries given.
 fn store_with(d: &DeliveryRecord, entries: &[&Lease]) -> (SledStore, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -78,27 +61,6 @@ fn has(store: &SledStore, e: &Lease) -> bool {
 }
 
 #[test]
-fn the_current_entry_yields_its_delivery() {
-    let first = entry(Lane::First, 10);
-    let (store, _dir) = store_with(&delivery(10), &[&first]);
-    let d = store.due_delivery(T, &first).unwrap();
-    assert_eq!(d.map(|d| d.id).as_deref(), Some("dlv_1"));
-    assert!(has(&store, &first));
-}
-
-#[test]
-fn an_entry_already_attempted_yields_nothing() {
-    // The first attempt moved the delivery to a retry at 1011; a scan that still
-    // held the first-lane entry must not start the retry now.
-    let (first, retry) = (entry(Lane::First, 10), entry(Lane::Retry, 1011));
-    let mut d = delivery(1011);
-    d.attempts = 1;
-    let (store, _dir) = store_with(&d, &[&retry]);
-    assert!(store.due_delivery(T, &first).unwrap().is_none());
-    assert!(has(&store, &retry), "the real retry entry stays");
-}
-
-#[test]
 fn entries_left_behind_are_removed() {
     let retry = entry(Lane::Retry, 1011);
     // Finished: the entry is an orphan.
@@ -111,49 +73,4 @@ fn entries_left_behind_are_removed() {
     let (store, _dir) = store_with(&delivery(5000), &[&retry]);
     assert!(store.due_delivery(T, &retry).unwrap().is_none());
     assert!(!has(&store, &retry));
-}
-
-/// Records attempt 1 of `dlv_1`, made from `first`, as a 503 retried at 1011.
-async fn record_first_attempt_503(store: &SledStore, first: &Lease) -> WriteResult {
-    let mut after = delivery(1011);
-    after.attempts = 1;
-    let log = attempt();
-    let write = AttemptWrite {
-        delivery: &after,
-        expected_series: 1,
-        expected_attempts: 0,
-        attempt: &log,
-        lease: first,
-        next_due_ms: Some(1011),
-        disable_endpoint: None,
-    };
-    store.record_attempt(write).await.unwrap()
-}
-
-#[tokio::test]
-async fn an_outcome_for_an_entry_already_consumed_is_stale() {
-    let first = entry(Lane::First, 10);
-    let (store, _dir) = store_with(&delivery(10), &[]);
-    assert_eq!(
-        record_first_attempt_503(&store, &first).await,
-        WriteResult::Stale
-    );
-    assert!(
-        !has(&store, &entry(Lane::Retry, 1011)),
-        "no retry entry written"
-    );
-}
-
-#[tokio::test]
-async fn an_outcome_moves_the_entry_to_the_retry_lane() {
-    let first = entry(Lane::First, 10);
-    let (store, _dir) = store_with(&delivery(10), &[&first]);
-    assert_eq!(
-        record_first_attempt_503(&store, &first).await,
-        WriteResult::Written
-    );
-    assert!(!has(&store, &first));
-    let retry = entry(Lane::Retry, 1011);
-    assert!(has(&store, &retry));
-    assert!(store.due_delivery(T, &retry).unwrap().is_some());
 }
