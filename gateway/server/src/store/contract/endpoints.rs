@@ -111,12 +111,7 @@ async fn endpoints_are_created_within_the_tenants_cap(t: TestStore) {
 
 async fn a_swap_writes_only_over_the_version_it_read(t: TestStore) {
     t.endpoint("t", "ep_1").await;
-    let read = t
-        .store
-        .endpoint_version("t", "ep_1")
-        .await
-        .unwrap()
-        .unwrap();
+    let read = t.version("t", "ep_1").await;
     let mut patched = read.record.clone();
     patched.description = "first".into();
     assert_eq!(
@@ -132,12 +127,7 @@ async fn a_swap_writes_only_over_the_version_it_read(t: TestStore) {
     );
     let now = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
     assert_eq!(now.description, "first");
-    let fresh = t
-        .store
-        .endpoint_version("t", "ep_1")
-        .await
-        .unwrap()
-        .unwrap();
+    let fresh = t.version("t", "ep_1").await;
     assert_eq!(
         t.store.swap_endpoint(&fresh, &other).await.unwrap(),
         Swap::Swapped

@@ -119,12 +119,7 @@ async fn endpoint_writes_publish_endpoint_changes(t: TestStore) {
         [changed()],
         "the refused create publishes nothing"
     );
-    let read = t
-        .store
-        .endpoint_version("t", "ep_1")
-        .await
-        .unwrap()
-        .unwrap();
+    let read = t.version("t", "ep_1").await;
     let mut patched = ep.clone();
     patched.description = "patched".into();
     t.store.swap_endpoint(&read, &patched).await.unwrap();

@@ -13,8 +13,8 @@ use tokio::sync::Barrier;
 
 use super::testing::TestStore;
 use super::{
-    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, IngestOutcome, Lane, Lease,
-    NewEvent, Store, WriteResult,
+    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, EndpointVersion, IngestOutcome,
+    Lane, Lease, NewEvent, Store, WriteResult,
 };
 use crate::policy::VerdictKind;
 
@@ -45,6 +45,14 @@ mod plugins;
 mod races;
 mod replay;
 mod retention;
+
+impl TestStore {
+    /// An endpoint as stored now, for a swap.
+    async fn version(&self, tenant: &str, id: &str) -> EndpointVersion {
+        let read = self.store.endpoint_version(tenant, id).await.unwrap();
+        read.expect("the endpoint exists")
+    }
+}
 
 /// The payload every test event carries.
 fn payload() -> Box<RawValue> {

@@ -59,12 +59,7 @@ async fn an_ingest_from_endpoints_read_before_a_delete_writes_nothing(t: TestSto
 /// (and its breaker opened) must not undo either.
 async fn a_swap_read_before_a_disable_never_undoes_it(t: TestStore) {
     t.endpoint("t", "ep_1").await;
-    let read = t
-        .store
-        .endpoint_version("t", "ep_1")
-        .await
-        .unwrap()
-        .unwrap();
+    let read = t.version("t", "ep_1").await;
     let gone = |e: &mut crate::store::EndpointRecord| {
         e.breaker.state = BreakerState::Open.into();
         e.disabled = true;
@@ -83,12 +78,7 @@ async fn a_swap_read_before_a_disable_never_undoes_it(t: TestStore) {
         "nothing written"
     );
     // The caller reads again and redoes its change on the current record.
-    let again = t
-        .store
-        .endpoint_version("t", "ep_1")
-        .await
-        .unwrap()
-        .unwrap();
+    let again = t.version("t", "ep_1").await;
     let mut patched = again.record.clone();
     patched.description = "patched".into();
     assert_eq!(
@@ -105,12 +95,7 @@ async fn a_swap_read_before_a_disable_never_undoes_it(t: TestStore) {
 
 async fn a_swap_racing_a_delete_does_not_bring_the_endpoint_back(t: TestStore) {
     t.endpoint("t", "ep_1").await;
-    let read = t
-        .store
-        .endpoint_version("t", "ep_1")
-        .await
-        .unwrap()
-        .unwrap();
+    let read = t.version("t", "ep_1").await;
     let mut ep = read.record.clone();
     ep.description = "patched".into();
     // The DELETE lands between the PATCH's read and its write.
