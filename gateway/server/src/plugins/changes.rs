@@ -1,10 +1,13 @@
 //! Changing a tenant's uploaded plugins: upload a new version, roll the active
 //! one back, delete the plugin. Each change holds the gate's change lock, writes
-//! the store, then updates the host, so both change in the same order.
+//! the store, then updates the host, so both change in the same order here.
 //!
 //! Allocating a version, activating one and pruning old ones are one method
 //! each ([`PluginService::allocate_version`], [`PluginService::activate`],
-//! [`PluginService::prune`]): whatever makes them atomic lives in their bodies.
+//! [`PluginService::prune`]), and each is one store operation, atomic in the
+//! store: the lock orders this process's host, it does not make the store safe.
+
+use std::sync::OnceLock;
 
 use crate::policy::wasm::{PluginBinding, UploadChecks};
 use crate::store::{NewPluginVersion, PluginRecord, StoreError};
@@ -119,21 +122,16 @@ impl PluginService {
     ) -> Result<PluginRecord, PluginServiceError> {
         self.refuse_preloaded(tenant, name)?;
         let _changes = self.gate.changes().await;
-        let rec = self
-            .store
-            .plugin(tenant, name)
+        let (rec, previous) = self
+            .activate(tenant, name, PluginRecord::previous)
             .await?
             .ok_or(PluginServiceError::NotFound)?;
-        let Some(previous) = rec.previous() else {
+        let Some(previous) = previous else {
             return Err(PluginServiceError::NothingToRollBackTo {
                 name: name.to_owned(),
                 active: rec.active,
             });
         };
-        let rec = self
-            .activate(tenant, name, previous)
-            .await?
-            .ok_or(PluginServiceError::NotFound)?;
         tracing::info!(
             tenant,
             plugin = name,
@@ -199,22 +197,33 @@ impl PluginService {
             .await
     }
 
-    /// Makes `version` the active one of `tenant`'s `name`, stored then loaded;
-    /// `None` if there is no such plugin.
+    /// Makes the version `pick` chooses from the stored record the active one of
+    /// `tenant`'s `name`, stored then loaded; `None` if there is no such plugin,
+    /// and no version if `pick` chose none. The choice is made inside the store's
+    /// write, so two changes made at once never choose from the same record.
     async fn activate(
         &self,
         tenant: &str,
         name: &str,
-        version: u32,
-    ) -> Result<Option<PluginRecord>, StoreError> {
+        pick: impl FnOnce(&PluginRecord) -> Option<u32>,
+    ) -> Result<Option<(PluginRecord, Option<u32>)>, StoreError> {
+        let picked = OnceLock::new();
         let rec = self
             .store
-            .update_plugin(tenant, name, |r| r.active = version)
+            .update_plugin(tenant, name, |r| {
+                if let Some(version) = pick(r) {
+                    r.active = version;
+                    let _ = picked.set(version);
+                }
+            })
             .await?;
-        if rec.is_some() {
+        let Some(rec) = rec else {
+            return Ok(None);
+        };
+        if let Some(&version) = picked.get() {
             self.host.set_active(tenant, name, version);
         }
-        Ok(rec)
+        Ok(Some((rec, picked.get().copied())))
     }
 
     /// Keeps the newest `plugins.keep_versions` versions of `tenant`'s `name` and
