@@ -74,17 +74,16 @@ impl RunError {
 
 /// Opens the configured store, telling the user's problems with it (it cannot
 /// be created, another process has it open, a newer hookgate wrote it) from
-/// storage failures. Call it within a tokio runtime: the store starts its
-/// background work.
+/// storage failures.
 ///
 /// # Errors
 /// [`RunError::DataDirInUse`], [`RunError::DataDir`], or [`RunError::Store`].
-pub fn open_store(config: &StoreConfig) -> Result<Store, RunError> {
+pub async fn open_store(config: &StoreConfig) -> Result<Store, RunError> {
     let unusable = |message: String| RunError::DataDir {
         path: config.data_dir.clone(),
         message,
     };
-    match Store::open(config) {
+    match Store::open(config).await {
         Ok(store) => Ok(store),
         Err(StoreError::InUse { path }) => Err(RunError::DataDirInUse { path }),
         Err(StoreError::Unusable { message, .. }) => Err(unusable(message)),
@@ -139,7 +138,7 @@ pub async fn run_with(
     let host = Arc::new(host_from_config(&config)?);
     let store = match options.store {
         Some(store) => store,
-        None => open_store(&config.store)?,
+        None => open_store(&config.store).await?,
     };
     host.log_pool();
     let clock = options.clock.unwrap_or_else(|| Arc::new(SystemClock));

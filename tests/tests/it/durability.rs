@@ -52,7 +52,9 @@ impl DurabilityBackend for GatedBackend {
 async fn gateway(backend: Arc<GatedBackend>) -> TestGateway {
     let dir = Arc::new(tempfile::tempdir().unwrap());
     let config = test_config(dir.path());
-    let store = Store::open_with(&config.store, Some(backend)).unwrap();
+    let store = Store::open_with(&config.store, Some(backend))
+        .await
+        .unwrap();
     TestGateway::start_with(
         config,
         dir,

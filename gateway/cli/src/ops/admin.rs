@@ -33,7 +33,7 @@ pub fn run(command: AdminCommand) -> Result<(), RunError> {
                     min_free_disk: 0,
                     ..StoreConfig::default()
                 };
-                let store = hookgate_server::open_store(&config)?;
+                let store = hookgate_server::open_store(&config).await?;
                 let reset = hookgate_server::reset_admin_token(&store).await;
                 store.close().await;
                 reset?;

@@ -19,7 +19,7 @@ use crate::store::{DeliveryRecord, DeliveryState};
 /// cause, instead of sending an empty body.
 #[tokio::test]
 async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
-    let e = engine(None);
+    let e = engine(None).await;
     let ep = e.store.endpoint("t", "ep_1").await;
     let (d, entry) = e.pending(&ep).await;
     let mut w = Writes::default();
@@ -42,7 +42,7 @@ async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
 /// `invalid_request` instead of sending an empty request.
 #[tokio::test]
 async fn silent_fallbacks_in_the_worker_an_unbuildable_request_ends_the_delivery() {
-    let e = engine(None);
+    let e = engine(None).await;
     let mut ep = e.store.endpoint("t", "ep_1").await;
     ep.url = "http://bad host/hook".into();
     let (d, entry) = e.pending(&ep).await;
@@ -67,7 +67,8 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
     let e = engine(Some(Arc::new(move |_: &DeliveryRecord| {
         counted.fetch_add(1, Ordering::SeqCst);
         panic!("injected failure");
-    })));
+    })))
+    .await;
     let ep = e.store.endpoint("t", "ep_1").await;
     let (d, mut entry) = e.pending(&ep).await;
     let (handle, _changes) = (DeliveryHandle::default(), ());

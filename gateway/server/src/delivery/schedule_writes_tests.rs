@@ -50,7 +50,7 @@ async fn receive_one(listener: TcpListener) -> String {
 
 #[tokio::test]
 async fn an_alert_ingest_is_counted_and_delivered() {
-    let store = TestStore::new();
+    let store = TestStore::new().await;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let cfg = AlertsConfig {
         url: Some(format!("http://{}/alerts", listener.local_addr().unwrap())),

@@ -18,8 +18,8 @@ pub(crate) struct Engine {
     pub(crate) ctx: Arc<EngineContext>,
 }
 
-pub(crate) fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
-    let store = TestStore::new();
+pub(crate) async fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
+    let store = TestStore::new().await;
     let clock = ManualClock::new(START_MS);
     let client = super::DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap();
     let config = crate::config::Config::default();

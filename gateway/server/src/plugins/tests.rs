@@ -59,7 +59,7 @@ async fn decide_once(host: &PluginHost) -> String {
 
 #[tokio::test]
 async fn a_disabled_version_is_stored_counted_and_alerted() {
-    let store = TestStore::new();
+    let store = TestStore::new().await;
     let bytes = trap_module();
     let stored = store
         .store

@@ -83,8 +83,8 @@ impl Store {
     ///
     /// # Errors
     /// As the backend's open: in use, unusable, written by a newer hookgate.
-    pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
-        Self::open_with(config, None)
+    pub async fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+        Self::open_with(config, None).await
     }
 
     /// [`Store::open`], with sled's flushes made by `durability` instead of the
@@ -92,7 +92,7 @@ impl Store {
     ///
     /// # Errors
     /// As [`Store::open`].
-    pub fn open_with(
+    pub async fn open_with(
         config: &StoreConfig,
         durability: Option<Arc<dyn DurabilityBackend>>,
     ) -> Result<Self, StoreError> {

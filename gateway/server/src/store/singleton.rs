@@ -52,7 +52,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_embedded_store_grants_every_singleton() {
-        let t = TestStore::new();
+        let t = TestStore::new().await;
         for work in [
             Singleton::Retention,
             Singleton::IdempotencySweep,

@@ -20,12 +20,12 @@ pub(crate) struct TestStore {
 impl TestStore {
     /// [`TestStore::sled`], the backend unit tests run on unless they run on
     /// every backend (`store::contract`).
-    pub(crate) fn new() -> Self {
-        Self::sled()
+    pub(crate) async fn new() -> Self {
+        Self::sled().await
     }
 
-    /// A store on sled in a fresh temporary dir (call within a tokio runtime).
-    pub(crate) fn sled() -> Self {
+    /// A store on sled in a fresh temporary dir.
+    pub(crate) async fn sled() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let config = StoreConfig {
             data_dir: dir.path().to_path_buf(),
@@ -33,7 +33,7 @@ impl TestStore {
             min_free_disk: 0,
             ..StoreConfig::default()
         };
-        let store = Store::open(&config).unwrap();
+        let store = Store::open(&config).await.unwrap();
         Self {
             sled: store.sled().clone(),
             store,

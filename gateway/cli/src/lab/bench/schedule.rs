@@ -34,7 +34,8 @@ async fn seed(
         cache_capacity: 64 << 20,
         min_free_disk: 0,
         ..StoreConfig::default()
-    })?;
+    })
+    .await?;
     let ep = store
         .endpoint("bench", &ep_id)
         .await?

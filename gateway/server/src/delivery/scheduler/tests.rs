@@ -14,7 +14,7 @@ const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 /// leave no heap entry each; a replay still lets the probe through.
 #[tokio::test]
 async fn scheduler_heap_growth_while_a_breaker_is_open_stays_bounded() {
-    let e = engine(None);
+    let e = engine(None).await;
     let mut ep = e.store.endpoint("t", "ep_1").await;
     ep.breaker = BreakerRecord {
         state: BreakerState::Open.into(),

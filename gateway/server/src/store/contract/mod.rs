@@ -29,7 +29,7 @@ macro_rules! contract_tests {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
-                    super::$name($crate::store::testing::TestStore::$backend()).await
+                    super::$name($crate::store::testing::TestStore::$backend().await).await
                 }
             )*
         }

@@ -74,7 +74,7 @@ fn seed_deliveries(store: &SledStore, template: &DeliveryRecord, state: Delivery
 #[test]
 fn bulk_replay_runs_off_the_runtime_workers() {
     one_worker().block_on(async {
-        let t = TestStore::new();
+        let t = TestStore::new().await;
         let ep = t.endpoint("t", "ep_1").await;
         let template = t.ingest("t", &[&ep], 0).await.remove(0);
         seed_deliveries(&t.sled, &template, DeliveryState::Dead);
@@ -94,7 +94,7 @@ fn bulk_replay_runs_off_the_runtime_workers() {
 #[test]
 fn endpoint_delete_runs_off_the_runtime_workers() {
     one_worker().block_on(async {
-        let t = TestStore::new();
+        let t = TestStore::new().await;
         let ep = t.endpoint("t", "ep_1").await;
         let template = t.ingest("t", &[&ep], 0).await.remove(0);
         seed_deliveries(&t.sled, &template, DeliveryState::Pending);
@@ -110,7 +110,7 @@ fn endpoint_delete_runs_off_the_runtime_workers() {
 #[test]
 fn idempotency_sweep_runs_off_the_runtime_workers() {
     one_worker().block_on(async {
-        let t = TestStore::new();
+        let t = TestStore::new().await;
         for i in 0..RECORDS {
             let rec = IdempotencyRecord {
                 body_sha256: String::new(),

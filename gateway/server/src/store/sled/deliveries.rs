@@ -126,7 +126,7 @@ mod tests {
     /// later tenants hold.
     #[tokio::test]
     async fn the_first_page_of_deliveries_reads_only_the_tenants_records() {
-        let t = TestStore::new();
+        let t = TestStore::new().await;
         let zz = t.endpoint("zz", "ep_zz").await;
         for i in 0..300 {
             t.ingest("zz", &[&zz], i).await;

@@ -38,7 +38,7 @@ fn rules(now_ms: u64) -> RetentionRules {
 /// applied keeps its `succeeded`.
 #[tokio::test]
 async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
-    let t = TestStore::new();
+    let t = TestStore::new().await;
     let store = &t.sled;
     let ep = t.endpoint("t", "ep_1").await;
     let d = t.ingest("t", &[&ep], 5).await.remove(0);
@@ -81,7 +81,7 @@ async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
 /// keeps the delivery (now pending again) and its event.
 #[tokio::test]
 async fn whole_record_write_back_retention_keeps_a_racing_replay() {
-    let t = TestStore::new();
+    let t = TestStore::new().await;
     let store = &t.sled;
     let ep = t.endpoint("t", "ep_1").await;
     let d = t.ingest("t", &[&ep], 0).await.remove(0);
