@@ -31,6 +31,7 @@ mod recorded;
 pub mod records;
 mod retention;
 mod schedule;
+pub mod scratch_database;
 mod singleton;
 pub mod sled;
 mod tenants;
