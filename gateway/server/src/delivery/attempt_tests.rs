@@ -71,7 +71,7 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
     .await;
     let ep = e.store.endpoint("t", "ep_1").await;
     let (d, mut entry) = e.pending(&ep).await;
-    let (handle, _changes) = (DeliveryHandle::default(), ());
+    let handle = DeliveryHandle::default();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
     let in_flight = super::in_flight::InFlight::default();
     for round in 1..=MAX_INTERNAL_ERRORS {

@@ -9,8 +9,6 @@
 //! Preloaded plugins are config-owned: a stored plugin of the same tenant and name
 //! is left unloaded, with a warning, and the service refuses to change it.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -114,18 +112,8 @@ impl PluginService {
                 );
                 continue;
             }
-            // Read first: restoring compiles, which must not hold a store read open.
-            let mut bytes = HashMap::new();
-            for v in &record.versions {
-                bytes.insert(
-                    v.version,
-                    store.plugin_bytes(tenant, name, v.version).await?,
-                );
-            }
-            let bytes = RefCell::new(bytes);
-            let loaded = host.restore(&stored(&record), |v| {
-                Ok::<_, StoreError>(bytes.borrow_mut().remove(&v).flatten())
-            })?;
+            let bytes_of = |v| store.plugin_bytes(tenant, name, v);
+            let loaded = host.restore(&stored(&record), bytes_of).await?;
             tracing::info!(tenant, plugin = %name, versions = loaded, active = record.active, "plugin restored");
         }
         Ok(Self {

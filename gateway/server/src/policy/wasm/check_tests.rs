@@ -118,8 +118,8 @@ fn record(checked: &CheckedPlugin) -> StoredPlugin {
     }
 }
 
-#[test]
-fn restarts_load_verified_artifacts_and_recompile_tampered_ones() {
+#[tokio::test]
+async fn restarts_load_verified_artifacts_and_recompile_tampered_ones() {
     let dir = tempfile::tempdir().unwrap();
     let cache = || ArtifactCache::new(dir.path(), [9; 32]);
     let bytes = module("tryagain");
@@ -136,8 +136,8 @@ fn restarts_load_verified_artifacts_and_recompile_tampered_ones() {
     // A verified artifact needs no bytes at all.
     let restarted = PluginHost::new(LIMIT).unwrap();
     restarted.attach_artifacts(cache());
-    let no_bytes = |_| -> Result<Option<Vec<u8>>, MissingBytes> { Ok(None) };
-    assert_eq!(restarted.restore(&rec, no_bytes).unwrap(), 1);
+    let no_bytes = |_| async { Ok::<_, MissingBytes>(None) };
+    assert_eq!(restarted.restore(&rec, no_bytes).await.unwrap(), 1);
     assert_eq!(restarted.resolve("acme", "p"), Some(("p".into(), 1)));
 
     // A tampered artifact (or one under another key) is compiled again from the bytes.
@@ -148,15 +148,15 @@ fn restarts_load_verified_artifacts_and_recompile_tampered_ones() {
     let tampered = PluginHost::new(LIMIT).unwrap();
     tampered.attach_artifacts(cache());
     assert!(
-        tampered.restore(&rec, no_bytes).is_err(),
+        tampered.restore(&rec, no_bytes).await.is_err(),
         "the tampered artifact was used"
     );
-    let with_bytes = |_| -> Result<Option<Vec<u8>>, MissingBytes> { Ok(Some(bytes.clone())) };
-    assert_eq!(tampered.restore(&rec, with_bytes).unwrap(), 1);
+    let with_bytes = |_| async { Ok::<_, MissingBytes>(Some(bytes.clone())) };
+    assert_eq!(tampered.restore(&rec, with_bytes).await.unwrap(), 1);
     let other_key = PluginHost::new(LIMIT).unwrap();
     other_key.attach_artifacts(ArtifactCache::new(dir.path(), [1; 32]));
     assert!(
-        other_key.restore(&rec, no_bytes).is_err(),
+        other_key.restore(&rec, no_bytes).await.is_err(),
         "an artifact under another key was used"
     );
 }

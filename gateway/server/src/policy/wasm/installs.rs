@@ -78,11 +78,15 @@ impl PluginHost {
     ///
     /// # Errors
     /// What `bytes_of` fails with, or [`MissingBytes`] when it finds none.
-    pub fn restore<E: From<MissingBytes>>(
+    pub async fn restore<E, F>(
         &self,
         record: &StoredPlugin,
-        bytes_of: impl Fn(u32) -> Result<Option<Vec<u8>>, E>,
-    ) -> Result<usize, E> {
+        bytes_of: impl Fn(u32) -> F,
+    ) -> Result<usize, E>
+    where
+        E: From<MissingBytes>,
+        F: Future<Output = Result<Option<Vec<u8>>, E>>,
+    {
         let (tenant, name) = (record.tenant_id.as_str(), record.name.as_str());
         let mut loaded = 0;
         for v in &record.versions {
@@ -92,7 +96,10 @@ impl PluginHost {
                 .and_then(|c| c.load(self.sandbox.engine(), &v.sha256))
             {
                 Some(component) => Ok(component),
-                None => self.compile_stored(tenant, name, v.version, &bytes_of)?,
+                None => {
+                    let bytes = bytes_of(v.version).await?;
+                    self.compile_stored(tenant, name, v.version, bytes)?
+                }
             };
             let pre = component.and_then(|c| self.sandbox.pre(&c));
             match pre {
@@ -122,15 +129,16 @@ impl PluginHost {
         Ok(loaded)
     }
 
-    /// A stored version compiled from its bytes, and cached.
+    /// A stored version compiled from its bytes (`None`: the store has none),
+    /// and cached.
     fn compile_stored<E: From<MissingBytes>>(
         &self,
         tenant: &str,
         name: &str,
         version: u32,
-        bytes_of: &impl Fn(u32) -> Result<Option<Vec<u8>>, E>,
+        bytes: Option<Vec<u8>>,
     ) -> Result<Result<Component, PluginError>, E> {
-        let Some(bytes) = bytes_of(version)? else {
+        let Some(bytes) = bytes else {
             return Err(MissingBytes {
                 tenant: tenant.to_owned(),
                 name: name.to_owned(),

@@ -152,11 +152,6 @@ impl SledStore {
         tokio::spawn(Arc::clone(&self.inner.commit).run(backend, shutdown))
     }
 
-    /// The data directory.
-    pub fn data_dir(&self) -> &Path {
-        &self.inner.data_dir
-    }
-
     /// Whether free disk is below the minimum, as last checked.
     pub fn space_low(&self) -> bool {
         self.inner.space.is_low()
