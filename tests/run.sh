@@ -13,9 +13,11 @@ python3 -m pip install --quiet standardwebhooks==1.1.0 prometheus-client==0.21.1
   schemathesis==4.32.5 openapi-spec-validator==0.9.0 openapi-python-client==0.29.1 \
   httpx==0.28.1 attrs==26.1.0
 npm ci --prefix tests/scripts --no-audit --no-fund
-# The PostgreSQL tests need the server on 127.0.0.1:5432; they fail, never skip,
-# without it.
-if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+# The PostgreSQL tests make scratch databases on this server; they fail, never
+# skip, without it. The machine's own server is started when it is down.
+export HOOKGATE_TEST_POSTGRES="${HOOKGATE_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}"
+if ! pg_isready -q -d "$HOOKGATE_TEST_POSTGRES"; then
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start
+  pg_isready -q -t 30 -d "$HOOKGATE_TEST_POSTGRES"
 fi
 cargo test --workspace "$@"
