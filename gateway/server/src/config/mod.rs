@@ -25,8 +25,13 @@ pub use store_section::{StoreBackend, StoreConfig};
 use values::{de_duration_ms, de_socket_addr};
 
 const ENV_PREFIX: &str = "HOOKGATE_";
-/// Variables of the command-line client; the server ignores them.
-const ENV_RESERVED: [&str; 2] = ["HOOKGATE_URL", "HOOKGATE_TOKEN"];
+/// Variables of the command-line client and of the test setup; the server
+/// ignores them.
+const ENV_RESERVED: [&str; 3] = [
+    "HOOKGATE_URL",
+    "HOOKGATE_TOKEN",
+    crate::store::scratch_database::SERVER_ENV,
+];
 const MIB: u64 = 1024 * 1024;
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 

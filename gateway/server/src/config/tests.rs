@@ -84,6 +84,12 @@ fn unknown_keys_refused_and_client_vars_ignored() {
     );
     let vars = [("HOOKGATE_URL", "http://x"), ("HOOKGATE_TOKEN", "t")];
     assert!(load(None, &vars).is_ok());
+    // The test setup's server for scratch databases is not config either.
+    let vars = [(
+        "HOOKGATE_TEST_POSTGRES",
+        "postgres://postgres@127.0.0.1/test",
+    )];
+    assert!(load(None, &vars).is_ok());
 }
 
 #[test]

@@ -8,6 +8,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio_postgres::{Client, NoTls};
 
+/// The variable naming the server scratch databases are made on.
+pub const SERVER_ENV: &str = "HOOKGATE_TEST_POSTGRES";
 /// The server used when `HOOKGATE_TEST_POSTGRES` is unset.
 pub const DEFAULT_TEST_POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
 /// Every scratch database's name starts so; the rest is its creation time
@@ -54,8 +56,7 @@ impl ScratchDatabase {
     /// # Errors
     /// `Unreachable` with how to start PostgreSQL, or `Sql`.
     pub async fn create() -> Result<Self, ScratchError> {
-        let server = std::env::var("HOOKGATE_TEST_POSTGRES")
-            .unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.into());
+        let server = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.into());
         let client = connect(&server).await?;
         let sql = |source| ScratchError::Sql {
             url: server.clone(),
@@ -186,8 +187,7 @@ mod tests {
     /// Never skips: an unreachable server fails here, saying how to start it.
     #[tokio::test]
     async fn a_scratch_database_is_usable_and_gone_after_its_run_even_a_failed_one() {
-        let server_url = std::env::var("HOOKGATE_TEST_POSTGRES")
-            .unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.into());
+        let server_url = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.into());
         let server = connect(&server_url).await.unwrap_or_else(|e| panic!("{e}"));
         let exists = async |name: &str| {
             let rows = server
