@@ -201,6 +201,7 @@ impl Config {
             ..Config::default()
         };
         full.tls.extra_ca_file = Some(PathBuf::new());
+        (full.store.url, full.store.ca_file) = (Some(String::new()), Some(PathBuf::new()));
         full.outbound.allow_only = Some(Vec::new());
         (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
         full.plugins.preload = vec![PreloadPlugin {
@@ -274,11 +275,7 @@ impl Config {
                 "must list at least one CIDR or host pattern; leave it unset to allow any host";
             return Err(invalid("outbound.allow_only", message));
         }
-        if self.store.cache_capacity < MIB {
-            let capacity = self.store.cache_capacity;
-            let message = format!("must be at least 1 MiB, got {capacity} bytes");
-            return Err(invalid("store.cache_capacity", message));
-        }
+        self.store.validate()?;
         if let Some(url) = &self.alerts.url
             && let Err(e) = crate::address_guard::normalize_endpoint_url(url, self.limits.url_len)
         {

@@ -1,5 +1,6 @@
-//! `[store]`: which storage backend holds hookgate's state, and its settings.
-//! Today the one backend is the embedded sled database.
+//! `[store]`: which storage backend holds hookgate's state, and its settings:
+//! the embedded sled database (the default, one process per data dir), or
+//! PostgreSQL at `url`, which several gateways can share.
 //!
 //! The sled keys used to sit at the top level (`data_dir`, `cache_capacity`,
 //! `min_free_disk`, and `HOOKGATE_DATA_DIR` and so on in the environment). They
@@ -11,8 +12,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
-use super::values::de_byte_size;
+use super::values::{de_byte_size, de_duration_ms};
 use super::{ConfigError, MIB};
+use crate::store::postgres::PgTarget;
 
 /// The keys that moved from the top level to `[store]`.
 const MOVED_KEYS: [&str; 3] = ["data_dir", "cache_capacity", "min_free_disk"];
@@ -24,10 +26,12 @@ pub enum StoreBackend {
     /// The embedded sled database in `data_dir`: one process per data dir.
     #[default]
     Sled,
+    /// PostgreSQL at `url`; several gateways may share one database.
+    Postgres,
 }
 
 /// `[store]`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
     /// The backend.
@@ -41,6 +45,18 @@ pub struct StoreConfig {
     /// `/healthz` 503.
     #[serde(deserialize_with = "de_byte_size")]
     pub min_free_disk: u64,
+    /// PostgreSQL: the connection URL (`postgres://user:pass@host:5432/db?sslmode=...`).
+    /// `sslmode` may be `disable`, `prefer`, `require`, `verify-ca` or `verify-full`.
+    pub url: Option<String>,
+    /// PostgreSQL: most connections the gateway opens.
+    pub pool_size: usize,
+    /// PostgreSQL: PEM roots to verify the server by (`verify-ca`, `verify-full`);
+    /// the system's roots when unset.
+    pub ca_file: Option<PathBuf>,
+    /// PostgreSQL: how long past an endpoint's timeout a claimed attempt stays
+    /// claimed; a gateway that dies holding work gives it back after this.
+    #[serde(rename = "lease_margin", deserialize_with = "de_duration_ms")]
+    pub lease_margin_ms: u64,
 }
 
 impl Default for StoreConfig {
@@ -50,7 +66,82 @@ impl Default for StoreConfig {
             data_dir: PathBuf::from("./hookgate-data"),
             cache_capacity: 64 * MIB,
             min_free_disk: 1024 * MIB,
+            url: None,
+            pool_size: 16,
+            ca_file: None,
+            lease_margin_ms: 30_000,
         }
+    }
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("backend", &self.backend)
+            .field("data_dir", &self.data_dir)
+            .field("cache_capacity", &self.cache_capacity)
+            .field("min_free_disk", &self.min_free_disk)
+            .field("url", &self.url.as_deref().map(redact_password))
+            .field("pool_size", &self.pool_size)
+            .field("ca_file", &self.ca_file)
+            .field("lease_margin_ms", &self.lease_margin_ms)
+            .finish()
+    }
+}
+
+/// A connection string with its password hidden, for logs.
+pub(crate) fn redact_password(url: &str) -> String {
+    if let Ok(mut parsed) = url::Url::parse(url)
+        && parsed.password().is_some()
+    {
+        let _ = parsed.set_password(Some("redacted"));
+        return parsed.to_string();
+    }
+    url.split_whitespace()
+        .map(|word| match word.split_once('=') {
+            Some(("password", _)) => "password=redacted",
+            _ => word,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl StoreConfig {
+    /// Checks the keys of the backend in use.
+    ///
+    /// # Errors
+    /// `Invalid`, naming the key.
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            key: format!("store.{key}"),
+            message,
+        };
+        if self.cache_capacity < MIB {
+            let capacity = self.cache_capacity;
+            let message = format!("must be at least 1 MiB, got {capacity} bytes");
+            return Err(invalid("cache_capacity", message));
+        }
+        if self.backend != StoreBackend::Postgres {
+            return Ok(());
+        }
+        let Some(url) = &self.url else {
+            let message =
+                "must be set when store.backend is \"postgres\" (postgres://user@host:5432/db)";
+            return Err(invalid("url", message.to_owned()));
+        };
+        PgTarget::parse(url).map_err(|e| invalid("url", e))?;
+        if !(1..=1024).contains(&self.pool_size) {
+            let message = format!("must be from 1 to 1024, got {}", self.pool_size);
+            return Err(invalid("pool_size", message));
+        }
+        if self.lease_margin_ms < 1_000 {
+            let message = format!("must be at least 1s, got {}ms", self.lease_margin_ms);
+            return Err(invalid("lease_margin", message));
+        }
+        if let Some(path) = &self.ca_file {
+            PgTarget::check_ca_file(path).map_err(|e| invalid("ca_file", e))?;
+        }
+        Ok(())
     }
 }
 
@@ -91,6 +182,10 @@ pub(super) fn lift_moved_keys(layer: &mut Table, origin: &str) -> Result<Vec<Str
     }
     Ok(notes)
 }
+
+#[cfg(test)]
+#[path = "store_section_tests.rs"]
+mod postgres_tests;
 
 #[cfg(test)]
 mod tests {
@@ -151,7 +246,7 @@ mod tests {
         let e = e.to_string();
         assert!(e.starts_with("config key `store.data_dir`: "), "{e}");
         assert!(e.contains("both set"), "{e}");
-        let e = load("[store]\nbackend = 'postgres'", &[]).unwrap_err();
+        let e = load("[store]\nbackend = 'oracle'", &[]).unwrap_err();
         assert!(
             e.to_string().starts_with("config key `store.backend`"),
             "{e}"

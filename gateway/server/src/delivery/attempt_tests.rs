@@ -24,7 +24,7 @@ async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
     let (d, entry) = e.pending(&ep).await;
     let mut w = Writes::default();
     w.remove(keys::event("t", &d.event_id));
-    e.store.sled.commit(w).await.unwrap();
+    e.store.embedded().commit(w).await.unwrap();
     e.worker(&ep, entry).run().await;
     let d = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
     assert_eq!(d.state, DeliveryState::Dead);

@@ -55,7 +55,7 @@ impl Store {
         tenant: &str,
         id: &str,
     ) -> Result<Option<DeliveryRecord>, StoreError> {
-        on_backend!(self, s => s.delivery(tenant, id))
+        on_backend!(self, s => sync s.delivery(tenant, id))
     }
 
     /// A delivery's attempts across every series, oldest first.
@@ -63,7 +63,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
-        on_backend!(self, s => s.attempt_log(delivery_id))
+        on_backend!(self, s => sync s.attempt_log(delivery_id))
     }
 
     /// A tenant's deliveries that pass `filter` and `extra`, newest first, after `cursor`.
@@ -78,7 +78,7 @@ impl Store {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
-        on_backend!(self, s => s.list_deliveries(tenant, filter, extra, limit, cursor))
+        on_backend!(self, s => sync s.list_deliveries(tenant, filter, extra, limit, cursor))
     }
 
     /// Pending and dead deliveries per tenant (one full scan; used once at start).

@@ -56,7 +56,7 @@ impl Store {
         tenant: &str,
         id: &str,
     ) -> Result<Option<EndpointVersion>, StoreError> {
-        on_backend!(self, s => s.endpoint_version(tenant, id))
+        on_backend!(self, s => sync s.endpoint_version(tenant, id))
     }
 
     /// Replaces the endpoint with `new` only if it is still exactly as `read`:
@@ -86,7 +86,7 @@ impl Store {
         tenant: &str,
         id: &str,
     ) -> Result<Option<EndpointRecord>, StoreError> {
-        on_backend!(self, s => s.endpoint(tenant, id))
+        on_backend!(self, s => sync s.endpoint(tenant, id))
     }
 
     /// A tenant's endpoints, newest first, after `cursor`; `true` if more follow.
@@ -99,7 +99,7 @@ impl Store {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<(Vec<EndpointRecord>, bool), StoreError> {
-        on_backend!(self, s => s.list_endpoints(tenant, limit, cursor))
+        on_backend!(self, s => sync s.list_endpoints(tenant, limit, cursor))
     }
 
     /// All of a tenant's endpoints (for fan-out).
@@ -107,7 +107,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
-        on_backend!(self, s => s.endpoints_of(tenant))
+        on_backend!(self, s => sync s.endpoints_of(tenant))
     }
 
     /// Every endpoint of every tenant (for the scheduler at start).
@@ -115,7 +115,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
-        on_backend!(self, s => s.all_endpoints())
+        on_backend!(self, s => sync s.all_endpoints())
     }
 
     /// Deletes an endpoint; its pending deliveries become dead (`endpoint_deleted`).

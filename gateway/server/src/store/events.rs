@@ -1,10 +1,13 @@
 //! Event ingest (one atomic write, durable before the ack, idempotent by key)
 //! and event reads.
 
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
-use super::{Change, DeliveryRecord, EndpointRecord, EventRecord, Store, StoreError};
+use super::{
+    Change, DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, Store, StoreError,
+};
+use crate::ids;
 
 /// How long an `Idempotency-Key` is remembered.
 pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -37,6 +40,63 @@ pub enum IngestOutcome {
     EndpointsChanged,
 }
 
+/// An event made ready to store, the same for every backend: its record, one
+/// pending delivery per endpoint (due at once), and the 202 body.
+pub(crate) struct PreparedEvent {
+    pub(crate) event: EventRecord,
+    pub(crate) deliveries: Vec<DeliveryRecord>,
+    pub(crate) response: Value,
+}
+
+impl PreparedEvent {
+    pub(crate) fn new(ev: &NewEvent<'_>) -> Self {
+        let event_id = ids::new_id(ids::EVENT, ev.now_ms);
+        let deliveries: Vec<DeliveryRecord> = ev
+            .endpoints
+            .iter()
+            .map(|ep| DeliveryRecord {
+                id: ids::new_id(ids::DELIVERY, ev.now_ms),
+                tenant_id: ev.tenant_id.to_owned(),
+                event_id: event_id.clone(),
+                endpoint_id: ep.id.clone(),
+                event_type: ev.event_type.to_owned(),
+                state: DeliveryState::Pending,
+                series: 1,
+                attempts: 0,
+                first_attempt_at_ms: None,
+                next_attempt_at_ms: Some(ev.now_ms),
+                last_delay_ms: None,
+                last_status: None,
+                last_error: None,
+                dead_reason: None,
+                created_at_ms: ev.now_ms,
+                updated_at_ms: ev.now_ms,
+                internal_errors: 0,
+            })
+            .collect();
+        let response = json!({
+            "id": event_id,
+            "deliveries": deliveries.iter().map(|d| json!({"id": d.id, "endpoint_id": d.endpoint_id})).collect::<Vec<_>>(),
+        });
+        let event = EventRecord {
+            id: event_id,
+            tenant_id: ev.tenant_id.to_owned(),
+            event_type: ev.event_type.to_owned(),
+            payload: ev.payload.to_owned(),
+            created_at_ms: ev.now_ms,
+            deliveries: deliveries
+                .iter()
+                .map(|d| (d.id.clone(), d.endpoint_id.clone()))
+                .collect(),
+        };
+        Self {
+            event,
+            deliveries,
+            response,
+        }
+    }
+}
+
 impl Store {
     /// Ingests an event: event, deliveries, schedule entries and idempotency record in
     /// one batch, durable before this returns.
@@ -60,7 +120,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
-        on_backend!(self, s => s.event(tenant, id))
+        on_backend!(self, s => sync s.event(tenant, id))
     }
 
     /// Forgets idempotency keys older than their 24 h, in bounded batches; returns
@@ -81,6 +141,6 @@ impl Store {
         tenant: &str,
         event_id: &str,
     ) -> Result<Option<String>, StoreError> {
-        on_backend!(self, s => s.event_payload(tenant, event_id))
+        on_backend!(self, s => sync s.event_payload(tenant, event_id))
     }
 }

@@ -7,12 +7,14 @@
 //! at the next send. The engine's own attempt outcomes are not reported here:
 //! the worker that wrote one tells its scheduler directly.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 /// What a committed write changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     /// An endpoint has work due at `due_ms` (new deliveries).
     Due { endpoint_id: String, due_ms: u64 },
@@ -58,6 +60,8 @@ impl Change {
 #[derive(Clone, Default)]
 pub struct ChangeFeed {
     subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Change>>>>,
+    /// A shared backend's way to tell the other gateways, if it has one.
+    outbox: Arc<OnceLock<mpsc::UnboundedSender<Change>>>,
 }
 
 /// One subscriber's end of the feed: every change published after it
@@ -81,12 +85,31 @@ impl ChangeFeed {
 
     /// [`ChangeFeed::publish`] for several changes, under one lock.
     pub(crate) fn publish_all(&self, changes: impl IntoIterator<Item = Change>) {
+        let Some(outbox) = self.outbox.get() else {
+            return self.publish_remote(changes);
+        };
+        let changes: Vec<Change> = changes.into_iter().collect();
+        for change in &changes {
+            let _ = outbox.send(change.clone());
+        }
+        self.publish_remote(changes);
+    }
+
+    /// Tells this gateway's subscribers of changes another gateway made (they
+    /// are not sent out again).
+    pub(crate) fn publish_remote(&self, changes: impl IntoIterator<Item = Change>) {
         let Ok(mut subs) = self.subscribers.lock() else {
             return;
         };
         for change in changes {
             subs.retain(|tx| tx.send(change.clone()).is_ok());
         }
+    }
+
+    /// Sends every change published here from now on to `outbox` as well (a
+    /// shared backend tells the other gateways from there). Set once.
+    pub(crate) fn send_out(&self, outbox: mpsc::UnboundedSender<Change>) {
+        let _ = self.outbox.set(outbox);
     }
 }
 

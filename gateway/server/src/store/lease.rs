@@ -22,9 +22,10 @@ impl Lane {
 }
 
 /// One delivery due at one time, as the store handed it out. Opaque: only the
-/// store that made it reads what it holds.
+/// store that made it reads what it holds: the schedule entry, and the token
+/// of a backend that fences claims (0 where the entry itself is the fence).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease(pub(crate) ScheduleKey);
+pub struct Lease(pub(crate) ScheduleKey, pub(crate) i64);
 
 impl Lease {
     /// The delivery this lease is for.

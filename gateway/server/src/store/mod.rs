@@ -8,11 +8,19 @@
 //! no locks. Each write that changes what is due, or what an endpoint, plugin or
 //! tenant is, is reported on the [`ChangeFeed`] once it has committed.
 
-/// Runs `$body` with `$s` bound to the backend in use.
+/// Runs `$body` with `$s` bound to the backend in use. `sync` marks a call
+/// the embedded backend answers at once and the others await.
 macro_rules! on_backend {
+    ($self:ident, $s:ident => sync $body:expr) => {
+        match &$self.backend {
+            $crate::store::Backend::Sled($s) => $body,
+            $crate::store::Backend::Postgres($s) => $body.await,
+        }
+    };
     ($self:ident, $s:ident => $body:expr) => {
         match &$self.backend {
             $crate::store::Backend::Sled($s) => $body,
+            $crate::store::Backend::Postgres($s) => $body,
         }
     };
 }
@@ -27,6 +35,7 @@ mod events;
 mod feed;
 mod lease;
 mod plugins;
+pub mod postgres;
 mod recorded;
 pub mod records;
 mod retention;
@@ -42,8 +51,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
+use self::postgres::PgStore;
 use self::sled::{DurabilityBackend, SledStore};
-use crate::config::StoreConfig;
+use crate::config::{StoreBackend, StoreConfig};
 pub use deliveries::{DeliveryFilter, DeliveryPage};
 pub use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
 pub use endpoints::{EndpointVersion, Swap};
@@ -62,6 +72,7 @@ pub use singleton::{Grant, Singleton};
 #[derive(Clone)]
 pub(crate) enum Backend {
     Sled(SledStore),
+    Postgres(PgStore),
 }
 
 /// A handle to the store; cheap to clone.
@@ -72,7 +83,8 @@ pub struct Store {
     pub(crate) background: Arc<Background>,
 }
 
-/// The backend's own background work (sled: group commit), stopped by
+/// The backend's own background work (sled: group commit; PostgreSQL: ingest
+/// batching and wake-ups), stopped by
 /// [`Store::close`].
 pub(crate) struct Background {
     pub(crate) stop: CancellationToken,
@@ -98,6 +110,11 @@ impl Store {
         durability: Option<Arc<dyn DurabilityBackend>>,
     ) -> Result<Self, StoreError> {
         let feed = ChangeFeed::default();
+        let stop = CancellationToken::new();
+        if config.backend == StoreBackend::Postgres {
+            let (pg, task) = PgStore::open(config, feed.clone(), stop.clone()).await?;
+            return Ok(Self::with_backend(Backend::Postgres(pg), feed, stop, task));
+        }
         let sled = SledStore::open(
             &config.data_dir,
             config.cache_capacity,
@@ -107,16 +124,40 @@ impl Store {
             Some(d) => d,
             None => sled.sled_durability()?,
         };
-        let stop = CancellationToken::new();
         let task = sled.start_flusher(durability, stop.clone());
-        Ok(Self {
-            backend: Backend::Sled(sled),
+        Ok(Self::with_backend(Backend::Sled(sled), feed, stop, task))
+    }
+
+    fn with_backend(
+        backend: Backend,
+        feed: ChangeFeed,
+        stop: CancellationToken,
+        task: tokio::task::JoinHandle<()>,
+    ) -> Self {
+        Self {
+            backend,
             feed,
             background: Arc::new(Background {
                 stop,
                 task: Mutex::new(Some(task)),
             }),
-        })
+        }
+    }
+
+    /// The backend's name, as `[store] backend` spells it.
+    pub fn backend_name(&self) -> &'static str {
+        match &self.backend {
+            Backend::Sled(_) => "sled",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The PostgreSQL backend, if that is the one in use (its pool's gauges).
+    pub fn postgres(&self) -> Option<&PgStore> {
+        match &self.backend {
+            Backend::Postgres(pg) => Some(pg),
+            Backend::Sled(_) => None,
+        }
     }
 
     /// Stops the backend's background work after a last flush. Call it once
@@ -160,6 +201,7 @@ impl Store {
     pub(crate) fn sled(&self) -> &SledStore {
         match &self.backend {
             Backend::Sled(s) => s,
+            Backend::Postgres(_) => panic!("this store runs on PostgreSQL"),
         }
     }
 
@@ -168,7 +210,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        on_backend!(self, s => s.meta_get(key))
+        on_backend!(self, s => sync s.meta_get(key))
     }
 
     /// Writes an install-wide setting, durably, before returning.
@@ -176,6 +218,6 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        on_backend!(self, s => s.meta_put(key, value))
+        on_backend!(self, s => sync s.meta_put(key, value))
     }
 }

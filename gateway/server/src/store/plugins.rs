@@ -45,6 +45,41 @@ pub struct PluginRecord {
 }
 
 impl PluginRecord {
+    /// A plugin with no versions yet.
+    pub(crate) fn empty(tenant: &str, name: &str) -> Self {
+        Self {
+            tenant_id: tenant.to_owned(),
+            name: name.to_owned(),
+            versions: Vec::new(),
+            active: 0,
+        }
+    }
+
+    /// Adds `new` as the next version and makes it active; returns its number.
+    pub(crate) fn add_version(&mut self, new: &NewPluginVersion<'_>, now_ms: u64) -> u32 {
+        let version = self.versions.last().map_or(1, |v| v.version + 1);
+        self.versions.push(PluginVersionRecord {
+            version,
+            sha256: new.sha256.to_owned(),
+            size: new.bytes.len() as u64,
+            created_at_ms: now_ms,
+            disabled: false,
+            checks: new.checks.cloned(),
+        });
+        self.active = version;
+        version
+    }
+
+    /// Removes the [`PluginRecord::prunable`] versions; returns them.
+    pub(crate) fn prune(&mut self, keep: usize, pinned: &[u32]) -> Vec<PluginVersionRecord> {
+        let doomed = self.prunable(keep, pinned);
+        let (dropped, kept) = std::mem::take(&mut self.versions)
+            .into_iter()
+            .partition(|v| doomed.contains(&v.version));
+        self.versions = kept;
+        dropped
+    }
+
     /// The version before the active one, if any (what a rollback moves to).
     pub fn previous(&self) -> Option<u32> {
         let at = self
@@ -76,7 +111,7 @@ impl Store {
         tenant: &str,
         name: &str,
     ) -> Result<Option<PluginRecord>, StoreError> {
-        on_backend!(self, s => s.plugin(tenant, name))
+        on_backend!(self, s => sync s.plugin(tenant, name))
     }
 
     /// A tenant's plugins, by name.
@@ -84,7 +119,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
-        on_backend!(self, s => s.plugins_of(tenant))
+        on_backend!(self, s => sync s.plugins_of(tenant))
     }
 
     /// Every tenant's plugins (to load them at start).
@@ -92,7 +127,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn all_plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
-        on_backend!(self, s => s.all_plugins())
+        on_backend!(self, s => sync s.all_plugins())
     }
 
     /// The bytes of one version, as uploaded.
@@ -105,7 +140,7 @@ impl Store {
         name: &str,
         version: u32,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        on_backend!(self, s => s.plugin_bytes(tenant, name, version))
+        on_backend!(self, s => sync s.plugin_bytes(tenant, name, version))
     }
 
     /// Stores `new.bytes` as the next version of `tenant`'s `name` and makes it active,

@@ -1,7 +1,8 @@
 //! Retention: pruning finished work in small batches, and ending deliveries that
 //! nothing will serve.
 
-use super::{Store, StoreError};
+use super::{DeliveryRecord, DeliveryState, EndpointRecord, Store, StoreError};
+use crate::policy::DeadReason;
 
 /// How long finished work is kept.
 #[derive(Debug, Clone, Copy)]
@@ -11,6 +12,40 @@ pub struct RetentionRules {
     pub retention_ms: u64,
     /// Dead deliveries, and pending ones on a disabled endpoint; 0 keeps them forever.
     pub dlq_retention_ms: u64,
+}
+
+impl RetentionRules {
+    /// Whether something at `since_ms` kept for `keep_ms` (0: forever) is due to go.
+    pub(crate) fn expired(&self, since_ms: u64, keep_ms: u64) -> bool {
+        keep_ms > 0 && since_ms.saturating_add(keep_ms) <= self.now_ms
+    }
+
+    /// Whether a finished delivery is past its retention (never a pending one).
+    pub(crate) fn finished_expired(&self, d: &DeliveryRecord) -> bool {
+        match d.state {
+            DeliveryState::Succeeded => self.expired(d.updated_at_ms, self.retention_ms),
+            DeliveryState::Dead => self.expired(d.updated_at_ms, self.dlq_retention_ms),
+            DeliveryState::Pending => false,
+        }
+    }
+
+    /// Why a pending delivery on `endpoint` ends now, if nothing will serve it:
+    /// its endpoint is gone, or disabled for longer than the DLQ retention.
+    pub(crate) fn end_pending(&self, endpoint: Option<&EndpointRecord>) -> Option<DeadReason> {
+        match endpoint {
+            None => Some(DeadReason::EndpointDeleted),
+            Some(ep)
+                if ep.disabled
+                    && self.expired(
+                        ep.disabled_at_ms.unwrap_or(ep.created_at_ms),
+                        self.dlq_retention_ms,
+                    ) =>
+            {
+                Some(DeadReason::EndpointDisabled)
+            }
+            Some(_) => None,
+        }
+    }
 }
 
 /// What one sweep step did.

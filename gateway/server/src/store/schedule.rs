@@ -52,6 +52,32 @@ pub enum WriteResult {
     Stale,
 }
 
+impl Interruption {
+    /// What this interruption makes of `d`, changed in place: ended, or due again
+    /// at the retry time with the failure counted (the same for every backend).
+    pub(crate) fn settle(self, d: &mut DeliveryRecord, now_ms: u64) -> Interrupted {
+        match self {
+            Self::End(reason) => {
+                d.end(reason, now_ms);
+                Interrupted::Ended(reason)
+            }
+            Self::InternalError { max, .. } if d.internal_errors + 1 >= max => {
+                d.internal_errors += 1;
+                d.end(DeadReason::InternalError, now_ms);
+                Interrupted::Ended(DeadReason::InternalError)
+            }
+            Self::InternalError { retry_at_ms, .. } => {
+                d.internal_errors += 1;
+                d.next_attempt_at_ms = Some(retry_at_ms);
+                d.updated_at_ms = now_ms;
+                Interrupted::Requeued {
+                    due_ms: retry_at_ms,
+                }
+            }
+        }
+    }
+}
+
 impl Store {
     /// Settles a due entry whose attempt could not be made (see [`Interruption`]),
     /// in one transaction, if the entry is still its delivery's current one.
@@ -68,7 +94,17 @@ impl Store {
         on_backend!(self, s => s.interrupt(tenant, lease, now_ms, what).await)
     }
 
-    /// Up to `limit` entries of `endpoint_id` in `lane` due at or before `now_ms`, oldest first.
+    /// Whether [`Store::due_entries`] claims what it hands out, so a later scan
+    /// no longer shows it (a backend several gateways share), rather than
+    /// showing it again until its outcome is written (the embedded one, whose
+    /// one process tracks its leases in memory).
+    pub fn claims_due_work(&self) -> bool {
+        matches!(self.backend, super::Backend::Postgres(_))
+    }
+
+    /// Up to `limit` entries of `endpoint_id` in `lane` due at or before `now_ms`,
+    /// oldest first. On a backend that claims them, each is leased to the caller
+    /// until its outcome is written or the lease expires.
     ///
     /// # Errors
     /// On a storage failure.
@@ -79,7 +115,7 @@ impl Store {
         now_ms: u64,
         limit: usize,
     ) -> Result<Vec<Lease>, StoreError> {
-        on_backend!(self, s => s.due_entries(lane, endpoint_id, now_ms, limit))
+        on_backend!(self, s => sync s.due_entries(lane, endpoint_id, now_ms, limit))
     }
 
     /// The earliest due time in either lane of `endpoint_id` after `after_ms`
@@ -92,7 +128,7 @@ impl Store {
         endpoint_id: &str,
         after_ms: Option<u64>,
     ) -> Result<Option<u64>, StoreError> {
-        on_backend!(self, s => s.next_due(endpoint_id, after_ms))
+        on_backend!(self, s => sync s.next_due(endpoint_id, after_ms))
     }
 
     /// The delivery a due schedule entry names, if the entry is still its current
@@ -107,7 +143,7 @@ impl Store {
         tenant: &str,
         lease: &Lease,
     ) -> Result<Option<DeliveryRecord>, StoreError> {
-        on_backend!(self, s => s.due_delivery(tenant, lease))
+        on_backend!(self, s => sync s.due_delivery(tenant, lease))
     }
 
     /// Records an attempt: the delivery, its log entry, the schedule move and any

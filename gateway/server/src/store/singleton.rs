@@ -5,7 +5,7 @@
 //! which one process owns, always does; a shared backend grants each name to
 //! one node at a time.
 
-use super::{Store, StoreError};
+use super::{Backend, Store, StoreError};
 
 /// The singleton work hookgate does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,7 +41,10 @@ impl Store {
     /// # Errors
     /// On a storage failure; the caller skips this round.
     pub async fn singleton(&self, work: Singleton) -> Result<Option<Grant>, StoreError> {
-        on_backend!(self, _s => Ok(Some(Grant { work })))
+        match &self.backend {
+            Backend::Sled(_) => Ok(Some(Grant { work })),
+            Backend::Postgres(pg) => pg.singleton(work).await,
+        }
     }
 }
 

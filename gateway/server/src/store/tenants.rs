@@ -25,7 +25,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
-        on_backend!(self, s => s.tenant(id))
+        on_backend!(self, s => sync s.tenant(id))
     }
 
     /// Tenants in reverse id order, after `cursor` if given; `true` if more follow.
@@ -37,7 +37,7 @@ impl Store {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<(Vec<TenantRecord>, bool), StoreError> {
-        on_backend!(self, s => s.list_tenants(limit, cursor))
+        on_backend!(self, s => sync s.list_tenants(limit, cursor))
     }
 
     /// The tenant whose API key hashes to `key_hash`.
@@ -45,7 +45,7 @@ impl Store {
     /// # Errors
     /// On a storage failure.
     pub async fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
-        on_backend!(self, s => s.tenant_by_key(key_hash))
+        on_backend!(self, s => sync s.tenant_by_key(key_hash))
     }
 
     /// Replaces a tenant's key; the old one stops working at once. `false` if no such tenant.

@@ -1,8 +1,9 @@
 //! Fixtures for the store's unit tests: a store on a temporary dir with its
 //! flusher running, and records to fill it with.
 
+use super::scratch_database::ScratchDatabase;
 use super::sled::SledStore;
-use crate::config::StoreConfig;
+use crate::config::{StoreBackend, StoreConfig};
 use serde_json::value::RawValue;
 
 use super::{
@@ -12,9 +13,14 @@ use super::{
 /// A store with its background work running; stopped on drop.
 pub(crate) struct TestStore {
     pub(crate) store: Store,
-    /// The same store's sled backend, for tests that look inside it.
-    pub(crate) sled: SledStore,
-    _dir: tempfile::TempDir,
+    /// Where it lives: a temporary dir, or a scratch PostgreSQL database
+    /// (dropped with it).
+    _place: Place,
+}
+
+enum Place {
+    Dir { _dir: tempfile::TempDir },
+    Database(ScratchDatabase),
 }
 
 impl TestStore {
@@ -35,10 +41,34 @@ impl TestStore {
         };
         let store = Store::open(&config).await.unwrap();
         Self {
-            sled: store.sled().clone(),
             store,
-            _dir: dir,
+            _place: Place::Dir { _dir: dir },
         }
+    }
+
+    /// A store on a scratch PostgreSQL database of its own, with a short lease
+    /// margin. Fails (never skips) when the server cannot be reached.
+    pub(crate) async fn postgres() -> Self {
+        let db = ScratchDatabase::create()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let config = StoreConfig {
+            backend: StoreBackend::Postgres,
+            url: Some(db.url.clone()),
+            pool_size: 8,
+            lease_margin_ms: 2_000,
+            ..StoreConfig::default()
+        };
+        let store = Store::open(&config).await.unwrap();
+        Self {
+            store,
+            _place: Place::Database(db),
+        }
+    }
+
+    /// The sled backend, for tests that look inside it.
+    pub(crate) fn embedded(&self) -> &SledStore {
+        self.store.sled()
     }
 
     /// Stores endpoint `id` of `tenant`.
@@ -99,8 +129,20 @@ impl TestStore {
     /// state the contract needs that no facade call makes. Each backend makes it
     /// its own way.
     pub(crate) async fn crash_mid_delete(&self, tenant: &str, id: &str) {
-        let key = super::sled::keys::endpoint(tenant, id);
-        assert!(self.sled.inner.records.remove(key).unwrap().is_some());
+        match &self._place {
+            Place::Dir { .. } => {
+                let key = super::sled::keys::endpoint(tenant, id);
+                assert!(self.embedded().inner.records.remove(key).unwrap().is_some());
+            }
+            Place::Database(db) => {
+                let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                tokio::spawn(connection);
+                let sql = "DELETE FROM endpoints WHERE tenant_id = $1 AND id = $2";
+                assert_eq!(client.execute(sql, &[&tenant, &id]).await.unwrap(), 1);
+            }
+        }
     }
 }
 

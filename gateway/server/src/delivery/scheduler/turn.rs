@@ -8,7 +8,7 @@ use super::Scheduler;
 use crate::delivery::attempt_task::run_attempt;
 use crate::delivery::breaker::Admit;
 use crate::delivery::worker::DeliveryWorker;
-use crate::store::Lane;
+use crate::store::{Lane, Lease, Store, StoreError};
 
 impl Scheduler {
     /// One round-robin turn for a due endpoint.
@@ -42,22 +42,9 @@ impl Scheduler {
             }
             return; // otherwise a finishing attempt requeues the endpoint
         }
-        // Leased entries are still in the schedule (storage says pending until the
-        // outcome is written), so look past up to max_in_flight of them.
-        let limit = slot.record.max_in_flight as usize + allowed;
-        let store = &self.ctx.store;
-        let lanes = match store
-            .due_entries(Lane::First, endpoint_id, now, limit)
-            .await
-        {
-            Ok(first) => store
-                .due_entries(Lane::Retry, endpoint_id, now, limit)
-                .await
-                .map(|retry| (first, retry)),
-            Err(e) => Err(e),
-        };
-        let entries = match lanes {
-            Ok((first, retry)) => interleave(first, retry),
+        let held = slot.record.max_in_flight as usize;
+        let entries = match due_work(&self.ctx.store, endpoint_id, now, allowed, held).await {
+            Ok(entries) => entries,
             Err(e) => {
                 tracing::warn!(error = %e, endpoint_id, "cannot read due work");
                 return;
@@ -100,6 +87,48 @@ impl Scheduler {
             self.index.push(endpoint_id, next);
         }
     }
+}
+
+/// Due entries to start up to `allowed` attempts from, first attempts and
+/// retries interleaved; `held` is how many this endpoint may have in flight.
+async fn due_work(
+    store: &Store,
+    endpoint_id: &str,
+    now: u64,
+    allowed: usize,
+    held: usize,
+) -> Result<Vec<Lease>, StoreError> {
+    if store.claims_due_work() {
+        // Each entry handed out is claimed: ask only for what can start, half
+        // from each lane, then more first attempts if retries fell short.
+        let half = allowed.div_ceil(2);
+        let mut first = store
+            .due_entries(Lane::First, endpoint_id, now, half)
+            .await?;
+        let retry_room = allowed - first.len();
+        let retry = store
+            .due_entries(Lane::Retry, endpoint_id, now, retry_room)
+            .await?;
+        let room = allowed - first.len() - retry.len();
+        if room > 0 && first.len() == half {
+            first.extend(
+                store
+                    .due_entries(Lane::First, endpoint_id, now, room)
+                    .await?,
+            );
+        }
+        return Ok(interleave(first, retry));
+    }
+    // Leased entries are still in the schedule (storage says pending until the
+    // outcome is written), so look past up to `held` of them.
+    let limit = held + allowed;
+    let first = store
+        .due_entries(Lane::First, endpoint_id, now, limit)
+        .await?;
+    let retry = store
+        .due_entries(Lane::Retry, endpoint_id, now, limit)
+        .await?;
+    Ok(interleave(first, retry))
 }
 
 /// Alternates first attempts and retries, first attempts first, so neither lane

@@ -23,6 +23,7 @@ use crate::policy::VerdictKind;
 macro_rules! contract_tests {
     ($($name:ident),* $(,)?) => {
         contract_tests!(@backend sled, $($name),*);
+        contract_tests!(@backend postgres, $($name),*);
     };
     (@backend $backend:ident, $($name:ident),*) => {
         mod $backend {

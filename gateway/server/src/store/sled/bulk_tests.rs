@@ -77,15 +77,15 @@ fn bulk_replay_runs_off_the_runtime_workers() {
         let t = TestStore::new().await;
         let ep = t.endpoint("t", "ep_1").await;
         let template = t.ingest("t", &[&ep], 0).await.remove(0);
-        seed_deliveries(&t.sled, &template, DeliveryState::Dead);
-        let store = t.sled.clone();
+        seed_deliveries(t.embedded(), &template, DeliveryState::Dead);
+        let store = t.embedded().clone();
         let dead = DeliveryFilter {
             state: Some(DeliveryState::Dead),
             ..DeliveryFilter::default()
         };
         let op = tokio::spawn(async move { store.replay_matching("t", &dead, 5).await });
         let schedule = keys::schedule_of(Lane::First, "ep_1");
-        let replayed = || count(&t.sled, &schedule) == RECORDS + 1;
+        let replayed = || count(t.embedded(), &schedule) == RECORDS + 1;
         assert!(worker_held_until(replayed).await, "replay needs the worker");
         assert_eq!(op.await.unwrap().unwrap().replayed, RECORDS);
     });
@@ -97,11 +97,11 @@ fn endpoint_delete_runs_off_the_runtime_workers() {
         let t = TestStore::new().await;
         let ep = t.endpoint("t", "ep_1").await;
         let template = t.ingest("t", &[&ep], 0).await.remove(0);
-        seed_deliveries(&t.sled, &template, DeliveryState::Pending);
-        let store = t.sled.clone();
+        seed_deliveries(t.embedded(), &template, DeliveryState::Pending);
+        let store = t.embedded().clone();
         let op = tokio::spawn(async move { store.delete_endpoint(&ep, 5).await });
         let schedule = keys::schedule_of(Lane::First, "ep_1");
-        let emptied = || count(&t.sled, &schedule) == 0;
+        let emptied = || count(t.embedded(), &schedule) == 0;
         assert!(worker_held_until(emptied).await, "delete needs the worker");
         assert_eq!(op.await.unwrap().unwrap(), RECORDS + 1);
     });
@@ -118,16 +118,16 @@ fn idempotency_sweep_runs_off_the_runtime_workers() {
                 created_at_ms: 0,
             };
             let key = keys::idempotency("t", &format!("key-{i}"));
-            t.sled
+            t.embedded()
                 .inner
                 .records
                 .insert(key, records::encode(&rec))
                 .unwrap();
         }
-        let store = t.sled.clone();
+        let store = t.embedded().clone();
         let now = IDEMPOTENCY_TTL_MS + 1;
         let op = tokio::spawn(async move { store.sweep_idempotency(now).await });
-        let swept = || count(&t.sled, &keys::all_idempotency()) == 0;
+        let swept = || count(t.embedded(), &keys::all_idempotency()) == 0;
         assert!(worker_held_until(swept).await, "the sweep needs the worker");
         assert_eq!(op.await.unwrap().unwrap(), RECORDS);
     });

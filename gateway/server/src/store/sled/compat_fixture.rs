@@ -118,7 +118,7 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
             expected_series,
             expected_attempts,
             attempt: &log,
-            lease: &Lease(entry.clone()),
+            lease: &Lease(entry.clone(), 0),
             next_due_ms: next_due,
             disable_endpoint: disable.map(str::to_owned),
         })
@@ -149,12 +149,15 @@ async fn ingest(store: &SledStore, ep: &EndpointRecord, case: &str, now_ms: u64)
 
 /// Ends the delivery's current schedule entry with `what`, as the engine does.
 async fn interrupt(store: &SledStore, d: &DeliveryRecord, what: Interruption) {
-    let entry = Lease(keys::ScheduleKey {
-        lane: Lane::First,
-        endpoint_id: d.endpoint_id.clone(),
-        due_ms: d.next_attempt_at_ms.unwrap(),
-        delivery_id: d.id.clone(),
-    });
+    let entry = Lease(
+        keys::ScheduleKey {
+            lane: Lane::First,
+            endpoint_id: d.endpoint_id.clone(),
+            due_ms: d.next_attempt_at_ms.unwrap(),
+            delivery_id: d.id.clone(),
+        },
+        0,
+    );
     let done = store.interrupt(TENANT, &entry, d.created_at_ms + 5, what);
     assert!(matches!(done.await.unwrap(), Interrupted::Ended(_)));
 }

@@ -133,12 +133,12 @@ mod tests {
         }
         let all = DeliveryFilter::default();
         let empty = t
-            .sled
+            .embedded()
             .list_deliveries("a", &all, |_| true, 1, None)
             .unwrap();
         assert_eq!((empty.data.len(), empty.scanned), (0, 0));
         let first = t
-            .sled
+            .embedded()
             .list_deliveries("zz", &all, |_| true, 1, None)
             .unwrap();
         assert_eq!(first.data.len(), 1);
@@ -148,7 +148,7 @@ mod tests {
         );
         let next = first.next_cursor.as_deref();
         let second = t
-            .sled
+            .embedded()
             .list_deliveries("zz", &all, |_| true, 1, next)
             .unwrap();
         assert_eq!(second.scanned, 2);

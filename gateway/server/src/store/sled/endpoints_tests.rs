@@ -39,7 +39,7 @@ fn rules(now_ms: u64) -> RetentionRules {
 #[tokio::test]
 async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
     let t = TestStore::new().await;
-    let store = &t.sled;
+    let store = &t.embedded();
     let ep = t.endpoint("t", "ep_1").await;
     let d = t.ingest("t", &[&ep], 5).await.remove(0);
     let planned = store.plan_schedule_end("t", "ep_1", 6).unwrap();
@@ -48,12 +48,15 @@ async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
     done.state = DeliveryState::Succeeded;
     done.attempts = 1;
     done.next_attempt_at_ms = None;
-    let entry = Lease(keys::ScheduleKey {
-        lane: Lane::First,
-        endpoint_id: "ep_1".into(),
-        due_ms: 5,
-        delivery_id: d.id.clone(),
-    });
+    let entry = Lease(
+        keys::ScheduleKey {
+            lane: Lane::First,
+            endpoint_id: "ep_1".into(),
+            due_ms: 5,
+            delivery_id: d.id.clone(),
+        },
+        0,
+    );
     let written = store
         .record_attempt(AttemptWrite {
             delivery: &done,
@@ -82,7 +85,7 @@ async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
 #[tokio::test]
 async fn whole_record_write_back_retention_keeps_a_racing_replay() {
     let t = TestStore::new().await;
-    let store = &t.sled;
+    let store = &t.embedded();
     let ep = t.endpoint("t", "ep_1").await;
     let d = t.ingest("t", &[&ep], 0).await.remove(0);
     let mut dead = store.delivery("t", &d.id).unwrap().unwrap();

@@ -2,14 +2,12 @@
 
 use std::hash::BuildHasher;
 
-use serde_json::json;
-
 use super::bulk::BulkWrites;
 use super::{
-    DeliveryRecord, DeliveryState, EventRecord, IDEMPOTENCY_TTL_MS, IdempotencyRecord,
-    IngestOutcome, Lane, NewEvent, SledStore, StoreError, WriteResult, keys, records,
+    EventRecord, IDEMPOTENCY_TTL_MS, IdempotencyRecord, IngestOutcome, Lane, NewEvent, SledStore,
+    StoreError, WriteResult, keys, records,
 };
-use crate::ids;
+use crate::store::events::PreparedEvent;
 
 /// A record as read: its key and its bytes.
 type KeyBytes = (Vec<u8>, Vec<u8>);
@@ -65,61 +63,29 @@ impl SledStore {
             return Ok(IngestOutcome::Replayed(prev.response));
         }
 
-        let event_id = ids::new_id(ids::EVENT, ev.now_ms);
+        let PreparedEvent {
+            event,
+            deliveries,
+            response,
+        } = PreparedEvent::new(&ev);
         let mut batch = super::Writes::default();
-        let mut deliveries = Vec::with_capacity(ev.endpoints.len());
-        for ep in &ev.endpoints {
-            let d = DeliveryRecord {
-                id: ids::new_id(ids::DELIVERY, ev.now_ms),
-                tenant_id: ev.tenant_id.to_owned(),
-                event_id: event_id.clone(),
-                endpoint_id: ep.id.clone(),
-                event_type: ev.event_type.to_owned(),
-                state: DeliveryState::Pending,
-                series: 1,
-                attempts: 0,
-                first_attempt_at_ms: None,
-                next_attempt_at_ms: Some(ev.now_ms),
-                last_delay_ms: None,
-                last_status: None,
-                last_error: None,
-                dead_reason: None,
-                created_at_ms: ev.now_ms,
-                updated_at_ms: ev.now_ms,
-                internal_errors: 0,
-            };
+        for d in &deliveries {
             let entry = keys::ScheduleKey {
                 lane: Lane::First,
-                endpoint_id: ep.id.clone(),
+                endpoint_id: d.endpoint_id.clone(),
                 due_ms: ev.now_ms,
                 delivery_id: d.id.clone(),
             };
             // Checked inside the write: a delivery for an endpoint deleted since it
             // was read would be pending forever.
-            batch.require(keys::endpoint(ev.tenant_id, &ep.id));
-            batch.insert(keys::delivery(ev.tenant_id, &d.id), records::encode(&d));
+            batch.require(keys::endpoint(ev.tenant_id, &d.endpoint_id));
+            batch.insert(keys::delivery(ev.tenant_id, &d.id), records::encode(d));
             batch.insert(entry.encode(), ev.tenant_id.as_bytes());
-            deliveries.push(d);
         }
-        let record = EventRecord {
-            id: event_id.clone(),
-            tenant_id: ev.tenant_id.to_owned(),
-            event_type: ev.event_type.to_owned(),
-            payload: ev.payload.to_owned(),
-            created_at_ms: ev.now_ms,
-            deliveries: deliveries
-                .iter()
-                .map(|d| (d.id.clone(), d.endpoint_id.clone()))
-                .collect(),
-        };
         batch.insert(
-            keys::event(ev.tenant_id, &event_id),
-            records::encode(&record),
+            keys::event(ev.tenant_id, &event.id),
+            records::encode(&event),
         );
-        let response = json!({
-            "id": event_id,
-            "deliveries": deliveries.iter().map(|d| json!({"id": d.id, "endpoint_id": d.endpoint_id})).collect::<Vec<_>>(),
-        });
         if let Some((key, body_hash)) = &ev.idempotency {
             let rec = IdempotencyRecord {
                 body_sha256: body_hash.clone(),

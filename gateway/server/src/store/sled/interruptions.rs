@@ -8,7 +8,6 @@ use super::{
     DeliveryRecord, DeliveryState, Interrupted, Interruption, Lane, Lease, SledStore, StoreError,
     keys, records,
 };
-use crate::policy::DeadReason;
 
 impl SledStore {
     /// Settles a due entry whose attempt could not be made (see [`Interruption`]),
@@ -36,31 +35,15 @@ impl SledStore {
                 return Ok(Interrupted::NotCurrent);
             };
             tx.remove(ekey.as_slice())?;
-            let result = match what {
-                Interruption::End(reason) => {
-                    d.end(reason, now_ms);
-                    Interrupted::Ended(reason)
-                }
-                Interruption::InternalError { max, .. } if d.internal_errors + 1 >= max => {
-                    d.internal_errors += 1;
-                    d.end(DeadReason::InternalError, now_ms);
-                    Interrupted::Ended(DeadReason::InternalError)
-                }
-                Interruption::InternalError { retry_at_ms, .. } => {
-                    d.internal_errors += 1;
-                    d.next_attempt_at_ms = Some(retry_at_ms);
-                    d.updated_at_ms = now_ms;
-                    let next = keys::ScheduleKey {
-                        lane: Lane::Retry,
-                        due_ms: retry_at_ms,
-                        ..entry.clone()
-                    };
-                    tx.insert(next.encode(), tenant.as_bytes())?;
-                    Interrupted::Requeued {
-                        due_ms: retry_at_ms,
-                    }
-                }
-            };
+            let result = what.settle(&mut d, now_ms);
+            if let Interrupted::Requeued { due_ms } = result {
+                let next = keys::ScheduleKey {
+                    lane: Lane::Retry,
+                    due_ms,
+                    ..entry.clone()
+                };
+                tx.insert(next.encode(), tenant.as_bytes())?;
+            }
             tx.insert(dkey.as_slice(), records::encode(&d))?;
             Ok::<_, ConflictableTransactionError<()>>(result)
         });

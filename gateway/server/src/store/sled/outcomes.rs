@@ -28,7 +28,7 @@ impl SledStore {
         let mut out = Vec::new();
         for k in self.inner.records.range(range).keys().take(limit) {
             if let Some(entry) = keys::ScheduleKey::decode(&k?) {
-                out.push(Lease(entry));
+                out.push(Lease(entry, 0));
             }
         }
         Ok(out)

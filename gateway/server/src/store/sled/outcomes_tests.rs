@@ -31,12 +31,15 @@ fn delivery(next_ms: u64) -> DeliveryRecord {
 }
 
 fn entry(lane: Lane, due_ms: u64) -> Lease {
-    Lease(keys::ScheduleKey {
-        lane,
-        endpoint_id: "ep_1".into(),
-        due_ms,
-        delivery_id: "dlv_1".into(),
-    })
+    Lease(
+        keys::ScheduleKey {
+            lane,
+            endpoint_id: "ep_1".into(),
+            due_ms,
+            delivery_id: "dlv_1".into(),
+        },
+        0,
+    )
 }
 
 /// A store holding an endpoint, `d` and the schedule entries given.

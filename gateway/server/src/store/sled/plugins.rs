@@ -87,24 +87,10 @@ impl SledStore {
                 if count >= max_plugins {
                     return Ok(None);
                 }
-                PluginRecord {
-                    tenant_id: tenant.to_owned(),
-                    name: name.to_owned(),
-                    versions: Vec::new(),
-                    active: 0,
-                }
+                PluginRecord::empty(tenant, name)
             }
         };
-        let version = rec.versions.last().map_or(1, |v| v.version + 1);
-        rec.versions.push(PluginVersionRecord {
-            version,
-            sha256: new.sha256.to_owned(),
-            size: new.bytes.len() as u64,
-            created_at_ms: now_ms,
-            disabled: false,
-            checks: new.checks.cloned(),
-        });
-        rec.active = version;
+        let version = rec.add_version(&new, now_ms);
         let mut batch = super::Writes::default();
         batch.insert(keys::plugin_bytes(tenant, name, version), new.bytes);
         batch.insert(keys::plugin(tenant, name), records::encode(&rec));
@@ -149,14 +135,10 @@ impl SledStore {
         let Some(mut rec) = self.plugin(tenant, name)? else {
             return Ok(Vec::new());
         };
-        let doomed = rec.prunable(keep, pinned);
-        if doomed.is_empty() {
+        let dropped = rec.prune(keep, pinned);
+        if dropped.is_empty() {
             return Ok(Vec::new());
         }
-        let (dropped, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut rec.versions)
-            .into_iter()
-            .partition(|v| doomed.contains(&v.version));
-        rec.versions = kept;
         let mut batch = super::Writes::default();
         for v in &dropped {
             batch.remove(keys::plugin_bytes(tenant, name, v.version));

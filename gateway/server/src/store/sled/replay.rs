@@ -11,17 +11,7 @@ use super::{
 
 /// Starts series `n+1` of `d`: no attempts yet, due now, in the first-attempt lane.
 fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> keys::ScheduleKey {
-    d.series += 1;
-    d.attempts = 0;
-    d.state = DeliveryState::Pending;
-    d.first_attempt_at_ms = None;
-    d.next_attempt_at_ms = Some(now_ms);
-    d.last_delay_ms = None;
-    d.last_status = None;
-    d.last_error = None;
-    d.dead_reason = None;
-    d.internal_errors = 0;
-    d.updated_at_ms = now_ms;
+    d.begin_series(now_ms);
     keys::ScheduleKey {
         lane: Lane::First,
         endpoint_id: d.endpoint_id.clone(),

@@ -11,12 +11,6 @@ use super::{
 };
 use crate::policy::DeadReason;
 
-impl RetentionRules {
-    fn expired(&self, since_ms: u64, keep_ms: u64) -> bool {
-        keep_ms > 0 && since_ms.saturating_add(keep_ms) <= self.now_ms
-    }
-}
-
 /// One event's planned changes and what they would do.
 type EventPlan = (Writes, SweepStats);
 
@@ -114,36 +108,18 @@ impl SledStore {
                 continue;
             };
             let mut d: DeliveryRecord = records::decode(&dbytes)?;
-            let remove = match d.state {
-                DeliveryState::Succeeded => rules.expired(d.updated_at_ms, rules.retention_ms),
-                DeliveryState::Dead => rules.expired(d.updated_at_ms, rules.dlq_retention_ms),
-                DeliveryState::Pending => {
-                    let ep = match endpoints.entry((d.tenant_id.clone(), d.endpoint_id.clone())) {
-                        Entry::Occupied(e) => e.into_mut(),
-                        Entry::Vacant(e) => e.insert(self.endpoint(&d.tenant_id, &d.endpoint_id)?),
-                    };
-                    let reason = match ep {
-                        // Nothing would ever serve it.
-                        None => Some(DeadReason::EndpointDeleted),
-                        Some(ep)
-                            if ep.disabled
-                                && rules.expired(
-                                    ep.disabled_at_ms.unwrap_or(ep.created_at_ms),
-                                    rules.dlq_retention_ms,
-                                ) =>
-                        {
-                            Some(DeadReason::EndpointDisabled)
-                        }
-                        Some(_) => None,
-                    };
-                    if let Some(reason) = reason {
-                        w.require_unchanged(&dkey, dbytes.to_vec());
-                        end_pending(&mut d, &mut w, reason, rules.now_ms);
-                        stats.deliveries_ended += 1;
-                    }
-                    false
+            let remove = rules.finished_expired(&d);
+            if d.state == DeliveryState::Pending {
+                let ep = match endpoints.entry((d.tenant_id.clone(), d.endpoint_id.clone())) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(self.endpoint(&d.tenant_id, &d.endpoint_id)?),
+                };
+                if let Some(reason) = rules.end_pending(ep.as_ref()) {
+                    w.require_unchanged(&dkey, dbytes.to_vec());
+                    end_pending(&mut d, &mut w, reason, rules.now_ms);
+                    stats.deliveries_ended += 1;
                 }
-            };
+            }
             if remove {
                 w.require_unchanged(&dkey, dbytes.to_vec());
                 w.remove(&dkey);

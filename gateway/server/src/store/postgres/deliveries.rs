@@ -1,0 +1,181 @@
+//! Delivery reads: one delivery, its attempt log, filtered pages newest first,
+//! and the counts behind the gauges and the DLQ summary.
+
+use std::collections::HashMap;
+
+use super::{PgStore, from_json, pg_error};
+use crate::store::{
+    AttemptRecord, DeadCounts, DeliveryFilter, DeliveryPage, DeliveryRecord, DeliveryState,
+    StoreError,
+};
+
+/// Rows read per query while filling a page the filters thin out.
+const PAGE_CHUNK: i64 = 500;
+
+impl PgStore {
+    pub async fn delivery(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "SELECT record FROM deliveries WHERE id = $1 AND tenant_id = $2",
+                &[&id, &tenant],
+            )
+            .await
+            .map_err(pg_error)?;
+        row.map(|r| from_json(r.get(0), "delivery")).transpose()
+    }
+
+    pub async fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT record FROM attempts WHERE delivery_id = $1 ORDER BY series, attempt",
+                &[&delivery_id],
+            )
+            .await
+            .map_err(pg_error)?;
+        rows.iter()
+            .map(|r| from_json(r.get(0), "attempt"))
+            .collect()
+    }
+
+    /// Pages newest first. State and endpoint narrow the query (both indexed);
+    /// the other filters and `extra` are applied to the records read.
+    pub async fn list_deliveries(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        extra: impl Fn(&DeliveryRecord) -> bool,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<DeliveryPage, StoreError> {
+        let client = self.client().await?;
+        let state = match (filter.dead_reason, filter.state) {
+            (Some(_), _) => Some(DeliveryState::Dead.as_str()),
+            (None, s) => s.map(DeliveryState::as_str),
+        };
+        let mut data = Vec::new();
+        let mut scanned = 0;
+        let mut after: Option<String> = cursor.map(str::to_owned);
+        loop {
+            let rows = client
+                .query(
+                    "SELECT record FROM deliveries
+                     WHERE tenant_id = $1 AND ($2::text IS NULL OR state = $2)
+                       AND ($3::text IS NULL OR endpoint_id = $3)
+                       AND ($4::text IS NULL OR id < $4)
+                     ORDER BY id DESC LIMIT $5",
+                    &[&tenant, &state, &filter.endpoint_id, &after, &PAGE_CHUNK],
+                )
+                .await
+                .map_err(pg_error)?;
+            let read = rows.len();
+            for row in rows {
+                let d: DeliveryRecord = from_json(row.get(0), "delivery")?;
+                scanned += 1;
+                after = Some(d.id.clone());
+                if !filter.matches(&d) || !extra(&d) {
+                    continue;
+                }
+                if data.len() == limit {
+                    let next_cursor = data.last().map(|d: &DeliveryRecord| d.id.clone());
+                    return Ok(DeliveryPage {
+                        data,
+                        next_cursor,
+                        scanned,
+                    });
+                }
+                data.push(d);
+            }
+            if (read as i64) < PAGE_CHUNK {
+                return Ok(DeliveryPage {
+                    data,
+                    next_cursor: None,
+                    scanned,
+                });
+            }
+        }
+    }
+
+    pub async fn count_deliveries(&self) -> Result<HashMap<String, (i64, i64)>, StoreError> {
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT tenant_id,
+                        count(*) FILTER (WHERE state = 'pending'),
+                        count(*) FILTER (WHERE state = 'dead')
+                 FROM deliveries WHERE state <> 'succeeded' GROUP BY tenant_id",
+                &[],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), (r.get(1), r.get(2))))
+            .collect())
+    }
+
+    /// Counts a tenant's dead deliveries from its newest `limit` records, as
+    /// the embedded backend does, so the summary reads the same on both.
+    pub async fn dead_counts(&self, tenant: &str, limit: usize) -> Result<DeadCounts, StoreError> {
+        let mut counts = DeadCounts::default();
+        self.count_dead_of(tenant, limit, &mut counts).await?;
+        Ok(counts)
+    }
+
+    pub async fn dead_counts_all(&self, limit: usize) -> Result<DeadCounts, StoreError> {
+        let tenants = self
+            .client()
+            .await?
+            .query("SELECT id FROM tenants ORDER BY id", &[])
+            .await
+            .map_err(pg_error)?;
+        let mut counts = DeadCounts::default();
+        for row in tenants {
+            let tenant: String = row.get(0);
+            self.count_dead_of(&tenant, limit, &mut counts).await?;
+            if !counts.complete {
+                break;
+            }
+        }
+        Ok(counts)
+    }
+
+    async fn count_dead_of(
+        &self,
+        tenant: &str,
+        limit: usize,
+        counts: &mut DeadCounts,
+    ) -> Result<(), StoreError> {
+        let left = limit.saturating_sub(counts.scanned);
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT state, record FROM deliveries WHERE tenant_id = $1
+                 ORDER BY id DESC LIMIT $2",
+                &[&tenant, &(left as i64 + 1)],
+            )
+            .await
+            .map_err(pg_error)?;
+        for row in rows {
+            if counts.scanned == limit {
+                counts.complete = false;
+                return Ok(());
+            }
+            counts.scanned += 1;
+            let state: &str = row.get(0);
+            if state == DeliveryState::Dead.as_str() {
+                counts.count(&from_json(row.get(1), "delivery")?);
+            }
+        }
+        Ok(())
+    }
+}

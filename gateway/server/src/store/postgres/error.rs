@@ -1,0 +1,60 @@
+//! PostgreSQL's errors in the store's terms: a lost or refused connection is
+//! `Unavailable` (the API's 503), a serialisation failure, deadlock or unique
+//! key taken meanwhile is a `Conflict` the caller may retry, a full disk is `Full`.
+
+use tokio_postgres::error::SqlState;
+
+use crate::store::{Failure, StoreError};
+
+/// How a database error counts.
+pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
+    let failure = match e.code() {
+        // A unique key taken by a concurrent transaction is a race lost, too.
+        Some(c)
+            if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == SqlState::T_R_DEADLOCK_DETECTED
+                || *c == SqlState::UNIQUE_VIOLATION =>
+        {
+            Failure::Conflict
+        }
+        Some(c) if *c == SqlState::DISK_FULL || *c == SqlState::OUT_OF_MEMORY => Failure::Full,
+        Some(c) if *c == SqlState::DATA_CORRUPTED || *c == SqlState::INDEX_CORRUPTED => {
+            Failure::Corrupt
+        }
+        _ => Failure::Unavailable,
+    };
+    StoreError::Backend {
+        failure,
+        source: Box::new(e),
+    }
+}
+
+/// A connection could not be had from the pool (the database is down, or every
+/// connection is busy past the wait).
+pub(crate) fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => pg_error(e),
+        other => StoreError::Backend {
+            failure: Failure::Unavailable,
+            source: Box::new(other),
+        },
+    }
+}
+
+/// A stored record that does not read back.
+pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_timeout_is_unavailable() {
+        let e = pool_error(deadpool_postgres::PoolError::Timeout(
+            deadpool_postgres::TimeoutType::Wait,
+        ));
+        assert_eq!(e.failure(), Failure::Unavailable);
+    }
+}

@@ -1,0 +1,86 @@
+//! The schema: embedded SQL files applied in order at start (or by `hookgate
+//! migrate`) under one advisory lock, so gateways starting together apply each
+//! once. `hookgate_schema` records what was applied; a database written by a
+//! newer hookgate is refused rather than guessed at.
+
+use tokio_postgres::Client;
+
+use super::error::pg_error;
+use crate::clock::Clock;
+use crate::store::StoreError;
+
+/// The migrations, in order: version n is `MIGRATIONS[n - 1]`.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+
+/// The newest schema this build knows.
+pub const SCHEMA_VERSION: u64 = MIGRATIONS.len() as u64;
+
+/// The advisory lock key migrations run under (the only advisory lock hookgate takes).
+const MIGRATION_LOCK: i64 = 0x686f_6f6b_6761_7465; // "hookgate"
+
+/// Brings the schema up to [`SCHEMA_VERSION`]; returns the versions applied.
+///
+/// # Errors
+/// `NewerSchema` for a database a newer hookgate wrote; a storage error if a
+/// migration fails (it is rolled back whole).
+pub async fn migrate(client: &mut Client) -> Result<Vec<u64>, StoreError> {
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(pg_error)?;
+    let applied = apply_missing(client).await;
+    let unlocked = client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(pg_error);
+    let applied = applied?;
+    unlocked?;
+    Ok(applied)
+}
+
+async fn apply_missing(client: &mut Client) -> Result<Vec<u64>, StoreError> {
+    client
+        .batch_execute(
+            "CREATE TABLE IF NOT EXISTS hookgate_schema (
+                version       integer PRIMARY KEY,
+                applied_at_ms bigint NOT NULL
+            )",
+        )
+        .await
+        .map_err(pg_error)?;
+    let found = current_version(client).await?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    let mut applied = Vec::new();
+    for version in found + 1..=SCHEMA_VERSION {
+        let sql = MIGRATIONS[(version - 1) as usize];
+        let tx = client.transaction().await.map_err(pg_error)?;
+        tx.batch_execute(sql).await.map_err(pg_error)?;
+        let now = crate::clock::SystemClock.now_ms() as i64;
+        tx.execute(
+            "INSERT INTO hookgate_schema (version, applied_at_ms) VALUES ($1, $2)",
+            &[&(version as i32), &now],
+        )
+        .await
+        .map_err(pg_error)?;
+        tx.commit().await.map_err(pg_error)?;
+        applied.push(version);
+    }
+    Ok(applied)
+}
+
+/// The newest version applied (0 for an empty database).
+///
+/// # Errors
+/// On a storage failure.
+pub async fn current_version(client: &Client) -> Result<u64, StoreError> {
+    let row = client
+        .query_one("SELECT COALESCE(max(version), 0) FROM hookgate_schema", &[])
+        .await
+        .map_err(pg_error)?;
+    Ok(u64::try_from(row.get::<_, i32>(0)).unwrap_or(0))
+}

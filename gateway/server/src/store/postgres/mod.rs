@@ -1,0 +1,274 @@
+//! The PostgreSQL backend: the store on a database that operators already run,
+//! and that several gateways can share.
+//!
+//! Connections come from a deadpool pool; no transaction is ever held open
+//! across an HTTP request. Due work is claimed with `FOR UPDATE SKIP LOCKED`
+//! and fenced by a lease token (`schedule`); ingests are batched into one
+//! transaction per round (`ingest`); wake-ups travel by `LISTEN/NOTIFY`
+//! with a poll of the queue as the backstop (`listen`).
+
+mod deliveries;
+mod endpoints;
+mod error;
+mod events;
+mod ingest;
+mod listen;
+pub mod migrate;
+mod plugins;
+mod replay;
+mod retention;
+mod schedule;
+mod target;
+mod tenants;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use serde::{Serialize, de::DeserializeOwned};
+use tokio_util::sync::CancellationToken;
+
+use super::{ChangeFeed, Failure, Grant, Singleton, StoreError};
+use crate::config::StoreConfig;
+pub(crate) use error::pg_error;
+use error::{corrupt, pool_error};
+pub use target::{PgTarget, TlsCheck};
+
+/// How long a connection attempt may take before the call answers unavailable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long a call waits for a free pooled connection.
+const POOL_WAIT: Duration = Duration::from_secs(5);
+
+/// How often a serializable transaction is tried before its conflict is returned.
+const CONFLICT_RETRIES: u64 = 30;
+
+/// A singleton grant lasts this long; the holder renews it each round.
+const SINGLETON_LEASE_MS: i64 = 60_000;
+
+/// A handle to the PostgreSQL backend; cheap to clone.
+#[derive(Clone)]
+pub struct PgStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    /// This process, in leases (`leased_by`) and singleton grants.
+    node_id: String,
+    lease_margin_ms: u64,
+    ingest: ingest::Batcher,
+}
+
+impl PgStore {
+    /// Connects, applies the schema's migrations and starts the background work
+    /// (ingest batching, wake-ups), which runs until `stop`.
+    ///
+    /// # Errors
+    /// `Unavailable` when the database cannot be reached; `NewerSchema` for a
+    /// database a newer hookgate wrote.
+    pub async fn open(
+        config: &StoreConfig,
+        feed: ChangeFeed,
+        stop: CancellationToken,
+    ) -> Result<(Self, tokio::task::JoinHandle<()>), StoreError> {
+        let (target, tls) = connect_target(config)?;
+        {
+            let mut client = connect(&target, tls.clone()).await?;
+            migrate::migrate(&mut client).await?;
+        }
+        let manager = Manager::from_config(
+            target.config.clone(),
+            tls.clone(),
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(config.pool_size)
+            .wait_timeout(Some(POOL_WAIT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|e| StoreError::Unavailable(format!("connection pool: {e}")))?;
+        let node_id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        let (ingest, batcher_tasks) = ingest::Batcher::start(pool.clone(), config.pool_size);
+        let store = Self {
+            inner: Arc::new(Inner {
+                pool,
+                node_id,
+                lease_margin_ms: config.lease_margin_ms,
+                ingest,
+            }),
+        };
+        let wakeups = listen::start(store.clone(), target, tls, feed, stop.clone());
+        let task = tokio::spawn(async move {
+            stop.cancelled().await;
+            let _ = wakeups.await;
+            for task in batcher_tasks {
+                task.abort();
+            }
+        });
+        Ok((store, task))
+    }
+
+    /// A pooled connection.
+    async fn client(&self) -> Result<Object, StoreError> {
+        self.inner.pool.get().await.map_err(pool_error)
+    }
+
+    /// What the pool holds now: (connections open, connections in use, most allowed).
+    pub fn pool_status(&self) -> (usize, usize, usize) {
+        let s = self.inner.pool.status();
+        (s.size, s.size.saturating_sub(s.available), s.max_size)
+    }
+
+    /// This process's id in leases and grants.
+    pub fn node_id(&self) -> &str {
+        &self.inner.node_id
+    }
+
+    /// Commits are durable when they return (`synchronous_commit` is on for
+    /// every write that is acknowledged); nothing to wait for.
+    pub async fn wait_durable(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Room is the database's business: it answers `Full` when it has none.
+    pub fn space_low(&self) -> bool {
+        false
+    }
+
+    /// See [`PgStore::space_low`].
+    pub fn check_space(&self) {}
+
+    pub async fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
+            .await
+            .map_err(pg_error)?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    pub async fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO meta (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                &[&key, &value],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(())
+    }
+
+    /// Grants `work` to this node while no other node holds an unexpired grant.
+    pub async fn singleton(&self, work: Singleton) -> Result<Option<Grant>, StoreError> {
+        let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock) as i64;
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "INSERT INTO singletons (name, holder, until_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until_ms = EXCLUDED.until_ms
+                 WHERE singletons.holder = EXCLUDED.holder OR singletons.until_ms < $4
+                 RETURNING holder",
+                &[&work.name(), &self.inner.node_id, &(now + SINGLETON_LEASE_MS), &now],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(row.map(|_| Grant { work }))
+    }
+}
+
+/// The parsed URL and its TLS connector.
+fn connect_target(
+    config: &StoreConfig,
+) -> Result<(PgTarget, tokio_postgres_rustls::MakeRustlsConnect), StoreError> {
+    let url = config
+        .url
+        .as_deref()
+        .ok_or_else(|| StoreError::Unavailable("store.url is not set".into()))?;
+    let mut target =
+        PgTarget::parse(url).map_err(|e| StoreError::Unavailable(format!("store.url: {e}")))?;
+    target.config.connect_timeout(CONNECT_TIMEOUT);
+    target
+        .config
+        .application_name(format!("hookgate {}", env!("CARGO_PKG_VERSION")));
+    let tls = target
+        .tls(config.ca_file.as_deref())
+        .map_err(StoreError::Unavailable)?;
+    Ok((target, tls))
+}
+
+/// One connection of its own (not pooled), driven by a task until dropped.
+async fn connect(
+    target: &PgTarget,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
+) -> Result<tokio_postgres::Client, StoreError> {
+    let (client, connection) = target.config.connect(tls).await.map_err(pg_error)?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(error = %e, "database connection closed");
+        }
+    });
+    Ok(client)
+}
+
+/// Applies the schema's migrations to the database at `config.url` and returns
+/// the versions applied (`hookgate migrate`).
+///
+/// # Errors
+/// As [`PgStore::open`].
+pub async fn migrate_only(config: &StoreConfig) -> Result<Vec<u64>, StoreError> {
+    let (target, tls) = connect_target(config)?;
+    let mut client = connect(&target, tls).await?;
+    migrate::migrate(&mut client).await
+}
+
+/// Runs `op` again, after a short random pause, while it fails with a
+/// serialisation conflict: a serializable transaction that lost a race did
+/// nothing and may simply run again.
+async fn retry_conflicts<T, F, Fut>(op: F) -> Result<T, StoreError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    use rand::RngExt;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match op().await {
+            Err(e) if e.failure() == Failure::Conflict && tries < CONFLICT_RETRIES => {
+                let pause = rand::rng().random_range(1..=5 * tries);
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A record as stored in a `record` column.
+fn to_json<T: Serialize>(value: &T) -> String {
+    // Serialising our own plain structs cannot fail.
+    serde_json::to_string(value).expect("records serialise")
+}
+
+/// A `record` column read back.
+fn from_json<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(what, e))
+}
+
+/// Unix ms as PostgreSQL's `bigint`.
+fn ms(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// A `bigint` read back as Unix ms.
+fn unms(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}

@@ -1,0 +1,286 @@
+//! Due work, claimed and fenced. A claim takes due queue rows with `FOR UPDATE
+//! SKIP LOCKED`, gives them a fresh lease token and pushes their `due_ms` to
+//! the lease's expiry (the endpoint's timeout plus `store.lease_margin`), so
+//! the work of a gateway that died becomes due again with no reaper. An outcome
+//! is written only where the row still holds its token, series and attempts;
+//! a late one, from an expired lease, is `Stale` and changes nothing.
+
+use deadpool_postgres::GenericClient;
+use rand::RngExt;
+
+use super::{PgStore, from_json, ms, pg_error, to_json, unms};
+use crate::store::sled::keys::ScheduleKey;
+use crate::store::{
+    AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Interrupted, Interruption, Lane,
+    Lease, StoreError, WriteResult,
+};
+
+/// A lane as the queue stores it.
+pub(super) fn lane_code(lane: Lane) -> i16 {
+    match lane {
+        Lane::First => 0,
+        Lane::Retry => 1,
+    }
+}
+
+impl PgStore {
+    /// Claims up to `limit` due rows of `endpoint_id` in `lane`, oldest first.
+    pub async fn due_entries(
+        &self,
+        lane: Lane,
+        endpoint_id: &str,
+        now_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<Lease>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let token: i64 = rand::rng().random_range(1..i64::MAX);
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "WITH due AS (
+                     SELECT delivery_id FROM queue
+                     WHERE endpoint_id = $1 AND lane = $2 AND due_ms <= $3
+                     ORDER BY due_ms, delivery_id LIMIT $4
+                     FOR UPDATE SKIP LOCKED)
+                 UPDATE queue q SET lease_token = $5, leased_by = $6,
+                     due_ms = $3 + $7 + COALESCE(
+                         (SELECT max(timeout_ms) FROM endpoints WHERE id = $1), 0)
+                 FROM due WHERE q.delivery_id = due.delivery_id
+                 RETURNING q.delivery_id, q.scheduled_ms",
+            )
+            .await
+            .map_err(pg_error)?;
+        let rows = client
+            .query(
+                &statement,
+                &[
+                    &endpoint_id,
+                    &lane_code(lane),
+                    &ms(now_ms),
+                    &(limit as i64),
+                    &token,
+                    &self.inner.node_id,
+                    &ms(self.inner.lease_margin_ms),
+                ],
+            )
+            .await
+            .map_err(pg_error)?;
+        let mut leases: Vec<Lease> = rows
+            .into_iter()
+            .map(|r| {
+                let key = ScheduleKey {
+                    lane,
+                    endpoint_id: endpoint_id.to_owned(),
+                    due_ms: unms(r.get(1)),
+                    delivery_id: r.get(0),
+                };
+                Lease(key, token)
+            })
+            .collect();
+        leases.sort_by(|a, b| (a.0.due_ms, &a.0.delivery_id).cmp(&(b.0.due_ms, &b.0.delivery_id)));
+        Ok(leases)
+    }
+
+    /// The earliest time a row of `endpoint_id` is due (or its lease expires),
+    /// strictly after `after_ms` when given.
+    pub async fn next_due(
+        &self,
+        endpoint_id: &str,
+        after_ms: Option<u64>,
+    ) -> Result<Option<u64>, StoreError> {
+        let after = after_ms.map(ms);
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT min(due_ms) FROM queue
+                 WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR due_ms > $2)",
+                &[&endpoint_id, &after],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(row.get::<_, Option<i64>>(0).map(unms))
+    }
+
+    /// The delivery a lease is for, while the lease is current.
+    pub async fn due_delivery(
+        &self,
+        tenant: &str,
+        lease: &Lease,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT d.record FROM queue q JOIN deliveries d ON d.id = q.delivery_id
+                 WHERE q.delivery_id = $1 AND q.lease_token = $2 AND d.tenant_id = $3",
+                &[&lease.0.delivery_id, &lease.1, &tenant],
+            )
+            .await
+            .map_err(pg_error)?;
+        let Some(row) = row else { return Ok(None) };
+        let d: DeliveryRecord = from_json(row.get(0), "delivery")?;
+        if d.state == DeliveryState::Pending {
+            return Ok(Some(d));
+        }
+        // A row left behind by a finished delivery is never served again.
+        client
+            .execute(
+                "DELETE FROM queue WHERE delivery_id = $1 AND lease_token = $2",
+                &[&lease.0.delivery_id, &lease.1],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(None)
+    }
+
+    /// Records an attempt under its lease, in one statement (two when the
+    /// endpoint is disabled with it). An outcome lost in a crash only means
+    /// the attempt is made again, so it commits without waiting for the disk.
+    pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
+        let d = w.delivery;
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        tx.batch_execute("SET LOCAL synchronous_commit = off")
+            .await
+            .map_err(pg_error)?;
+        // The queue row moves on (or goes) only under the lease, with the series
+        // and attempts the worker started from, and while the endpoint exists.
+        let fence = "delivery_id = $1 AND lease_token = $2 AND series = $3 AND attempts = $4
+            AND EXISTS (SELECT 1 FROM endpoints WHERE tenant_id = $5 AND id = $6)";
+        let queue_move = match w.next_due_ms {
+            Some(_) => format!(
+                "UPDATE queue SET lane = 1, due_ms = $12, scheduled_ms = $12, lease_token = NULL,
+                     leased_by = NULL, attempts = $13
+                 WHERE {fence} RETURNING delivery_id"
+            ),
+            None => format!("DELETE FROM queue WHERE {fence} RETURNING delivery_id"),
+        };
+        let sql = format!(
+            "WITH moved AS ({queue_move}),
+             d AS (UPDATE deliveries SET state = $7, record = $8
+                   FROM moved WHERE deliveries.id = moved.delivery_id),
+             a AS (INSERT INTO attempts (delivery_id, series, attempt, record)
+                   SELECT delivery_id, $9, $10, $11 FROM moved
+                   ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record)
+             SELECT count(*) FROM moved"
+        );
+        let a = w.attempt;
+        let (series, attempts) = (w.expected_series as i32, w.expected_attempts as i32);
+        let (state, record, log) = (d.state.as_str(), to_json(d), to_json(a));
+        let (log_series, log_attempt) = (a.series as i32, a.attempt as i32);
+        let next = w.next_due_ms.map(ms);
+        let now_attempts = d.attempts as i32;
+        let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
+            &d.id,
+            &w.lease.1,
+            &series,
+            &attempts,
+            &d.tenant_id,
+            &d.endpoint_id,
+            &state,
+            &record,
+            &log_series,
+            &log_attempt,
+            &log,
+        ];
+        if next.is_some() {
+            params.push(&next);
+            params.push(&now_attempts);
+        }
+        let statement = tx.prepare_cached(&sql).await.map_err(pg_error)?;
+        let row = tx.query_one(&statement, &params).await.map_err(pg_error)?;
+        if row.get::<_, i64>(0) == 0 {
+            return Ok(WriteResult::Stale);
+        }
+        if let Some(reason) = &w.disable_endpoint {
+            disable_endpoint(&tx, d, reason).await?;
+        }
+        tx.commit().await.map_err(pg_error)?;
+        Ok(WriteResult::Written)
+    }
+
+    /// Settles a lease whose attempt could not be made.
+    pub async fn interrupt(
+        &self,
+        tenant: &str,
+        lease: &Lease,
+        now_ms: u64,
+        what: Interruption,
+    ) -> Result<Interrupted, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let row = tx
+            .query_opt(
+                "SELECT d.record FROM queue q JOIN deliveries d ON d.id = q.delivery_id
+                 WHERE q.delivery_id = $1 AND q.lease_token = $2 AND d.tenant_id = $3
+                 FOR UPDATE",
+                &[&lease.0.delivery_id, &lease.1, &tenant],
+            )
+            .await
+            .map_err(pg_error)?;
+        let Some(row) = row else {
+            return Ok(Interrupted::NotCurrent);
+        };
+        let mut d: DeliveryRecord = from_json(row.get(0), "delivery")?;
+        if d.state != DeliveryState::Pending {
+            return Ok(Interrupted::NotCurrent);
+        }
+        let result = what.settle(&mut d, now_ms);
+        if let Interrupted::Requeued { due_ms } = result {
+            tx.execute(
+                "UPDATE queue SET lane = 1, due_ms = $2, scheduled_ms = $2, lease_token = NULL,
+                     leased_by = NULL
+                 WHERE delivery_id = $1",
+                &[&d.id, &ms(due_ms)],
+            )
+            .await
+            .map_err(pg_error)?;
+        } else {
+            tx.execute("DELETE FROM queue WHERE delivery_id = $1", &[&d.id])
+                .await
+                .map_err(pg_error)?;
+        }
+        write_delivery(&tx, &d).await?;
+        tx.commit().await.map_err(pg_error)?;
+        Ok(result)
+    }
+}
+
+/// Stores a delivery record and its state column.
+pub(super) async fn write_delivery(
+    tx: &impl GenericClient,
+    d: &DeliveryRecord,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE deliveries SET state = $2, record = $3 WHERE id = $1",
+        &[&d.id, &d.state.as_str(), &to_json(d)],
+    )
+    .await
+    .map_err(pg_error)?;
+    Ok(())
+}
+
+/// Disables an endpoint after a 410, inside an outcome's transaction.
+async fn disable_endpoint(
+    tx: &impl GenericClient,
+    d: &DeliveryRecord,
+    reason: &str,
+) -> Result<(), StoreError> {
+    let row = tx
+        .query_opt(
+            "SELECT record FROM endpoints WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+            &[&d.tenant_id, &d.endpoint_id],
+        )
+        .await
+        .map_err(pg_error)?;
+    let Some(row) = row else { return Ok(()) };
+    let Ok(mut ep) = from_json::<EndpointRecord>(row.get(0), "endpoint") else {
+        return Ok(());
+    };
+    ep.disabled = true;
+    ep.disabled_reason = Some(reason.to_owned());
+    ep.disabled_at_ms = Some(d.updated_at_ms);
+    super::endpoints::write_endpoint(tx, &ep).await
+}
