@@ -4,13 +4,16 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+pub use backend::{Backend, Bed};
 pub use hookgate::client::{Answer, ApiClient, ApiRequest};
 use hookgate::lab::in_process::InProcessGateway;
 use hookgate_server::RunOptions;
 use hookgate_server::config::{Config, StoreConfig};
+use hookgate_server::store::scratch_database::ScratchDatabase;
 pub use plugin_files::{fixture_module, plugin_fixture, plugin_wasm};
 use serde_json::{Value, json};
 
+mod backend;
 mod plugin_files;
 pub mod receiver;
 pub mod resolvers;
@@ -28,6 +31,8 @@ pub struct TestGateway {
     pub api: ApiClient,
     pub dir: Arc<tempfile::TempDir>,
     gateway: InProcessGateway,
+    /// The scratch database of a gateway on PostgreSQL; dropped after it.
+    _db: Option<Arc<ScratchDatabase>>,
 }
 
 /// A config for tests: loopback allowed, admin token fixed, data in `dir`.
@@ -65,14 +70,31 @@ impl TestGateway {
         dir: Arc<tempfile::TempDir>,
         options: RunOptions,
     ) -> Self {
-        let gateway = InProcessGateway::start(config, options).await.unwrap();
+        let bed = Bed {
+            dir,
+            config,
+            db: None,
+        };
+        Self::start_bed(bed, options).await
+    }
+
+    /// Starts a gateway with the default test config on `backend`.
+    pub async fn start_on(backend: Backend) -> Self {
+        Self::start_bed(backend.bed().await, RunOptions::default()).await
+    }
+
+    /// Starts a gateway on `bed` (its config as the test left it) with `options`;
+    /// returns once it answers.
+    pub async fn start_bed(bed: Bed, options: RunOptions) -> Self {
+        let gateway = InProcessGateway::start(bed.config, options).await.unwrap();
         let api = ApiClient::new(&gateway.base, None).unwrap();
         Self {
             addr: gateway.addr,
             base: gateway.base.clone(),
             api,
-            dir,
+            dir: bed.dir,
             gateway,
+            _db: bed.db,
         }
     }
 

@@ -1,13 +1,17 @@
 //! Endpoints: create, list, show, merge-patch, delete, secrets, and bad input.
 
-use hookgate_tests::TestGateway;
+use hookgate_tests::{Backend, TestGateway};
 use serde_json::json;
+
+hookgate_tests::on_each_backend! {
+    endpoint_lifecycle,
+    bad_endpoint_input_gets_its_error,
+}
 
 const URL: &str = "http://127.0.0.1:9/hook";
 
-#[tokio::test]
-async fn endpoint_lifecycle() {
-    let gw = TestGateway::start().await;
+async fn endpoint_lifecycle(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let ep = gw
         .endpoint(
@@ -100,9 +104,8 @@ async fn endpoint_lifecycle() {
     assert_eq!(gw.call("DELETE", &path, Some(&key), None).await.0, 404);
 }
 
-#[tokio::test]
-async fn bad_endpoint_input_gets_its_error() {
-    let gw = TestGateway::start().await;
+async fn bad_endpoint_input_gets_its_error(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let path = "/v1/tenants/acme/endpoints";
     let cases = [

@@ -1,9 +1,17 @@
 //! Events: ingest and fan-out, idempotency, byte-exact payloads, reads, delivery
 //! lists with filters and cursors, and the bad-input answers.
 
-use hookgate_tests::{ApiRequest, TestGateway};
+use hookgate_tests::{ApiRequest, Backend, TestGateway};
 use http::Method;
 use serde_json::{Value, json};
+
+hookgate_tests::on_each_backend! {
+    events_fan_out_by_type_and_read_back,
+    payload_reads_back_byte_for_byte,
+    idempotency_keys_replay_or_refuse,
+    bad_events_get_their_error,
+    delivery_lists_filter_and_page,
+}
 
 const URL: &str = "http://127.0.0.1:9/hook";
 
@@ -16,9 +24,8 @@ fn ids(list: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn events_fan_out_by_type_and_read_back() {
-    let gw = TestGateway::start().await;
+async fn events_fan_out_by_type_and_read_back(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let orders = gw
         .endpoint(
@@ -87,9 +94,8 @@ async fn events_fan_out_by_type_and_read_back() {
     );
 }
 
-#[tokio::test]
-async fn payload_reads_back_byte_for_byte() {
-    let gw = TestGateway::start().await;
+async fn payload_reads_back_byte_for_byte(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let payload =
         r#"{ "z" :1,"a":  [ 1.50, 12345678901234567890123, -0.0 ],"u":"\u00e9\n" ,  "b":{}}"#;
@@ -119,9 +125,8 @@ async fn payload_reads_back_byte_for_byte() {
     );
 }
 
-#[tokio::test]
-async fn idempotency_keys_replay_or_refuse() {
-    let gw = TestGateway::start().await;
+async fn idempotency_keys_replay_or_refuse(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     gw.endpoint("acme", &key, json!({"url": URL})).await;
     let body = br#"{"event_type":"a","payload":{"x":1}}"#.to_vec();
@@ -189,9 +194,8 @@ async fn idempotency_keys_replay_or_refuse() {
     assert_eq!(s, 400, "{b}");
 }
 
-#[tokio::test]
-async fn bad_events_get_their_error() {
-    let gw = TestGateway::start().await;
+async fn bad_events_get_their_error(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let path = "/v1/tenants/acme/events";
     let cases: Vec<(Vec<u8>, u16, &str)> = vec![
@@ -245,9 +249,8 @@ async fn bad_events_get_their_error() {
     assert_eq!(list["data"], json!([]));
 }
 
-#[tokio::test]
-async fn delivery_lists_filter_and_page() {
-    let gw = TestGateway::start().await;
+async fn delivery_lists_filter_and_page(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let a = gw
         .endpoint("acme", &key, json!({"url": URL, "event_types": ["a"]}))

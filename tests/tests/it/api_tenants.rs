@@ -1,11 +1,16 @@
 //! Tenants and auth: create, list, rotate-key, and the 401/403/409/422 answers.
 
-use hookgate_tests::{ADMIN, TestGateway};
+use hookgate_tests::{ADMIN, Backend, TestGateway};
 use serde_json::json;
 
-#[tokio::test]
-async fn tenants_are_created_listed_and_guarded() {
-    let gw = TestGateway::start().await;
+hookgate_tests::on_each_backend! {
+    tenants_are_created_listed_and_guarded,
+    rotate_key_replaces_the_old_key,
+    unknown_routes_and_health,
+}
+
+async fn tenants_are_created_listed_and_guarded(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let (s, b) = gw
         .call(
             "POST",
@@ -96,9 +101,8 @@ async fn tenants_are_created_listed_and_guarded() {
     assert_eq!(s, 401);
 }
 
-#[tokio::test]
-async fn rotate_key_replaces_the_old_key() {
-    let gw = TestGateway::start().await;
+async fn rotate_key_replaces_the_old_key(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let old = gw.tenant("acme").await;
     let (s, b) = gw
         .call("POST", "/v1/tenants/acme/rotate-key", Some(&old), None)
@@ -139,9 +143,8 @@ async fn rotate_key_replaces_the_old_key() {
     );
 }
 
-#[tokio::test]
-async fn unknown_routes_and_health() {
-    let gw = TestGateway::start().await;
+async fn unknown_routes_and_health(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let (s, b) = gw.call("GET", "/healthz", None, None).await;
     assert_eq!((s, b["status"].as_str()), (200, Some("ok")));
     let (s, b) = gw.call("GET", "/v2/nothing", Some(ADMIN), None).await;

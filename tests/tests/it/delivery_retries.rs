@@ -5,20 +5,28 @@ use std::time::Duration;
 
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::verify::verify_with_official_library;
-use hookgate_tests::{TestGateway, is_final};
+use hookgate_tests::{Backend, TestGateway, is_final};
 use serde_json::json;
+
+hookgate_tests::on_each_backend! {
+    retries_503_then_succeeds_with_signed_requests_and_growing_gaps,
+    not_found_gives_up_after_one_attempt,
+    gone_disables_the_endpoint,
+    retry_after_is_a_floor,
+    hangs_refusals_and_redirects_are_retried,
+    limits_make_deliveries_dead,
+}
 
 const WAIT: Duration = Duration::from_secs(30);
 
-#[tokio::test]
-async fn retries_503_then_succeeds_with_signed_requests_and_growing_gaps() {
+async fn retries_503_then_succeeds_with_signed_requests_and_growing_gaps(backend: Backend) {
     let rx = Receiver::start(vec![
         Reply::status(503),
         Reply::status(503),
         Reply::status(200),
     ])
     .await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let policy = json!({"policy": {"jitter": "none", "base_ms": 200, "factor": 3}});
     let (key, ep, dlv) = gw.one_delivery(&rx.url(), policy).await;
     let d = gw.wait_delivery("acme", &key, &dlv, WAIT, is_final).await;
@@ -62,10 +70,9 @@ async fn retries_503_then_succeeds_with_signed_requests_and_growing_gaps() {
     assert_eq!(log[0]["response_snippet"], "ok");
 }
 
-#[tokio::test]
-async fn not_found_gives_up_after_one_attempt() {
+async fn not_found_gives_up_after_one_attempt(backend: Backend) {
     let rx = Receiver::start(vec![Reply::status(404)]).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let (key, _, dlv) = gw.one_delivery(&rx.url(), json!({})).await;
     let d = gw.wait_delivery("acme", &key, &dlv, WAIT, is_final).await;
     assert_eq!(
@@ -88,10 +95,9 @@ async fn not_found_gives_up_after_one_attempt() {
     assert_eq!(dlq["data"][0]["id"], dlv.as_str());
 }
 
-#[tokio::test]
-async fn gone_disables_the_endpoint() {
+async fn gone_disables_the_endpoint(backend: Backend) {
     let rx = Receiver::start(vec![Reply::status(410)]).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let (key, ep, dlv) = gw.one_delivery(&rx.url(), json!({})).await;
     let d = gw.wait_delivery("acme", &key, &dlv, WAIT, is_final).await;
     assert_eq!(
@@ -116,10 +122,9 @@ async fn gone_disables_the_endpoint() {
     assert_eq!(ev["deliveries"], json!([]));
 }
 
-#[tokio::test]
-async fn retry_after_is_a_floor() {
+async fn retry_after_is_a_floor(backend: Backend) {
     let rx = Receiver::start(vec![Reply::status(429).header("retry-after", "2")]).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let (key, _, dlv) = gw
         .one_delivery(
             &rx.url(),
@@ -138,9 +143,8 @@ async fn retry_after_is_a_floor() {
     assert_eq!(d["attempt_log"][0]["delay_ms"], 2000);
 }
 
-#[tokio::test]
-async fn hangs_refusals_and_redirects_are_retried() {
-    let gw = TestGateway::start().await;
+async fn hangs_refusals_and_redirects_are_retried(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let fast = json!({"jitter": "none", "base_ms": 100});
 
@@ -212,9 +216,8 @@ async fn hangs_refusals_and_redirects_are_retried() {
     assert_eq!(redirect.received().len(), 2);
 }
 
-#[tokio::test]
-async fn limits_make_deliveries_dead() {
-    let gw = TestGateway::start().await;
+async fn limits_make_deliveries_dead(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let failing = Receiver::start((0..20).map(|_| Reply::status(500)).collect()).await;
     let by_count = gw.endpoint("acme", &key, json!({"url": failing.url(), "event_types": ["count"], "policy": {"jitter": "none", "base_ms": 100, "max_attempts": 3}})).await;

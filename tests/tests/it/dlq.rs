@@ -5,8 +5,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{TestGateway, is_final};
+use hookgate_tests::{Backend, TestGateway, is_final};
 use serde_json::{Value, json};
+
+hookgate_tests::on_each_backend! {
+    a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing,
+    the_dead_list_and_bulk_replay_filter_by_dead_reason,
+    the_dlq_summary_counts_dead_by_reason_endpoint_and_tenant,
+}
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -53,10 +59,9 @@ fn ids(list: &Value) -> Vec<&str> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing() {
+async fn a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing(backend: Backend) {
     let rx = Receiver::start(vec![Reply::status(400); 3]).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     final_deliveries(&gw, "acme", &key, &rx.url(), json!({}), 3).await;
     let dead_path = "/v1/tenants/acme/deliveries?state=dead";
@@ -111,11 +116,10 @@ async fn two_reasons(
     (key, a, b)
 }
 
-#[tokio::test]
-async fn the_dead_list_and_bulk_replay_filter_by_dead_reason() {
+async fn the_dead_list_and_bulk_replay_filter_by_dead_reason(backend: Backend) {
     let give_up = Receiver::start(vec![Reply::status(400); 2]).await;
     let exhausted = Receiver::start(vec![Reply::status(503)]).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let (key, a, b) = two_reasons(&gw, &give_up, &exhausted).await;
     let list =
         |reason: &str| format!("/v1/tenants/acme/deliveries?state=dead&dead_reason={reason}");
@@ -161,11 +165,10 @@ async fn the_dead_list_and_bulk_replay_filter_by_dead_reason() {
     gw.stop().await;
 }
 
-#[tokio::test]
-async fn the_dlq_summary_counts_dead_by_reason_endpoint_and_tenant() {
+async fn the_dlq_summary_counts_dead_by_reason_endpoint_and_tenant(backend: Backend) {
     let give_up = Receiver::start(vec![Reply::status(400); 3]).await;
     let exhausted = Receiver::start(vec![Reply::status(503)]).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let (key, a, b) = two_reasons(&gw, &give_up, &exhausted).await;
     let beta = gw.tenant("beta").await;
     let c = final_deliveries(&gw, "beta", &beta, &give_up.url(), json!({}), 1).await;

@@ -3,12 +3,16 @@
 
 use std::sync::Arc;
 
-use hookgate_tests::{TestGateway, plugin_wasm, test_config, upload_example};
+use hookgate_tests::{Backend, TestGateway, plugin_wasm, test_config, upload_example};
 use serde_json::json;
 
-#[tokio::test]
-async fn plugins_are_listed_shown_and_deleted_only_when_unbound() {
-    let gw = TestGateway::start().await;
+hookgate_tests::on_each_backend! {
+    plugins_are_listed_shown_and_deleted_only_when_unbound,
+    tenants_cannot_see_or_bind_each_others_plugins,
+}
+
+async fn plugins_are_listed_shown_and_deleted_only_when_unbound(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     upload_example(&gw, &key, "ladder", "ladder", 1).await;
     upload_example(&gw, &key, "codes", "json-error-code", 1).await;
@@ -111,9 +115,8 @@ async fn plugins_are_listed_shown_and_deleted_only_when_unbound() {
     );
 }
 
-#[tokio::test]
-async fn tenants_cannot_see_or_bind_each_others_plugins() {
-    let gw = TestGateway::start().await;
+async fn tenants_cannot_see_or_bind_each_others_plugins(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let other = gw.tenant("globex").await;
     upload_example(&gw, &key, "codes", "json-error-code", 1).await;

@@ -6,9 +6,13 @@ use std::time::Duration;
 
 use hookgate_server::policy::wasm::{PluginHost, WitVersion};
 use hookgate_tests::{
-    TestGateway, body_receiver, fixture_module, is_final, plugin_wasm, upload_example,
+    Backend, TestGateway, body_receiver, fixture_module, is_final, plugin_wasm, upload_example,
 };
 use serde_json::json;
+
+hookgate_tests::on_each_backend! {
+    a_0_1_0_and_a_0_2_0_plugin_each_decide_their_deliveries,
+}
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -29,9 +33,8 @@ fn sdk_examples_target_0_2_0_and_0_1_0_fixtures_still_pass_the_checks() {
     }
 }
 
-#[tokio::test]
-async fn a_0_1_0_and_a_0_2_0_plugin_each_decide_their_deliveries() {
-    let gw = TestGateway::start().await;
+async fn a_0_1_0_and_a_0_2_0_plugin_each_decide_their_deliveries(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let (s, b) = gw
         .upload_plugin("acme", &key, "old", fixture_module("tryagain"))

@@ -3,14 +3,18 @@
 //! after `disable_after` and resumes when re-enabled. Time runs on a manual clock
 //! where that helps.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use hookgate_server::RunOptions;
 use hookgate_server::clock::{Clock, ManualClock, SystemClock};
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{TestGateway, is_final, test_config};
+use hookgate_tests::{Backend, TestGateway, is_final};
 use serde_json::{Value, json};
+
+hookgate_tests::on_each_backend! {
+    pruning_removes_what_is_due_and_nothing_else,
+    failing_endpoints_are_disabled_and_resume_when_enabled,
+}
 
 const WAIT: Duration = Duration::from_secs(30);
 const HOUR: Duration = Duration::from_secs(3600);
@@ -37,11 +41,10 @@ fn first_delivery(ev: &Value) -> String {
     ev["deliveries"][0]["id"].as_str().unwrap().to_owned()
 }
 
-#[tokio::test]
-async fn pruning_removes_what_is_due_and_nothing_else() {
+async fn pruning_removes_what_is_due_and_nothing_else(backend: Backend) {
     let clock = ManualClock::new(SystemClock.now_ms());
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = test_config(dir.path());
+    let mut bed = backend.bed().await;
+    let config = &mut bed.config;
     (
         config.retention,
         config.dlq_retention,
@@ -51,7 +54,7 @@ async fn pruning_removes_what_is_due_and_nothing_else() {
         clock: Some(clock.clone()),
         ..Default::default()
     };
-    let gw = TestGateway::start_with(config, dir, options).await;
+    let gw = TestGateway::start_bed(bed, options).await;
     let key = gw.tenant("acme").await;
     let ok = Receiver::start(Vec::new()).await;
     let gone = Receiver::start(vec![Reply::status(404)]).await;
@@ -153,12 +156,11 @@ async fn pruning_removes_what_is_due_and_nothing_else() {
     );
 }
 
-#[tokio::test]
-async fn failing_endpoints_are_disabled_and_resume_when_enabled() {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = test_config(dir.path());
+async fn failing_endpoints_are_disabled_and_resume_when_enabled(backend: Backend) {
+    let mut bed = backend.bed().await;
+    let config = &mut bed.config;
     config.disable_after = 1_000;
-    let gw = TestGateway::start_with(config, dir, Default::default()).await;
+    let gw = TestGateway::start_bed(bed, Default::default()).await;
     let rx = Receiver::start((0..4).map(|_| Reply::status(503)).collect()).await;
     let policy = json!({"policy": {"base_ms": 200, "jitter": "none"}});
     let (key, ep, dlv) = gw.one_delivery(&rx.url(), policy).await;

@@ -1,27 +1,31 @@
 //! The circuit breaker: it opens, probes once, climbs its cooldowns and closes; a
 //! replay while it is open goes out at once; an operator can reset it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{TestGateway, is_final, test_config};
+use hookgate_tests::{Backend, TestGateway, is_final};
 use serde_json::{Value, json};
 
 use super::{WAIT, endpoint_view, wait_count};
 
-async fn breaker_gateway() -> TestGateway {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = test_config(dir.path());
-    config.breaker.cooldowns = vec![1_000, 2_000];
-    TestGateway::start_with(config, dir, Default::default()).await
+hookgate_tests::on_each_backend! {
+    breaker_opens_probes_once_climbs_and_closes,
+    replay_while_the_breaker_is_open_sends_at_once_and_says_so,
+    a_breaker_can_be_reset_by_hand,
 }
 
-#[tokio::test]
-async fn breaker_opens_probes_once_climbs_and_closes() {
+async fn breaker_gateway(backend: Backend) -> TestGateway {
+    let mut bed = backend.bed().await;
+    let config = &mut bed.config;
+    config.breaker.cooldowns = vec![1_000, 2_000];
+    TestGateway::start_bed(bed, Default::default()).await
+}
+
+async fn breaker_opens_probes_once_climbs_and_closes(backend: Backend) {
     // 20 failures trip it; the first probe fails too; then everything succeeds.
     let rx = Receiver::start((0..21).map(|_| Reply::status(503)).collect()).await;
-    let gw = breaker_gateway().await;
+    let gw = breaker_gateway(backend).await;
     let key = gw.tenant("acme").await;
     let body = json!({"url": rx.url(), "max_in_flight": 1, "policy": {"max_attempts": 1}});
     let ep = gw.endpoint("acme", &key, body).await;
@@ -125,10 +129,9 @@ async fn tripped(rx: &Receiver, gw: &TestGateway, key: &str, status: u16) -> Val
 /// once (the probe first) instead of after the 10-minute cool-down, its response
 /// names the open breaker, and while the breaker is open no delivery claims an
 /// earlier next attempt than `open_until`.
-#[tokio::test]
-async fn replay_while_the_breaker_is_open_sends_at_once_and_says_so() {
+async fn replay_while_the_breaker_is_open_sends_at_once_and_says_so(backend: Backend) {
     let rx = Receiver::start(Vec::new()).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let ep = tripped(&rx, &gw, &key, 404).await;
     let ep_id = ep["id"].as_str().unwrap();
@@ -168,10 +171,9 @@ async fn replay_while_the_breaker_is_open_sends_at_once_and_says_so() {
 
 /// Item 11: the endpoint's tenant (or the admin) can close a breaker by hand;
 /// pending work then goes out at once. Another tenant cannot.
-#[tokio::test]
-async fn a_breaker_can_be_reset_by_hand() {
+async fn a_breaker_can_be_reset_by_hand(backend: Backend) {
     let rx = Receiver::start(Vec::new()).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let other = gw.tenant("other").await;
     let ep = tripped(&rx, &gw, &key, 503).await;

@@ -2,12 +2,18 @@
 //! between endpoints, and bulk DLQ replay. Durations are shrunk through config.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use hookgate_tests::receiver::{Receiver, Reply};
-use hookgate_tests::{TestGateway, is_final, test_config};
+use hookgate_tests::{Backend, TestGateway, is_final};
 use serde_json::{Value, json};
+
+hookgate_tests::on_each_backend! {
+    bulk_replay_delivers_every_dead_delivery_once_more,
+    in_flight_and_rate_caps_hold,
+    a_broken_endpoint_never_holds_back_a_healthy_one,
+    endpoint_reloads_keep_the_limits,
+}
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -22,9 +28,8 @@ async fn wait_count(rx: &Receiver, n: usize) -> usize {
     rx.wait_for(n, WAIT).await.len()
 }
 
-#[tokio::test]
-async fn in_flight_and_rate_caps_hold() {
-    let gw = TestGateway::start().await;
+async fn in_flight_and_rate_caps_hold(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let slow = Receiver::start(
         (0..30)
@@ -89,9 +94,8 @@ async fn in_flight_and_rate_caps_hold() {
     }
 }
 
-#[tokio::test]
-async fn a_broken_endpoint_never_holds_back_a_healthy_one() {
-    let gw = TestGateway::start().await;
+async fn a_broken_endpoint_never_holds_back_a_healthy_one(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     // The broken receiver is slow as well as failing, so its backlog lasts.
     let broken = Receiver::start(
@@ -151,13 +155,12 @@ async fn a_broken_endpoint_never_holds_back_a_healthy_one() {
     assert_eq!(healthy.received().len(), 20);
 }
 
-#[tokio::test]
-async fn bulk_replay_delivers_every_dead_delivery_once_more() {
+async fn bulk_replay_delivers_every_dead_delivery_once_more(backend: Backend) {
     // 1000 give-ups in a row would trip the breaker; this test is about replay.
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = test_config(dir.path());
+    let mut bed = backend.bed().await;
+    let config = &mut bed.config;
     config.breaker.failure_threshold = 100_000;
-    let gw = TestGateway::start_with(config, dir, Default::default()).await;
+    let gw = TestGateway::start_bed(bed, Default::default()).await;
     let key = gw.tenant("acme").await;
     let rx = Receiver::start((0..1000).map(|_| Reply::status(404)).collect()).await;
     gw.endpoint("acme", &key, json!({"url": rx.url()})).await;
@@ -279,11 +282,10 @@ async fn patch(gw: &TestGateway, key: &str, ep: &Value, body: Value) {
 
 /// Fair shares, item 6: reloading an endpoint mid-burst neither resets what is in
 /// flight nor the starts of the current second; a lowered limit applies to both.
-#[tokio::test]
-async fn endpoint_reloads_keep_the_limits() {
+async fn endpoint_reloads_keep_the_limits(backend: Backend) {
     let slow = Reply::status(200).after(Duration::from_secs(2));
     let rx = Receiver::start(vec![slow; 4]).await;
-    let gw = TestGateway::start().await;
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     let ep = gw
         .endpoint("acme", &key, json!({"url": rx.url(), "max_in_flight": 4}))
