@@ -57,6 +57,16 @@ impl ScratchDatabase {
     /// `Unreachable` with how to start PostgreSQL, or `Sql`.
     pub async fn create() -> Result<Self, ScratchError> {
         let server = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.into());
+        Self::create_on(&server).await
+    }
+
+    /// Creates a scratch database on the server at `server` (a URL of any
+    /// database on it), as [`ScratchDatabase::create`] does.
+    ///
+    /// # Errors
+    /// As [`ScratchDatabase::create`].
+    pub async fn create_on(server: &str) -> Result<Self, ScratchError> {
+        let server = server.to_owned();
         let client = connect(&server).await?;
         let sql = |source| ScratchError::Sql {
             url: server.clone(),
