@@ -34,6 +34,8 @@ pub enum Command {
         #[command(subcommand)]
         command: ops::admin::AdminCommand,
     },
+    /// Bring a PostgreSQL database's schema up to this build's, without serving.
+    Migrate(ops::migrate::MigrateArgs),
     /// Retry policies: simulate a policy against an outage.
     Policy {
         #[command(subcommand)]

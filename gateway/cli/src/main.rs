@@ -84,6 +84,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             runtime.block_on(serve(config))?;
         }
         Command::Admin { command } => ops::admin::run(command)?,
+        Command::Migrate(args) => return Ok(exit_code(ops::migrate::run(args))),
         Command::Policy { command } => return Ok(exit_code(ops::policy::run(command))),
         Command::Bench { command } => return Ok(exit_code(lab::bench::run(command))),
         Command::Chaos(args) => return Ok(exit_code(lab::chaos::run(args))),

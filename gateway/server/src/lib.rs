@@ -46,6 +46,10 @@ pub enum RunError {
     /// The data dir cannot be created or opened, or a newer hookgate wrote it.
     #[error("cannot use data dir {}: {message}", path.display())]
     DataDir { path: PathBuf, message: String },
+    /// The database in `[store] url` cannot be reached at start, or a newer
+    /// hookgate wrote it.
+    #[error("cannot use the database at {url}: {message}")]
+    Database { url: String, message: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -64,7 +68,7 @@ impl RunError {
     /// prints the one for what it is and the other with its whole chain.
     pub fn is_user_error(&self) -> bool {
         match self {
-            Self::DataDirInUse { .. } | Self::DataDir { .. } => true,
+            Self::DataDirInUse { .. } | Self::DataDir { .. } | Self::Database { .. } => true,
             Self::Plugins(e) => matches!(e, policy::wasm::PluginError::Preload { .. }),
             Self::Client(e) => matches!(e, delivery::client::ClientError::ExtraCa { .. }),
             Self::Store(_) | Self::Alerts(_) | Self::Serve(_) => false,
@@ -83,6 +87,13 @@ pub async fn open_store(config: &StoreConfig) -> Result<Store, RunError> {
         path: config.data_dir.clone(),
         message,
     };
+    if config.backend == crate::config::StoreBackend::Postgres {
+        let url = config.url.as_deref().unwrap_or_default();
+        return Store::open(config).await.map_err(|e| RunError::Database {
+            url: crate::config::redact_password(url),
+            message: e.to_string(),
+        });
+    }
     match Store::open(config).await {
         Ok(store) => Ok(store),
         Err(StoreError::InUse { path }) => Err(RunError::DataDirInUse { path }),

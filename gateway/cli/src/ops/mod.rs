@@ -1,7 +1,8 @@
 //! Operator tools that need no running gateway: admin tasks on a data dir,
-//! checking a plugin, simulating a retry policy.
+//! migrating a database's schema, checking a plugin, simulating a retry policy.
 
 pub mod admin;
+pub mod migrate;
 pub mod plugin_check;
 pub mod plugin_new;
 pub mod policy;

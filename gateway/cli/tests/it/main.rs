@@ -14,6 +14,7 @@ mod docs_plugins;
 mod drills;
 mod fuzz_equivalents;
 mod json_logs;
+mod migrate_command;
 mod openapi_command;
 mod plugin_new;
 mod policy_props;

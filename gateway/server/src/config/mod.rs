@@ -21,7 +21,7 @@ pub use sections::{
     AlertsConfig, BreakerConfig, Limits, MetricsConfig, OutboundConfig, PluginsConfig,
     PolicyConfig, PreloadPlugin, TlsConfig,
 };
-pub use store_section::{StoreBackend, StoreConfig};
+pub use store_section::{StoreBackend, StoreConfig, redact_password};
 use values::{de_duration_ms, de_socket_addr};
 
 const ENV_PREFIX: &str = "HOOKGATE_";

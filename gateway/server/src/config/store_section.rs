@@ -90,7 +90,7 @@ impl std::fmt::Debug for StoreConfig {
 }
 
 /// A connection string with its password hidden, for logs.
-pub(crate) fn redact_password(url: &str) -> String {
+pub fn redact_password(url: &str) -> String {
     if let Ok(mut parsed) = url::Url::parse(url)
         && parsed.password().is_some()
     {

@@ -46,7 +46,9 @@ pub enum StoreError {
         #[source]
         source: BackendError,
     },
-    #[error("data dir has schema version {found}; this build supports up to {supported}")]
+    #[error(
+        "the store has schema version {found}, written by a newer hookgate; this build supports up to {supported}"
+    )]
     NewerSchema { found: u64, supported: u64 },
     /// Another process has the data dir open.
     #[error("data dir {} is in use by another process", path.display())]

@@ -84,3 +84,42 @@ pub async fn current_version(client: &Client) -> Result<u64, StoreError> {
         .map_err(pg_error)?;
     Ok(u64::try_from(row.get::<_, i32>(0)).unwrap_or(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::scratch_database::ScratchDatabase;
+
+    async fn client(url: &str) -> Client {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn gateways_starting_together_apply_each_migration_once() {
+        let db = ScratchDatabase::create()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let runs: Vec<_> = (0..4)
+            .map(|_| {
+                let url = db.url.clone();
+                tokio::spawn(async move { migrate(&mut client(&url).await).await })
+            })
+            .collect();
+        let mut applied = Vec::new();
+        for run in runs {
+            applied.extend(run.await.unwrap().unwrap());
+        }
+        assert_eq!(applied, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+        let c = client(&db.url).await;
+        assert_eq!(current_version(&c).await.unwrap(), SCHEMA_VERSION);
+        let rows = c
+            .query("SELECT version FROM hookgate_schema", &[])
+            .await
+            .unwrap();
+        assert_eq!(rows.len() as u64, SCHEMA_VERSION, "one row per version");
+    }
+}

@@ -219,15 +219,16 @@ async fn connect(
     Ok(client)
 }
 
-/// Applies the schema's migrations to the database at `config.url` and returns
-/// the versions applied (`hookgate migrate`).
+/// Applies the schema's migrations to the database at `config.url`; returns
+/// the versions applied and the schema's version now (`hookgate migrate`).
 ///
 /// # Errors
 /// As [`PgStore::open`].
-pub async fn migrate_only(config: &StoreConfig) -> Result<Vec<u64>, StoreError> {
+pub async fn migrate_only(config: &StoreConfig) -> Result<(Vec<u64>, u64), StoreError> {
     let (target, tls) = connect_target(config)?;
     let mut client = connect(&target, tls).await?;
-    migrate::migrate(&mut client).await
+    let applied = migrate::migrate(&mut client).await?;
+    Ok((applied, migrate::current_version(&client).await?))
 }
 
 /// Runs `op` again, after a short random pause, while it fails with a
