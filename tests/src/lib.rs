@@ -17,6 +17,7 @@ mod backend;
 mod plugin_files;
 pub mod receiver;
 pub mod resolvers;
+pub mod tcp_proxy;
 pub mod tls;
 pub mod verify;
 

@@ -29,4 +29,5 @@ mod policy_simulate;
 mod protection;
 mod retention;
 mod security;
+mod store_outage;
 mod tenant_secrets;
