@@ -177,7 +177,9 @@ pub async fn run_with(
     ]);
     let trusted_client = DeliveryClient::new(anywhere, config.tls.extra_ca_file.as_deref())?;
     let (monitor, alerts) = alerts::AlertMonitor::new(config.alerts.clone());
-    let telemetry = Arc::new(Telemetry::new(config.metrics.per_endpoint_labels, monitor));
+    let mut telemetry = Telemetry::new(config.metrics.per_endpoint_labels, monitor);
+    telemetry.register_store(&store);
+    let telemetry = Arc::new(telemetry);
     seed_counts(&store, &telemetry);
     // Both listen before the delivery engine starts, so no disabling is missed.
     let disabled_recorder = plugins.spawn_disabled_recorder();

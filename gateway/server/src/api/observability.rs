@@ -41,6 +41,7 @@ pub(super) async fn metrics(
     let host = ctx.plugins.host();
     ctx.telemetry
         .observe_plugins(&host.pool_usage(), &host.decision_paths());
+    ctx.telemetry.observe_store(&ctx.store);
     // prometheus-client encodes OpenMetrics only; the classic text is made from it.
     let openmetrics = ctx.telemetry.render_metrics(ctx.delivery.in_flight_count());
     let body = match format {

@@ -54,6 +54,9 @@ pub(crate) struct PathLabel {
     pub(crate) path: &'static str,
 }
 
+/// The database pool's connections by `state` (`open`, `in_use`, `max`).
+pub(crate) type PoolGauges = Family<SlotStateLabel, Gauge>;
+
 /// Every metric hookgate exports.
 pub(crate) struct Metrics {
     pub(crate) registry: Registry,

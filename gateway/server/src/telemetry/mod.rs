@@ -4,6 +4,7 @@
 mod metrics;
 mod plugin_metrics;
 mod stats;
+mod store_metrics;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -47,6 +48,8 @@ pub struct Telemetry {
     alerts: AlertMonitor,
     /// The decision paths already added to their counters.
     paths_counted: Mutex<DecisionPaths>,
+    /// The database pool's connections, on a backend that has one.
+    store_pool: Option<metrics::PoolGauges>,
 }
 
 impl Telemetry {
@@ -58,6 +61,7 @@ impl Telemetry {
             tenants: Mutex::default(),
             alerts,
             paths_counted: Mutex::default(),
+            store_pool: None,
         }
     }
 

@@ -60,7 +60,7 @@ impl PgStore {
     }
 
     pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
-        insert_endpoint(&self.client().await?, ep).await
+        insert_endpoint(&*self.client().await?, ep).await
     }
 
     pub async fn endpoint_version(

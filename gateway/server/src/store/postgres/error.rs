@@ -23,6 +23,7 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
         }
         _ => Failure::Unavailable,
     };
+    super::stats::count_error(failure);
     StoreError::Backend {
         failure,
         source: Box::new(e),
@@ -34,10 +35,13 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
 pub(crate) fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => pg_error(e),
-        other => StoreError::Backend {
-            failure: Failure::Unavailable,
-            source: Box::new(other),
-        },
+        other => {
+            super::stats::count_error(Failure::Unavailable);
+            StoreError::Backend {
+                failure: Failure::Unavailable,
+                source: Box::new(other),
+            }
+        }
     }
 }
 

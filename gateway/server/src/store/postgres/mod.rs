@@ -18,13 +18,14 @@ mod plugins;
 mod replay;
 mod retention;
 mod schedule;
+pub mod stats;
 mod target;
 mod tenants;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use serde::{Serialize, de::DeserializeOwned};
 use tokio_util::sync::CancellationToken;
 
@@ -54,6 +55,8 @@ pub struct PgStore {
 
 struct Inner {
     pool: Pool,
+    /// How long each operation held its connection.
+    operation_seconds: prometheus_client::metrics::histogram::Histogram,
     /// This process, in leases (`leased_by`) and singleton grants.
     node_id: String,
     lease_margin_ms: u64,
@@ -97,6 +100,7 @@ impl PgStore {
         let store = Self {
             inner: Arc::new(Inner {
                 pool,
+                operation_seconds: stats::operation_histogram(),
                 node_id,
                 lease_margin_ms: config.lease_margin_ms,
                 ingest,
@@ -113,9 +117,15 @@ impl PgStore {
         Ok((store, task))
     }
 
-    /// A pooled connection.
-    async fn client(&self) -> Result<Object, StoreError> {
-        self.inner.pool.get().await.map_err(pool_error)
+    /// A pooled connection, timed while held.
+    async fn client(&self) -> Result<stats::Timed, StoreError> {
+        let client = self.inner.pool.get().await.map_err(pool_error)?;
+        Ok(stats::Timed::new(client, &self.inner.operation_seconds))
+    }
+
+    /// Seconds each store operation held its connection, for `/metrics`.
+    pub fn operation_seconds(&self) -> prometheus_client::metrics::histogram::Histogram {
+        self.inner.operation_seconds.clone()
     }
 
     /// What the pool holds now: (connections open, connections in use, most allowed).

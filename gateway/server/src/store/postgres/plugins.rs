@@ -44,7 +44,7 @@ impl PgStore {
         tenant: &str,
         name: &str,
     ) -> Result<Option<PluginRecord>, StoreError> {
-        read_plugin(&self.client().await?, tenant, name, false).await
+        read_plugin(&*self.client().await?, tenant, name, false).await
     }
 
     pub async fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {

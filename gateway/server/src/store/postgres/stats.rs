@@ -1,0 +1,76 @@
+//! What the PostgreSQL backend tells `/metrics`: how long each store operation
+//! held its connection (a histogram), its errors by kind, and the pool's use.
+//! The gateway registers them beside its own metrics when it runs on PostgreSQL.
+
+use std::sync::LazyLock;
+use std::time::Instant;
+
+use deadpool_postgres::Object;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+
+use crate::store::Failure;
+
+/// The kind of a database error: `unavailable`, `conflict`, `full` or `corrupt`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ErrorKindLabel {
+    pub kind: &'static str,
+}
+
+/// Database errors by kind, counted where they are mapped to store errors (one
+/// gateway per process, so one count per process).
+pub static ERRORS: LazyLock<Family<ErrorKindLabel, Counter>> = LazyLock::new(Family::default);
+
+/// Counts one error of `failure`'s kind.
+pub(crate) fn count_error(failure: Failure) {
+    let kind = match failure {
+        Failure::Unavailable => "unavailable",
+        Failure::Conflict => "conflict",
+        Failure::Full => "full",
+        Failure::Corrupt => "corrupt",
+    };
+    ERRORS.get_or_create(&ErrorKindLabel { kind }).inc();
+}
+
+/// Seconds a store operation held its connection: 0.25 ms to about 4 s.
+pub(crate) fn operation_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_25, 2.0, 15))
+}
+
+/// A pooled connection that, when dropped, records how long it was held.
+pub(crate) struct Timed {
+    client: Object,
+    since: Instant,
+    seconds: Histogram,
+}
+
+impl Timed {
+    pub(crate) fn new(client: Object, seconds: &Histogram) -> Self {
+        Self {
+            client,
+            since: Instant::now(),
+            seconds: seconds.clone(),
+        }
+    }
+}
+
+impl std::ops::Deref for Timed {
+    type Target = Object;
+    fn deref(&self) -> &Object {
+        &self.client
+    }
+}
+
+impl std::ops::DerefMut for Timed {
+    fn deref_mut(&mut self) -> &mut Object {
+        &mut self.client
+    }
+}
+
+impl Drop for Timed {
+    fn drop(&mut self) {
+        self.seconds.observe(self.since.elapsed().as_secs_f64());
+    }
+}

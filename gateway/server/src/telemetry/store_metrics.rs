@@ -1,0 +1,86 @@
+//! The store's own metrics, on a backend that has them (PostgreSQL): its pool's
+//! connections, read at scrape time, how long each operation held a
+//! connection, and its errors by kind.
+
+use super::Telemetry;
+use super::metrics::{PoolGauges, SlotStateLabel};
+use crate::store::Store;
+use crate::store::postgres::stats::ERRORS;
+
+impl Telemetry {
+    /// Adds `store`'s metrics to the exposition; call once, before sharing.
+    pub fn register_store(&mut self, store: &Store) {
+        let Some(pg) = store.postgres() else { return };
+        let registry = &mut self.metrics.registry;
+        let pool = PoolGauges::default();
+        registry.register(
+            "store_pool_connections",
+            "Database connections: open, in use, and the most the pool opens",
+            pool.clone(),
+        );
+        registry.register(
+            "store_operation_seconds",
+            "Time each store operation held its database connection",
+            pg.operation_seconds(),
+        );
+        registry.register(
+            "store_errors",
+            "Database errors by kind: unavailable, conflict, full, corrupt",
+            ERRORS.clone(),
+        );
+        self.store_pool = Some(pool);
+    }
+
+    /// Reads the pool's use at scrape time.
+    pub fn observe_store(&self, store: &Store) {
+        let (Some(gauges), Some(pg)) = (&self.store_pool, store.postgres()) else {
+            return;
+        };
+        let (open, in_use, max) = pg.pool_status();
+        for (state, n) in [("open", open), ("in_use", in_use), ("max", max)] {
+            let n = i64::try_from(n).unwrap_or(i64::MAX);
+            gauges.get_or_create(&SlotStateLabel { state }).set(n);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alerts::AlertMonitor;
+    use crate::store::testing::TestStore;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_on_postgres_reports_its_pool_operations_and_errors() {
+        let t = TestStore::postgres().await;
+        let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
+        let mut telemetry = Telemetry::new(false, monitor);
+        telemetry.register_store(&t.store);
+        t.store.tenant("acme").await.unwrap();
+        telemetry.observe_store(&t.store);
+        let metrics = telemetry.render_metrics(0);
+        for sample in [
+            "hookgate_store_pool_connections{state=\"max\"} 8\n",
+            "hookgate_store_pool_connections{state=\"in_use\"} 0\n",
+            "# TYPE hookgate_store_operation_seconds histogram\n",
+            "# TYPE hookgate_store_errors counter\n",
+        ] {
+            assert!(metrics.contains(sample), "{sample} in:\n{metrics}");
+        }
+        let count = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("hookgate_store_operation_seconds_count "))
+            .and_then(|n| n.parse::<u64>().ok());
+        assert!(count.is_some_and(|n| n >= 1), "{metrics}");
+    }
+
+    #[tokio::test]
+    async fn the_embedded_store_adds_no_database_metrics() {
+        let t = TestStore::sled().await;
+        let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
+        let mut telemetry = Telemetry::new(false, monitor);
+        telemetry.register_store(&t.store);
+        telemetry.observe_store(&t.store);
+        assert!(!telemetry.render_metrics(0).contains("hookgate_store_"));
+    }
+}
