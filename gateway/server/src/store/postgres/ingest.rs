@@ -10,9 +10,13 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use deadpool_postgres::{GenericClient, Pool};
+use deadpool_postgres::Pool;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
+use tokio_postgres::Statement;
+use tokio_postgres::types::ToSql;
+
+use super::statements::{INSERT_DELIVERIES, INSERT_EVENTS, INSERT_QUEUE, LOCK_ENDPOINTS};
 use super::{PgStore, error::pool_error, ms, pg_error, to_json};
 use crate::store::events::PreparedEvent;
 use crate::store::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent, StoreError};
@@ -98,7 +102,7 @@ async fn write_batch(pool: &Pool, batch: Vec<Job>) {
 /// Inserts each event whose endpoints all still exist, holding them against a
 /// delete until commit (`FOR KEY SHARE`); returns which were written.
 async fn insert_events(
-    tx: &impl GenericClient,
+    tx: &deadpool_postgres::Transaction<'_>,
     events: &[&PreparedEvent],
 ) -> Result<Vec<bool>, StoreError> {
     let (mut tenants, mut ids) = (Vec::new(), Vec::new());
@@ -109,12 +113,7 @@ async fn insert_events(
         }
     }
     let present: HashSet<(String, String)> = tx
-        .query(
-            "SELECT tenant_id, id FROM endpoints
-             WHERE (tenant_id, id) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))
-             FOR KEY SHARE",
-            &[&tenants, &ids],
-        )
+        .query(&prepared(tx, LOCK_ENDPOINTS).await?, &[&tenants, &ids])
         .await
         .map_err(pg_error)?
         .into_iter()
@@ -139,28 +138,39 @@ async fn insert_events(
     if ev.ids.is_empty() {
         return Ok(written);
     }
-    tx.execute(
-        "INSERT INTO events (tenant_id, id, event_type, payload, created_at_ms, deliveries)
-         SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])",
-        &[&ev.tenants, &ev.ids, &ev.types, &ev.payloads, &ev.created, &ev.deliveries],
-    )
-    .await
-    .map_err(pg_error)?;
-    tx.execute(
-        "INSERT INTO deliveries (id, tenant_id, endpoint_id, state, record)
-         SELECT id, t, e, 'pending', r FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) AS u(id, t, e, r)",
-        &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records],
-    )
-    .await
-    .map_err(pg_error)?;
-    tx.execute(
-        "INSERT INTO queue (delivery_id, tenant_id, endpoint_id, lane, due_ms, scheduled_ms, series, attempts)
-         SELECT id, t, e, 0, due, due, 1, 0 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[]) AS u(id, t, e, due)",
-        &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.due],
-    )
-    .await
-    .map_err(pg_error)?;
+    let events_params: [&(dyn ToSql + Sync); 6] = [
+        &ev.tenants,
+        &ev.ids,
+        &ev.types,
+        &ev.payloads,
+        &ev.created,
+        &ev.deliveries,
+    ];
+    let writes: [(&str, &[&(dyn ToSql + Sync)]); 3] = [
+        (INSERT_EVENTS, &events_params),
+        (
+            INSERT_DELIVERIES,
+            &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records],
+        ),
+        (
+            INSERT_QUEUE,
+            &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.due],
+        ),
+    ];
+    for (sql, params) in writes {
+        tx.execute(&prepared(tx, sql).await?, params)
+            .await
+            .map_err(pg_error)?;
+    }
     Ok(written)
+}
+
+/// `sql` prepared on this connection (once per connection: cached).
+async fn prepared(
+    tx: &deadpool_postgres::Transaction<'_>,
+    sql: &str,
+) -> Result<Statement, StoreError> {
+    tx.prepare_cached(sql).await.map_err(pg_error)
 }
 
 /// The events table's columns for one `UNNEST` insert.

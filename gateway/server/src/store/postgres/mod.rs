@@ -7,6 +7,7 @@
 //! transaction per round (`ingest`); wake-ups travel by `LISTEN/NOTIFY`
 //! with a poll of the queue as the backstop (`listen`).
 
+mod claimed;
 mod deliveries;
 mod endpoints;
 mod error;
@@ -18,6 +19,7 @@ mod plugins;
 mod replay;
 mod retention;
 mod schedule;
+pub mod statements;
 pub mod stats;
 mod target;
 mod tenants;
@@ -55,6 +57,11 @@ pub struct PgStore {
 
 struct Inner {
     pool: Pool,
+    /// Connections that commit without waiting for the disk, for outcome
+    /// writes (an outcome lost in a crash is only an attempt made again).
+    relaxed: Pool,
+    /// Delivery records read by claims, until their workers ask.
+    claimed: claimed::ClaimedRecords,
     /// How long each operation held its connection.
     operation_seconds: prometheus_client::metrics::histogram::Histogram,
     /// This process, in leases (`leased_by`) and singleton grants.
@@ -80,26 +87,24 @@ impl PgStore {
             let mut client = connect(&target, tls.clone()).await?;
             migrate::migrate(&mut client).await?;
         }
-        let manager = Manager::from_config(
-            target.config.clone(),
-            tls.clone(),
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(config.pool_size)
-            .wait_timeout(Some(POOL_WAIT))
-            .create_timeout(Some(CONNECT_TIMEOUT))
-            .recycle_timeout(Some(CONNECT_TIMEOUT))
-            .runtime(Runtime::Tokio1)
-            .build()
-            .map_err(|e| StoreError::Unavailable(format!("connection pool: {e}")))?;
+        // A quarter of the connections (at least 2) write outcomes; the rest
+        // everything else.
+        let relaxed_size = (config.pool_size / 4).max(2);
+        let pool = build_pool(
+            &target,
+            &tls,
+            config.pool_size.saturating_sub(relaxed_size).max(2),
+        )?;
+        let mut relaxed_target = target.clone();
+        relaxed_target.config.options("-c synchronous_commit=off");
+        let relaxed = build_pool(&relaxed_target, &tls, relaxed_size)?;
         let node_id = ulid::Ulid::new().to_string().to_ascii_lowercase();
         let (ingest, batcher_tasks) = ingest::Batcher::start(pool.clone(), config.pool_size);
         let store = Self {
             inner: Arc::new(Inner {
                 pool,
+                relaxed,
+                claimed: claimed::ClaimedRecords::default(),
                 operation_seconds: stats::operation_histogram(),
                 node_id,
                 lease_margin_ms: config.lease_margin_ms,
@@ -123,15 +128,26 @@ impl PgStore {
         Ok(stats::Timed::new(client, &self.inner.operation_seconds))
     }
 
+    /// A connection whose commits do not wait for the disk (outcome writes).
+    async fn relaxed_client(&self) -> Result<stats::Timed, StoreError> {
+        let client = self.inner.relaxed.get().await.map_err(pool_error)?;
+        Ok(stats::Timed::new(client, &self.inner.operation_seconds))
+    }
+
     /// Seconds each store operation held its connection, for `/metrics`.
     pub fn operation_seconds(&self) -> prometheus_client::metrics::histogram::Histogram {
         self.inner.operation_seconds.clone()
     }
 
-    /// What the pool holds now: (connections open, connections in use, most allowed).
+    /// What the pools hold now: (connections open, connections in use, most allowed).
     pub fn pool_status(&self) -> (usize, usize, usize) {
-        let s = self.inner.pool.status();
-        (s.size, s.size.saturating_sub(s.available), s.max_size)
+        let (a, b) = (self.inner.pool.status(), self.inner.relaxed.status());
+        let in_use = |s: deadpool_postgres::Status| s.size.saturating_sub(s.available);
+        (
+            a.size + b.size,
+            in_use(a) + in_use(b),
+            a.max_size + b.max_size,
+        )
     }
 
     /// This process's id in leases and grants.
@@ -193,6 +209,29 @@ impl PgStore {
             .map_err(pg_error)?;
         Ok(row.map(|_| Grant { work }))
     }
+}
+
+/// A pool of at most `size` connections to `target`.
+fn build_pool(
+    target: &PgTarget,
+    tls: &tokio_postgres_rustls::MakeRustlsConnect,
+    size: usize,
+) -> Result<Pool, StoreError> {
+    let manager = Manager::from_config(
+        target.config.clone(),
+        tls.clone(),
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(size)
+        .wait_timeout(Some(POOL_WAIT))
+        .create_timeout(Some(CONNECT_TIMEOUT))
+        .recycle_timeout(Some(CONNECT_TIMEOUT))
+        .runtime(Runtime::Tokio1)
+        .build()
+        .map_err(|e| StoreError::Unavailable(format!("connection pool: {e}")))
 }
 
 /// The parsed URL and its TLS connector.

@@ -8,6 +8,9 @@
 use deadpool_postgres::GenericClient;
 use rand::RngExt;
 
+use tokio_postgres::types::ToSql;
+
+use super::statements::{CLAIM, LEASED_DELIVERY, OUTCOME_FINAL, OUTCOME_RETRY};
 use super::{PgStore, from_json, ms, pg_error, to_json, unms};
 use crate::store::sled::keys::ScheduleKey;
 use crate::store::{
@@ -37,48 +40,29 @@ impl PgStore {
         }
         let token: i64 = rand::rng().random_range(1..i64::MAX);
         let client = self.client().await?;
-        let statement = client
-            .prepare_cached(
-                "WITH due AS (
-                     SELECT delivery_id FROM queue
-                     WHERE endpoint_id = $1 AND lane = $2 AND due_ms <= $3
-                     ORDER BY due_ms, delivery_id LIMIT $4
-                     FOR UPDATE SKIP LOCKED)
-                 UPDATE queue q SET lease_token = $5, leased_by = $6,
-                     due_ms = $3 + $7 + COALESCE(
-                         (SELECT max(timeout_ms) FROM endpoints WHERE id = $1), 0)
-                 FROM due WHERE q.delivery_id = due.delivery_id
-                 RETURNING q.delivery_id, q.scheduled_ms",
-            )
-            .await
-            .map_err(pg_error)?;
-        let rows = client
-            .query(
-                &statement,
-                &[
-                    &endpoint_id,
-                    &lane_code(lane),
-                    &ms(now_ms),
-                    &(limit as i64),
-                    &token,
-                    &self.inner.node_id,
-                    &ms(self.inner.lease_margin_ms),
-                ],
-            )
-            .await
-            .map_err(pg_error)?;
-        let mut leases: Vec<Lease> = rows
-            .into_iter()
-            .map(|r| {
-                let key = ScheduleKey {
-                    lane,
-                    endpoint_id: endpoint_id.to_owned(),
-                    due_ms: unms(r.get(1)),
-                    delivery_id: r.get(0),
-                };
-                Lease(key, token)
-            })
-            .collect();
+        let statement = client.prepare_cached(CLAIM).await.map_err(pg_error)?;
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &endpoint_id,
+            &lane_code(lane),
+            &ms(now_ms),
+            &(limit as i64),
+            &token,
+            &self.inner.node_id,
+            &ms(self.inner.lease_margin_ms),
+        ];
+        let rows = client.query(&statement, &params).await.map_err(pg_error)?;
+        let mut leases = Vec::with_capacity(rows.len());
+        for r in rows {
+            let key = ScheduleKey {
+                lane,
+                endpoint_id: endpoint_id.to_owned(),
+                due_ms: unms(r.get(1)),
+                delivery_id: r.get(0),
+            };
+            let d: DeliveryRecord = from_json(r.get(2), "delivery")?;
+            self.inner.claimed.keep(&key.delivery_id, token, d);
+            leases.push(Lease(key, token));
+        }
         leases.sort_by(|a, b| (a.0.due_ms, &a.0.delivery_id).cmp(&(b.0.due_ms, &b.0.delivery_id)));
         Ok(leases)
     }
@@ -104,19 +88,26 @@ impl PgStore {
         Ok(row.get::<_, Option<i64>>(0).map(unms))
     }
 
-    /// The delivery a lease is for, while the lease is current.
+    /// The delivery a lease is for, while the lease is current: as claimed (a
+    /// pending delivery changes only under its lease, or by a delete that also
+    /// takes the lease away, which the outcome write then finds), or read again.
     pub async fn due_delivery(
         &self,
         tenant: &str,
         lease: &Lease,
     ) -> Result<Option<DeliveryRecord>, StoreError> {
+        if let Some(d) = self.inner.claimed.take(&lease.0.delivery_id, lease.1)
+            && d.tenant_id == tenant
+        {
+            return Ok(Some(d));
+        }
         let client = self.client().await?;
+        let statement = client
+            .prepare_cached(LEASED_DELIVERY)
+            .await
+            .map_err(pg_error)?;
         let row = client
-            .query_opt(
-                "SELECT d.record FROM queue q JOIN deliveries d ON d.id = q.delivery_id
-                 WHERE q.delivery_id = $1 AND q.lease_token = $2 AND d.tenant_id = $3",
-                &[&lease.0.delivery_id, &lease.1, &tenant],
-            )
+            .query_opt(&statement, &[&lease.0.delivery_id, &lease.1, &tenant])
             .await
             .map_err(pg_error)?;
         let Some(row) = row else { return Ok(None) };
@@ -135,44 +126,20 @@ impl PgStore {
         Ok(None)
     }
 
-    /// Records an attempt under its lease, in one statement (two when the
-    /// endpoint is disabled with it). An outcome lost in a crash only means
-    /// the attempt is made again, so it commits without waiting for the disk.
+    /// Records an attempt under its lease, in one statement on a connection
+    /// that commits without waiting for the disk: an outcome lost in a crash
+    /// only means the attempt is made again. Disabling the endpoint with it
+    /// (a 410) takes a transaction.
     pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
         let d = w.delivery;
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg_error)?;
-        tx.batch_execute("SET LOCAL synchronous_commit = off")
-            .await
-            .map_err(pg_error)?;
-        // The queue row moves on (or goes) only under the lease, with the series
-        // and attempts the worker started from, and while the endpoint exists.
-        let fence = "delivery_id = $1 AND lease_token = $2 AND series = $3 AND attempts = $4
-            AND EXISTS (SELECT 1 FROM endpoints WHERE tenant_id = $5 AND id = $6)";
-        let queue_move = match w.next_due_ms {
-            Some(_) => format!(
-                "UPDATE queue SET lane = 1, due_ms = $12, scheduled_ms = $12, lease_token = NULL,
-                     leased_by = NULL, attempts = $13
-                 WHERE {fence} RETURNING delivery_id"
-            ),
-            None => format!("DELETE FROM queue WHERE {fence} RETURNING delivery_id"),
-        };
-        let sql = format!(
-            "WITH moved AS ({queue_move}),
-             d AS (UPDATE deliveries SET state = $7, record = $8
-                   FROM moved WHERE deliveries.id = moved.delivery_id),
-             a AS (INSERT INTO attempts (delivery_id, series, attempt, record)
-                   SELECT delivery_id, $9, $10, $11 FROM moved
-                   ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record)
-             SELECT count(*) FROM moved"
-        );
+        self.inner.claimed.take(&d.id, w.lease.1);
         let a = w.attempt;
         let (series, attempts) = (w.expected_series as i32, w.expected_attempts as i32);
         let (state, record, log) = (d.state.as_str(), to_json(d), to_json(a));
         let (log_series, log_attempt) = (a.series as i32, a.attempt as i32);
         let next = w.next_due_ms.map(ms);
         let now_attempts = d.attempts as i32;
-        let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
             &d.id,
             &w.lease.1,
             &series,
@@ -185,18 +152,30 @@ impl PgStore {
             &log_attempt,
             &log,
         ];
-        if next.is_some() {
-            params.push(&next);
-            params.push(&now_attempts);
-        }
-        let statement = tx.prepare_cached(&sql).await.map_err(pg_error)?;
-        let row = tx.query_one(&statement, &params).await.map_err(pg_error)?;
+        let sql = match next {
+            Some(_) => {
+                params.push(&next);
+                params.push(&now_attempts);
+                OUTCOME_RETRY
+            }
+            None => OUTCOME_FINAL,
+        };
+        let Some(reason) = &w.disable_endpoint else {
+            let client = self.relaxed_client().await?;
+            let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
+            let row = client
+                .query_one(&statement, &params)
+                .await
+                .map_err(pg_error)?;
+            return Ok(written(row.get(0)));
+        };
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let row = tx.query_one(sql, &params).await.map_err(pg_error)?;
         if row.get::<_, i64>(0) == 0 {
             return Ok(WriteResult::Stale);
         }
-        if let Some(reason) = &w.disable_endpoint {
-            disable_endpoint(&tx, d, reason).await?;
-        }
+        disable_endpoint(&tx, d, reason).await?;
         tx.commit().await.map_err(pg_error)?;
         Ok(WriteResult::Written)
     }
@@ -209,6 +188,7 @@ impl PgStore {
         now_ms: u64,
         what: Interruption,
     ) -> Result<Interrupted, StoreError> {
+        self.inner.claimed.take(&lease.0.delivery_id, lease.1);
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
         let row = tx
@@ -245,6 +225,15 @@ impl PgStore {
         write_delivery(&tx, &d).await?;
         tx.commit().await.map_err(pg_error)?;
         Ok(result)
+    }
+}
+
+/// Whether an outcome statement's count says it was written.
+fn written(count: i64) -> WriteResult {
+    if count == 0 {
+        WriteResult::Stale
+    } else {
+        WriteResult::Written
     }
 }
 
