@@ -5,7 +5,7 @@
 use super::Telemetry;
 use super::metrics::{PoolGauges, SlotStateLabel};
 use crate::store::Store;
-use crate::store::postgres::stats::ERRORS;
+use crate::store::postgres::stats::error_counters;
 
 impl Telemetry {
     /// Adds `store`'s metrics to the exposition; call once, before sharing.
@@ -26,7 +26,7 @@ impl Telemetry {
         registry.register(
             "store_errors",
             "Database errors by kind: unavailable, conflict, full, corrupt",
-            ERRORS.clone(),
+            error_counters(),
         );
         self.store_pool = Some(pool);
     }

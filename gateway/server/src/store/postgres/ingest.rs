@@ -175,17 +175,17 @@ async fn prepared(
 
 /// The events table's columns for one `UNNEST` insert.
 #[derive(Default)]
-struct EventColumns {
-    tenants: Vec<String>,
-    ids: Vec<String>,
-    types: Vec<String>,
-    payloads: Vec<String>,
-    created: Vec<i64>,
-    deliveries: Vec<String>,
+pub(super) struct EventColumns {
+    pub(super) tenants: Vec<String>,
+    pub(super) ids: Vec<String>,
+    pub(super) types: Vec<String>,
+    pub(super) payloads: Vec<String>,
+    pub(super) created: Vec<i64>,
+    pub(super) deliveries: Vec<String>,
 }
 
 impl EventColumns {
-    fn push(&mut self, e: &PreparedEvent) {
+    pub(super) fn push(&mut self, e: &PreparedEvent) {
         let ev = &e.event;
         self.tenants.push(ev.tenant_id.clone());
         self.ids.push(ev.id.clone());
@@ -198,16 +198,16 @@ impl EventColumns {
 
 /// The deliveries' and queue's columns for one `UNNEST` insert.
 #[derive(Default)]
-struct DeliveryColumns {
-    ids: Vec<String>,
-    tenants: Vec<String>,
-    endpoints: Vec<String>,
-    records: Vec<String>,
-    due: Vec<i64>,
+pub(super) struct DeliveryColumns {
+    pub(super) ids: Vec<String>,
+    pub(super) tenants: Vec<String>,
+    pub(super) endpoints: Vec<String>,
+    pub(super) records: Vec<String>,
+    pub(super) due: Vec<i64>,
 }
 
 impl DeliveryColumns {
-    fn push(&mut self, d: &crate::store::DeliveryRecord) {
+    pub(super) fn push(&mut self, d: &crate::store::DeliveryRecord) {
         self.ids.push(d.id.clone());
         self.tenants.push(d.tenant_id.clone());
         self.endpoints.push(d.endpoint_id.clone());

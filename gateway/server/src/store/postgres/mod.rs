@@ -16,6 +16,7 @@ mod ingest;
 mod listen;
 pub mod migrate;
 mod plugins;
+pub mod reference;
 mod replay;
 mod retention;
 mod schedule;

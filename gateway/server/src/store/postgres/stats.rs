@@ -23,15 +23,27 @@ pub struct ErrorKindLabel {
 /// gateway per process, so one count per process).
 pub static ERRORS: LazyLock<Family<ErrorKindLabel, Counter>> = LazyLock::new(Family::default);
 
+/// The kinds, as the label names them.
+const KINDS: [(Failure, &str); 4] = [
+    (Failure::Unavailable, "unavailable"),
+    (Failure::Conflict, "conflict"),
+    (Failure::Full, "full"),
+    (Failure::Corrupt, "corrupt"),
+];
+
 /// Counts one error of `failure`'s kind.
 pub(crate) fn count_error(failure: Failure) {
-    let kind = match failure {
-        Failure::Unavailable => "unavailable",
-        Failure::Conflict => "conflict",
-        Failure::Full => "full",
-        Failure::Corrupt => "corrupt",
-    };
-    ERRORS.get_or_create(&ErrorKindLabel { kind }).inc();
+    if let Some((_, kind)) = KINDS.iter().find(|(f, _)| *f == failure) {
+        ERRORS.get_or_create(&ErrorKindLabel { kind }).inc();
+    }
+}
+
+/// The error counters, each kind shown from 0.
+pub fn error_counters() -> Family<ErrorKindLabel, Counter> {
+    for (_, kind) in KINDS {
+        drop(ERRORS.get_or_create(&ErrorKindLabel { kind }));
+    }
+    ERRORS.clone()
 }
 
 /// Seconds a store operation held its connection: 0.25 ms to about 4 s.
