@@ -1,6 +1,6 @@
 //! This machine's PostgreSQL server, as the crash drill's long form handles it:
 //! restarted with `pg_ctlcluster` (the one cluster under /etc/postgresql), and probed
-//! with a plain connection to tell when it answers again.
+//! with a plain connection to tell how long it did not answer.
 
 use std::path::Path;
 use std::process::Command;
@@ -8,12 +8,14 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::NoTls;
 
-use super::DrillError;
+use super::{DrillError, secs};
 
 /// Where the Debian/Ubuntu packaging keeps one directory per installed version.
 const CLUSTERS: &str = "/etc/postgresql";
 /// The cluster the machine's server runs as.
 const CLUSTER: &str = "main";
+/// How often the server is probed while it restarts.
+const PROBE_EVERY: Duration = Duration::from_millis(50);
 /// How long one probe may take (a server mid-restart may accept and then stall).
 const PROBE_LIMIT: Duration = Duration::from_secs(1);
 
@@ -61,6 +63,36 @@ fn version(clusters: &Path) -> Result<String, DrillError> {
     }
 }
 
+/// Probes the database until it has failed at least once and answers again: the
+/// time from the first failure to the first answer after it, and that answer's time.
+pub(super) async fn watch_downtime(
+    url: &str,
+    limit: Duration,
+) -> Result<(Duration, Instant), DrillError> {
+    let began = Instant::now();
+    let mut down_since = None;
+    loop {
+        let up = answers(url).await;
+        match (up, down_since) {
+            (false, None) => down_since = Some(Instant::now()),
+            (true, Some(since)) => return Ok((since.elapsed(), Instant::now())),
+            _ => {}
+        }
+        if began.elapsed() > limit {
+            let state = if down_since.is_some() {
+                "did not come back"
+            } else {
+                "never went down"
+            };
+            return Err(DrillError::Database(format!(
+                "the PostgreSQL server {state} within {} of its restart",
+                secs(limit)
+            )));
+        }
+        tokio::time::sleep(PROBE_EVERY).await;
+    }
+}
+
 /// Whether the database at `url` answers a query now.
 pub(super) async fn answers(url: &str) -> bool {
     let probe = async {
@@ -72,6 +104,30 @@ pub(super) async fn answers(url: &str) -> bool {
         answered.then_some(())
     };
     matches!(tokio::time::timeout(PROBE_LIMIT, probe).await, Ok(Some(())))
+}
+
+/// Client connections to other databases of the server (other users' work, which a
+/// restart cuts too); `None` when the server cannot tell.
+pub(super) async fn other_sessions(url: &str, own: &str) -> Option<i64> {
+    let count = async {
+        let (client, connection) = tokio_postgres::connect(url, NoTls).await.ok()?;
+        let driver = tokio::spawn(connection);
+        let row = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' \
+                 AND datname IS DISTINCT FROM $1",
+                &[&own],
+            )
+            .await
+            .ok();
+        drop(client);
+        let _ = driver.await;
+        row.map(|r| r.get::<_, i64>(0))
+    };
+    tokio::time::timeout(PROBE_LIMIT, count)
+        .await
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

@@ -19,8 +19,6 @@ use crate::lab::child_gateway::GatewaySpec;
 /// The lease margin of drilled gateways on PostgreSQL: short, so that a killed
 /// gateway's claims come back quickly.
 const LEASE_MARGIN: &str = "2s";
-/// How often the server is probed while it restarts.
-const PROBE_EVERY: Duration = Duration::from_millis(50);
 /// How often the ingest counts are read during the restart.
 const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 /// How long the server may take to come back, and then the gateway to acknowledge.
@@ -152,8 +150,10 @@ impl RunStore {
                 "no PostgreSQL database to restart".to_owned(),
             ));
         };
+        let others = super::crash_pg::other_sessions(&scratch.url, &scratch.name).await;
         let url = scratch.url.clone();
-        let probe = tokio::spawn(async move { watch_downtime(&url).await });
+        let probe =
+            tokio::spawn(async move { super::crash_pg::watch_downtime(&url, BACK_LIMIT).await });
         let command = tokio::task::spawn_blocking(super::crash_pg::restart_server);
         // The counts are sampled throughout: the command returns well after the
         // server is back (pg_ctl polls), so the gateway's recovery is read off them.
@@ -197,6 +197,7 @@ impl RunStore {
         let unacked_before = samples[0].1.1;
         let unacked_then = again.map_or_else(|| counts().1, |(_, (_, u))| u);
         Ok(DbRestart {
+            others,
             command,
             down,
             acked_again: again.map(|(t, _)| t.saturating_duration_since(up_at)),
@@ -205,36 +206,12 @@ impl RunStore {
     }
 }
 
-/// Probes the database until it has failed at least once and answers again: the
-/// time from the first failure to the first answer after it, and that answer's time.
-async fn watch_downtime(url: &str) -> Result<(Duration, Instant), DrillError> {
-    let began = Instant::now();
-    let mut down_since = None;
-    loop {
-        let up = super::crash_pg::answers(url).await;
-        match (up, down_since) {
-            (false, None) => down_since = Some(Instant::now()),
-            (true, Some(since)) => return Ok((since.elapsed(), Instant::now())),
-            _ => {}
-        }
-        if began.elapsed() > BACK_LIMIT {
-            let state = if down_since.is_some() {
-                "did not come back"
-            } else {
-                "never went down"
-            };
-            return Err(DrillError::Database(format!(
-                "the PostgreSQL server {state} within {} of its restart",
-                secs(BACK_LIMIT)
-            )));
-        }
-        tokio::time::sleep(PROBE_EVERY).await;
-    }
-}
-
 /// The database restart in the middle of the drill.
 #[derive(Debug, Clone)]
 pub struct DbRestart {
+    /// Client connections to other databases just before the restart (`None`:
+    /// unknown); the restart cut them too.
+    pub others: Option<i64>,
     /// How long the restart command took.
     pub command: Duration,
     /// From the first failed probe of the database to the first answer after it.
@@ -297,6 +274,12 @@ impl fmt::Display for StoreOutcome {
                 secs(r.command),
                 r.refused
             )?;
+            if let Some(n) = r.others.filter(|n| *n > 0) {
+                writeln!(
+                    f,
+                    "  database restart   also cut {n} connections to other databases of the server"
+                )?;
+            }
         }
         Ok(())
     }
