@@ -1,5 +1,5 @@
 //! The drills' short forms, against the real binary: crash (3 SIGKILLs under
-//! ingest), herd (200 deliveries failing together) and fault (150 events, each with
+//! ingest, on sled and on a scratch PostgreSQL database), herd (200 deliveries failing together) and fault (150 events, each with
 //! a plan of faults). They assert correctness (nothing lost, caps held, every event
 //! ends as its plan says), never speed. The long forms are `hookgate drill crash`,
 //! `herd` and `fault`; their results are in BENCHMARKS.md.
@@ -9,7 +9,9 @@
 
 use std::path::PathBuf;
 
+use hookgate::lab::drill::crash_store::CrashStore;
 use hookgate::lab::drill::{DrillReport, crash, fault, herd};
+use hookgate_server::store::scratch_database::{DEFAULT_TEST_POSTGRES, SERVER_ENV};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -34,6 +36,43 @@ fn crash_drill_three_sigkills_lose_no_acknowledged_event() {
     let report = one_at_a_time(crash::run(&drill)).expect("the crash drill runs");
     println!("{report}");
     assert_eq!(report.kills, 3);
+    assert_eq!(report.store.backend(), "sled", "{report}");
+    assert_eq!(report.restarts.len(), 3, "{report}");
+    assert!(report.acknowledged > 0, "{report}");
+    assert!(report.lost.is_empty(), "lost: {:?}\n{report}", report.lost);
+    assert!(
+        report.missing_from_store.is_empty(),
+        "acknowledged but not stored: {:?}",
+        report.missing_from_store
+    );
+    assert!(
+        report.not_succeeded.is_empty(),
+        "not succeeded: {:?}",
+        report.not_succeeded
+    );
+    assert_eq!(report.delivered, report.acknowledged, "{report}");
+    assert_eq!(report.final_exit, Some(0), "{report}");
+    assert!(report.violations().is_empty(), "{report}");
+}
+
+/// The short form on PostgreSQL: every gateway on one scratch database made on
+/// `HOOKGATE_TEST_POSTGRES`; an unreachable server fails the test. The server is
+/// not restarted here (other tests share it): that is the long form's
+/// `--restart-database`.
+#[test]
+fn crash_drill_on_postgres_three_sigkills_lose_no_acknowledged_event() {
+    let server = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.into());
+    let drill = crash::CrashDrill {
+        store: CrashStore::Postgres {
+            server,
+            restart_database: false,
+        },
+        ..crash::CrashDrill::short(gateway())
+    };
+    let report = one_at_a_time(crash::run(&drill)).expect("the crash drill runs on PostgreSQL");
+    println!("{report}");
+    assert_eq!(report.store.backend(), "postgres", "{report}");
+    assert!(report.store.restart.is_none(), "{report}");
     assert_eq!(report.restarts.len(), 3, "{report}");
     assert!(report.acknowledged > 0, "{report}");
     assert!(report.lost.is_empty(), "lost: {:?}\n{report}", report.lost);

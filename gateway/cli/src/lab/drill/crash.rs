@@ -8,13 +8,16 @@
 //! (202) event has been answered 2xx by the receiver and the API shows its delivery
 //! succeeded.
 //!
+//! On PostgreSQL (`--store-url`) every gateway runs on one scratch database, and
+//! `--restart-database` also restarts the server once between two kills, ingest
+//! going on: calls refused meanwhile are not acknowledged, so not counted as lost.
+//!
 //! Checks: no acknowledged event is missing from the store or undelivered (lost);
 //! the last gateway exits 0 on SIGTERM. Reported: duplicates (2xx answers beyond the
 //! first per `webhook-id`, which at-least-once allows), events delivered whose 202
 //! was lost in a kill, ingest calls and delivery requests in flight at each kill.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,9 +31,11 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::api::Api;
+pub use super::crash_report::CrashReport;
+use super::crash_store::{CrashStore, RunStore, StoreArgs};
 use super::drill_gateway;
 use super::receiver::{Behavior, Receiver, Reply, ReplyBody};
-use super::{DrillError, DrillReport, WorkDir, fresh_seed, secs};
+use super::{DrillError, WorkDir, fresh_seed, secs};
 
 const EVENT_TYPE: &str = "drill.crash";
 /// Concurrent ingest senders.
@@ -64,6 +69,8 @@ pub struct CrashArgs {
     /// Keep the data dir here instead of a scratch dir that is removed afterwards.
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
 }
 
 impl CrashArgs {
@@ -77,14 +84,19 @@ impl CrashArgs {
             settle: self.settle,
             seed: self.seed.unwrap_or_else(fresh_seed),
             work_dir: self.work_dir.clone(),
+            store: self.store.store(),
         }
     }
 
     /// One line on what is about to happen.
     pub fn describe(&self) -> String {
         format!(
-            "crash drill: {} SIGKILLs {}-{} ms apart under ingest at {}/s against a flaky receiver",
-            self.kills, self.min_gap_ms, self.max_gap_ms, self.rate
+            "crash drill: {} SIGKILLs {}-{} ms apart under ingest at {}/s against a flaky receiver, {}",
+            self.kills,
+            self.min_gap_ms,
+            self.max_gap_ms,
+            self.rate,
+            self.store.store().describe()
         )
     }
 }
@@ -105,6 +117,8 @@ pub struct CrashDrill {
     pub seed: u64,
     /// A data dir to keep; a scratch dir otherwise.
     pub work_dir: Option<PathBuf>,
+    /// sled, or a scratch PostgreSQL database (and whether its server is restarted).
+    pub store: CrashStore,
 }
 
 impl CrashDrill {
@@ -118,121 +132,8 @@ impl CrashDrill {
             settle: Duration::from_secs(120),
             seed: fresh_seed(),
             work_dir: None,
+            store: CrashStore::Sled,
         }
-    }
-}
-
-/// What the crash drill found.
-#[derive(Debug, Clone)]
-pub struct CrashReport {
-    pub seed: u64,
-    pub kills: u32,
-    /// Events acknowledged (202).
-    pub acknowledged: usize,
-    /// Sends that got no 202 (cut by a kill, or refused while the gateway was down).
-    pub unacknowledged_sends: u64,
-    /// Acknowledged events the receiver answered 2xx at least once.
-    pub delivered: usize,
-    /// Acknowledged events the receiver never answered 2xx.
-    pub lost: Vec<String>,
-    /// Acknowledged events the store does not know.
-    pub missing_from_store: Vec<String>,
-    /// Acknowledged events whose delivery the API does not show succeeded.
-    pub not_succeeded: Vec<String>,
-    /// Events delivered although their 202 never reached the sender.
-    pub delivered_unacknowledged: usize,
-    /// 2xx answers beyond the first for the same `webhook-id`.
-    pub duplicates: u64,
-    /// Ids answered 2xx more than once.
-    pub duplicated_ids: usize,
-    /// Requests the receiver got, and answered 2xx.
-    pub receiver_requests: u64,
-    pub receiver_ok: u64,
-    /// Requests in progress at the receiver at each kill.
-    pub in_flight_at_kills: Vec<usize>,
-    /// Ingest calls awaiting their answer at each kill.
-    pub ingest_at_kills: Vec<usize>,
-    /// Time from each kill until the new gateway listened.
-    pub restarts: Vec<Duration>,
-    /// Time from healing the receiver until everything was delivered.
-    pub settled_in: Duration,
-    /// The last gateway's exit status on SIGTERM (`None`: it did not exit in time).
-    pub final_exit: Option<i32>,
-    pub elapsed: Duration,
-    pub violations: Vec<String>,
-}
-
-impl DrillReport for CrashReport {
-    fn violations(&self) -> &[String] {
-        &self.violations
-    }
-}
-
-impl fmt::Display for CrashReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "crash drill (seed {})", self.seed)?;
-        writeln!(
-            f,
-            "  kills              {} (SIGKILL, then restart)",
-            self.kills
-        )?;
-        let list = |v: &[usize]| {
-            v.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        writeln!(
-            f,
-            "  in flight at kills {} receiver requests; {} ingest calls",
-            list(&self.in_flight_at_kills),
-            list(&self.ingest_at_kills)
-        )?;
-        let restart_max = self.restarts.iter().max().copied().unwrap_or_default();
-        writeln!(
-            f,
-            "  restarts           longest {} ms to listen",
-            restart_max.as_millis()
-        )?;
-        writeln!(
-            f,
-            "  acknowledged       {} events ({} sends unacknowledged)",
-            self.acknowledged, self.unacknowledged_sends
-        )?;
-        writeln!(
-            f,
-            "  delivered          {} of {} acknowledged, {} lost, {} missing from the store, {} not shown succeeded",
-            self.delivered,
-            self.acknowledged,
-            self.lost.len(),
-            self.missing_from_store.len(),
-            self.not_succeeded.len()
-        )?;
-        writeln!(
-            f,
-            "  also delivered     {} events whose 202 was lost in a kill",
-            self.delivered_unacknowledged
-        )?;
-        writeln!(
-            f,
-            "  duplicates         {} extra 2xx answers over {} webhook-ids",
-            self.duplicates, self.duplicated_ids
-        )?;
-        writeln!(
-            f,
-            "  receiver           {} requests, {} answered 2xx",
-            self.receiver_requests, self.receiver_ok
-        )?;
-        writeln!(
-            f,
-            "  settled            {} after healing",
-            secs(self.settled_in)
-        )?;
-        let exit = self
-            .final_exit
-            .map_or("none (killed)".to_owned(), |c| c.to_string());
-        writeln!(f, "  final SIGTERM exit {exit}")?;
-        writeln!(f, "  time taken         {}", secs(self.elapsed))
     }
 }
 
@@ -243,7 +144,10 @@ impl fmt::Display for CrashReport {
 pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let started = Instant::now();
     let work = WorkDir::new(drill.work_dir.as_deref(), "crash")?;
-    let spec = drill_gateway(drill.gateway.clone(), work.data_dir());
+    let mut spec = drill_gateway(drill.gateway.clone(), work.data_dir());
+    // Declared before the gateways, so dropped after them.
+    let store = RunStore::prepare(&drill.store, drill.kills, &mut spec).await?;
+    let mut store_outcome = store.outcome();
     let mut rng = StdRng::seed_from_u64(drill.seed);
 
     let healed = Arc::new(AtomicBool::new(false));
@@ -286,7 +190,14 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
 
     let (mut in_flight_at_kills, mut ingest_at_kills, mut restarts) =
         (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..drill.kills {
+    for kill in 0..drill.kills {
+        if store.restart_before(kill, drill.kills) {
+            let counts = || {
+                let acked = acked.lock().unwrap_or_else(|p| p.into_inner()).len();
+                (acked, unacked.load(Ordering::SeqCst))
+            };
+            store_outcome.restart = Some(store.restart_database(counts).await?);
+        }
         tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;
         // Then, as soon as an ingest call is under way (waiting at most a second),
         // a random part of a call's time later: kills land before, during and after
@@ -356,7 +267,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let duplicated_ids = per_id.values().filter(|n| n.ok > 1).count();
     let (receiver_requests, receiver_ok) = receiver.tally.totals();
 
-    let mut violations = Vec::new();
+    let mut violations = store_outcome.violations();
     if acked.is_empty() {
         violations.push("no event was acknowledged: the drill proved nothing".to_owned());
     }
@@ -390,6 +301,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     Ok(CrashReport {
         seed: drill.seed,
         kills: drill.kills,
+        store: store_outcome,
         acknowledged: acked.len(),
         unacknowledged_sends: unacked.load(Ordering::SeqCst),
         delivered,

@@ -15,14 +15,18 @@
 //!
 //! Each drill runs the real `hookgate serve` as a child process (the current
 //! executable here, `CARGO_BIN_EXE_hookgate` in the test suite, which runs the short
-//! forms), on a scratch data dir, with its own receiver on loopback. Every loop is
+//! forms), on a scratch data dir (the crash drill also on a scratch PostgreSQL
+//! database, see [`crash_store`]), with its own receiver on loopback. Every loop is
 //! bounded in count and in time, and the drills check correctness, never speed.
 
 pub mod crash;
+pub mod crash_store;
 pub mod fault;
 pub mod herd;
 
 mod api;
+mod crash_pg;
+mod crash_report;
 mod receiver;
 
 pub use receiver::PerSecond;
@@ -68,6 +72,9 @@ pub enum DrillError {
     /// An API call failed or answered something unexpected.
     #[error("API call {0}")]
     Api(String),
+    /// The PostgreSQL server: no scratch database, or its restart failed.
+    #[error("{0}")]
+    Database(String),
 }
 
 impl From<SpawnError> for DrillError {
