@@ -8,6 +8,7 @@ fn smoke() -> Common {
     Common {
         runs: 1,
         smoke: true,
+        store_url: None,
     }
 }
 

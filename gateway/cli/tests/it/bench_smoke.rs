@@ -6,8 +6,28 @@ use std::process::Command;
 #[test]
 fn every_scenario_runs_and_prints_its_row() {
     for scenario in ["ingest", "deliver", "schedule", "footprint"] {
+        smoke(scenario, &[]);
+    }
+}
+
+/// `ingest` and `deliver` on PostgreSQL, with their reference: on the test
+/// server (scratch databases made and dropped by the bench).
+#[test]
+fn the_postgres_scenarios_run_against_their_reference() {
+    let server = std::env::var(hookgate_server::store::scratch_database::SERVER_ENV)
+        .unwrap_or_else(|_| hookgate_server::store::scratch_database::DEFAULT_TEST_POSTGRES.into());
+    for scenario in ["ingest", "deliver"] {
+        smoke(scenario, &["--store-url", &server]);
+    }
+}
+
+/// Runs `hookgate bench <scenario> --smoke --runs 1 <extra>`; checks that it
+/// succeeds and prints a median row with a figure in it.
+fn smoke(scenario: &str, extra: &[&str]) {
+    {
         let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
             .args(["bench", scenario, "--smoke", "--runs", "1"])
+            .args(extra)
             .output()
             .expect("run hookgate bench");
         let text = String::from_utf8_lossy(&out.stdout);

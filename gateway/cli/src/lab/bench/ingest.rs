@@ -15,15 +15,16 @@ use super::harness::{
 };
 use super::{Common, median, quantile};
 
-const CLIENTS: usize = 64;
+/// Concurrent senders (and, for `deliver`, the endpoint's `max_in_flight`).
+pub(super) const CLIENTS: usize = 64;
 
-fn event_body() -> String {
+pub(super) fn event_body() -> String {
     // About 1 KiB on the wire.
     json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}}).to_string()
 }
 
 /// Concurrent clients post events for `secs`; returns (events/s, ack latencies in ms, sorted).
-async fn post_for(
+pub(super) async fn post_for(
     http: &HttpClient,
     url: &str,
     key: &str,
@@ -71,6 +72,9 @@ async fn post_for(
 
 /// `hookgate bench ingest`.
 pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
+    if let Some(server) = &c.store_url {
+        return super::on_postgres::ingest(c, server).await;
+    }
     let secs = if c.smoke { 1.0 } else { 10.0 };
     println!("| run | events/s | p50 ack ms | p99 ack ms | raw sled events/s | ratio |");
     println!("|---|---|---|---|---|---|");
@@ -114,7 +118,10 @@ pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
 
 /// `hookgate bench deliver`.
 pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
-    let n = if c.smoke { 500 } else { 20_000 };
+    if let Some(server) = &c.store_url {
+        return super::on_postgres::deliver(c, server).await;
+    }
+    let n = backlog(c);
     println!("| run | backlog | deliveries/s | bare hyper req/s | ratio |");
     println!("|---|---|---|---|---|");
     let (mut rates, mut ratios) = (Vec::new(), Vec::new());
@@ -122,47 +129,7 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let rx = CountingReceiver::start().await?;
         let gw = BenchGateway::start(dir.path(), |_| {}).await?;
-        // A rate limit of 1/s holds the backlog while it is ingested.
-        let ep = json!({"url": rx.url(), "max_in_flight": 64, "rate_limit_per_s": 1});
-        let (key, ep_id) = tenant_and_endpoint(&gw, ep).await?;
-        let url = format!("{}/v1/tenants/bench/events", gw.base);
-        let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
-        let mut tasks = Vec::new();
-        for _ in 0..CLIENTS {
-            let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());
-            tasks.push(tokio::spawn(async move {
-                for _ in 0..n / CLIENTS {
-                    let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
-                    if s != 202 {
-                        bail!("ingest answered {s}: {b}");
-                    }
-                }
-                anyhow::Ok(())
-            }));
-        }
-        for t in tasks {
-            t.await??;
-        }
-        let n = n / CLIENTS * CLIENTS;
-        let held = rx.count();
-        let started = Instant::now();
-        let patch = json!({"rate_limit_per_s": null});
-        call(
-            &gw.api,
-            "PATCH",
-            &format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base),
-            &key,
-            Some(&patch),
-        )
-        .await?;
-        let deadline = started + Duration::from_secs(300);
-        while rx.count() < n && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        if rx.count() < n {
-            bail!("only {} of {n} deliveries arrived", rx.count());
-        }
-        let rate = (rx.count() - held) as f64 / started.elapsed().as_secs_f64();
+        let (n, rate) = drain_backlog(&gw, &rx, n).await?;
         gw.stop().await?;
         let reference = bare_hyper(&rx, n).await?;
         println!(
@@ -178,6 +145,58 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
         median(ratios)
     );
     Ok(())
+}
+
+/// The backlog `deliver` drains.
+pub(super) fn backlog(c: &Common) -> usize {
+    if c.smoke { 500 } else { 20_000 }
+}
+
+/// Ingests `n` events for one endpoint at `rx` while a rate limit of 1/s holds
+/// them, then lifts it; returns the backlog (rounded to the senders) and the
+/// deliveries per second it drained at.
+pub(super) async fn drain_backlog(
+    gw: &BenchGateway,
+    rx: &CountingReceiver,
+    n: usize,
+) -> anyhow::Result<(usize, f64)> {
+    let ep = json!({"url": rx.url(), "max_in_flight": CLIENTS, "rate_limit_per_s": 1});
+    let (key, ep_id) = tenant_and_endpoint(gw, ep).await?;
+    let url = format!("{}/v1/tenants/bench/events", gw.base);
+    let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..n / CLIENTS {
+                let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
+                if s != 202 {
+                    bail!("ingest answered {s}: {b}");
+                }
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    let n = n / CLIENTS * CLIENTS;
+    let held = rx.count();
+    let started = Instant::now();
+    let patch = json!({"rate_limit_per_s": null});
+    let path = format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base);
+    call(&gw.api, "PATCH", &path, &key, Some(&patch)).await?;
+    let deadline = started + Duration::from_secs(300);
+    while rx.count() < n && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if rx.count() < n {
+        bail!("only {} of {n} deliveries arrived", rx.count());
+    }
+    Ok((
+        n,
+        (rx.count() - held) as f64 / started.elapsed().as_secs_f64(),
+    ))
 }
 
 /// The reference: a bare hyper client posting the same bodies at concurrency 64.

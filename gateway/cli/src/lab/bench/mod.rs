@@ -5,6 +5,7 @@
 mod decision;
 mod harness;
 mod ingest;
+mod on_postgres;
 mod plugin;
 mod schedule;
 
@@ -20,14 +21,21 @@ pub struct Common {
     /// A tiny run that only shows the scenario works (for CI smoke tests).
     #[arg(long)]
     pub smoke: bool,
+    /// Run on PostgreSQL: each run gets a scratch database on this server (and
+    /// the reference one of its own). `ingest` and `deliver` only.
+    #[arg(long)]
+    pub store_url: Option<String>,
 }
 
 /// The scenarios.
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
-    /// Concurrent clients post 1 KiB events; every ack is durable. Reference: raw sled.
+    /// Concurrent clients post 1 KiB events; every ack is durable. Reference: raw
+    /// sled, or with --store-url the backend's statements through tokio-postgres.
     Ingest(Common),
-    /// A backlog goes to a local receiver at max_in_flight 64. Reference: a bare hyper client.
+    /// A backlog goes to a local receiver at max_in_flight 64. Reference: a bare
+    /// hyper client, or with --store-url the backend's claim and outcome
+    /// statements through tokio-postgres.
     Deliver(Common),
     /// Deliveries pending far in the future, plus a stream due now: lateness p50/p99.
     Schedule {

@@ -54,13 +54,16 @@ impl PgStore {
             }
             insert_endpoint(&tx, ep).await?;
             tx.commit().await.map_err(pg_error)?;
+            self.inner.cache.forget_endpoints(&ep.tenant_id);
             Ok(true)
         })
         .await
     }
 
     pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
-        insert_endpoint(&*self.client().await?, ep).await
+        insert_endpoint(&*self.client().await?, ep).await?;
+        self.inner.cache.forget_endpoints(&ep.tenant_id);
+        Ok(())
     }
 
     pub async fn endpoint_version(
@@ -107,6 +110,7 @@ impl PgStore {
             .await
             .map_err(pg_error)?;
         if n == 1 {
+            self.inner.cache.forget_endpoints(&new.tenant_id);
             return Ok(Swap::Swapped);
         }
         let exists = client
@@ -158,7 +162,15 @@ impl PgStore {
     }
 
     pub async fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
-        self.select_endpoints(Some(tenant)).await
+        if let Some(eps) = self.inner.cache.endpoints(tenant) {
+            return Ok(eps);
+        }
+        let read_at = self.inner.cache.endpoints_read();
+        let eps = self.select_endpoints(Some(tenant)).await?;
+        self.inner
+            .cache
+            .keep_endpoints(tenant, eps.clone(), read_at);
+        Ok(eps)
     }
 
     pub async fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
@@ -199,6 +211,7 @@ impl PgStore {
             )
             .await
             .map_err(pg_error)?;
+        self.inner.cache.forget_endpoints(&ep.tenant_id);
         let mut ended = 0;
         loop {
             let tx = client.transaction().await.map_err(pg_error)?;
@@ -248,6 +261,7 @@ impl PgStore {
         change(&mut ep);
         write_endpoint(&tx, &ep).await?;
         tx.commit().await.map_err(pg_error)?;
+        self.inner.cache.forget_endpoints(tenant);
         Ok(true)
     }
 }

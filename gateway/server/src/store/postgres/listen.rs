@@ -188,6 +188,9 @@ async fn listen_once(
                     if let Ok(m) = serde_json::from_str::<Message>(&payload)
                         && m.node != store.node_id()
                     {
+                        for change in &m.changes {
+                            store.inner.cache.forget(change);
+                        }
                         feed.publish_remote(m.changes);
                     }
                 }

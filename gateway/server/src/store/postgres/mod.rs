@@ -7,6 +7,7 @@
 //! transaction per round (`ingest`); wake-ups travel by `LISTEN/NOTIFY`
 //! with a poll of the queue as the backstop (`listen`).
 
+mod cache;
 mod claimed;
 mod deliveries;
 mod endpoints;
@@ -63,6 +64,8 @@ struct Inner {
     relaxed: Pool,
     /// Delivery records read by claims, until their workers ask.
     claimed: claimed::ClaimedRecords,
+    /// API keys and endpoint lists, as every ingest reads them.
+    cache: cache::ReadCache,
     /// How long each operation held its connection.
     operation_seconds: prometheus_client::metrics::histogram::Histogram,
     /// This process, in leases (`leased_by`) and singleton grants.
@@ -106,6 +109,7 @@ impl PgStore {
                 pool,
                 relaxed,
                 claimed: claimed::ClaimedRecords::default(),
+                cache: cache::ReadCache::new(),
                 operation_seconds: stats::operation_histogram(),
                 node_id,
                 lease_margin_ms: config.lease_margin_ms,

@@ -177,6 +177,7 @@ impl PgStore {
         }
         disable_endpoint(&tx, d, reason).await?;
         tx.commit().await.map_err(pg_error)?;
+        self.inner.cache.forget_endpoints(&d.tenant_id);
         Ok(WriteResult::Written)
     }
 

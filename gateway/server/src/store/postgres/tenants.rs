@@ -74,6 +74,10 @@ impl PgStore {
     }
 
     pub async fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
+        if let Some(tenant) = self.inner.cache.tenant(key_hash) {
+            return Ok(Some(tenant));
+        }
+        let read_at = self.inner.cache.tenants_read();
         let row = self
             .client()
             .await?
@@ -83,7 +87,11 @@ impl PgStore {
             )
             .await
             .map_err(pg_error)?;
-        Ok(row.map(|r| r.get(0)))
+        let tenant: Option<String> = row.map(|r| r.get(0));
+        if let Some(t) = &tenant {
+            self.inner.cache.keep_tenant(*key_hash, t.clone(), read_at);
+        }
+        Ok(tenant)
     }
 
     pub async fn rotate_tenant_key(
@@ -100,6 +108,7 @@ impl PgStore {
             )
             .await
             .map_err(pg_error)?;
+        self.inner.cache.forget_tenant(id);
         Ok(n == 1)
     }
 }

@@ -1,0 +1,109 @@
+//! `hookgate bench ingest|deliver --store-url`: the same scenarios with the
+//! gateway on PostgreSQL, each run on a scratch database of its own, against
+//! the reference: the backend's own statements run through `tokio-postgres`
+//! alone on another scratch database, with the backend's batch sizes,
+//! connections and `synchronous_commit`. The ratio is what hookgate adds on top
+//! of the database; the absolute figures are where it stands against the peers.
+
+use hookgate_server::config::{Config, StoreBackend};
+use hookgate_server::store::postgres::reference::{raw_deliver_rate, raw_ingest_rate};
+use hookgate_server::store::scratch_database::ScratchDatabase;
+use serde_json::json;
+
+use super::harness::{BenchGateway, CountingReceiver, client, tenant_and_endpoint};
+use super::ingest::{CLIENTS, backlog, drain_backlog, event_body, post_for};
+use super::{Common, median, quantile};
+
+/// The gateway's connections (`store.pool_size`); a quarter of them write outcomes.
+const POOL_SIZE: usize = 16;
+
+/// A scratch database on `server`.
+async fn scratch(server: &str) -> anyhow::Result<ScratchDatabase> {
+    Ok(ScratchDatabase::create_on(server).await?)
+}
+
+/// Points `cfg` at `db` with the default pool.
+fn on(db: &ScratchDatabase, cfg: &mut Config) {
+    cfg.store.backend = StoreBackend::Postgres;
+    cfg.store.url = Some(db.url.clone());
+    cfg.store.pool_size = POOL_SIZE;
+}
+
+/// `hookgate bench ingest --store-url`.
+pub(super) async fn ingest(c: &Common, server: &str) -> anyhow::Result<()> {
+    let secs = if c.smoke { 1.0 } else { 10.0 };
+    // The backend's batchers: a quarter of the pool's ingest connections.
+    let writers = (POOL_SIZE / 4).clamp(1, 4);
+    println!("| run | events/s | p50 ack ms | p99 ack ms | reference events/s | ratio |");
+    println!("|---|---|---|---|---|---|");
+    let (mut rates, mut ratios, mut p50s, mut p99s) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in 1..=c.runs {
+        let (dir, db) = (tempfile::tempdir()?, scratch(server).await?);
+        // As on sled: the breaker keeps delivery work out of the measurement.
+        let gw = BenchGateway::start(dir.path(), |cfg| {
+            on(&db, cfg);
+            cfg.breaker.failure_threshold = 1;
+            cfg.breaker.cooldowns = vec![3_600_000];
+        })
+        .await?;
+        let http = client(CLIENTS);
+        let (key, _) = tenant_and_endpoint(&gw, json!({"url": "http://127.0.0.1:9/"})).await?;
+        let url = format!("{}/v1/tenants/bench/events", gw.base);
+        let (rate, lat) = post_for(&http, &url, &key, secs).await?;
+        gw.stop().await?;
+        let reference_db = scratch(server).await?;
+        let payload_len = event_body().len();
+        let batch = CLIENTS / writers;
+        let reference =
+            raw_ingest_rate(&reference_db.url, secs, payload_len, writers, batch).await?;
+        let (p50, p99) = (quantile(&lat, 0.5), quantile(&lat, 0.99));
+        println!(
+            "| {run} | {rate:.0} | {p50:.1} | {p99:.1} | {reference:.0} | {:.2} |",
+            rate / reference
+        );
+        rates.push(rate);
+        ratios.push(rate / reference);
+        p50s.push(p50);
+        p99s.push(p99);
+    }
+    println!(
+        "| median | {:.0} | {:.1} | {:.1} | | {:.2} |",
+        median(rates),
+        median(p50s),
+        median(p99s),
+        median(ratios)
+    );
+    Ok(())
+}
+
+/// `hookgate bench deliver --store-url`.
+pub(super) async fn deliver(c: &Common, server: &str) -> anyhow::Result<()> {
+    let n = backlog(c);
+    let writers = (POOL_SIZE / 4).max(2);
+    let claimers = POOL_SIZE - writers;
+    println!("| run | backlog | deliveries/s | reference deliveries/s | ratio |");
+    println!("|---|---|---|---|---|");
+    let (mut rates, mut ratios) = (Vec::new(), Vec::new());
+    for run in 1..=c.runs {
+        let (dir, db) = (tempfile::tempdir()?, scratch(server).await?);
+        let rx = CountingReceiver::start().await?;
+        let gw = BenchGateway::start(dir.path(), |cfg| on(&db, cfg)).await?;
+        let (n, rate) = drain_backlog(&gw, &rx, n).await?;
+        gw.stop().await?;
+        let reference_db = scratch(server).await?;
+        let reference = raw_deliver_rate(&reference_db.url, n, claimers, writers).await?;
+        println!(
+            "| {run} | {n} | {rate:.0} | {reference:.0} | {:.2} |",
+            rate / reference
+        );
+        rates.push(rate);
+        ratios.push(rate / reference);
+    }
+    println!(
+        "| median | {n} | {:.0} | | {:.2} |",
+        median(rates),
+        median(ratios)
+    );
+    Ok(())
+}
