@@ -1,6 +1,7 @@
-//! Delivery records as their claim read them, kept until the worker that holds
-//! the lease asks for its delivery: the claim already joined them, so asking
-//! the database again would cost a round trip per attempt for nothing.
+//! Delivery records and their events' payloads as their claim read them, kept
+//! until the worker that holds the lease asks for them: the claim already
+//! joined them, so asking the database again would cost two round trips per
+//! attempt for nothing. (A payload never changes once stored.)
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,23 +11,41 @@ use crate::store::DeliveryRecord;
 /// Most records kept; past it the lot is dropped (the workers read them again).
 const MOST: usize = 4_096;
 
-/// Records by (delivery id, lease token).
+/// Records by (delivery id, lease token), and their events' payloads by
+/// (tenant, event id).
 #[derive(Default)]
-pub(super) struct ClaimedRecords(Mutex<HashMap<(String, i64), DeliveryRecord>>);
+pub(super) struct ClaimedRecords {
+    records: Mutex<HashMap<(String, i64), DeliveryRecord>>,
+    payloads: Mutex<HashMap<(String, String), String>>,
+}
 
 impl ClaimedRecords {
-    /// Keeps the record a claim under `token` read.
-    pub(super) fn keep(&self, delivery_id: &str, token: i64, d: DeliveryRecord) {
-        let Ok(mut kept) = self.0.lock() else { return };
+    /// Keeps the record a claim under `token` read, and its event's payload.
+    pub(super) fn keep(&self, token: i64, d: DeliveryRecord, payload: Option<String>) {
+        if let (Some(payload), Ok(mut kept)) = (payload, self.payloads.lock()) {
+            if kept.len() >= MOST {
+                kept.clear();
+            }
+            kept.insert((d.tenant_id.clone(), d.event_id.clone()), payload);
+        }
+        let Ok(mut kept) = self.records.lock() else {
+            return;
+        };
         if kept.len() >= MOST {
             kept.clear();
         }
-        kept.insert((delivery_id.to_owned(), token), d);
+        kept.insert((d.id.clone(), token), d);
     }
 
     /// The record read under `token`, once.
     pub(super) fn take(&self, delivery_id: &str, token: i64) -> Option<DeliveryRecord> {
-        let mut kept = self.0.lock().ok()?;
+        let mut kept = self.records.lock().ok()?;
         kept.remove(&(delivery_id.to_owned(), token))
+    }
+
+    /// The payload of an event a claim read, once.
+    pub(super) fn take_payload(&self, tenant: &str, event_id: &str) -> Option<String> {
+        let mut kept = self.payloads.lock().ok()?;
+        kept.remove(&(tenant.to_owned(), event_id.to_owned()))
     }
 }

@@ -24,9 +24,20 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
         _ => Failure::Unavailable,
     };
     super::stats::count_error(failure);
+    // The driver's own text for a server error is only "db error"; the server's
+    // message (and what it names) is what an operator needs to read.
+    let text = match e.as_db_error() {
+        Some(db) => format!(
+            "{}: {}{}",
+            db.severity(),
+            db.message(),
+            db.detail().map(|d| format!(" ({d})")).unwrap_or_default()
+        ),
+        None => e.to_string(),
+    };
     StoreError::Backend {
         failure,
-        source: Box::new(e),
+        source: text.into(),
     }
 }
 

@@ -37,6 +37,9 @@ impl PgStore {
         tenant: &str,
         event_id: &str,
     ) -> Result<Option<String>, StoreError> {
+        if let Some(payload) = self.inner.claimed.take_payload(tenant, event_id) {
+            return Ok(Some(payload));
+        }
         let row = self
             .client()
             .await?

@@ -150,7 +150,7 @@ async fn insert_events(
         (INSERT_EVENTS, &events_params),
         (
             INSERT_DELIVERIES,
-            &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records],
+            &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records, &dl.events],
         ),
         (
             INSERT_QUEUE,
@@ -204,6 +204,7 @@ pub(super) struct DeliveryColumns {
     pub(super) endpoints: Vec<String>,
     pub(super) records: Vec<String>,
     pub(super) due: Vec<i64>,
+    pub(super) events: Vec<String>,
 }
 
 impl DeliveryColumns {
@@ -214,6 +215,7 @@ impl DeliveryColumns {
         self.records.push(to_json(d));
         self.due
             .push(ms(d.next_attempt_at_ms.unwrap_or(d.created_at_ms)));
+        self.events.push(d.event_id.clone());
     }
 }
 

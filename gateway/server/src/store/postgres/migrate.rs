@@ -39,15 +39,23 @@ pub async fn migrate(client: &mut Client) -> Result<Vec<u64>, StoreError> {
 }
 
 async fn apply_missing(client: &mut Client) -> Result<Vec<u64>, StoreError> {
-    client
-        .batch_execute(
-            "CREATE TABLE IF NOT EXISTS hookgate_schema (
-                version       integer PRIMARY KEY,
-                applied_at_ms bigint NOT NULL
-            )",
-        )
+    // Created only when absent: a gateway whose role may not create tables
+    // starts on a database an owner already migrated.
+    let exists = client
+        .query_one("SELECT to_regclass('hookgate_schema') IS NOT NULL", &[])
         .await
         .map_err(pg_error)?;
+    if !exists.get::<_, bool>(0) {
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS hookgate_schema (
+                    version       integer PRIMARY KEY,
+                    applied_at_ms bigint NOT NULL
+                )",
+            )
+            .await
+            .map_err(pg_error)?;
+    }
     let found = current_version(client).await?;
     if found > SCHEMA_VERSION {
         return Err(StoreError::NewerSchema {
@@ -121,5 +129,47 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(rows.len() as u64, SCHEMA_VERSION, "one row per version");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_gateway_whose_role_may_only_read_and_write_starts_on_a_migrated_database() {
+        let db = ScratchDatabase::create()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut owner = client(&db.url).await;
+        migrate(&mut owner).await.unwrap();
+        let role = format!("hookgate_rt_{:08x}", rand::random::<u32>());
+        owner
+            .batch_execute(&format!(
+                "CREATE ROLE {role} LOGIN;
+                 GRANT USAGE ON SCHEMA public TO {role};
+                 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};"
+            ))
+            .await
+            .unwrap();
+        let url = db.url.replacen("postgres@", &format!("{role}@"), 1);
+        let config = crate::config::StoreConfig {
+            backend: crate::config::StoreBackend::Postgres,
+            url: Some(url),
+            ..crate::config::StoreConfig::default()
+        };
+        let opened = crate::store::Store::open(&config).await;
+        let tenant = match &opened {
+            Ok(store) => store
+                .create_tenant("acme", [1; 32], 0)
+                .await
+                .map(|t| t.is_some()),
+            Err(_) => Ok(false),
+        };
+        if let Ok(store) = &opened {
+            store.close().await;
+        }
+        drop(opened);
+        // The role outlives the database; it goes before the result is judged.
+        owner
+            .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role};"))
+            .await
+            .ok();
+        assert!(matches!(tenant, Ok(true)), "{tenant:?}");
     }
 }

@@ -91,16 +91,14 @@ impl PgStore {
             let mut client = connect(&target, tls.clone()).await?;
             migrate::migrate(&mut client).await?;
         }
-        // A quarter of the connections (at least 2) write outcomes; the rest
-        // everything else.
+        // A quarter of the connections (at least 2) write outcomes, which may
+        // commit without waiting for the disk; the rest everything else, whose
+        // commits are acknowledged and so must wait, whatever the server's default.
         let relaxed_size = (config.pool_size / 4).max(2);
-        let pool = build_pool(
-            &target,
-            &tls,
-            config.pool_size.saturating_sub(relaxed_size).max(2),
-        )?;
-        let mut relaxed_target = target.clone();
-        relaxed_target.config.options("-c synchronous_commit=off");
+        let strict = target.with_setting("synchronous_commit", "on");
+        let main_size = config.pool_size.saturating_sub(relaxed_size).max(2);
+        let pool = build_pool(&strict, &tls, main_size)?;
+        let relaxed_target = target.with_setting("synchronous_commit", "off");
         let relaxed = build_pool(&relaxed_target, &tls, relaxed_size)?;
         let node_id = ulid::Ulid::new().to_string().to_ascii_lowercase();
         let (ingest, batcher_tasks) = ingest::Batcher::start(pool.clone(), config.pool_size);

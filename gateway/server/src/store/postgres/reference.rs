@@ -75,10 +75,9 @@ fn bench_attempt(series: u32) -> AttemptRecord {
 /// One connection, its driver on this runtime; `relaxed` commits without
 /// waiting for the disk, as the backend's outcome connections do.
 async fn connect(url: &str, relaxed: bool) -> Result<Client, StoreError> {
-    let mut target = PgTarget::parse(url).map_err(StoreError::Unavailable)?;
-    if relaxed {
-        target.config.options("-c synchronous_commit=off");
-    }
+    let target = PgTarget::parse(url).map_err(StoreError::Unavailable)?;
+    let commit = if relaxed { "off" } else { "on" };
+    let target = target.with_setting("synchronous_commit", commit);
     let tls = target.tls(None).map_err(StoreError::Unavailable)?;
     let (client, connection) = target.config.connect(tls).await.map_err(pg_error)?;
     tokio::spawn(connection);
@@ -145,7 +144,7 @@ async fn ingest_batch(
             &ev.created,
             &ev.deliveries,
         ],
-        &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records],
+        &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records, &dl.events],
         &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.due],
     ];
     for (statement, params) in statements[1..].iter().zip(writes) {

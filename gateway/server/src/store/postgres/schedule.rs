@@ -60,7 +60,7 @@ impl PgStore {
                 delivery_id: r.get(0),
             };
             let d: DeliveryRecord = from_json(r.get(2), "delivery")?;
-            self.inner.claimed.keep(&key.delivery_id, token, d);
+            self.inner.claimed.keep(token, d, r.get(3));
             leases.push(Lease(key, token));
         }
         leases.sort_by(|a, b| (a.0.due_ms, &a.0.delivery_id).cmp(&(b.0.due_ms, &b.0.delivery_id)));

@@ -14,11 +14,12 @@ pub const INSERT_EVENTS: &str =
     "INSERT INTO events (tenant_id, id, event_type, payload, created_at_ms, deliveries)
      SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])";
 
-/// Ingest: the deliveries. `$1` ids, `$2` tenants, `$3` endpoints, `$4` records.
+/// Ingest: the deliveries. `$1` ids, `$2` tenants, `$3` endpoints, `$4` records,
+/// `$5` events.
 pub const INSERT_DELIVERIES: &str =
-    "INSERT INTO deliveries (id, tenant_id, endpoint_id, state, record)
-     SELECT id, t, e, 'pending', r FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[])
-     AS u(id, t, e, r)";
+    "INSERT INTO deliveries (id, tenant_id, endpoint_id, state, record, event_id)
+     SELECT id, t, e, 'pending', r, ev
+     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, t, e, r, ev)";
 
 /// Ingest: one queue row per delivery, due at once. `$1` delivery ids,
 /// `$2` tenants, `$3` endpoints, `$4` due times.
@@ -30,7 +31,8 @@ pub const INSERT_QUEUE: &str = "INSERT INTO queue
 /// A claim: up to `$4` rows of endpoint `$1` in lane `$2` due by `$3`, oldest
 /// first, skipping rows another claim holds; each gets token `$5` and holder
 /// `$6`, and is due again when its lease expires (`$3` + margin `$7` + the
-/// endpoint's timeout). Returns each row's delivery, scheduled time and record.
+/// endpoint's timeout). Returns each row's delivery, scheduled time and record,
+/// and its event's payload (what the attempt sends).
 pub const CLAIM: &str = "WITH due AS (
          SELECT delivery_id FROM queue
          WHERE endpoint_id = $1 AND lane = $2 AND due_ms <= $3
@@ -42,8 +44,9 @@ pub const CLAIM: &str = "WITH due AS (
                  (SELECT max(timeout_ms) FROM endpoints WHERE id = $1), 0)
          FROM due WHERE q.delivery_id = due.delivery_id
          RETURNING q.delivery_id, q.scheduled_ms)
-     SELECT c.delivery_id, c.scheduled_ms, d.record
-     FROM claimed c JOIN deliveries d ON d.id = c.delivery_id";
+     SELECT c.delivery_id, c.scheduled_ms, d.record, e.payload
+     FROM claimed c JOIN deliveries d ON d.id = c.delivery_id
+     LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id";
 
 /// A leased delivery's record, while `$2` is still its lease: `$1` delivery,
 /// `$3` tenant.

@@ -68,6 +68,19 @@ impl PgTarget {
         Ok(Self { config, check })
     }
 
+    /// This target with `name = value` set on each connection, after any
+    /// `options` the URL gives (which it would otherwise replace).
+    pub fn with_setting(&self, name: &str, value: &str) -> Self {
+        let mut t = self.clone();
+        let setting = format!("-c {name}={value}");
+        let options = match self.config.get_options() {
+            Some(given) => format!("{given} {setting}"),
+            None => setting,
+        };
+        t.config.options(options);
+        t
+    }
+
     /// Whether `path` holds PEM certificates to trust.
     ///
     /// # Errors
@@ -306,6 +319,22 @@ mod tests {
         let t = PgTarget::parse("postgres://postgres@127.0.0.1:5432/test").unwrap();
         assert_eq!(t.check, TlsCheck::Unverified, "libpq's default is prefer");
         assert!(!format!("{t:?}").contains("pw"));
+    }
+
+    #[test]
+    fn settings_go_after_the_urls_own_options() {
+        let t = PgTarget::parse("postgres://db/hg?options=-c%20search_path%3Dhg").unwrap();
+        let relaxed = t.with_setting("synchronous_commit", "off");
+        assert_eq!(
+            relaxed.config.get_options(),
+            Some("-c search_path=hg -c synchronous_commit=off")
+        );
+        let plain = PgTarget::parse("postgres://db/hg").unwrap();
+        let strict = plain.with_setting("synchronous_commit", "on");
+        assert_eq!(
+            strict.config.get_options(),
+            Some("-c synchronous_commit=on")
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ CREATE TABLE events (
 CREATE TABLE deliveries (
     id            text PRIMARY KEY,
     tenant_id     text NOT NULL,
+    event_id      text NOT NULL,
     endpoint_id   text NOT NULL,
     state         text NOT NULL,
     record        text NOT NULL
