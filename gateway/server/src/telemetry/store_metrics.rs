@@ -28,6 +28,28 @@ impl Telemetry {
             "Database errors by kind: unavailable, conflict, full, corrupt",
             error_counters(),
         );
+        let batches = pg.batch_counters();
+        let counters = [
+            ("store_claims", "Claims of due work", batches.claims),
+            (
+                "store_claimed_rows",
+                "Due rows the claims took",
+                batches.claimed_rows,
+            ),
+            (
+                "store_ingest_batches",
+                "Ingest transactions",
+                batches.ingest_batches,
+            ),
+            (
+                "store_ingest_batched_events",
+                "Events written by batched ingest transactions",
+                batches.ingested_events,
+            ),
+        ];
+        for (name, help, counter) in counters {
+            registry.register(name, help, counter);
+        }
         self.store_pool = Some(pool);
     }
 

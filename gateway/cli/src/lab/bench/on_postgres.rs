@@ -10,7 +10,9 @@ use hookgate_server::store::postgres::reference::{raw_deliver_rate, raw_ingest_r
 use hookgate_server::store::scratch_database::ScratchDatabase;
 use serde_json::json;
 
-use super::harness::{BenchGateway, CountingReceiver, client, tenant_and_endpoint};
+use super::harness::{
+    ADMIN, BenchGateway, CountingReceiver, HttpClient, client, tenant_and_endpoint,
+};
 use super::ingest::{CLIENTS, backlog, drain_backlog, event_body, post_for};
 use super::{Common, median, quantile};
 
@@ -29,13 +31,44 @@ fn on(db: &ScratchDatabase, cfg: &mut Config) {
     cfg.store.pool_size = POOL_SIZE;
 }
 
+/// The gateway's counter `name` (its `_total` sample) from `/metrics`.
+async fn counter(http: &HttpClient, gw: &BenchGateway, name: &str) -> anyhow::Result<f64> {
+    let req = http::Request::get(format!("{}/metrics", gw.base))
+        .header("authorization", format!("Bearer {ADMIN}"))
+        .header("accept", "text/plain")
+        .body(http_body_util::Full::new(bytes::Bytes::new()))?;
+    let resp = http.request(req).await?;
+    let body = http_body_util::BodyExt::collect(resp.into_body())
+        .await?
+        .to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    let sample = format!("hookgate_{name}_total ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&sample))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no {sample} in /metrics"))
+}
+
+/// `total / count` of two of the gateway's counters, rounded, at least 1: the
+/// average size of its batches, for the reference to run at.
+async fn average(gw: &BenchGateway, total: &str, count: &str) -> anyhow::Result<usize> {
+    let http = client(1);
+    let (total, count) = (
+        counter(&http, gw, total).await?,
+        counter(&http, gw, count).await?,
+    );
+    Ok(((total / count.max(1.0)).round() as usize).max(1))
+}
+
 /// `hookgate bench ingest --store-url`.
 pub(super) async fn ingest(c: &Common, server: &str) -> anyhow::Result<()> {
     let secs = if c.smoke { 1.0 } else { 10.0 };
     // The backend's batchers: a quarter of the pool's ingest connections.
     let writers = (POOL_SIZE / 4).clamp(1, 4);
-    println!("| run | events/s | p50 ack ms | p99 ack ms | reference events/s | ratio |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| run | events/s | p50 ack ms | p99 ack ms | events per commit | reference events/s | ratio |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let (mut rates, mut ratios, mut p50s, mut p99s) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 1..=c.runs {
@@ -51,15 +84,15 @@ pub(super) async fn ingest(c: &Common, server: &str) -> anyhow::Result<()> {
         let (key, _) = tenant_and_endpoint(&gw, json!({"url": "http://127.0.0.1:9/"})).await?;
         let url = format!("{}/v1/tenants/bench/events", gw.base);
         let (rate, lat) = post_for(&http, &url, &key, secs).await?;
+        let batch = average(&gw, "store_ingest_batched_events", "store_ingest_batches").await?;
         gw.stop().await?;
         let reference_db = scratch(server).await?;
         let payload_len = event_body().len();
-        let batch = CLIENTS / writers;
         let reference =
             raw_ingest_rate(&reference_db.url, secs, payload_len, writers, batch).await?;
         let (p50, p99) = (quantile(&lat, 0.5), quantile(&lat, 0.99));
         println!(
-            "| {run} | {rate:.0} | {p50:.1} | {p99:.1} | {reference:.0} | {:.2} |",
+            "| {run} | {rate:.0} | {p50:.1} | {p99:.1} | {batch} | {reference:.0} | {:.2} |",
             rate / reference
         );
         rates.push(rate);
@@ -68,7 +101,7 @@ pub(super) async fn ingest(c: &Common, server: &str) -> anyhow::Result<()> {
         p99s.push(p99);
     }
     println!(
-        "| median | {:.0} | {:.1} | {:.1} | | {:.2} |",
+        "| median | {:.0} | {:.1} | {:.1} | | | {:.2} |",
         median(rates),
         median(p50s),
         median(p99s),
@@ -82,26 +115,28 @@ pub(super) async fn deliver(c: &Common, server: &str) -> anyhow::Result<()> {
     let n = backlog(c);
     let writers = (POOL_SIZE / 4).max(2);
     let claimers = POOL_SIZE - writers;
-    println!("| run | backlog | deliveries/s | reference deliveries/s | ratio |");
-    println!("|---|---|---|---|---|");
+    println!("| run | backlog | deliveries/s | rows per claim | reference deliveries/s | ratio |");
+    println!("|---|---|---|---|---|---|");
     let (mut rates, mut ratios) = (Vec::new(), Vec::new());
     for run in 1..=c.runs {
         let (dir, db) = (tempfile::tempdir()?, scratch(server).await?);
         let rx = CountingReceiver::start().await?;
         let gw = BenchGateway::start(dir.path(), |cfg| on(&db, cfg)).await?;
         let (n, rate) = drain_backlog(&gw, &rx, n).await?;
+        let per_claim = average(&gw, "store_claimed_rows", "store_claims").await?;
         gw.stop().await?;
         let reference_db = scratch(server).await?;
-        let reference = raw_deliver_rate(&reference_db.url, n, claimers, writers).await?;
+        let reference =
+            raw_deliver_rate(&reference_db.url, n, claimers, writers, per_claim).await?;
         println!(
-            "| {run} | {n} | {rate:.0} | {reference:.0} | {:.2} |",
+            "| {run} | {n} | {rate:.0} | {per_claim} | {reference:.0} | {:.2} |",
             rate / reference
         );
         rates.push(rate);
         ratios.push(rate / reference);
     }
     println!(
-        "| median | {n} | {:.0} | | {:.2} |",
+        "| median | {n} | {:.0} | | | {:.2} |",
         median(rates),
         median(ratios)
     );

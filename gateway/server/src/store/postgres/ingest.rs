@@ -39,13 +39,17 @@ pub(super) struct Batcher {
 impl Batcher {
     /// Starts `pool_size / 4` workers (1 to 4): enough to keep batches flowing
     /// while one commits, few enough to leave the pool to everything else.
-    pub(super) fn start(pool: Pool, pool_size: usize) -> (Self, Vec<tokio::task::JoinHandle<()>>) {
+    pub(super) fn start(
+        pool: Pool,
+        pool_size: usize,
+        counters: super::stats::BatchCounters,
+    ) -> (Self, Vec<tokio::task::JoinHandle<()>>) {
         let (jobs, rx) = mpsc::channel::<Job>(MAX_BATCH * 8);
         let rx = Arc::new(Mutex::new(rx));
         let workers = (pool_size / 4).clamp(1, 4);
         let tasks = (0..workers)
             .map(|_| {
-                let (rx, pool) = (Arc::clone(&rx), pool.clone());
+                let (rx, pool, counters) = (Arc::clone(&rx), pool.clone(), counters.clone());
                 tokio::spawn(async move {
                     loop {
                         let batch = {
@@ -60,6 +64,8 @@ impl Batcher {
                             }
                             batch
                         };
+                        counters.ingest_batches.inc();
+                        counters.ingested_events.inc_by(batch.len() as u64);
                         write_batch(&pool, batch).await;
                     }
                 })

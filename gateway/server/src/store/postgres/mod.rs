@@ -68,6 +68,8 @@ struct Inner {
     cache: cache::ReadCache,
     /// How long each operation held its connection.
     operation_seconds: prometheus_client::metrics::histogram::Histogram,
+    /// Claims and ingest batches, and how much each took.
+    batches: stats::BatchCounters,
     /// This process, in leases (`leased_by`) and singleton grants.
     node_id: String,
     lease_margin_ms: u64,
@@ -101,7 +103,9 @@ impl PgStore {
         let relaxed_target = target.with_setting("synchronous_commit", "off");
         let relaxed = build_pool(&relaxed_target, &tls, relaxed_size)?;
         let node_id = ulid::Ulid::new().to_string().to_ascii_lowercase();
-        let (ingest, batcher_tasks) = ingest::Batcher::start(pool.clone(), config.pool_size);
+        let batches = stats::BatchCounters::default();
+        let (ingest, batcher_tasks) =
+            ingest::Batcher::start(pool.clone(), config.pool_size, batches.clone());
         let store = Self {
             inner: Arc::new(Inner {
                 pool,
@@ -109,6 +113,7 @@ impl PgStore {
                 claimed: claimed::ClaimedRecords::default(),
                 cache: cache::ReadCache::new(),
                 operation_seconds: stats::operation_histogram(),
+                batches,
                 node_id,
                 lease_margin_ms: config.lease_margin_ms,
                 ingest,
@@ -135,6 +140,11 @@ impl PgStore {
     async fn relaxed_client(&self) -> Result<stats::Timed, StoreError> {
         let client = self.inner.relaxed.get().await.map_err(pool_error)?;
         Ok(stats::Timed::new(client, &self.inner.operation_seconds))
+    }
+
+    /// Claims and ingest batches and their sizes, for `/metrics`.
+    pub fn batch_counters(&self) -> stats::BatchCounters {
+        self.inner.batches.clone()
     }
 
     /// Seconds each store operation held its connection, for `/metrics`.

@@ -211,9 +211,9 @@ pub async fn raw_ingest_rate(
 }
 
 /// Deliveries per second settled from a backlog of `n` in the database at
-/// `url`: `claimers` connections each claim one row at a time ([`CLAIM`], as
-/// a scheduler turn with one free place does) and write its success
-/// ([`OUTCOME_FINAL`]) on one of `writers` relaxed connections.
+/// `url`: `claimers` connections each claim `claim_size` rows at a time
+/// ([`CLAIM`], as the gateway's scheduler turns do on average) and write each
+/// one's success ([`OUTCOME_FINAL`]) on one of `writers` relaxed connections.
 ///
 /// # Errors
 /// If the database cannot be reached or written.
@@ -222,6 +222,7 @@ pub async fn raw_deliver_rate(
     n: usize,
     claimers: usize,
     writers: usize,
+    claim_size: usize,
 ) -> Result<f64, StoreError> {
     prepare(url).await?;
     let payload = RawValue::from_string("{\"pad\":\"x\"}".to_owned())
@@ -247,21 +248,24 @@ pub async fn raw_deliver_rate(
             let claim = client.prepare(CLAIM).await.map_err(pg_error)?;
             loop {
                 let now = ms(crate::clock::Clock::now_ms(&crate::clock::SystemClock));
+                let size = claim_size.max(1) as i64;
                 let params: [&(dyn ToSql + Sync); 7] = [
                     &"ep_reference",
                     &0i16,
                     &now,
-                    &1i64,
+                    &size,
                     &token,
                     &"reference",
                     &30_000i64,
                 ];
                 let rows = client.query(&claim, &params).await.map_err(pg_error)?;
-                let Some(row) = rows.first() else {
+                if rows.is_empty() {
                     return Ok::<_, StoreError>(());
-                };
-                let mut d: DeliveryRecord = from_json(row.get(2), "delivery")?;
-                settle(&writer, &mut d, token).await?;
+                }
+                for row in rows {
+                    let mut d: DeliveryRecord = from_json(row.get(2), "delivery")?;
+                    settle(&writer, &mut d, token).await?;
+                }
             }
         }));
     }

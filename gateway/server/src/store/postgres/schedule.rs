@@ -51,6 +51,8 @@ impl PgStore {
             &ms(self.inner.lease_margin_ms),
         ];
         let rows = client.query(&statement, &params).await.map_err(pg_error)?;
+        self.inner.batches.claims.inc();
+        self.inner.batches.claimed_rows.inc_by(rows.len() as u64);
         let mut leases = Vec::with_capacity(rows.len());
         for r in rows {
             let key = ScheduleKey {

@@ -46,6 +46,17 @@ pub fn error_counters() -> Family<ErrorKindLabel, Counter> {
     ERRORS.clone()
 }
 
+/// How the backend's batching works out: claims and the rows they took, ingest
+/// batches and the events they wrote. Their ratios are the batch sizes the
+/// benchmark's reference runs at.
+#[derive(Clone, Default)]
+pub struct BatchCounters {
+    pub claims: Counter,
+    pub claimed_rows: Counter,
+    pub ingest_batches: Counter,
+    pub ingested_events: Counter,
+}
+
 /// Seconds a store operation held its connection: 0.25 ms to about 4 s.
 pub(crate) fn operation_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.000_25, 2.0, 15))

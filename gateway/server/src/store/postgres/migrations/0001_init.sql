@@ -63,7 +63,7 @@ CREATE TABLE queue (
     series      integer NOT NULL,
     attempts    integer NOT NULL
 );
-CREATE INDEX queue_by_endpoint ON queue (endpoint_id, lane, due_ms);
+CREATE INDEX queue_by_endpoint ON queue (endpoint_id, lane, due_ms, delivery_id);
 CREATE INDEX queue_by_due ON queue (due_ms);
 ALTER TABLE queue SET (fillfactor = 70);
 
