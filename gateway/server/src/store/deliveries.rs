@@ -45,6 +45,57 @@ pub struct DeliveryPage {
     pub scanned: usize,
 }
 
+/// A page filled from records read newest first, as both backends read them:
+/// each record read counts as scanned; those the filters pass are kept until
+/// one more passes beyond `limit`, which says a next page exists.
+pub(crate) struct PageFill<'a, F> {
+    filter: &'a DeliveryFilter,
+    extra: F,
+    limit: usize,
+    data: Vec<DeliveryRecord>,
+    scanned: usize,
+}
+
+impl<'a, F: Fn(&DeliveryRecord) -> bool> PageFill<'a, F> {
+    pub(crate) fn new(filter: &'a DeliveryFilter, extra: F, limit: usize) -> Self {
+        Self {
+            filter,
+            extra,
+            limit,
+            data: Vec::new(),
+            scanned: 0,
+        }
+    }
+
+    /// Offers the next record read; the finished page once one passes beyond
+    /// the limit (the caller stops reading then).
+    pub(crate) fn offer(&mut self, d: DeliveryRecord) -> Option<DeliveryPage> {
+        self.scanned += 1;
+        if !self.filter.matches(&d) || !(self.extra)(&d) {
+            return None;
+        }
+        if self.data.len() == self.limit {
+            let next_cursor = self.data.last().map(|d| d.id.clone());
+            return Some(DeliveryPage {
+                data: std::mem::take(&mut self.data),
+                next_cursor,
+                scanned: self.scanned,
+            });
+        }
+        self.data.push(d);
+        None
+    }
+
+    /// The page once every record was read: there is no next one.
+    pub(crate) fn last(self) -> DeliveryPage {
+        DeliveryPage {
+            data: self.data,
+            next_cursor: None,
+            scanned: self.scanned,
+        }
+    }
+}
+
 impl Store {
     /// One delivery of one tenant.
     ///

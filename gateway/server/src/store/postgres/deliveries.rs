@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::{PgStore, from_json, pg_error};
+use crate::store::deliveries::PageFill;
 use crate::store::{
     AttemptRecord, DeadCounts, DeliveryFilter, DeliveryPage, DeliveryRecord, DeliveryState,
     StoreError,
@@ -60,8 +61,7 @@ impl PgStore {
             (Some(_), _) => Some(DeliveryState::Dead.as_str()),
             (None, s) => s.map(DeliveryState::as_str),
         };
-        let mut data = Vec::new();
-        let mut scanned = 0;
+        let mut page = PageFill::new(filter, extra, limit);
         let mut after: Option<String> = cursor.map(str::to_owned);
         loop {
             let rows = client
@@ -78,27 +78,13 @@ impl PgStore {
             let read = rows.len();
             for row in rows {
                 let d: DeliveryRecord = from_json(row.get(0), "delivery")?;
-                scanned += 1;
                 after = Some(d.id.clone());
-                if !filter.matches(&d) || !extra(&d) {
-                    continue;
+                if let Some(full) = page.offer(d) {
+                    return Ok(full);
                 }
-                if data.len() == limit {
-                    let next_cursor = data.last().map(|d: &DeliveryRecord| d.id.clone());
-                    return Ok(DeliveryPage {
-                        data,
-                        next_cursor,
-                        scanned,
-                    });
-                }
-                data.push(d);
             }
             if (read as i64) < PAGE_CHUNK {
-                return Ok(DeliveryPage {
-                    data,
-                    next_cursor: None,
-                    scanned,
-                });
+                return Ok(page.last());
             }
         }
     }

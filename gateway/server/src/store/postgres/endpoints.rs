@@ -35,12 +35,7 @@ impl PgStore {
     ) -> Result<bool, StoreError> {
         retry_conflicts(move || async move {
             let mut client = self.client().await?;
-            let tx = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::Serializable)
-                .start()
-                .await
-                .map_err(pg_error)?;
+            let tx = super::serializable(&mut client).await?;
             let count: i64 = tx
                 .query_one(
                     "SELECT count(*) FROM endpoints WHERE tenant_id = $1",

@@ -16,27 +16,30 @@ mod events;
 mod ingest;
 mod listen;
 pub mod migrate;
+mod outcomes;
 mod plugins;
 pub mod reference;
 mod replay;
 mod retention;
+mod rows;
 mod schedule;
 pub mod statements;
 pub mod stats;
 mod target;
 mod tenants;
+mod verifiers;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
-use serde::{Serialize, de::DeserializeOwned};
 use tokio_util::sync::CancellationToken;
 
-use super::{ChangeFeed, Failure, Grant, Singleton, StoreError};
+use super::{ChangeFeed, Grant, Singleton, StoreError};
 use crate::config::StoreConfig;
 pub(crate) use error::pg_error;
-use error::{corrupt, pool_error};
+use error::pool_error;
+use rows::{from_json, ms, retry_conflicts, serializable, to_json, unms};
 pub use target::{PgTarget, TlsCheck};
 
 /// How long a connection attempt may take before the call answers unavailable.
@@ -44,9 +47,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How long a call waits for a free pooled connection.
 const POOL_WAIT: Duration = Duration::from_secs(5);
-
-/// How often a serializable transaction is tried before its conflict is returned.
-const CONFLICT_RETRIES: u64 = 30;
 
 /// A singleton grant lasts this long; the holder renews it each round.
 const SINGLETON_LEASE_MS: i64 = 60_000;
@@ -291,47 +291,4 @@ pub async fn migrate_only(config: &StoreConfig) -> Result<(Vec<u64>, u64), Store
     let mut client = connect(&target, tls).await?;
     let applied = migrate::migrate(&mut client).await?;
     Ok((applied, migrate::current_version(&client).await?))
-}
-
-/// Runs `op` again, after a short random pause, while it fails with a
-/// serialisation conflict: a serializable transaction that lost a race did
-/// nothing and may simply run again.
-async fn retry_conflicts<T, F, Fut>(op: F) -> Result<T, StoreError>
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = Result<T, StoreError>>,
-{
-    use rand::RngExt;
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        match op().await {
-            Err(e) if e.failure() == Failure::Conflict && tries < CONFLICT_RETRIES => {
-                let pause = rand::rng().random_range(1..=5 * tries);
-                tokio::time::sleep(Duration::from_millis(pause)).await;
-            }
-            other => return other,
-        }
-    }
-}
-
-/// A record as stored in a `record` column.
-fn to_json<T: Serialize>(value: &T) -> String {
-    // Serialising our own plain structs cannot fail.
-    serde_json::to_string(value).expect("records serialise")
-}
-
-/// A `record` column read back.
-fn from_json<T: DeserializeOwned>(text: &str, what: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| corrupt(what, e))
-}
-
-/// Unix ms as PostgreSQL's `bigint`.
-fn ms(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-/// A `bigint` read back as Unix ms.
-fn unms(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or(0)
 }

@@ -99,12 +99,7 @@ impl PgStore {
     ) -> Result<Option<PluginRecord>, StoreError> {
         retry_conflicts(move || async move {
             let mut client = self.client().await?;
-            let tx = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::Serializable)
-                .start()
-                .await
-                .map_err(pg_error)?;
+            let tx = super::serializable(&mut client).await?;
             let mut rec = match read_plugin(&tx, tenant, name, true).await? {
                 Some(rec) => rec,
                 None => {

@@ -15,15 +15,17 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
 use super::ingest::{DeliveryColumns, EventColumns};
+use super::outcomes::OutcomeRow;
 use super::statements::{
     CLAIM, INSERT_DELIVERIES, INSERT_EVENTS, INSERT_QUEUE, LOCK_ENDPOINTS, OUTCOME_FINAL,
 };
 use super::{PgTarget, from_json, migrate, ms, pg_error, to_json};
 use crate::policy::VerdictKind;
 use crate::store::events::PreparedEvent;
+use crate::store::sled::keys::ScheduleKey;
 use crate::store::{
-    AttemptRecord, BreakerRecord, DeliveryRecord, DeliveryState, EndpointRecord, NewEvent,
-    StoreError,
+    AttemptRecord, AttemptWrite, BreakerRecord, DeliveryRecord, DeliveryState, EndpointRecord,
+    Lane, Lease, NewEvent, StoreError,
 };
 
 /// The tenant and endpoint the reference writes for.
@@ -282,33 +284,36 @@ async fn settle(
     d: &mut DeliveryRecord,
     token: i64,
 ) -> Result<(), StoreError> {
-    let (series, attempts) = (d.series as i32, d.attempts as i32);
+    let (series, attempts) = (d.series, d.attempts);
     d.attempts += 1;
     d.state = DeliveryState::Succeeded;
     d.next_attempt_at_ms = None;
     let log = bench_attempt(d.series);
-    let (state, record, log_json) = (d.state.as_str(), to_json(&*d), to_json(&log));
-    let (log_series, log_attempt) = (log.series as i32, log.attempt as i32);
+    let lease = Lease(
+        ScheduleKey {
+            lane: Lane::First,
+            endpoint_id: d.endpoint_id.clone(),
+            due_ms: d.created_at_ms,
+            delivery_id: d.id.clone(),
+        },
+        token,
+    );
+    let row = OutcomeRow::new(&AttemptWrite {
+        delivery: d,
+        expected_series: series,
+        expected_attempts: attempts,
+        attempt: &log,
+        lease: &lease,
+        next_due_ms: None,
+        disable_endpoint: None,
+    });
     let writer = writer.lock().await;
-    let params: [&(dyn ToSql + Sync); 11] = [
-        &d.id,
-        &token,
-        &series,
-        &attempts,
-        &d.tenant_id,
-        &d.endpoint_id,
-        &state,
-        &record,
-        &log_series,
-        &log_attempt,
-        &log_json,
-    ];
-    let row = writer
+    let written = writer
         .0
-        .query_one(&writer.1, &params)
+        .query_one(&writer.1, &row.params())
         .await
         .map_err(pg_error)?;
-    if row.get::<_, i64>(0) == 1 {
+    if written.get::<_, i64>(0) == 1 {
         Ok(())
     } else {
         Err(StoreError::Corrupt(format!(

@@ -2,20 +2,19 @@
 //! SKIP LOCKED`, gives them a fresh lease token and pushes their `due_ms` to
 //! the lease's expiry (the endpoint's timeout plus `store.lease_margin`), so
 //! the work of a gateway that died becomes due again with no reaper. An outcome
-//! is written only where the row still holds its token, series and attempts;
-//! a late one, from an expired lease, is `Stale` and changes nothing.
+//! is written only where the row still holds its token, series and attempts
+//! (`outcomes`); a late one, from an expired lease, is `Stale` and changes nothing.
 
 use deadpool_postgres::GenericClient;
 use rand::RngExt;
 
 use tokio_postgres::types::ToSql;
 
-use super::statements::{CLAIM, LEASED_DELIVERY, OUTCOME_FINAL, OUTCOME_RETRY};
+use super::statements::{CLAIM, LEASED_DELIVERY};
 use super::{PgStore, from_json, ms, pg_error, to_json, unms};
 use crate::store::sled::keys::ScheduleKey;
 use crate::store::{
-    AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Interrupted, Interruption, Lane,
-    Lease, StoreError, WriteResult,
+    DeliveryRecord, DeliveryState, Interrupted, Interruption, Lane, Lease, StoreError,
 };
 
 /// A lane as the queue stores it.
@@ -128,61 +127,6 @@ impl PgStore {
         Ok(None)
     }
 
-    /// Records an attempt under its lease, in one statement on a connection
-    /// that commits without waiting for the disk: an outcome lost in a crash
-    /// only means the attempt is made again. Disabling the endpoint with it
-    /// (a 410) takes a transaction.
-    pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
-        let d = w.delivery;
-        self.inner.claimed.take(&d.id, w.lease.1);
-        let a = w.attempt;
-        let (series, attempts) = (w.expected_series as i32, w.expected_attempts as i32);
-        let (state, record, log) = (d.state.as_str(), to_json(d), to_json(a));
-        let (log_series, log_attempt) = (a.series as i32, a.attempt as i32);
-        let next = w.next_due_ms.map(ms);
-        let now_attempts = d.attempts as i32;
-        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
-            &d.id,
-            &w.lease.1,
-            &series,
-            &attempts,
-            &d.tenant_id,
-            &d.endpoint_id,
-            &state,
-            &record,
-            &log_series,
-            &log_attempt,
-            &log,
-        ];
-        let sql = match next {
-            Some(_) => {
-                params.push(&next);
-                params.push(&now_attempts);
-                OUTCOME_RETRY
-            }
-            None => OUTCOME_FINAL,
-        };
-        let Some(reason) = &w.disable_endpoint else {
-            let client = self.relaxed_client().await?;
-            let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
-            let row = client
-                .query_one(&statement, &params)
-                .await
-                .map_err(pg_error)?;
-            return Ok(written(row.get(0)));
-        };
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg_error)?;
-        let row = tx.query_one(sql, &params).await.map_err(pg_error)?;
-        if row.get::<_, i64>(0) == 0 {
-            return Ok(WriteResult::Stale);
-        }
-        disable_endpoint(&tx, d, reason).await?;
-        tx.commit().await.map_err(pg_error)?;
-        self.inner.cache.forget_endpoints(&d.tenant_id);
-        Ok(WriteResult::Written)
-    }
-
     /// Settles a lease whose attempt could not be made.
     pub async fn interrupt(
         &self,
@@ -231,15 +175,6 @@ impl PgStore {
     }
 }
 
-/// Whether an outcome statement's count says it was written.
-fn written(count: i64) -> WriteResult {
-    if count == 0 {
-        WriteResult::Stale
-    } else {
-        WriteResult::Written
-    }
-}
-
 /// Stores a delivery record and its state column.
 pub(super) async fn write_delivery(
     tx: &impl GenericClient,
@@ -252,27 +187,4 @@ pub(super) async fn write_delivery(
     .await
     .map_err(pg_error)?;
     Ok(())
-}
-
-/// Disables an endpoint after a 410, inside an outcome's transaction.
-async fn disable_endpoint(
-    tx: &impl GenericClient,
-    d: &DeliveryRecord,
-    reason: &str,
-) -> Result<(), StoreError> {
-    let row = tx
-        .query_opt(
-            "SELECT record FROM endpoints WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
-            &[&d.tenant_id, &d.endpoint_id],
-        )
-        .await
-        .map_err(pg_error)?;
-    let Some(row) = row else { return Ok(()) };
-    let Ok(mut ep) = from_json::<EndpointRecord>(row.get(0), "endpoint") else {
-        return Ok(());
-    };
-    ep.disabled = true;
-    ep.disabled_reason = Some(reason.to_owned());
-    ep.disabled_at_ms = Some(d.updated_at_ms);
-    super::endpoints::write_endpoint(tx, &ep).await
 }

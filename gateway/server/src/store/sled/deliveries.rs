@@ -4,6 +4,7 @@ use super::{
     AttemptRecord, DeliveryFilter, DeliveryPage, DeliveryRecord, DeliveryState, SledStore,
     StoreError, keys,
 };
+use crate::store::deliveries::PageFill;
 
 impl SledStore {
     /// One delivery of one tenant.
@@ -60,29 +61,13 @@ impl SledStore {
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
-        let mut data = Vec::new();
-        let mut scanned = 0;
+        let mut page = PageFill::new(filter, extra, limit);
         for item in self.deliveries_newest_first(tenant, cursor) {
-            let d = item?;
-            scanned += 1;
-            if !filter.matches(&d) || !extra(&d) {
-                continue;
+            if let Some(full) = page.offer(item?) {
+                return Ok(full);
             }
-            if data.len() == limit {
-                let next_cursor = data.last().map(|d: &DeliveryRecord| d.id.clone());
-                return Ok(DeliveryPage {
-                    data,
-                    next_cursor,
-                    scanned,
-                });
-            }
-            data.push(d);
         }
-        Ok(DeliveryPage {
-            data,
-            next_cursor: None,
-            scanned,
-        })
+        Ok(page.last())
     }
 }
 

@@ -1,0 +1,144 @@
+//! Attempt outcomes, fenced by the lease: one statement that moves the queue
+//! row on (or removes it) only under the lease's token, series and attempts,
+//! and writes the delivery and its log entry with it; a late outcome finds no
+//! row and is `Stale`.
+
+use deadpool_postgres::GenericClient;
+use tokio_postgres::types::ToSql;
+
+use super::statements::{OUTCOME_FINAL, OUTCOME_RETRY};
+use super::{PgStore, from_json, ms, pg_error, to_json};
+use crate::store::{AttemptWrite, DeliveryRecord, EndpointRecord, StoreError, WriteResult};
+
+impl PgStore {
+    /// Records an attempt under its lease, in one statement on a connection
+    /// that commits without waiting for the disk: an outcome lost in a crash
+    /// only means the attempt is made again. Disabling the endpoint with it
+    /// (a 410) takes a transaction.
+    pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
+        let d = w.delivery;
+        self.inner.claimed.take(&d.id, w.lease.1);
+        let row = OutcomeRow::new(&w);
+        let (sql, params) = (row.sql(), row.params());
+        let Some(reason) = &w.disable_endpoint else {
+            let client = self.relaxed_client().await?;
+            let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
+            let row = client
+                .query_one(&statement, &params)
+                .await
+                .map_err(pg_error)?;
+            return Ok(written(row.get(0)));
+        };
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let row = tx.query_one(sql, &params).await.map_err(pg_error)?;
+        if row.get::<_, i64>(0) == 0 {
+            return Ok(WriteResult::Stale);
+        }
+        disable_endpoint(&tx, d, reason).await?;
+        tx.commit().await.map_err(pg_error)?;
+        self.inner.cache.forget_endpoints(&d.tenant_id);
+        Ok(WriteResult::Written)
+    }
+}
+
+/// An outcome's statement and its parameters, owned: the backend writes them,
+/// and the benchmark's reference writes its outcomes with the same.
+pub(super) struct OutcomeRow {
+    id: String,
+    token: i64,
+    series: i32,
+    attempts: i32,
+    tenant: String,
+    endpoint: String,
+    state: &'static str,
+    record: String,
+    log_series: i32,
+    log_attempt: i32,
+    log: String,
+    /// When a retry is due, and the attempts made so far.
+    retry: Option<(i64, i32)>,
+}
+
+impl OutcomeRow {
+    pub(super) fn new(w: &AttemptWrite<'_>) -> Self {
+        let (d, a) = (w.delivery, w.attempt);
+        Self {
+            id: d.id.clone(),
+            token: w.lease.1,
+            series: w.expected_series as i32,
+            attempts: w.expected_attempts as i32,
+            tenant: d.tenant_id.clone(),
+            endpoint: d.endpoint_id.clone(),
+            state: d.state.as_str(),
+            record: to_json(d),
+            log_series: a.series as i32,
+            log_attempt: a.attempt as i32,
+            log: to_json(a),
+            retry: w.next_due_ms.map(|due| (ms(due), d.attempts as i32)),
+        }
+    }
+
+    /// [`OUTCOME_RETRY`] or [`OUTCOME_FINAL`].
+    pub(super) fn sql(&self) -> &'static str {
+        if self.retry.is_some() {
+            OUTCOME_RETRY
+        } else {
+            OUTCOME_FINAL
+        }
+    }
+
+    /// The parameters, in [`OutcomeRow::sql`]'s order.
+    pub(super) fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+            &self.id,
+            &self.token,
+            &self.series,
+            &self.attempts,
+            &self.tenant,
+            &self.endpoint,
+            &self.state,
+            &self.record,
+            &self.log_series,
+            &self.log_attempt,
+            &self.log,
+        ];
+        if let Some((due, attempts)) = &self.retry {
+            params.push(due);
+            params.push(attempts);
+        }
+        params
+    }
+}
+
+/// Whether an outcome statement's count says it was written.
+fn written(count: i64) -> WriteResult {
+    if count == 0 {
+        WriteResult::Stale
+    } else {
+        WriteResult::Written
+    }
+}
+
+/// Disables an endpoint after a 410, inside an outcome's transaction.
+async fn disable_endpoint(
+    tx: &impl GenericClient,
+    d: &DeliveryRecord,
+    reason: &str,
+) -> Result<(), StoreError> {
+    let row = tx
+        .query_opt(
+            "SELECT record FROM endpoints WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+            &[&d.tenant_id, &d.endpoint_id],
+        )
+        .await
+        .map_err(pg_error)?;
+    let Some(row) = row else { return Ok(()) };
+    let Ok(mut ep) = from_json::<EndpointRecord>(row.get(0), "endpoint") else {
+        return Ok(());
+    };
+    ep.disabled = true;
+    ep.disabled_reason = Some(reason.to_owned());
+    ep.disabled_at_ms = Some(d.updated_at_ms);
+    super::endpoints::write_endpoint(tx, &ep).await
+}
