@@ -16,8 +16,9 @@ use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_postgres::Statement;
 use tokio_postgres::types::ToSql;
 
+use super::columns::{DeliveryColumns, EventColumns};
 use super::statements::{INSERT_DELIVERIES, INSERT_EVENTS, INSERT_QUEUE, LOCK_ENDPOINTS};
-use super::{PgStore, error::pool_error, ms, pg_error, to_json};
+use super::{PgStore, error::pool_error, ms, pg_error};
 use crate::store::events::PreparedEvent;
 use crate::store::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent, StoreError};
 
@@ -177,52 +178,6 @@ async fn prepared(
     sql: &str,
 ) -> Result<Statement, StoreError> {
     tx.prepare_cached(sql).await.map_err(pg_error)
-}
-
-/// The events table's columns for one `UNNEST` insert.
-#[derive(Default)]
-pub(super) struct EventColumns {
-    pub(super) tenants: Vec<String>,
-    pub(super) ids: Vec<String>,
-    pub(super) types: Vec<String>,
-    pub(super) payloads: Vec<String>,
-    pub(super) created: Vec<i64>,
-    pub(super) deliveries: Vec<String>,
-}
-
-impl EventColumns {
-    pub(super) fn push(&mut self, e: &PreparedEvent) {
-        let ev = &e.event;
-        self.tenants.push(ev.tenant_id.clone());
-        self.ids.push(ev.id.clone());
-        self.types.push(ev.event_type.clone());
-        self.payloads.push(ev.payload.get().to_owned());
-        self.created.push(ms(ev.created_at_ms));
-        self.deliveries.push(to_json(&ev.deliveries));
-    }
-}
-
-/// The deliveries' and queue's columns for one `UNNEST` insert.
-#[derive(Default)]
-pub(super) struct DeliveryColumns {
-    pub(super) ids: Vec<String>,
-    pub(super) tenants: Vec<String>,
-    pub(super) endpoints: Vec<String>,
-    pub(super) records: Vec<String>,
-    pub(super) due: Vec<i64>,
-    pub(super) events: Vec<String>,
-}
-
-impl DeliveryColumns {
-    pub(super) fn push(&mut self, d: &crate::store::DeliveryRecord) {
-        self.ids.push(d.id.clone());
-        self.tenants.push(d.tenant_id.clone());
-        self.endpoints.push(d.endpoint_id.clone());
-        self.records.push(to_json(d));
-        self.due
-            .push(ms(d.next_attempt_at_ms.unwrap_or(d.created_at_ms)));
-        self.events.push(d.event_id.clone());
-    }
 }
 
 impl PgStore {

@@ -9,6 +9,7 @@
 
 mod cache;
 mod claimed;
+mod columns;
 mod deliveries;
 mod endpoints;
 mod error;

@@ -14,7 +14,7 @@ use tokio::sync::Mutex;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
-use super::ingest::{DeliveryColumns, EventColumns};
+use super::columns::{DeliveryColumns, EventColumns};
 use super::outcomes::OutcomeRow;
 use super::statements::{
     CLAIM, INSERT_DELIVERIES, INSERT_EVENTS, INSERT_QUEUE, LOCK_ENDPOINTS, OUTCOME_FINAL,
