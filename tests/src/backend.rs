@@ -51,6 +51,22 @@ impl Backend {
     }
 }
 
+impl Bed {
+    /// Another gateway's bed on the same store: a data dir (caches) of its own,
+    /// the same database. On sled, where one process owns the data, there is none.
+    pub fn another_node(&self) -> Option<Bed> {
+        self.db.as_ref()?;
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let mut config = self.config.clone();
+        config.store.data_dir = dir.path().to_path_buf();
+        Some(Bed {
+            dir,
+            config,
+            db: self.db.clone(),
+        })
+    }
+}
+
 /// Runs each named test (an `async fn(Backend)`) once per backend, as
 /// `sled::name` and `postgres::name`.
 #[macro_export]

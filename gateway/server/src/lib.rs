@@ -183,6 +183,8 @@ pub async fn run_with(
     seed_counts(&store, &telemetry);
     // Both listen before the delivery engine starts, so no disabling is missed.
     let disabled_recorder = plugins.spawn_disabled_recorder();
+    // Plugins another gateway uploads, rolls back or deletes are loaded here too.
+    let plugin_follower = plugins.spawn_change_follower();
     let plugin_watch = tokio::spawn(
         Arc::clone(&telemetry).watch_plugins(Arc::clone(&clock), plugins.host().subscribe()),
     );
@@ -231,6 +233,7 @@ pub async fn run_with(
     .await;
     housekeeping.abort();
     alert_sender.abort();
+    plugin_follower.abort();
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;

@@ -13,6 +13,7 @@
 mod changes;
 mod listing;
 mod startup;
+mod sync;
 #[cfg(test)]
 mod tests;
 mod uploads;

@@ -52,7 +52,7 @@ impl From<MissingBytes> for StoreError {
 }
 
 /// A stored record as the host restores it.
-fn stored(record: &PluginRecord) -> StoredPlugin {
+pub(super) fn stored(record: &PluginRecord) -> StoredPlugin {
     StoredPlugin {
         tenant_id: record.tenant_id.clone(),
         name: record.name.clone(),

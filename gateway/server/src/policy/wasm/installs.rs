@@ -163,6 +163,16 @@ impl PluginHost {
         self.remove_artifacts(unused);
     }
 
+    /// Disables `version` of `tenant`'s `name` as stored elsewhere (another
+    /// gateway counted its failures); `false` if not loaded.
+    pub fn force_disable(&self, tenant: &str, name: &str, version: u32) -> bool {
+        let Some(p) = self.plugins.get(tenant, name, Some(version)) else {
+            return false;
+        };
+        p.health.force_disable();
+        true
+    }
+
     /// Points bindings of the bare name at `version`; `false` if not loaded.
     pub fn set_active(&self, tenant: &str, name: &str, version: u32) -> bool {
         self.plugins.set_active(tenant, name, version)
