@@ -84,6 +84,42 @@ fn migrate_applies_the_schema_once_and_a_newer_one_is_refused() {
 }
 
 #[test]
+fn the_admin_token_is_reset_in_the_shared_database() {
+    let rt = runtime();
+    let db = rt
+        .block_on(ScratchDatabase::create())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
+        .args(["admin", "reset-token", "--store-url", &db.url])
+        .env_remove("HOOKGATE_STORE__URL")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let token = stderr
+        .lines()
+        .find_map(|l| l.split("store it now): ").nth(1))
+        .unwrap_or_else(|| panic!("no token printed: {stderr}"))
+        .trim()
+        .to_owned();
+    let stored: Vec<u8> = rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let row = client
+            .query_one(
+                "SELECT value FROM meta WHERE key = 'admin_token_sha256'",
+                &[],
+            )
+            .await
+            .unwrap();
+        row.get(0)
+    });
+    assert_eq!(stored, hookgate_server::token::hash(&token).to_vec());
+}
+
+#[test]
 fn bad_and_unreachable_store_urls_are_named() {
     let bad = migrate("postgres://postgres@127.0.0.1/test?sslmode=bogus");
     let (_, stderr) = text(&bad);
