@@ -6,7 +6,7 @@ mod api_endpoints;
 mod api_events;
 mod api_tenants;
 mod bench_plugin_smoke;
-mod cluster_plugins;
+mod cluster_changes;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;
