@@ -20,6 +20,7 @@ pub mod migrate;
 mod outcomes;
 mod plugins;
 pub mod reference;
+mod reference_deliver;
 mod replay;
 mod retention;
 mod rows;
