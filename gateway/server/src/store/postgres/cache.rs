@@ -35,7 +35,11 @@ impl<K: std::hash::Hash + Eq, V: Clone> Kept<K, V> {
         }
     }
 
-    fn get(&self, key: &K) -> Option<V> {
+    fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
         let entries = self.entries.lock().ok()?;
         let (value, at) = entries.get(key)?;
         (at.elapsed() < FRESH).then(|| value.clone())
@@ -96,7 +100,7 @@ impl ReadCache {
     }
 
     pub(super) fn endpoints(&self, tenant: &str) -> Option<Vec<EndpointRecord>> {
-        self.endpoints.get(&tenant.to_owned())
+        self.endpoints.get(tenant)
     }
 
     /// The generation to pass to [`ReadCache::keep_endpoints`] after a read.

@@ -220,14 +220,13 @@ impl PgStore {
                 .await
                 .map_err(pg_error)?;
             let batch = rows.len();
+            let mut done = Vec::with_capacity(batch);
             for row in rows {
                 let mut d: DeliveryRecord = from_json(row.get(0), "delivery")?;
                 d.end(DeadReason::EndpointDeleted, now_ms);
-                super::schedule::write_delivery(&tx, &d).await?;
-                tx.execute("DELETE FROM queue WHERE delivery_id = $1", &[&d.id])
-                    .await
-                    .map_err(pg_error)?;
+                done.push(d);
             }
+            super::schedule::settle_deliveries(&tx, &done).await?;
             tx.commit().await.map_err(pg_error)?;
             ended += batch;
             if (batch as i64) < DELETE_BATCH {

@@ -97,12 +97,7 @@ impl PgStore {
         ] {
             tx.execute(sql, &[&removed]).await.map_err(pg_error)?;
         }
-        for d in &ended {
-            super::schedule::write_delivery(&tx, d).await?;
-            tx.execute("DELETE FROM queue WHERE delivery_id = $1", &[&d.id])
-                .await
-                .map_err(pg_error)?;
-        }
+        super::schedule::settle_deliveries(&tx, &ended).await?;
         let (tenants, event_ids): (Vec<String>, Vec<String>) = events_gone.into_iter().unzip();
         tx.execute(
             "DELETE FROM events WHERE (tenant_id, id) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))",

@@ -76,12 +76,17 @@ impl PgStore {
         after_ms: Option<u64>,
     ) -> Result<Option<u64>, StoreError> {
         let after = after_ms.map(ms);
+        // One index probe per lane: a min() over both would read every row of a
+        // backlog.
         let row = self
             .client()
             .await?
             .query_one(
-                "SELECT min(due_ms) FROM queue
-                 WHERE endpoint_id = $1 AND ($2::bigint IS NULL OR due_ms > $2)",
+                "SELECT least(
+                     (SELECT due_ms FROM queue WHERE endpoint_id = $1 AND lane = 0
+                        AND ($2::bigint IS NULL OR due_ms > $2) ORDER BY due_ms LIMIT 1),
+                     (SELECT due_ms FROM queue WHERE endpoint_id = $1 AND lane = 1
+                        AND ($2::bigint IS NULL OR due_ms > $2) ORDER BY due_ms LIMIT 1))",
                 &[&endpoint_id, &after],
             )
             .await
@@ -173,6 +178,28 @@ impl PgStore {
         tx.commit().await.map_err(pg_error)?;
         Ok(result)
     }
+}
+
+/// Stores deliveries that have finished (ended by a delete or by retention)
+/// and takes them off the queue, in two statements whatever their number.
+pub(super) async fn settle_deliveries(
+    tx: &impl GenericClient,
+    done: &[DeliveryRecord],
+) -> Result<(), StoreError> {
+    let ids: Vec<&str> = done.iter().map(|d| d.id.as_str()).collect();
+    let states: Vec<&str> = done.iter().map(|d| d.state.as_str()).collect();
+    let records: Vec<String> = done.iter().map(to_json).collect();
+    tx.execute(
+        "UPDATE deliveries SET state = u.s, record = u.r
+         FROM UNNEST($1::text[], $2::text[], $3::text[]) AS u(id, s, r) WHERE deliveries.id = u.id",
+        &[&ids, &states, &records],
+    )
+    .await
+    .map_err(pg_error)?;
+    tx.execute("DELETE FROM queue WHERE delivery_id = ANY($1)", &[&ids])
+        .await
+        .map_err(pg_error)?;
+    Ok(())
 }
 
 /// Stores a delivery record and its state column.

@@ -21,6 +21,9 @@ CREATE TABLE endpoints (
     record     text NOT NULL,
     PRIMARY KEY (tenant_id, id)
 );
+-- A claim reads its endpoint's timeout by id alone (the queue carries no tenant
+-- in its claim key).
+CREATE INDEX endpoints_by_id ON endpoints (id);
 
 -- The payload is text, byte for byte as accepted: jsonb would reorder keys and
 -- break signatures over the original body.
