@@ -201,6 +201,7 @@ pub async fn run_with(
             default_policy: config.policy.default.clone(),
             grace: Duration::from_millis(config.shutdown_grace_ms),
             protection: Protection {
+                node_max_in_flight: config.cluster.node_max_in_flight,
                 breaker: config.breaker.clone(),
                 disable_after_ms: config.disable_after,
             },

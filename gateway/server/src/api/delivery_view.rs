@@ -91,6 +91,9 @@ pub(super) struct AttemptView {
     error_kind: Option<Recorded<ErrorKind>>,
     #[schema(format = DateTime)]
     next_attempt_at: Option<String>,
+    /// The gateway that made the attempt (absent for attempts made before
+    /// gateways had ids).
+    node_id: Option<String>,
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
     policy: String,
     response_snippet: String,
@@ -113,6 +116,7 @@ impl From<&AttemptRecord> for AttemptView {
             duration_ms: a.duration_ms,
             error_kind: a.error_kind.clone(),
             next_attempt_at: a.next_attempt_at_ms.map(rfc3339_ms),
+            node_id: a.node_id.clone(),
             policy: a.policy.clone(),
             response_snippet: a.response_snippet.clone(),
             series: a.series,

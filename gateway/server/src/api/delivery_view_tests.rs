@@ -44,6 +44,7 @@ fn attempt() -> AttemptRecord {
         dead_reason: Some(DeadReason::MaxAttempts.into()),
         decided_by: "builtin".into(),
         policy: "endpoint:svix".into(),
+        node_id: None,
     }
 }
 
@@ -88,6 +89,7 @@ fn attempt_json(a: &AttemptRecord) -> Value {
         "dead_reason": a.dead_reason,
         "decided_by": a.decided_by,
         "policy": a.policy,
+        "node_id": a.node_id,
     })
 }
 

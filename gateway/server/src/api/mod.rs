@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod body;
+mod cluster;
 mod deliveries;
 mod delivery_view;
 mod dlq;
@@ -63,6 +64,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(replay::replay_many))
         .routes(routes!(dlq::tenant_summary))
         .routes(routes!(dlq::all_summary))
+        .routes(routes!(cluster::show))
         .routes(routes!(plugins::list))
         .routes(routes!(plugins::upload, plugins::show, plugins::delete))
         .routes(routes!(plugins::rollback))

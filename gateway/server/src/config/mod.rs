@@ -14,9 +14,11 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
+mod cluster_section;
 mod sections;
 mod store_section;
 mod values;
+pub use cluster_section::ClusterConfig;
 pub use sections::{
     AlertsConfig, BreakerConfig, Limits, MetricsConfig, OutboundConfig, PluginsConfig,
     PolicyConfig, PreloadPlugin, TlsConfig,
@@ -44,6 +46,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// `[store]`: the storage backend and its settings.
     pub store: StoreConfig,
+    /// `[cluster]`: this node among those sharing a PostgreSQL store.
+    pub cluster: ClusterConfig,
     /// Admin token (`hgk_...`); when unset, one is generated at first start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_token: Option<String>,
@@ -133,6 +137,7 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             store: StoreConfig::default(),
+            cluster: ClusterConfig::default(),
             admin_token: None,
             allow_private_subnets: Vec::new(),
             outbound: OutboundConfig::default(),
@@ -234,6 +239,7 @@ impl Config {
         let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged))
             .map_err(|e| invalid(e.path().to_string(), e.into_inner().message()))?;
         config.validate()?;
+        config.store.node_id.clone_from(&config.cluster.node_id);
         config.deprecations = deprecations;
         Ok(config)
     }
@@ -276,6 +282,7 @@ impl Config {
             return Err(invalid("outbound.allow_only", message));
         }
         self.store.validate()?;
+        self.cluster.validate()?;
         if let Some(url) = &self.alerts.url
             && let Err(e) = crate::address_guard::normalize_endpoint_url(url, self.limits.url_len)
         {
@@ -354,6 +361,7 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("listen", &self.listen)
             .field("store", &self.store)
+            .field("cluster", &self.cluster)
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),

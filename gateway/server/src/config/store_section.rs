@@ -57,6 +57,10 @@ pub struct StoreConfig {
     /// claimed; a gateway that dies holding work gives it back after this.
     #[serde(rename = "lease_margin", deserialize_with = "de_duration_ms")]
     pub lease_margin_ms: u64,
+    /// This node's id (`cluster.node_id`, copied here when the layers are
+    /// loaded); a fresh one at each open when unset.
+    #[serde(skip)]
+    pub node_id: Option<String>,
 }
 
 impl Default for StoreConfig {
@@ -70,6 +74,7 @@ impl Default for StoreConfig {
             pool_size: 16,
             ca_file: None,
             lease_margin_ms: 30_000,
+            node_id: None,
         }
     }
 }
@@ -85,6 +90,7 @@ impl std::fmt::Debug for StoreConfig {
             .field("pool_size", &self.pool_size)
             .field("ca_file", &self.ca_file)
             .field("lease_margin_ms", &self.lease_margin_ms)
+            .field("node_id", &self.node_id)
             .finish()
     }
 }

@@ -74,14 +74,16 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
     let handle = DeliveryHandle::default();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel();
     let in_flight = super::in_flight::InFlight::default();
+    let node = super::in_flight::InFlight::default();
     for round in 1..=MAX_INTERNAL_ERRORS {
         assert!(handle.lease(&d.id));
-        let permit = in_flight.try_start(1).unwrap();
+        let permits = (in_flight.try_start(1).unwrap(), node.try_start(8).unwrap());
         let task = tokio::spawn(run_attempt(
             e.worker(&ep, entry.clone()),
             handle.clone(),
             done_tx.clone(),
-            permit,
+            permits,
+            None,
         ));
         task.await.unwrap();
         let (endpoint_id, report) = done_rx.recv().await.expect("the scheduler hears back");
@@ -89,6 +91,7 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
         assert_eq!(report.outcome, super::breaker::RawOutcome::Neutral);
         assert!(!handle.is_in_flight(&d.id), "the lease is released");
         assert_eq!(in_flight.free(1), 1, "its in-flight place is given back");
+        assert_eq!(node.free(8), 8, "and the node's");
         let now = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
         assert_eq!(now.attempts, 0, "a panic is not an attempt");
         assert_eq!(now.internal_errors, round);

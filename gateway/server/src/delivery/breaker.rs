@@ -70,6 +70,32 @@ impl Breaker {
         }
     }
 
+    /// The breaker every node shares: its record, with a half-open probe out
+    /// (on any node) until `probe_until_ms`.
+    pub(crate) fn from_shared(
+        rec: &BreakerRecord,
+        probe_until_ms: Option<u64>,
+        now_ms: u64,
+    ) -> Self {
+        let mut breaker = Self::from_record(rec);
+        if probe_until_ms.is_some_and(|until| until > now_ms)
+            && matches!(breaker.state, State::HalfOpen { .. })
+        {
+            breaker.state = State::HalfOpen { probing: true };
+        }
+        breaker
+    }
+
+    /// A half-open probe is out.
+    pub(crate) fn probing(&self) -> bool {
+        self.state == (State::HalfOpen { probing: true })
+    }
+
+    /// Closed, with no failure counted since the last success.
+    pub(crate) fn pristine(&self) -> bool {
+        self.state == State::Closed && self.streak == 0
+    }
+
     /// The record to store and show on the endpoint.
     pub(crate) fn to_record(&self) -> BreakerRecord {
         let (state, open_until_ms) = match self.state {

@@ -14,6 +14,7 @@ mod schedule_writes;
 #[cfg(test)]
 mod schedule_writes_tests;
 mod scheduler;
+mod shared_breaker;
 pub mod signer;
 #[cfg(test)]
 mod testing;

@@ -30,6 +30,20 @@ impl RateWindow {
         self
     }
 
+    /// The window every node shares, from its starts.
+    pub(crate) fn from_starts(per_s: u32, starts: &[u64]) -> Self {
+        Self {
+            per_window: per_s.max(1) as usize,
+            starts: starts.iter().copied().collect(),
+        }
+    }
+
+    /// The starts still in the window at `now_ms`, oldest first, to share.
+    pub(crate) fn starts(&mut self, now_ms: u64) -> Vec<u64> {
+        self.available(now_ms);
+        self.starts.iter().copied().collect()
+    }
+
     /// How many attempts may start at `now_ms`.
     pub(crate) fn available(&mut self, now_ms: u64) -> usize {
         while self

@@ -8,11 +8,12 @@
 //! in-memory lease, so after a restart pending work is taken up again.
 
 mod changes;
+mod shared_turn;
 #[cfg(test)]
 mod tests;
 mod turn;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,10 +36,12 @@ use crate::store::{BreakerState, EndpointRecord};
 /// cannot hold the loop.
 const MAX_QUEUED_PER_TURN: usize = 1024;
 
-/// Breaker and disabling thresholds.
+/// Breaker and disabling thresholds, and this node's own cap.
 #[derive(Debug, Clone)]
 pub struct Protection {
     pub breaker: BreakerConfig,
+    /// Most attempts this node has in flight, over all endpoints.
+    pub node_max_in_flight: usize,
     /// An endpoint failing without a success for this long is disabled.
     pub disable_after_ms: u64,
 }
@@ -60,6 +63,11 @@ pub(crate) struct Scheduler {
     protection: Protection,
     slots: HashMap<String, EndpointSlot>,
     index: ScheduleIndex,
+    /// Attempts in flight on this node, over all endpoints.
+    node_in_flight: InFlight,
+    node_max_in_flight: usize,
+    /// Endpoints that found this node full; served again as attempts finish.
+    waiting_for_room: HashSet<String>,
     tasks: JoinSet<()>,
     done_tx: mpsc::UnboundedSender<(String, AttemptReport)>,
     done_rx: mpsc::UnboundedReceiver<(String, AttemptReport)>,
@@ -73,6 +81,7 @@ impl Scheduler {
         protection: Protection,
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
+        let node_max_in_flight = protection.node_max_in_flight.max(1);
         Self {
             ctx,
             handle,
@@ -80,6 +89,9 @@ impl Scheduler {
             protection,
             slots: HashMap::new(),
             index: ScheduleIndex::default(),
+            node_in_flight: InFlight::default(),
+            node_max_in_flight,
+            waiting_for_room: HashSet::new(),
             tasks: JoinSet::new(),
             done_tx,
             done_rx,
@@ -171,9 +183,13 @@ impl Scheduler {
                     None => RateWindow::new(per_s),
                 });
         // The in-memory breaker is ahead of the stored one, unless the endpoint was
-        // just re-enabled (which resets it).
+        // just re-enabled (which resets it). Where gateways share the breaker, the
+        // stored one is as fresh as any (each transition is stored), and each
+        // claim reads the shared state anyway.
         let breaker = match old {
-            Some(s) if !s.record.disabled || ep.disabled => s.breaker,
+            Some(s) if (!s.record.disabled || ep.disabled) && !self.ctx.store.claims_due_work() => {
+                s.breaker
+            }
             _ => Breaker::from_record(&ep.breaker),
         };
         let disabled = ep.disabled;
@@ -197,12 +213,24 @@ impl Scheduler {
 
     async fn finished(&mut self, endpoint_id: &str, report: AttemptReport) {
         let now = self.ctx.clock.now_ms();
+        if self.node_in_flight.free(self.node_max_in_flight) > 0 {
+            for waiting in std::mem::take(&mut self.waiting_for_room) {
+                self.index.push(&waiting, now);
+            }
+        }
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
         };
-        let transition = slot
-            .breaker
-            .record(report.outcome, now, &self.protection.breaker);
+        let transition = if self.ctx.store.claims_due_work() {
+            // The attempt's task counted it on the shared breaker.
+            report.shared.and_then(|shared| {
+                slot.breaker = shared.breaker;
+                shared.transition
+            })
+        } else {
+            slot.breaker
+                .record(report.outcome, now, &self.protection.breaker)
+        };
         let failing_too_long = slot
             .breaker
             .failing_since_ms()

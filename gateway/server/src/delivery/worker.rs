@@ -44,12 +44,14 @@ pub(crate) struct EngineContext {
 }
 
 /// What the scheduler learns from a finished attempt.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct AttemptReport {
     /// The attempt changed the endpoint (a 410 disabled it): reload it.
     pub(crate) endpoint_changed: bool,
     /// The raw outcome, for the breaker.
     pub(crate) outcome: RawOutcome,
+    /// The shared breaker after counting the outcome, where gateways share it.
+    pub(crate) shared: Option<super::shared_breaker::SharedOutcome>,
 }
 
 impl Default for AttemptReport {
@@ -57,6 +59,7 @@ impl Default for AttemptReport {
         Self {
             endpoint_changed: false,
             outcome: RawOutcome::Neutral,
+            shared: None,
         }
     }
 }
@@ -311,8 +314,10 @@ impl DeliveryWorker {
             dead_reason: dead_reason.map(Into::into),
             decided_by: decision.decided_by.clone(),
             policy: policy_label.to_owned(),
+            node_id: Some(self.ctx.store.node_id().to_owned()),
         };
         tracing::info!(
+            node_id = self.ctx.store.node_id(),
             event_id = %d.event_id,
             delivery_id = %d.id,
             endpoint_id = %d.endpoint_id,
@@ -335,6 +340,7 @@ impl DeliveryWorker {
                 Ok(_) | Err(SendFailure::Transport { .. }) => RawOutcome::Failure,
                 Err(SendFailure::Blocked(_)) => RawOutcome::Neutral,
             },
+            shared: None,
         };
         let written = self
             .ctx

@@ -135,6 +135,7 @@ impl Store {
     ) -> Result<ReplayOutcome, StoreError> {
         let outcome = on_backend!(self, s => s.replay_delivery(tenant, id, force, now_ms).await)?;
         if let ReplayOutcome::Replayed(d) = &outcome {
+            self.probe_now(&d.endpoint_id).await?;
             self.feed.publish(Change::Replayed {
                 endpoint_id: d.endpoint_id.clone(),
             });
@@ -155,6 +156,9 @@ impl Store {
         now_ms: u64,
     ) -> Result<ReplaySummary, StoreError> {
         let summary = on_backend!(self, s => s.replay_matching(tenant, filter, now_ms).await)?;
+        for id in &summary.endpoints {
+            self.probe_now(id).await?;
+        }
         let endpoints = summary.endpoints.iter();
         self.feed.publish_all(endpoints.map(|id| Change::Replayed {
             endpoint_id: id.clone(),

@@ -1,7 +1,7 @@
 //! Endpoints: create (within the tenant's cap), read, list, compare-and-swap,
 //! change in place, delete.
 
-use super::{BreakerRecord, BreakerState, Change, EndpointRecord, Store, StoreError};
+use super::{Backend, BreakerRecord, BreakerState, Change, EndpointRecord, Store, StoreError};
 
 /// An endpoint and the exact stored bytes it was read from.
 #[derive(Debug, Clone)]
@@ -167,6 +167,14 @@ impl Store {
             ..BreakerRecord::default()
         };
         let found = on_backend!(self, s => s.update_endpoint(tenant, id, |ep| ep.breaker = closed.clone()).await)?;
+        if found && let Backend::Postgres(pg) = &self.backend {
+            // Every node's breaker is the shared one.
+            pg.update_runtime(id, |shared| {
+                shared.breaker = closed;
+                shared.probe_until_ms = None;
+            })
+            .await?;
+        }
         if found {
             self.feed.publish(Change::BreakerReset {
                 endpoint_id: id.to_owned(),

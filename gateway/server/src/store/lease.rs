@@ -48,3 +48,33 @@ impl Lease {
         self.0.lane
     }
 }
+
+/// Alternates first attempts and retries, first attempts first, so neither lane
+/// starves the other.
+pub fn interleave<T>(first: Vec<T>, retry: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(first.len() + retry.len());
+    let (mut a, mut b) = (first.into_iter(), retry.into_iter());
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return out,
+            (x, y) => out.extend(x.into_iter().chain(y)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_first_attempts_are_not_stuck_behind_retries() {
+        assert_eq!(
+            interleave(vec![1, 2], vec![10, 20, 30, 40]),
+            [1, 10, 2, 20, 30, 40]
+        );
+        assert_eq!(interleave(vec![1, 2, 3], Vec::new()), [1, 2, 3]);
+        assert_eq!(interleave(Vec::<u8>::new(), vec![9]), [9]);
+        // With a backlog of due retries, the first permit still goes to a new delivery.
+        assert_eq!(interleave(vec!["new"], vec!["old"; 100])[0], "new");
+    }
+}

@@ -39,6 +39,7 @@ pub mod postgres;
 mod recorded;
 pub mod records;
 mod retention;
+mod runtime;
 mod schedule;
 pub mod scratch_database;
 mod singleton;
@@ -60,11 +61,12 @@ pub use endpoints::{EndpointVersion, Swap};
 pub use error::{BackendError, Failure, StoreError};
 pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
 pub use feed::{Change, ChangeFeed, Changes};
-pub use lease::{Lane, Lease};
+pub use lease::{Lane, Lease, interleave};
 pub use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord};
 pub use recorded::Recorded;
 pub use records::*;
 pub use retention::{RetentionRules, SweepCursor, SweepStats};
+pub use runtime::{ClaimedTurn, NODE_ALIVE_MS, NodeRecord, RuntimeRecord, TurnPlan};
 pub use schedule::{AttemptWrite, Interrupted, Interruption, WriteResult};
 pub use singleton::{Grant, Singleton};
 
@@ -80,6 +82,11 @@ pub(crate) enum Backend {
 pub struct Store {
     backend: Backend,
     feed: ChangeFeed,
+    /// This gateway among those sharing the store: in leases, attempts and
+    /// `GET /v1/cluster`.
+    node_id: Arc<str>,
+    /// When this handle opened the store (this node's start).
+    opened_at_ms: u64,
     pub(crate) background: Arc<Background>,
 }
 
@@ -111,9 +118,15 @@ impl Store {
     ) -> Result<Self, StoreError> {
         let feed = ChangeFeed::default();
         let stop = CancellationToken::new();
+        let node_id: Arc<str> = match &config.node_id {
+            Some(id) => id.as_str().into(),
+            None => ulid::Ulid::new().to_string().to_ascii_lowercase().into(),
+        };
         if config.backend == StoreBackend::Postgres {
-            let (pg, task) = PgStore::open(config, feed.clone(), stop.clone()).await?;
-            return Ok(Self::with_backend(Backend::Postgres(pg), feed, stop, task));
+            let opened = PgStore::open(config, &node_id, feed.clone(), stop.clone());
+            let (pg, task) = opened.await?;
+            let backend = Backend::Postgres(pg);
+            return Ok(Self::with_backend(backend, node_id, feed, stop, task));
         }
         let sled = SledStore::open(
             &config.data_dir,
@@ -125,11 +138,18 @@ impl Store {
             None => sled.sled_durability()?,
         };
         let task = sled.start_flusher(durability, stop.clone());
-        Ok(Self::with_backend(Backend::Sled(sled), feed, stop, task))
+        Ok(Self::with_backend(
+            Backend::Sled(sled),
+            node_id,
+            feed,
+            stop,
+            task,
+        ))
     }
 
     fn with_backend(
         backend: Backend,
+        node_id: Arc<str>,
         feed: ChangeFeed,
         stop: CancellationToken,
         task: tokio::task::JoinHandle<()>,
@@ -137,11 +157,18 @@ impl Store {
         Self {
             backend,
             feed,
+            node_id,
+            opened_at_ms: crate::clock::Clock::now_ms(&crate::clock::SystemClock),
             background: Arc::new(Background {
                 stop,
                 task: Mutex::new(Some(task)),
             }),
         }
+    }
+
+    /// This gateway's node id.
+    pub fn node_id(&self) -> &str {
+        &self.node_id
     }
 
     /// The backend's name, as `[store] backend` spells it.

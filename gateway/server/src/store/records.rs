@@ -231,6 +231,10 @@ pub struct AttemptRecord {
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
     #[serde(default)]
     pub policy: String,
+    /// The gateway that made the attempt (absent in attempts made before nodes
+    /// had ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
 }
 
 /// The first response to an `Idempotency-Key`, replayed to repeats.

@@ -1,6 +1,6 @@
-//! The store's own metrics, on a backend that has them (PostgreSQL): its pool's
-//! connections, read at scrape time, how long each operation held a
-//! connection, and its errors by kind.
+//! The store's own metrics: which node this is (`hookgate_node_info`), and, on a
+//! backend that has them (PostgreSQL), its pool's connections, read at scrape
+//! time, how long each operation held a connection, and its errors by kind.
 
 use super::Telemetry;
 use super::metrics::{PoolGauges, SlotStateLabel};
@@ -10,8 +10,13 @@ use crate::store::postgres::stats::error_counters;
 impl Telemetry {
     /// Adds `store`'s metrics to the exposition; call once, before sharing.
     pub fn register_store(&mut self, store: &Store) {
-        let Some(pg) = store.postgres() else { return };
         let registry = &mut self.metrics.registry;
+        let node = prometheus_client::metrics::info::Info::new(vec![
+            ("node_id", store.node_id().to_owned()),
+            ("backend", store.backend_name().to_owned()),
+        ]);
+        registry.register("node", "This gateway: its node id and backend", node);
+        let Some(pg) = store.postgres() else { return };
         let pool = PoolGauges::default();
         registry.register(
             "store_pool_connections",
@@ -86,6 +91,10 @@ mod tests {
             "hookgate_store_pool_connections{state=\"in_use\"} ",
             "# TYPE hookgate_store_operation_seconds histogram\n",
             "# TYPE hookgate_store_errors counter\n",
+            &format!(
+                "hookgate_node_info{{node_id=\"{}\",backend=\"postgres\"}} 1\n",
+                t.store.node_id()
+            ),
         ] {
             assert!(metrics.contains(sample), "{sample} in:\n{metrics}");
         }
@@ -97,12 +106,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_embedded_store_adds_no_database_metrics() {
+    async fn the_embedded_store_adds_only_the_node_metric() {
         let t = TestStore::sled().await;
         let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
         let mut telemetry = Telemetry::new(false, monitor);
         telemetry.register_store(&t.store);
         telemetry.observe_store(&t.store);
-        assert!(!telemetry.render_metrics(0).contains("hookgate_store_"));
+        let metrics = telemetry.render_metrics(0);
+        assert!(!metrics.contains("hookgate_store_"), "{metrics}");
+        let node = format!(
+            "hookgate_node_info{{node_id=\"{}\",backend=\"sled\"}} 1\n",
+            t.store.node_id()
+        );
+        assert!(metrics.contains(&node), "{metrics}");
     }
 }

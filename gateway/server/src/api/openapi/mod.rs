@@ -43,6 +43,7 @@ with a stable `code`.",
         (name = "plugins", description = "Tenant WebAssembly retry plugins"),
         (name = "policy", description = "Retry policies"),
         (name = "stats", description = "Delivery statistics"),
+        (name = "cluster", description = "The gateways sharing one store (admin)"),
         (name = "openapi", description = "This document"),
     )
 )]

@@ -116,6 +116,7 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     ),
     op("get_tenant_dlq_summary", Access::Tenant, &[]),
     op("get_dlq_summary", Access::Admin, &[]),
+    op("get_cluster", Access::Admin, &[]),
     op("list_plugins", Access::Tenant, &[]),
     op(
         "upload_plugin",

@@ -21,10 +21,14 @@ impl Scheduler {
                 // A paused endpoint waits for its cool-down's end (queued once, at
                 // that time) or for its probe's report; queuing it per ingest would
                 // only pile up heap entries.
+                // Where gateways share the breaker, a probe out may be another
+                // node's, whose report this one never hears: the claim decides.
+                let shared = self.ctx.store.claims_due_work();
                 match slot.breaker.peek(now) {
                     _ if slot.record.disabled => {}
                     Admit::All | Admit::Probe => self.index.push(&endpoint_id, due_ms),
                     Admit::Wait(Some(until)) => self.index.push(&endpoint_id, until),
+                    Admit::Wait(None) if shared => self.index.push(&endpoint_id, due_ms),
                     Admit::Wait(None) => {}
                 }
             }
@@ -54,6 +58,16 @@ impl Scheduler {
             return;
         };
         if slot.record.disabled {
+            return;
+        }
+        if self.ctx.store.claims_due_work() {
+            // The store changed the shared breaker already; the claim reads it.
+            if reset {
+                slot.breaker.reset();
+            } else {
+                slot.breaker.probe_now();
+            }
+            self.index.push(endpoint_id, now);
             return;
         }
         let was_open = !matches!(slot.breaker.admit(now), Admit::All);

@@ -1,22 +1,27 @@
 //! One round-robin turn of a due endpoint: how much it may start now (breaker, rate
-//! limit, free in-flight places) and which due entries, first attempts and retries
-//! interleaved.
+//! limit, free in-flight places, this node's own cap) and which due entries,
+//! first attempts and retries interleaved.
 
 use std::sync::Arc;
 
 use super::Scheduler;
 use crate::delivery::attempt_task::run_attempt;
 use crate::delivery::breaker::Admit;
+use crate::delivery::shared_breaker::SharedBreaker;
 use crate::delivery::worker::DeliveryWorker;
-use crate::store::{Lane, Lease, Store, StoreError};
+use crate::store::{Lane, Lease, interleave};
 
 impl Scheduler {
     /// One round-robin turn for a due endpoint.
     pub(super) async fn serve(&mut self, endpoint_id: &str, now: u64) {
+        if self.ctx.store.claims_due_work() {
+            return self.serve_shared(endpoint_id, now).await;
+        }
+        let node_free = self.node_free(endpoint_id);
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
         };
-        if slot.record.disabled {
+        if slot.record.disabled || node_free == 0 {
             return;
         }
         let max_in_flight = slot.record.max_in_flight as usize;
@@ -34,6 +39,7 @@ impl Scheduler {
         if let Some(rate) = &mut slot.rate {
             allowed = allowed.min(rate.available(now));
         }
+        allowed = allowed.min(node_free);
         if allowed == 0 {
             if free > 0
                 && let Some(rate) = &slot.rate
@@ -42,8 +48,17 @@ impl Scheduler {
             }
             return; // otherwise a finishing attempt requeues the endpoint
         }
-        let held = slot.record.max_in_flight as usize;
-        let entries = match due_work(&self.ctx.store, endpoint_id, now, allowed, held).await {
+        // Leased entries are still in the schedule (storage says pending until the
+        // outcome is written), so look past up to `max_in_flight` of them.
+        let limit = max_in_flight + allowed;
+        let store = &self.ctx.store;
+        let due = async {
+            let first = store.due_entries(Lane::First, endpoint_id, now, limit);
+            let first = first.await?;
+            let retry = store.due_entries(Lane::Retry, endpoint_id, now, limit);
+            Ok::<_, crate::store::StoreError>(interleave(first, retry.await?))
+        };
+        let entries = match due.await {
             Ok(entries) => entries,
             Err(e) => {
                 tracing::warn!(error = %e, endpoint_id, "cannot read due work");
@@ -51,11 +66,43 @@ impl Scheduler {
             }
         };
         let probing = matches!(slot.breaker.admit(now), Admit::Probe);
+        let started = self.launch(endpoint_id, entries, allowed, probing, None);
+        let Some(slot) = self.slots.get(endpoint_id) else {
+            return;
+        };
+        if started == allowed && !probing {
+            // Used this turn's share: others go first, then this endpoint again
+            // (when its rate window allows).
+            let at = slot.rate.as_ref().map_or(now, |r| r.next_free_at(now));
+            self.index.push(endpoint_id, at);
+        } else {
+            self.requeue_after(endpoint_id, now).await;
+        }
+    }
+
+    /// Starts an attempt for each entry, up to `allowed`, within the endpoint's
+    /// and this node's in-flight places; returns how many started.
+    pub(super) fn launch(
+        &mut self,
+        endpoint_id: &str,
+        entries: Vec<Lease>,
+        allowed: usize,
+        probing: bool,
+        shared: Option<SharedBreaker>,
+    ) -> usize {
+        let now = self.ctx.clock.now_ms();
+        let Some(slot) = self.slots.get_mut(endpoint_id) else {
+            return 0;
+        };
+        let max_in_flight = slot.record.max_in_flight as usize;
         let mut started = 0;
         for entry in entries {
             if started == allowed {
                 break;
             }
+            let Some(node_permit) = self.node_in_flight.try_start(self.node_max_in_flight) else {
+                break;
+            };
             let Some(permit) = slot.in_flight.try_start(max_in_flight) else {
                 break;
             };
@@ -76,87 +123,27 @@ impl Scheduler {
                 entry,
             };
             let (handle, done) = (self.handle.clone(), self.done_tx.clone());
-            self.tasks.spawn(run_attempt(worker, handle, done, permit));
+            let permits = (permit, node_permit);
+            let attempt = run_attempt(worker, handle, done, permits, shared.clone());
+            self.tasks.spawn(attempt);
         }
-        if started == allowed && !probing {
-            // Used this turn's share: others go first, then this endpoint again
-            // (when its rate window allows).
-            let at = slot.rate.as_ref().map_or(now, |r| r.next_free_at(now));
-            self.index.push(endpoint_id, at);
-        } else if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)).await {
+        started
+    }
+
+    /// This node's free in-flight places; with none, `endpoint_id` waits for
+    /// the next attempt to finish.
+    pub(super) fn node_free(&mut self, endpoint_id: &str) -> usize {
+        let free = self.node_in_flight.free(self.node_max_in_flight);
+        if free == 0 {
+            self.waiting_for_room.insert(endpoint_id.to_owned());
+        }
+        free
+    }
+
+    /// Queues the endpoint for its next stored due time after `now`.
+    pub(super) async fn requeue_after(&mut self, endpoint_id: &str, now: u64) {
+        if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)).await {
             self.index.push(endpoint_id, next);
         }
-    }
-}
-
-/// Due entries to start up to `allowed` attempts from, first attempts and
-/// retries interleaved; `held` is how many this endpoint may have in flight.
-async fn due_work(
-    store: &Store,
-    endpoint_id: &str,
-    now: u64,
-    allowed: usize,
-    held: usize,
-) -> Result<Vec<Lease>, StoreError> {
-    if store.claims_due_work() {
-        // Each entry handed out is claimed: ask only for what can start, half
-        // from each lane, then more first attempts if retries fell short.
-        let half = allowed.div_ceil(2);
-        let mut first = store
-            .due_entries(Lane::First, endpoint_id, now, half)
-            .await?;
-        let retry_room = allowed - first.len();
-        let retry = store
-            .due_entries(Lane::Retry, endpoint_id, now, retry_room)
-            .await?;
-        let room = allowed - first.len() - retry.len();
-        if room > 0 && first.len() == half {
-            first.extend(
-                store
-                    .due_entries(Lane::First, endpoint_id, now, room)
-                    .await?,
-            );
-        }
-        return Ok(interleave(first, retry));
-    }
-    // Leased entries are still in the schedule (storage says pending until the
-    // outcome is written), so look past up to `held` of them.
-    let limit = held + allowed;
-    let first = store
-        .due_entries(Lane::First, endpoint_id, now, limit)
-        .await?;
-    let retry = store
-        .due_entries(Lane::Retry, endpoint_id, now, limit)
-        .await?;
-    Ok(interleave(first, retry))
-}
-
-/// Alternates first attempts and retries, first attempts first, so neither lane
-/// starves the other.
-fn interleave<T>(first: Vec<T>, retry: Vec<T>) -> Vec<T> {
-    let mut out = Vec::with_capacity(first.len() + retry.len());
-    let (mut a, mut b) = (first.into_iter(), retry.into_iter());
-    loop {
-        match (a.next(), b.next()) {
-            (None, None) => return out,
-            (x, y) => out.extend(x.into_iter().chain(y)),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn new_first_attempts_are_not_stuck_behind_retries() {
-        assert_eq!(
-            interleave(vec![1, 2], vec![10, 20, 30, 40]),
-            [1, 10, 2, 20, 30, 40]
-        );
-        assert_eq!(interleave(vec![1, 2, 3], Vec::new()), [1, 2, 3]);
-        assert_eq!(interleave(Vec::<u8>::new(), vec![9]), [9]);
-        // With a backlog of due retries, the first permit still goes to a new delivery.
-        assert_eq!(interleave(vec!["new"], vec!["old"; 100])[0], "new");
     }
 }

@@ -108,6 +108,7 @@ fn attempt(series: u32, status: u16, next_ms: Option<u64>) -> AttemptRecord {
         dead_reason: None,
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
+        node_id: None,
     }
 }
 

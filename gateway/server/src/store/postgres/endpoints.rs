@@ -201,7 +201,8 @@ impl PgStore {
         let mut client = self.client().await?;
         client
             .execute(
-                "DELETE FROM endpoints WHERE tenant_id = $1 AND id = $2",
+                "WITH shared AS (DELETE FROM endpoint_runtime WHERE endpoint_id = $2)
+                 DELETE FROM endpoints WHERE tenant_id = $1 AND id = $2",
                 &[&ep.tenant_id, &ep.id],
             )
             .await

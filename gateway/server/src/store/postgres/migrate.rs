@@ -10,7 +10,10 @@ use crate::clock::Clock;
 use crate::store::StoreError;
 
 /// The migrations, in order: version n is `MIGRATIONS[n - 1]`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_cluster.sql"),
+];
 
 /// The newest schema this build knows.
 pub const SCHEMA_VERSION: u64 = MIGRATIONS.len() as u64;

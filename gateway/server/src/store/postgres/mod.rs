@@ -17,6 +17,7 @@ mod events;
 mod ingest;
 mod listen;
 pub mod migrate;
+mod nodes;
 mod outcomes;
 mod plugins;
 pub mod reference;
@@ -24,6 +25,7 @@ mod reference_deliver;
 mod replay;
 mod retention;
 mod rows;
+mod runtime;
 mod schedule;
 pub mod statements;
 pub mod stats;
@@ -87,6 +89,7 @@ impl PgStore {
     /// database a newer hookgate wrote.
     pub async fn open(
         config: &StoreConfig,
+        node_id: &str,
         feed: ChangeFeed,
         stop: CancellationToken,
     ) -> Result<(Self, tokio::task::JoinHandle<()>), StoreError> {
@@ -104,7 +107,7 @@ impl PgStore {
         let pool = build_pool(&strict, &tls, main_size)?;
         let relaxed_target = target.with_setting("synchronous_commit", "off");
         let relaxed = build_pool(&relaxed_target, &tls, relaxed_size)?;
-        let node_id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        let node_id = node_id.to_owned();
         let batches = stats::BatchCounters::default();
         let (ingest, batcher_tasks) =
             ingest::Batcher::start(pool.clone(), config.pool_size, batches.clone());
@@ -122,9 +125,11 @@ impl PgStore {
             }),
         };
         let wakeups = listen::start(store.clone(), target, tls, feed, stop.clone());
+        let heartbeat = tokio::spawn(store.clone().beat_until(stop.clone()));
         let task = tokio::spawn(async move {
             stop.cancelled().await;
             let _ = wakeups.await;
+            let _ = heartbeat.await;
             for task in batcher_tasks {
                 task.abort();
             }

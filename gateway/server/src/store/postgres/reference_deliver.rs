@@ -35,6 +35,7 @@ fn bench_attempt(series: u32) -> AttemptRecord {
         dead_reason: None,
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
+        node_id: None,
     }
 }
 

@@ -37,8 +37,24 @@ impl PgStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let token: i64 = rand::rng().random_range(1..i64::MAX);
         let client = self.client().await?;
+        self.claim_rows(&*client, lane, endpoint_id, now_ms, limit)
+            .await
+    }
+
+    /// [`PgStore::due_entries`] on `client` (a transaction, for a turn).
+    pub(super) async fn claim_rows(
+        &self,
+        client: &impl GenericClient,
+        lane: Lane,
+        endpoint_id: &str,
+        now_ms: u64,
+        limit: usize,
+    ) -> Result<Vec<Lease>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let token: i64 = rand::rng().random_range(1..i64::MAX);
         let statement = client.prepare_cached(CLAIM).await.map_err(pg_error)?;
         let params: [&(dyn ToSql + Sync); 7] = [
             &endpoint_id,

@@ -111,6 +111,7 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
         dead_reason,
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
+        node_id: None,
     };
     let written = store
         .record_attempt(AttemptWrite {

@@ -23,6 +23,7 @@ fn success(series: u32) -> AttemptRecord {
         dead_reason: None,
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
+        node_id: None,
     }
 }
 

@@ -1,0 +1,85 @@
+//! `[cluster]`: this gateway's place among the others that share its
+//! PostgreSQL database: its node id, and how much it takes on at once.
+
+use serde::{Deserialize, Serialize};
+
+use super::ConfigError;
+
+/// The longest node id.
+const NODE_ID_MAX: usize = 64;
+
+/// `[cluster]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    /// This node's id in leases, attempts, logs, `/metrics` and `GET
+    /// /v1/cluster`; a fresh one at each start when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    /// Most attempts this node has in flight at once, over all endpoints, so
+    /// that work spreads across nodes and no backlog holds every place.
+    pub node_max_in_flight: usize,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        Self {
+            node_id: None,
+            node_max_in_flight: 256,
+        }
+    }
+}
+
+impl ClusterConfig {
+    /// Checks each key, naming the one refused.
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(id) = &self.node_id {
+            let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+            if id.is_empty() || id.len() > NODE_ID_MAX || !id.chars().all(allowed) {
+                return Err(super::invalid(
+                    "cluster.node_id",
+                    format!("must be 1 to {NODE_ID_MAX} letters, digits, '-', '_' or '.'"),
+                ));
+            }
+        }
+        if self.node_max_in_flight == 0 {
+            return Err(super::invalid(
+                "cluster.node_max_in_flight",
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The node id: the configured one, or a fresh ULID.
+    pub fn resolved_node_id(&self) -> String {
+        self.node_id
+            .clone()
+            .unwrap_or_else(|| ulid::Ulid::new().to_string().to_ascii_lowercase())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_are_checked() {
+        let with = |id: &str| ClusterConfig {
+            node_id: Some(id.into()),
+            ..ClusterConfig::default()
+        };
+        assert!(with("node-a.eu_1").validate().is_ok());
+        for bad in ["", "a b", "ä", &"x".repeat(65)] {
+            let e = with(bad).validate().unwrap_err().to_string();
+            assert!(e.contains("cluster.node_id"), "{e}");
+        }
+        let zero = ClusterConfig {
+            node_max_in_flight: 0,
+            ..ClusterConfig::default()
+        };
+        let e = zero.validate().unwrap_err().to_string();
+        assert!(e.contains("cluster.node_max_in_flight"), "{e}");
+        assert_eq!(ClusterConfig::default().resolved_node_id().len(), 26);
+    }
+}

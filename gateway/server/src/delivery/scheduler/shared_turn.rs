@@ -1,0 +1,156 @@
+//! A turn on a store that several gateways share: the endpoint's breaker, rate
+//! window and in-flight count are the cluster's, read and changed by one node
+//! at a time under the endpoint's row lock ([`Store::claim_turn`]). This node
+//! brings only what it may take on: the endpoint's places it has free and its
+//! own cap.
+//!
+//! [`Store::claim_turn`]: crate::store::Store::claim_turn
+
+use super::Scheduler;
+use crate::delivery::breaker::{Admit, Breaker};
+use crate::delivery::rate_limit::RateWindow;
+use crate::delivery::shared_breaker::SharedBreaker;
+use crate::store::{ClaimedTurn, RuntimeRecord, TurnPlan};
+
+/// Another node is planning the endpoint: look again this soon.
+const BUSY_RETRY_MS: u64 = 20;
+/// The cluster's in-flight places are full, or a probe is out on some node:
+/// look again this soon (what other nodes finish is not announced).
+const FULL_RETRY_MS: u64 = 200;
+/// The shared state could not be read: look again this soon.
+const ERROR_RETRY_MS: u64 = 1_000;
+
+/// What a turn may start under the shared state, and why not more.
+struct SharedTurn {
+    now: u64,
+    /// What this node may take on for the endpoint.
+    want: usize,
+    max_in_flight: usize,
+    rate_limit_per_s: Option<u32>,
+    allowed: usize,
+    probing: bool,
+    /// Why nothing more may start, and when to look again.
+    again_at: Option<u64>,
+}
+
+impl TurnPlan for SharedTurn {
+    fn allowed(&mut self, runtime: &RuntimeRecord, live_leases: usize) -> usize {
+        let now = self.now;
+        let free = self.max_in_flight.saturating_sub(live_leases);
+        let mut breaker = Breaker::from_shared(&runtime.breaker, runtime.probe_until_ms, now);
+        let mut allowed = match breaker.admit(now) {
+            Admit::All => free,
+            Admit::Probe => {
+                self.probing = true;
+                free.min(1)
+            }
+            Admit::Wait(until) => {
+                self.again_at = Some(until.unwrap_or(now + FULL_RETRY_MS));
+                0
+            }
+        };
+        if free == 0 {
+            self.again_at = Some(now + FULL_RETRY_MS);
+        }
+        if let Some(per_s) = self.rate_limit_per_s {
+            let mut window = RateWindow::from_starts(per_s, &runtime.starts);
+            let available = window.available(now);
+            if available < allowed.min(self.want) {
+                self.again_at = Some(window.next_free_at(now));
+            }
+            allowed = allowed.min(available);
+        }
+        self.allowed = allowed.min(self.want);
+        self.allowed
+    }
+
+    fn started(&mut self, runtime: &mut RuntimeRecord, started: usize, lease_until_ms: u64) {
+        let now = self.now;
+        if let Some(per_s) = self.rate_limit_per_s {
+            let mut window = RateWindow::from_starts(per_s, &runtime.starts);
+            for _ in 0..started {
+                window.started(now);
+            }
+            runtime.starts = window.starts(now);
+        } else {
+            runtime.starts.clear();
+        }
+        let mut breaker = Breaker::from_shared(&runtime.breaker, runtime.probe_until_ms, now);
+        if let Admit::Probe = breaker.admit(now) {
+            // An expired cool-down is half-open now, for every node.
+            runtime.breaker = breaker.to_record();
+            if self.probing && started > 0 {
+                runtime.probe_until_ms = Some(lease_until_ms);
+            }
+        }
+    }
+}
+
+impl Scheduler {
+    /// One turn for a due endpoint, planned under the shared state.
+    pub(super) async fn serve_shared(&mut self, endpoint_id: &str, now: u64) {
+        let node_free = self.node_free(endpoint_id);
+        let Some(slot) = self.slots.get(endpoint_id) else {
+            return;
+        };
+        if slot.record.disabled || node_free == 0 {
+            return;
+        }
+        let max_in_flight = slot.record.max_in_flight as usize;
+        let want = slot.in_flight.free(max_in_flight).min(node_free);
+        if want == 0 {
+            return; // a finishing attempt requeues the endpoint
+        }
+        let mut plan = SharedTurn {
+            now,
+            want,
+            max_in_flight,
+            rate_limit_per_s: slot.record.rate_limit_per_s,
+            allowed: 0,
+            probing: false,
+            again_at: None,
+        };
+        let claimed = self.ctx.store.claim_turn(endpoint_id, now, &mut plan).await;
+        let (leases, runtime) = match claimed {
+            Ok(ClaimedTurn::Claimed { leases, runtime }) => (leases, runtime),
+            Ok(ClaimedTurn::Busy) => {
+                self.index.push(endpoint_id, now + BUSY_RETRY_MS);
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, endpoint_id, "cannot claim due work");
+                self.index.push(endpoint_id, now + ERROR_RETRY_MS);
+                return;
+            }
+        };
+        let breaker = Breaker::from_shared(&runtime.breaker, runtime.probe_until_ms, now);
+        let shared = SharedBreaker {
+            config: self.protection.breaker.clone(),
+            pristine: breaker.pristine(),
+            probe: plan.probing,
+        };
+        if let Some(slot) = self.slots.get_mut(endpoint_id) {
+            slot.breaker = breaker;
+        }
+        let claimed = leases.len();
+        let started = self.launch(endpoint_id, leases, plan.allowed, false, Some(shared));
+        if started < claimed {
+            // Claimed but not started (this node filled up meanwhile): they come
+            // due again when their leases expire.
+            tracing::debug!(
+                endpoint_id,
+                claimed,
+                started,
+                "claimed work left to its lease"
+            );
+        }
+        if let Some(at) = plan.again_at {
+            self.index.push(endpoint_id, at);
+        } else if claimed == plan.allowed && claimed > 0 && !plan.probing {
+            // Used this turn's share: others go first, then this endpoint again.
+            self.index.push(endpoint_id, now);
+        } else {
+            self.requeue_after(endpoint_id, now).await;
+        }
+    }
+}

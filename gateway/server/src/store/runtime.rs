@@ -1,0 +1,136 @@
+//! What an endpoint's limits need when several gateways serve it: the breaker
+//! and the rate window kept beside the queue, read and changed by one node at
+//! a time; and which gateways are alive. Only a backend that claims due work
+//! (PostgreSQL) keeps them; on sled the one process keeps them in memory.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Backend, BreakerRecord, BreakerState, Lease, Store, StoreError};
+
+/// An endpoint's shared state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeRecord {
+    /// The breaker, as every node sees it.
+    #[serde(default)]
+    pub breaker: BreakerRecord,
+    /// A half-open probe is out until then (its lease's expiry).
+    #[serde(default)]
+    pub probe_until_ms: Option<u64>,
+    /// When attempts started, within the rate window.
+    #[serde(default)]
+    pub starts: Vec<u64>,
+}
+
+/// How a node plans an endpoint's turn while it holds the endpoint's state.
+pub trait TurnPlan: Send {
+    /// How many attempts may start, given the shared state and how many
+    /// unexpired leases the endpoint has on every node.
+    fn allowed(&mut self, runtime: &RuntimeRecord, live_leases: usize) -> usize;
+    /// `started` of them were claimed, leased until `lease_until_ms`: change the
+    /// shared state to match.
+    fn started(&mut self, runtime: &mut RuntimeRecord, started: usize, lease_until_ms: u64);
+}
+
+/// What a claim of an endpoint's turn came to.
+#[derive(Debug)]
+pub enum ClaimedTurn {
+    /// Another node is planning this endpoint's turn now.
+    Busy,
+    /// The leases claimed (none if nothing was due or allowed), and the shared
+    /// state after them.
+    Claimed {
+        leases: Vec<Lease>,
+        runtime: RuntimeRecord,
+    },
+}
+
+/// One gateway sharing the store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeRecord {
+    pub node_id: String,
+    pub started_at_ms: u64,
+    pub last_seen_at_ms: u64,
+    /// The hookgate version it runs.
+    pub version: String,
+    /// Unexpired leases it holds.
+    pub leases: u64,
+}
+
+/// A node is listed as alive while its last heartbeat is this recent.
+pub const NODE_ALIVE_MS: u64 = 10_000;
+
+impl Store {
+    /// Plans and claims one turn of `endpoint_id` under its shared state, which
+    /// no other node changes meanwhile. Claiming backends only.
+    ///
+    /// # Errors
+    /// On a storage failure, or on a backend that keeps no shared state.
+    pub async fn claim_turn(
+        &self,
+        endpoint_id: &str,
+        now_ms: u64,
+        plan: &mut dyn TurnPlan,
+    ) -> Result<ClaimedTurn, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.claim_turn(endpoint_id, now_ms, plan).await,
+            Backend::Sled(_) => Err(not_shared()),
+        }
+    }
+
+    /// Changes `endpoint_id`'s shared state, waiting for any node planning it.
+    /// Claiming backends only.
+    ///
+    /// # Errors
+    /// As [`Store::claim_turn`].
+    pub async fn update_runtime<R: Send>(
+        &self,
+        endpoint_id: &str,
+        change: impl FnOnce(&mut RuntimeRecord) -> R + Send,
+    ) -> Result<R, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.update_runtime(endpoint_id, change).await,
+            Backend::Sled(_) => Err(not_shared()),
+        }
+    }
+
+    /// The gateways alive at `now_ms` (heard from within [`NODE_ALIVE_MS`]),
+    /// by id. On sled, only this one, whose leases the caller knows.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn cluster_nodes(&self, now_ms: u64) -> Result<Vec<NodeRecord>, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => pg.cluster_nodes(now_ms).await,
+            Backend::Sled(_) => Ok(vec![NodeRecord {
+                node_id: self.node_id().to_owned(),
+                started_at_ms: self.opened_at_ms,
+                last_seen_at_ms: now_ms,
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                leases: 0,
+            }]),
+        }
+    }
+}
+
+impl Store {
+    /// An operator replayed work to `endpoint_id`: where every node shares the
+    /// breaker, an open one lets its half-open probe go now rather than at the
+    /// cool-down's end (each node's scheduler then serves the endpoint).
+    pub(crate) async fn probe_now(&self, endpoint_id: &str) -> Result<(), StoreError> {
+        let Backend::Postgres(pg) = &self.backend else {
+            return Ok(());
+        };
+        pg.update_runtime(endpoint_id, |shared| {
+            if shared.breaker.state == BreakerState::Open {
+                shared.breaker.state = BreakerState::HalfOpen.into();
+                shared.breaker.open_until_ms = None;
+                shared.probe_until_ms = None;
+            }
+        })
+        .await
+    }
+}
+
+fn not_shared() -> StoreError {
+    StoreError::Unavailable("this backend keeps no state shared between gateways".into())
+}
