@@ -15,7 +15,6 @@ use tokio::sync::mpsc;
 
 use super::DeliveryHandle;
 use super::in_flight::InFlightGuard;
-use super::shared_breaker::SharedBreaker;
 use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
 use crate::store::{EndpointRecord, Interrupted, Interruption, Lease};
 
@@ -42,7 +41,6 @@ pub(crate) async fn run_attempt(
     handle: DeliveryHandle,
     done: mpsc::UnboundedSender<(String, AttemptReport)>,
     permits: (InFlightGuard, InFlightGuard),
-    shared: Option<SharedBreaker>,
 ) {
     let (ctx, endpoint, entry) = (
         Arc::clone(&worker.ctx),
@@ -53,18 +51,13 @@ pub(crate) async fn run_attempt(
         handle,
         delivery_id: entry.delivery_id().to_owned(),
     };
-    let mut report = match AssertUnwindSafe(worker.run()).catch_unwind().await {
+    let report = match AssertUnwindSafe(worker.run()).catch_unwind().await {
         Ok(report) => report,
         Err(panic) => {
             internal_error(&ctx, &endpoint, &entry, &panic_message(&*panic)).await;
             AttemptReport::default()
         }
     };
-    if let Some(shared) = shared {
-        let now = ctx.clock.now_ms();
-        let counted = shared.count(&ctx.store, &endpoint.id, report.outcome, now);
-        report.shared = counted.await;
-    }
     // The store moved the delivery on before the lease goes, so the scheduler
     // never re-leases the entry the panic left behind.
     drop(held);

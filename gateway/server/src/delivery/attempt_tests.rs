@@ -83,7 +83,6 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
             handle.clone(),
             done_tx.clone(),
             permits,
-            None,
         ));
         task.await.unwrap();
         let (endpoint_id, report) = done_rx.recv().await.expect("the scheduler hears back");

@@ -71,6 +71,7 @@ impl Engine {
             endpoint: Arc::new(ep.clone()),
             policy: Arc::new(EndpointPolicy::load(ep, &self.ctx.default_policy)),
             entry,
+            shared: None,
         }
     }
 

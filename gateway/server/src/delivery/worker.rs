@@ -85,6 +85,8 @@ pub(crate) struct DeliveryWorker {
     /// The endpoint's policy and plugin binding, resolved when it was loaded.
     pub(crate) policy: Arc<EndpointPolicy>,
     pub(crate) entry: crate::store::Lease,
+    /// Where gateways share the breaker: how to count the outcome on it.
+    pub(crate) shared: Option<super::shared_breaker::SharedBreaker>,
 }
 
 /// Deterministic per-attempt randomness: sha256(delivery_id, series, attempt)[..8].
@@ -333,7 +335,7 @@ impl DeliveryWorker {
         );
         let disable =
             matches!(decision.verdict, Verdict::DisableEndpoint).then(|| "gone".to_owned());
-        let report = AttemptReport {
+        let mut report = AttemptReport {
             endpoint_changed: disable.is_some(),
             outcome: match result {
                 Ok(r) if (200..300).contains(&r.status) => RawOutcome::Success,
@@ -342,6 +344,13 @@ impl DeliveryWorker {
             },
             shared: None,
         };
+        if let Some(shared) = &self.shared {
+            // Counted while the lease still holds the endpoint's place, so no
+            // node starts another attempt on a breaker about to trip.
+            let endpoint_id = &self.endpoint.id;
+            let counted = shared.count(&self.ctx.store, endpoint_id, report.outcome, ended);
+            report.shared = counted.await;
+        }
         let written = self
             .ctx
             .store

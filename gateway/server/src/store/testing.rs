@@ -66,6 +66,30 @@ impl TestStore {
         }
     }
 
+    /// Another gateway's store, as `node_id`, on this one's PostgreSQL database.
+    pub(crate) async fn another_node(&self, node_id: &str) -> Store {
+        let Place::Database(db) = &self._place else {
+            panic!("one process owns a sled store");
+        };
+        let config = StoreConfig {
+            backend: StoreBackend::Postgres,
+            url: Some(db.url.clone()),
+            pool_size: 4,
+            lease_margin_ms: 2_000,
+            node_id: Some(node_id.to_owned()),
+            ..StoreConfig::default()
+        };
+        Store::open(&config).await.unwrap()
+    }
+
+    /// The scratch database's URL, on PostgreSQL.
+    pub(crate) fn database_url(&self) -> Option<&str> {
+        match &self._place {
+            Place::Database(db) => Some(&db.url),
+            Place::Dir { .. } => None,
+        }
+    }
+
     /// The sled backend, for tests that look inside it.
     pub(crate) fn embedded(&self) -> &SledStore {
         self.store.sled()

@@ -2,6 +2,9 @@
 //! backend that has them (PostgreSQL), its pool's connections, read at scrape
 //! time, how long each operation held a connection, and its errors by kind.
 
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+
 use super::Telemetry;
 use super::metrics::{PoolGauges, SlotStateLabel};
 use crate::store::Store;
@@ -11,11 +14,15 @@ impl Telemetry {
     /// Adds `store`'s metrics to the exposition; call once, before sharing.
     pub fn register_store(&mut self, store: &Store) {
         let registry = &mut self.metrics.registry;
-        let node = prometheus_client::metrics::info::Info::new(vec![
+        // A gauge of 1 rather than an info metric, which the classic text
+        // format does not have.
+        let node = Family::<Vec<(&'static str, String)>, Gauge>::default();
+        let labels = vec![
             ("node_id", store.node_id().to_owned()),
             ("backend", store.backend_name().to_owned()),
-        ]);
-        registry.register("node", "This gateway: its node id and backend", node);
+        ];
+        node.get_or_create(&labels).set(1);
+        registry.register("node_info", "This gateway: its node id and backend", node);
         let Some(pg) = store.postgres() else { return };
         let pool = PoolGauges::default();
         registry.register(

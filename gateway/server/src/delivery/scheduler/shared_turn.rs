@@ -144,11 +144,13 @@ impl Scheduler {
                 "claimed work left to its lease"
             );
         }
-        if let Some(at) = plan.again_at {
+        // Each turn that starts something uses up places, so serving the
+        // endpoint again at once ends; one that starts nothing waits.
+        let later = plan.again_at.filter(|at| *at > now);
+        if claimed > 0 && claimed == plan.allowed && !plan.probing {
+            self.index.push(endpoint_id, later.unwrap_or(now));
+        } else if let Some(at) = later {
             self.index.push(endpoint_id, at);
-        } else if claimed == plan.allowed && claimed > 0 && !plan.probing {
-            // Used this turn's share: others go first, then this endpoint again.
-            self.index.push(endpoint_id, now);
         } else {
             self.requeue_after(endpoint_id, now).await;
         }

@@ -121,10 +121,10 @@ impl Scheduler {
                 endpoint: Arc::clone(&slot.record),
                 policy: Arc::clone(&slot.policy),
                 entry,
+                shared: shared.clone(),
             };
             let (handle, done) = (self.handle.clone(), self.done_tx.clone());
-            let permits = (permit, node_permit);
-            let attempt = run_attempt(worker, handle, done, permits, shared.clone());
+            let attempt = run_attempt(worker, handle, done, (permit, node_permit));
             self.tasks.spawn(attempt);
         }
         started

@@ -74,7 +74,8 @@ impl PgStore {
             .collect())
     }
 
-    /// Beats until `stop`, then removes this node's row.
+    /// Beats until `stop`, then removes this node's row and gives up its
+    /// singleton grants, so that another node takes them at once.
     pub(super) async fn beat_until(self, stop: CancellationToken) {
         let started = SystemClock.now_ms();
         let mut tick = tokio::time::interval(HEARTBEAT);
@@ -92,7 +93,8 @@ impl PgStore {
             let client = self.client().await?;
             client
                 .execute(
-                    "DELETE FROM nodes WHERE node_id = $1",
+                    "WITH released AS (DELETE FROM singletons WHERE holder = $1)
+                     DELETE FROM nodes WHERE node_id = $1",
                     &[&self.inner.node_id],
                 )
                 .await
@@ -103,3 +105,7 @@ impl PgStore {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "nodes_tests.rs"]
+mod tests;
