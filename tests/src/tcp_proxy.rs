@@ -45,6 +45,23 @@ impl TcpProxy {
     }
 
     /// Closes every connection and refuses new ones until [`TcpProxy::restore`].
+    /// A proxy in front of the database at `url`; returns it with the URL that
+    /// goes through it.
+    pub async fn for_database(url: &str) -> (Self, String) {
+        let start = url
+            .find('@')
+            .map_or_else(|| url.find("://").unwrap() + 3, |at| at + 1);
+        let end = start + url[start..].find('/').unwrap();
+        let upstream = tokio::net::lookup_host(&url[start..end])
+            .await
+            .unwrap()
+            .next()
+            .unwrap();
+        let proxy = Self::start(upstream).await;
+        let proxied = format!("{}{}{}", &url[..start], proxy.addr, &url[end..]);
+        (proxy, proxied)
+    }
+
     pub fn cut(&self) {
         if let Some(live) = self.link.lock().unwrap().take() {
             live.cancel();

@@ -273,7 +273,18 @@ async fn admin_token_hash(store: &Store, config: &Config) -> Result<[u8; 32], St
     {
         return Ok(hash);
     }
-    Ok(reset_admin_token(store).await?.1)
+    // Gateways starting together on an empty shared store each make one; the
+    // first stored wins, and only its maker prints it.
+    let t = token::generate();
+    let hash = token::hash(&t);
+    let kept = store.meta_put_first("admin_token_sha256", &hash).await?;
+    if kept == hash {
+        eprintln!("hookgate: admin token (shown once, store it now): {t}");
+        return Ok(hash);
+    }
+    eprintln!("hookgate: another gateway made the admin token first; use the one it printed");
+    <[u8; 32]>::try_from(kept.as_slice())
+        .map_err(|_| StoreError::Corrupt("the stored admin token hash is not 32 bytes".into()))
 }
 
 /// Replaces the admin token; returns the new token and its hash.

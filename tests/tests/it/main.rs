@@ -8,6 +8,7 @@ mod api_tenants;
 mod bench_plugin_smoke;
 mod cluster_caps;
 mod cluster_changes;
+mod cluster_outage;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;

@@ -26,21 +26,12 @@ struct Call {
     body: Value,
 }
 
-/// `postgres://user@host:port/db?...` as (`postgres://user@`, `host:port`, `/db?...`).
-fn split_authority(url: &str) -> (&str, &str, &str) {
-    let start = url
-        .find('@')
-        .map_or_else(|| url.find("://").unwrap() + 3, |at| at + 1);
-    let end = start + url[start..].find('/').unwrap();
-    (&url[..start], &url[start..end], &url[end..])
-}
-
-async fn health(gw: &TestGateway) -> (u16, Value) {
+pub(crate) async fn health(gw: &TestGateway) -> (u16, Value) {
     gw.call("GET", "/healthz", None, None).await
 }
 
 /// Polls `/healthz` until it answers `want`, bounded; returns what it answered last.
-async fn wait_health(gw: &TestGateway, want: u16, limit: Duration) -> (u16, Value) {
+pub(crate) async fn wait_health(gw: &TestGateway, want: u16, limit: Duration) -> (u16, Value) {
     let deadline = Instant::now() + limit;
     loop {
         let h = health(gw).await;
@@ -55,14 +46,8 @@ async fn wait_health(gw: &TestGateway, want: u16, limit: Duration) -> (u16, Valu
 async fn a_database_outage_refuses_events_loses_none_and_heals_by_itself() {
     let mut bed = Backend::Postgres.bed().await;
     let url = bed.config.store.url.clone().unwrap();
-    let (head, upstream, tail) = split_authority(&url);
-    let upstream = tokio::net::lookup_host(upstream)
-        .await
-        .unwrap()
-        .next()
-        .unwrap();
-    let proxy = TcpProxy::start(upstream).await;
-    bed.config.store.url = Some(format!("{head}{}{tail}", proxy.addr));
+    let (proxy, proxied) = TcpProxy::for_database(&url).await;
+    bed.config.store.url = Some(proxied);
     let gw = Arc::new(TestGateway::start_bed(bed, RunOptions::default()).await);
     // Slow answers, so attempts are in flight when the cut comes and their
     // outcomes cannot be written: their leases expire and they go again.

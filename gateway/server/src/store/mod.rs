@@ -247,4 +247,14 @@ impl Store {
     pub async fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         on_backend!(self, s => sync s.meta_put(key, value))
     }
+
+    /// Writes an install-wide setting unless it has one already (gateways
+    /// starting together on an empty store agree on the first); returns the
+    /// value kept.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn meta_put_first(&self, key: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        on_backend!(self, s => sync s.meta_put_first(key, value))
+    }
 }

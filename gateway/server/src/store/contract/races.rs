@@ -19,6 +19,7 @@ contract_tests! {
     concurrent_creates_never_pass_the_endpoint_cap,
     concurrent_uploads_never_share_a_version_or_pass_the_plugin_cap,
     concurrent_creates_of_one_tenant_id_make_exactly_one,
+    concurrent_first_settings_agree_on_one,
 }
 
 /// Item 1: an ingest that read the endpoint list before a DELETE writes nothing,
@@ -176,5 +177,22 @@ async fn concurrent_creates_of_one_tenant_id_make_exactly_one(t: TestStore) {
             resolving += usize::from(found.is_some());
         }
         assert_eq!(resolving, 1, "only the winner's key opens the tenant");
+    }
+}
+
+/// Gateways starting together on an empty store each make an admin token: all
+/// of them keep the one stored first, and a later first-write changes nothing.
+async fn concurrent_first_settings_agree_on_one(t: TestStore) {
+    for round in 0..ROUNDS {
+        let key = format!("setting_{round}");
+        let kept = at_once(4, |i| {
+            let (store, key) = (t.store.clone(), key.clone());
+            async move { store.meta_put_first(&key, &[i as u8]).await.unwrap() }
+        })
+        .await;
+        assert!(kept.windows(2).all(|w| w[0] == w[1]), "{kept:?}");
+        let stored = t.store.meta_get(&key).await.unwrap();
+        assert_eq!(stored.as_ref(), Some(&kept[0]));
+        assert_eq!(t.store.meta_put_first(&key, &[9]).await.unwrap(), kept[0]);
     }
 }

@@ -212,6 +212,25 @@ impl PgStore {
         Ok(())
     }
 
+    /// Writes `value` unless `key` has one; returns the value kept.
+    pub async fn meta_put_first(&self, key: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                &[&key, &value],
+            )
+            .await
+            .map_err(pg_error)?;
+        // A statement of its own: its snapshot sees a winner that committed
+        // while the insert waited on it.
+        let row = client
+            .query_one("SELECT value FROM meta WHERE key = $1", &[&key])
+            .await
+            .map_err(pg_error)?;
+        Ok(row.get(0))
+    }
+
     /// Grants `work` to this node while no other node holds an unexpired grant.
     pub async fn singleton(&self, work: Singleton) -> Result<Option<Grant>, StoreError> {
         let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock) as i64;

@@ -232,4 +232,21 @@ impl SledStore {
         self.inner.db.flush()?;
         Ok(())
     }
+
+    /// Writes `value` unless `key` has one; returns the value kept.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub fn meta_put_first(&self, key: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let kept = match self
+            .inner
+            .meta
+            .compare_and_swap(key, None::<&[u8]>, Some(value))?
+        {
+            Ok(()) => value.to_vec(),
+            Err(e) => e.current.map(|v| v.to_vec()).unwrap_or_default(),
+        };
+        self.inner.db.flush()?;
+        Ok(kept)
+    }
 }
