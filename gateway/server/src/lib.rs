@@ -224,7 +224,12 @@ pub async fn run_with(
         simulations: api::simulate::SimulationSlots::default(),
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
-    tracing::info!(addr = %listener.local_addr()?, "hookgate listening");
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        node_id = ctx.store.node_id(),
+        backend = ctx.store.backend_name(),
+        "hookgate listening"
+    );
     let served = api::server::serve(
         listener,
         api::router(Arc::clone(&ctx)),

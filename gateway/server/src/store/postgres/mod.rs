@@ -39,7 +39,7 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_util::sync::CancellationToken;
 
-use super::{ChangeFeed, Grant, Singleton, StoreError};
+use super::{ChangeFeed, Grant, NODE_ALIVE_MS, Singleton, StoreError};
 use crate::config::StoreConfig;
 pub(crate) use error::pg_error;
 use error::pool_error;
@@ -231,7 +231,8 @@ impl PgStore {
         Ok(row.get(0))
     }
 
-    /// Grants `work` to this node while no other node holds an unexpired grant.
+    /// Grants `work` to this node while no other live node holds an unexpired
+    /// grant: a holder whose heartbeat stopped (killed, cut off) loses it.
     pub async fn singleton(&self, work: Singleton) -> Result<Option<Grant>, StoreError> {
         let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock) as i64;
         let row = self
@@ -241,8 +242,16 @@ impl PgStore {
                 "INSERT INTO singletons (name, holder, until_ms) VALUES ($1, $2, $3)
                  ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, until_ms = EXCLUDED.until_ms
                  WHERE singletons.holder = EXCLUDED.holder OR singletons.until_ms < $4
+                    OR NOT EXISTS (SELECT 1 FROM nodes
+                                   WHERE node_id = singletons.holder AND last_seen_ms >= $5)
                  RETURNING holder",
-                &[&work.name(), &self.inner.node_id, &(now + SINGLETON_LEASE_MS), &now],
+                &[
+                    &work.name(),
+                    &self.inner.node_id,
+                    &(now + SINGLETON_LEASE_MS),
+                    &now,
+                    &(now - NODE_ALIVE_MS as i64),
+                ],
             )
             .await
             .map_err(pg_error)?;

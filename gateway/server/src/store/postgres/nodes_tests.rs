@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::store::testing::TestStore;
-use crate::store::{ClaimedTurn, RuntimeRecord, Singleton, TurnPlan};
+use crate::store::{ClaimedTurn, NODE_ALIVE_MS, RuntimeRecord, Singleton, TurnPlan};
 
 /// A plan that asks for up to `want` attempts within `max_in_flight`, and
 /// remembers what it saw.
@@ -65,6 +65,57 @@ async fn live_nodes_are_listed_and_a_stopped_one_hands_on_its_singletons() {
     assert!(taken.is_some(), "the stopped node's grant is free at once");
     let after = t.store.cluster_nodes(SystemClock.now_ms()).await.unwrap();
     assert!(after.iter().all(|n| n.node_id != "node-b"), "{after:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_held_by_a_node_that_stopped_beating_passes_on() {
+    let t = TestStore::postgres().await;
+    let now = i64::try_from(SystemClock.now_ms()).unwrap();
+    let Some(url) = t.database_url() else {
+        unreachable!()
+    };
+    let (raw, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let held = "INSERT INTO singletons (name, holder, until_ms) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET holder = $2, until_ms = $3";
+    let beat = "INSERT INTO nodes VALUES ($1, 0, $2, 'x')
+                ON CONFLICT (node_id) DO UPDATE SET last_seen_ms = $2";
+    // A live holder keeps its unexpired grant.
+    raw.execute(beat, &[&"live", &now]).await.unwrap();
+    raw.execute(held, &[&"retention", &"live", &(now + 60_000)])
+        .await
+        .unwrap();
+    assert!(
+        t.store
+            .singleton(Singleton::Retention)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Silent for longer than a node is listed as alive: the grant passes on,
+    // long before it would expire.
+    let silent = now - NODE_ALIVE_MS as i64 - 1_000;
+    raw.execute(beat, &[&"live", &silent]).await.unwrap();
+    assert!(
+        t.store
+            .singleton(Singleton::Retention)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    // A holder with no heartbeat at all (killed before its first) too.
+    raw.execute(held, &[&"retention", &"ghost", &(now + 60_000)])
+        .await
+        .unwrap();
+    assert!(
+        t.store
+            .singleton(Singleton::Retention)
+            .await
+            .unwrap()
+            .is_some()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
