@@ -82,11 +82,9 @@ fn crash_drill_on_postgres_three_sigkills_lose_no_acknowledged_event() {
     nothing_acknowledged_was_lost(&report);
 }
 
-#[test]
-fn herd_drill_holds_the_in_flight_cap_and_the_rate_limit_and_delivers_all() {
-    let drill = herd::HerdDrill::short(gateway());
-    let report = one_at_a_time(herd::run(&drill)).expect("the herd drill runs");
-    println!("{report}");
+/// The herd drill's checks: every delivery failed together, the caps held at
+/// the receiver, and everything was delivered.
+fn the_herd_was_held(drill: &herd::HerdDrill, report: &herd::HerdReport) {
     assert_eq!(report.events, 200);
     assert_eq!(
         report.failed_before_recovery, 200,
@@ -108,6 +106,35 @@ fn herd_drill_holds_the_in_flight_cap_and_the_rate_limit_and_delivers_all() {
     assert_eq!(report.succeeded_in_api, 200, "{report}");
     assert_eq!(report.dead_in_api, 0, "{report}");
     assert!(report.violations().is_empty(), "{report}");
+}
+
+#[test]
+fn herd_drill_holds_the_in_flight_cap_and_the_rate_limit_and_delivers_all() {
+    let drill = herd::HerdDrill::short(gateway());
+    let report = one_at_a_time(herd::run(&drill)).expect("the herd drill runs");
+    println!("{report}");
+    the_herd_was_held(&drill, &report);
+}
+
+#[test]
+fn herd_drill_on_three_nodes_holds_the_caps_across_them() {
+    let server = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.to_owned());
+    let drill = herd::HerdDrill {
+        store: CrashStore::Postgres {
+            server,
+            restart_database: false,
+        },
+        nodes: 3,
+        ..herd::HerdDrill::short(gateway())
+    };
+    let report = one_at_a_time(herd::run(&drill)).expect("the herd drill runs on 3 nodes");
+    println!("{report}");
+    the_herd_was_held(&drill, &report);
+    assert_eq!(report.attempts_per_node.len(), 3, "{report}");
+    assert!(
+        report.attempts_per_node.iter().sum::<u64>() >= 400,
+        "{report}"
+    );
 }
 
 #[test]

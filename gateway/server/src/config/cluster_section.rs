@@ -64,6 +64,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_cluster_keys_load_from_the_environment() {
+        let env = [
+            ("HOOKGATE_CLUSTER__NODE_ID", "node-a"),
+            ("HOOKGATE_CLUSTER__NODE_MAX_IN_FLIGHT", "64"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let config = super::super::Config::load(None, env).unwrap();
+        assert_eq!(config.cluster.node_id.as_deref(), Some("node-a"));
+        assert_eq!(config.cluster.node_max_in_flight, 64);
+        assert_eq!(
+            config.store.node_id.as_deref(),
+            Some("node-a"),
+            "the store's id too"
+        );
+    }
+
+    #[test]
     fn node_ids_are_checked() {
         let with = |id: &str| ClusterConfig {
             node_id: Some(id.into()),

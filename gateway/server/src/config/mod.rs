@@ -208,6 +208,7 @@ impl Config {
         full.tls.extra_ca_file = Some(PathBuf::new());
         (full.store.url, full.store.ca_file) = (Some(String::new()), Some(PathBuf::new()));
         full.outbound.allow_only = Some(Vec::new());
+        full.cluster.node_id = Some(String::new());
         (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
         full.plugins.preload = vec![PreloadPlugin {
             tenant: String::new(),

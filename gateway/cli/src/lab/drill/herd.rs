@@ -24,7 +24,9 @@ use rand::{RngExt as _, SeedableRng as _};
 use serde_json::json;
 
 use super::api::{Api, ingest_all};
+use super::crash_store::CrashStore;
 use super::drill_gateway;
+use super::nodes::DrillNodes;
 use super::receiver::{Behavior, PerSecond, Receiver, Reply, ReplyBody};
 use super::{DrillError, DrillReport, WorkDir, fresh_seed, secs};
 
@@ -64,6 +66,14 @@ pub struct HerdArgs {
     /// Keep the data dir here instead of a scratch dir that is removed afterwards.
     #[arg(long)]
     work_dir: Option<PathBuf>,
+    /// Run the gateways on PostgreSQL: a scratch database made on this server (a
+    /// URL of any database on it) and dropped afterwards, instead of sled.
+    #[arg(long, value_name = "URL")]
+    store_url: Option<String>,
+    /// Gateways sharing the work (cluster mode; more than one needs --store-url).
+    #[arg(long, default_value_t = 1)]
+    #[arg(value_parser = clap::value_parser!(u64).range(1..=5))]
+    nodes: u64,
 }
 
 impl HerdArgs {
@@ -79,14 +89,28 @@ impl HerdArgs {
             settle: self.settle,
             seed: self.seed.unwrap_or_else(fresh_seed),
             work_dir: self.work_dir.clone(),
+            store: match &self.store_url {
+                None => CrashStore::Sled,
+                Some(server) => CrashStore::Postgres {
+                    server: server.clone(),
+                    restart_database: false,
+                },
+            },
+            nodes: usize::try_from(self.nodes).unwrap_or(1),
         }
     }
 
     /// One line on what is about to happen.
     pub fn describe(&self) -> String {
         format!(
-            "herd drill: {} deliveries fail together; the receiver recovers after {} (once each has failed); max_in_flight {}, rate_limit_per_s {}",
+            "herd drill: {} deliveries fail together on {} node(s) {}; the receiver recovers after {} (once each has failed); max_in_flight {}, rate_limit_per_s {}",
             self.events,
+            self.nodes,
+            if self.store_url.is_some() {
+                "on PostgreSQL"
+            } else {
+                "on sled"
+            },
             humantime::format_duration(self.recover_after),
             self.max_in_flight,
             self.rate_limit
@@ -111,6 +135,10 @@ pub struct HerdDrill {
     pub seed: u64,
     /// A data dir to keep; a scratch dir otherwise.
     pub work_dir: Option<PathBuf>,
+    /// Where the gateways keep their state.
+    pub store: CrashStore,
+    /// Gateways sharing the work (more than one needs PostgreSQL).
+    pub nodes: usize,
 }
 
 impl HerdDrill {
@@ -126,6 +154,8 @@ impl HerdDrill {
             settle: Duration::from_secs(120),
             seed: fresh_seed(),
             work_dir: None,
+            store: CrashStore::Sled,
+            nodes: 1,
         }
     }
 }
@@ -152,6 +182,8 @@ pub struct HerdReport {
     pub max_per_second: u64,
     /// Requests and 2xx answers per second since the receiver started.
     pub histogram: Vec<PerSecond>,
+    /// Attempts each gateway made.
+    pub attempts_per_node: Vec<u64>,
     pub requests: u64,
     /// Time from the recovery until everything was delivered.
     pub drained_in: Duration,
@@ -195,6 +227,16 @@ impl fmt::Display for HerdReport {
             self.max_per_second, self.rate_limit_per_s
         )?;
         writeln!(f, "  requests           {} in all", self.requests)?;
+        if self.attempts_per_node.len() > 1 {
+            let shares = super::nodes::shares(&self.attempts_per_node);
+            let shares: Vec<String> = shares.iter().map(|s| format!("{s:.0} %")).collect();
+            writeln!(
+                f,
+                "  attempts per node  {:?} ({})",
+                self.attempts_per_node,
+                shares.join(", ")
+            )?;
+        }
         writeln!(
             f,
             "  per second since the receiver started (requests arrived, 2xx answers given):"
@@ -222,7 +264,7 @@ pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
     let started = Instant::now();
     let work = WorkDir::new(drill.work_dir.as_deref(), "herd")?;
     let spec = drill_gateway(drill.gateway.clone(), work.data_dir());
-    let gateway = spec.spawn().await?;
+    let nodes = DrillNodes::start(spec, drill.nodes.max(1), &drill.store, &work.path).await?;
 
     let recovered = Arc::new(AtomicBool::new(false));
     let behavior = down_then_up(drill.seed, drill.latency_ms, Arc::clone(&recovered));
@@ -236,12 +278,19 @@ pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
         "policy": {"base_ms": 1_000, "factor": 2, "max_delay_ms": 8_000, "jitter": "full",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
-    let api = Api::new(gateway.addr, &spec.admin)?
+    let api = Api::new(nodes.gateways[0].addr, &nodes.admin)?
         .setup(&endpoint)
         .await?;
     let burst = Instant::now();
-    let payloads = (0..drill.events).map(|i| json!({"i": i})).collect();
-    let ids = ingest_all(&api, EVENT_TYPE, payloads, SEND_CONCURRENCY).await?;
+    // The events go to every node in turn.
+    let mut ids = Vec::with_capacity(drill.events);
+    let apis = nodes.apis(api.token())?;
+    let share = drill.events.div_ceil(apis.len());
+    for (n, node) in apis.iter().enumerate() {
+        let range = (n * share)..((n + 1) * share).min(drill.events);
+        let payloads = range.map(|i| json!({"i": i})).collect();
+        ids.extend(ingest_all(node, EVENT_TYPE, payloads, SEND_CONCURRENCY).await?);
+    }
 
     // Down for the set time, and until every delivery has failed once (bounded).
     let hard_limit = drill.recover_after + FAIL_ALL_LIMIT;
@@ -275,7 +324,8 @@ pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let drained_in = recovery.elapsed();
-    let _ = gateway.terminate().await;
+    let attempts_per_node = nodes.attempts_per_node().await?;
+    nodes.terminate().await;
 
     let histogram = receiver.tally.per_second();
     let max_per_second = histogram.iter().map(|s| s.requests).max().unwrap_or(0);
@@ -329,6 +379,7 @@ pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
         max_concurrency,
         max_per_second,
         histogram,
+        attempts_per_node,
         requests,
         drained_in,
         elapsed: started.elapsed(),

@@ -27,6 +27,7 @@ pub mod herd;
 mod api;
 mod crash_pg;
 mod crash_report;
+mod nodes;
 mod receiver;
 
 pub use receiver::PerSecond;
