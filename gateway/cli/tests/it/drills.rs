@@ -1,5 +1,7 @@
 //! The drills' short forms, against the real binary: crash (3 SIGKILLs under
-//! ingest, on sled and on a scratch PostgreSQL database), herd (200 deliveries failing together) and fault (150 events, each with
+//! ingest, on sled and on a scratch PostgreSQL database), herd (200 deliveries
+//! failing together, on one node and on three), fairness (a backlog beside
+//! trickling endpoints, on one node and on two) and fault (150 events, each with
 //! a plan of faults). They assert correctness (nothing lost, caps held, every event
 //! ends as its plan says), never speed. The long forms are `hookgate drill crash`,
 //! `herd` and `fault`; their results are in BENCHMARKS.md.
@@ -10,7 +12,7 @@
 use std::path::PathBuf;
 
 use hookgate::lab::drill::crash_store::CrashStore;
-use hookgate::lab::drill::{DrillReport, crash, fault, herd};
+use hookgate::lab::drill::{DrillReport, crash, fairness, fault, herd};
 use hookgate_server::store::scratch_database::{DEFAULT_TEST_POSTGRES, SERVER_ENV};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -135,6 +137,21 @@ fn herd_drill_on_three_nodes_holds_the_caps_across_them() {
         report.attempts_per_node.iter().sum::<u64>() >= 400,
         "{report}"
     );
+}
+
+#[test]
+fn fairness_drill_delivers_the_trickle_beside_a_backlog_on_one_node_and_two() {
+    let server = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.to_owned());
+    let drill = fairness::FairnessDrill::short(gateway(), server);
+    let report = one_at_a_time(fairness::run(&drill)).expect("the fairness drill runs");
+    println!("{report}");
+    for run in [&report.single, &report.cluster] {
+        assert!(run.trickle_sent >= 8, "{report}");
+        assert_eq!(run.trickle_delivered, run.trickle_sent, "{report}");
+        let made: u64 = run.attempts_per_node.iter().sum();
+        assert!(made >= (drill.backlog / 2) as u64, "{report}");
+    }
+    assert_eq!(report.cluster.attempts_per_node.len(), 2, "{report}");
 }
 
 #[test]

@@ -12,6 +12,9 @@
 //!   permanent 4xx) per a plan carried in each event; every event ends delivered or,
 //!   for a permanent answer, dead with the right reason, and the gateway's RSS stays
 //!   within a bound.
+//! - [`fairness`]: one endpoint's backlog beside trickling endpoints, on one node
+//!   and then on several sharing PostgreSQL: every trickle event arrives, and each
+//!   node does an even share of the attempts.
 //!
 //! Each drill runs the real `hookgate serve` as a child process (the current
 //! executable here, `CARGO_BIN_EXE_hookgate` in the test suite, which runs the short
@@ -21,6 +24,8 @@
 
 pub mod crash;
 pub mod crash_store;
+pub mod fairness;
+mod fairness_report;
 pub mod fault;
 pub mod herd;
 
@@ -51,6 +56,9 @@ pub enum DrillCommand {
     /// Every fault a receiver can produce: each event must end delivered or dead with
     /// the right reason, and the gateway's memory must stay bounded.
     Fault(fault::FaultArgs),
+    /// One endpoint's backlog beside trickling endpoints, on one node then on
+    /// several (PostgreSQL): the trickle's lateness, and each node's share.
+    Fairness(fairness::FairnessArgs),
 }
 
 /// Exit code: the drill ran and every check held.
@@ -137,6 +145,10 @@ pub fn run(command: DrillCommand) -> i32 {
             DrillCommand::Fault(args) => {
                 println!("{}", args.describe());
                 report(fault::run(&args.drill(gateway)).await)
+            }
+            DrillCommand::Fairness(args) => {
+                println!("{}", args.describe());
+                report(fairness::run(&args.drill(gateway)).await)
             }
         }
     });
