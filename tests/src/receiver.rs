@@ -57,6 +57,20 @@ pub struct Received {
     pub path: String,
 }
 
+/// The most arrivals in any sliding `window` (arrivals in order).
+pub fn most_within(got: &[Received], window: Duration) -> usize {
+    (0..got.len())
+        .map(|i| {
+            let start = got[i].at;
+            got[i..]
+                .iter()
+                .take_while(|s| s.at - start < window)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 impl Received {
     /// A header's value (names are lower-case).
     pub fn header(&self, name: &str) -> Option<&str> {

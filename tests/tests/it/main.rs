@@ -6,6 +6,7 @@ mod api_endpoints;
 mod api_events;
 mod api_tenants;
 mod bench_plugin_smoke;
+mod cluster_api;
 mod cluster_caps;
 mod cluster_changes;
 mod cluster_outage;

@@ -6,7 +6,10 @@
 //!
 //! [`Store::claim_turn`]: crate::store::Store::claim_turn
 
+use std::sync::Arc;
+
 use super::Scheduler;
+use crate::clock::Clock;
 use crate::delivery::breaker::{Admit, Breaker};
 use crate::delivery::rate_limit::RateWindow;
 use crate::delivery::shared_breaker::SharedBreaker;
@@ -19,10 +22,17 @@ const BUSY_RETRY_MS: u64 = 20;
 const FULL_RETRY_MS: u64 = 200;
 /// The shared state could not be read: look again this soon.
 const ERROR_RETRY_MS: u64 = 1_000;
+/// How long a claimed attempt may take to leave after its claim (the commit,
+/// the worker's start): starts are stamped that much later, so a receiver
+/// never sees more than the rate in a second however the two vary.
+const SEND_SLACK_MS: u64 = 50;
 
 /// What a turn may start under the shared state, and why not more.
 struct SharedTurn {
     now: u64,
+    /// Stamps the starts when they are claimed, not when the turn began: the
+    /// claim may take a while under load, and the window must not open early.
+    clock: Arc<dyn Clock>,
     /// What this node may take on for the endpoint.
     want: usize,
     max_in_flight: usize,
@@ -67,11 +77,12 @@ impl TurnPlan for SharedTurn {
     fn started(&mut self, runtime: &mut RuntimeRecord, started: usize, lease_until_ms: u64) {
         let now = self.now;
         if let Some(per_s) = self.rate_limit_per_s {
+            let at = self.clock.now_ms().max(now) + SEND_SLACK_MS;
             let mut window = RateWindow::from_starts(per_s, &runtime.starts);
             for _ in 0..started {
-                window.started(now);
+                window.started(at);
             }
-            runtime.starts = window.starts(now);
+            runtime.starts = window.starts(at);
         } else {
             runtime.starts.clear();
         }
@@ -103,6 +114,7 @@ impl Scheduler {
         }
         let mut plan = SharedTurn {
             now,
+            clock: Arc::clone(&self.ctx.clock),
             want,
             max_in_flight,
             rate_limit_per_s: slot.record.rate_limit_per_s,

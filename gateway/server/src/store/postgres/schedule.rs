@@ -34,9 +34,6 @@ impl PgStore {
         now_ms: u64,
         limit: usize,
     ) -> Result<Vec<Lease>, StoreError> {
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
         let client = self.client().await?;
         self.claim_rows(&*client, lane, endpoint_id, now_ms, limit)
             .await
