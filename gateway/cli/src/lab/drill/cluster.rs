@@ -32,6 +32,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::cluster_kill;
+pub use super::cluster_kill::AttemptLogs;
 use super::cluster_node::Node;
 pub use super::cluster_report::{ClusterReport, Kill};
 use super::crash::{Sender, flaky, gap};
@@ -181,7 +182,7 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
         "url": receiver.url,
         "description": "cluster drill",
         "timeout_ms": TIMEOUT.as_millis() as u64,
-        "max_in_flight": 32,
+        "max_in_flight": 64,
         "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
@@ -235,7 +236,7 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
     let settled = wait_delivered(&acked, &receiver.tally, &apis, healed_at + drill.settle).await?;
     let settled_in = healed_at.elapsed();
     cluster_kill::reattempts(&mut kills, &receiver.tally).await;
-    let attempts_by_node = cluster_kill::attempts_by_node(&apis[0], &acked).await?;
+    let attempt_logs = cluster_kill::attempt_logs(&apis[0], &acked).await?;
     let cluster_view = cluster_kill::cluster_view(&nodes).await?;
     let mut final_exits = Vec::new();
     for node in &mut nodes {
@@ -257,7 +258,7 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
         extras: Extras::count(&receiver.tally, &acked),
         settled,
         settle: drill.settle,
-        attempts_by_node,
+        attempt_logs,
         cluster_view,
         settled_in,
         final_exits,

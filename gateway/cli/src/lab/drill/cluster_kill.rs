@@ -15,13 +15,16 @@ use super::receiver::{Receiver, Tally};
 
 /// How often a node is asked for its leases while the drill waits to kill it.
 const POLL_EVERY: Duration = Duration::from_millis(20);
+/// How long to wait for an ingest call to the node before killing it anyway.
+const INGEST_WAIT: Duration = Duration::from_secs(1);
 /// Attempt logs read at most for the per-node counts.
 const MAX_LOGS: usize = 20_000;
 /// Attempt logs read at once.
 const LOG_CONCURRENCY: usize = 8;
 
 /// Waits (at most [`LEASE_WAIT`]) until `node` holds leases and has requests in
-/// progress at the receiver, SIGKILLs it, starts it again under the same id and
+/// progress at the receiver, then (at most [`INGEST_WAIT`]) for an ingest call to
+/// it, SIGKILLs it, starts it again under the same id and
 /// points its senders (with `token`) at it.
 pub(super) async fn kill_and_restart(
     node: &mut Node,
@@ -40,7 +43,16 @@ pub(super) async fn kill_and_restart(
         tokio::time::sleep(POLL_EVERY).await;
     };
     let waited = began.elapsed();
-    // Read again just before the kill: the requests it cuts.
+    // Then, as the crash drill does, as soon as an ingest call to it is under way
+    // (waiting at most a second): kills land during commits too.
+    let call_started = std::sync::Arc::clone(&node.call_started);
+    let mut call = std::pin::pin!(call_started.notified());
+    call.as_mut().enable();
+    if node.sending_now.load(Ordering::SeqCst) == 0 {
+        let _ = tokio::time::timeout(INGEST_WAIT, call).await;
+    }
+    // Read again just before the kill: its leases and the requests it cuts.
+    let leases = node.leases().await.unwrap_or(leases);
     let ports = node.ports_to(receiver.port());
     let cut = receiver.tally.in_progress_from(&ports);
     let ingest_calls = node.sending_now.load(Ordering::SeqCst);
@@ -85,27 +97,46 @@ pub(super) async fn reattempts(kills: &mut [Kill], tally: &Tally) {
     }
 }
 
-/// Attempts per node id (`-` for none) in the attempt logs of the deliveries of
-/// `acked` (at most [`MAX_LOGS`] of them), as `api` shows them.
-pub(super) async fn attempts_by_node(
-    api: &Api,
-    acked: &[String],
-) -> Result<BTreeMap<String, u64>, DrillError> {
+/// What the attempt logs show.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptLogs {
+    /// Attempts per node id (`-` for none).
+    pub by_node: BTreeMap<String, u64>,
+    /// For each attempt after the first, how long after the time the one before
+    /// set for it (`next_attempt_at`) it started, sorted. A request cut by a kill
+    /// leaves no entry, so its re-attempt shows here as late by about the lease.
+    pub lateness: Vec<Duration>,
+}
+
+/// The attempt logs of the deliveries of `acked` (at most [`MAX_LOGS`] of
+/// them), as `api` shows them.
+pub(super) async fn attempt_logs(api: &Api, acked: &[String]) -> Result<AttemptLogs, DrillError> {
     let deliveries = api.deliveries_by_event().await?;
     let ids: Vec<String> = acked
         .iter()
         .filter_map(|event| deliveries.get(event)?["id"].as_str().map(str::to_owned))
         .take(MAX_LOGS)
         .collect();
-    let mut counts = BTreeMap::new();
+    let mut logs = AttemptLogs::default();
+    let at = |v: &serde_json::Value| humantime::parse_rfc3339_weak(v.as_str()?).ok();
     for detail in fetch_deliveries(api, ids, LOG_CONCURRENCY).await? {
         let log = detail["attempt_log"].as_array().map(Vec::as_slice);
-        for attempt in log.unwrap_or(&[]) {
+        let log = log.unwrap_or(&[]);
+        for attempt in log {
             let node = attempt["node_id"].as_str().unwrap_or("-").to_owned();
-            *counts.entry(node).or_insert(0) += 1;
+            *logs.by_node.entry(node).or_insert(0) += 1;
+        }
+        for pair in log.windows(2) {
+            if let (Some(due), Some(started)) =
+                (at(&pair[0]["next_attempt_at"]), at(&pair[1]["started_at"]))
+            {
+                logs.lateness
+                    .push(started.duration_since(due).unwrap_or_default());
+            }
         }
     }
-    Ok(counts)
+    logs.lateness.sort();
+    Ok(logs)
 }
 
 /// The node ids each node's `GET /v1/cluster` lists, by the node asked.

@@ -1,10 +1,10 @@
 //! What the cluster drill found, its checks, and its summary as printed at the end
 //! of a run.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use super::cluster_kill::AttemptLogs;
 use super::crash_store::StoreOutcome;
 use super::settle::{Extras, Settled};
 use super::{DrillReport, secs};
@@ -69,8 +69,8 @@ pub struct ClusterReport {
     pub settle: Duration,
     /// Duplicates, deliveries of unacknowledged events, receiver totals.
     pub extras: Extras,
-    /// Attempts per node id in the attempt logs.
-    pub attempts_by_node: BTreeMap<String, u64>,
+    /// Attempts per node, and their lateness, from the attempt logs.
+    pub attempt_logs: AttemptLogs,
     /// The node ids each node's `GET /v1/cluster` listed at the end.
     pub cluster_view: Vec<(String, Vec<String>)>,
     /// Time from healing the receiver until everything was delivered.
@@ -252,11 +252,25 @@ impl fmt::Display for ClusterReport {
             self.duplicate_bound()
         )?;
         let by_node: Vec<String> = self
-            .attempts_by_node
+            .attempt_logs
+            .by_node
             .iter()
             .map(|(node, n)| format!("{node} {n}"))
             .collect();
         writeln!(f, "  attempts by node   {}", by_node.join(", "))?;
+        let late = &self.attempt_logs.lateness;
+        let at = |q: f64| {
+            let i = ((late.len().saturating_sub(1)) as f64 * q).round() as usize;
+            late.get(i).map_or(0, Duration::as_millis)
+        };
+        writeln!(
+            f,
+            "  retry lateness     started after their due time: p50 {} ms, p99 {} ms, max {} ms over {} retries (re-attempts after kills included)",
+            at(0.5),
+            at(0.99),
+            at(1.0),
+            late.len()
+        )?;
         for (asked, listed) in &self.cluster_view {
             writeln!(f, "  GET /v1/cluster    on {asked}: {}", listed.join(", "))?;
         }
