@@ -151,7 +151,7 @@ async fn variant(
         for (i, nodes) in NODE_COUNTS.iter().enumerate() {
             (rates[i], most[i]) = measure(bin, server, shape, variant, *nodes)
                 .await
-                .with_context(|| format!("{} with {nodes} nodes", variant.name))?;
+                .with_context(|| format!("{} with {}", variant.name, node_count(*nodes)))?;
         }
         println!(
             "| {run} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {}/{}/{} |",
@@ -176,6 +176,15 @@ async fn variant(
         column(2)
     );
     Ok((two, three))
+}
+
+/// "1 node", "2 nodes".
+fn node_count(n: usize) -> String {
+    if n == 1 {
+        "1 node".to_owned()
+    } else {
+        format!("{n} nodes")
+    }
 }
 
 /// One measurement on a fresh scratch database with `nodes` gateways: the
