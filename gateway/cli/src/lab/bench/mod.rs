@@ -3,6 +3,7 @@
 //! process on loopback, prints one table row per run and a median row.
 
 mod cluster;
+mod cluster_measure;
 mod decision;
 mod harness;
 mod ingest;
