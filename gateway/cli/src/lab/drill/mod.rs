@@ -19,9 +19,10 @@
 //!
 //! Each drill runs the real `hookgate serve` as a child process (the current
 //! executable here, `CARGO_BIN_EXE_hookgate` in the test suite, which runs the short
-//! forms), on a scratch data dir (the crash drill also on a scratch PostgreSQL
-//! database, see [`crash_store`]), with its own receiver on loopback. Every loop is
-//! bounded in count and in time, and the drills check correctness, never speed.
+//! forms), on a scratch data dir (the crash drill optionally, and the cluster drill
+//! always, on a scratch PostgreSQL database, see [`crash_store`]), with its own
+//! receiver on loopback. Every loop is bounded in count and in time, and the drills
+//! check correctness, never speed.
 
 pub mod cluster;
 pub mod crash;
