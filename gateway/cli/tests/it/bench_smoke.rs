@@ -50,3 +50,51 @@ fn smoke(scenario: &str, extra: &[&str]) {
         );
     }
 }
+
+/// `cluster` with 1, 2 and 3 gateways on scratch databases of the test server:
+/// both variants print their table, and each node count delivered something.
+#[test]
+fn the_cluster_scenario_measures_one_two_and_three_nodes() {
+    let server = std::env::var(hookgate_server::store::scratch_database::SERVER_ENV)
+        .unwrap_or_else(|_| hookgate_server::store::scratch_database::DEFAULT_TEST_POSTGRES.into());
+    let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
+        .args([
+            "bench",
+            "cluster",
+            "--smoke",
+            "--runs",
+            "1",
+            "--store-url",
+            &server,
+        ])
+        .output()
+        .expect("run hookgate bench cluster");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for variant in ["latency-bound:", "CPU-bound:"] {
+        assert!(text.contains(variant), "no {variant} table: {text}");
+    }
+    assert!(text.contains("targets: 2 nodes >= 1.7x"), "{text}");
+    assert!(text.contains("cannot scale past them"), "{text}");
+    let medians: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| median |"))
+        .collect();
+    assert_eq!(medians.len(), 2, "one median row per variant: {text}");
+    for median in medians {
+        // | median | 1 node | 2 nodes | 3 nodes | 2/1 | 3/1 | |
+        let cells: Vec<&str> = median.split('|').map(str::trim).collect();
+        for (nodes, cell) in cells[2..5].iter().enumerate() {
+            let rate: f64 = cell.parse().unwrap_or_else(|_| panic!("{median}"));
+            assert!(
+                rate > 0.0,
+                "nothing delivered with {} nodes: {median}",
+                nodes + 1
+            );
+        }
+    }
+}

@@ -1,7 +1,9 @@
 //! The drills' short forms, against the real binary: crash (3 SIGKILLs under
-//! ingest, on sled and on a scratch PostgreSQL database), herd (200 deliveries
-//! failing together, on one node and on three), fairness (a backlog beside
-//! trickling endpoints, on one node and on two) and fault (150 events, each with
+//! ingest, on sled and on a scratch PostgreSQL database), cluster (3 gateways on
+//! one scratch PostgreSQL database, 2 SIGKILLs of a node holding leases), herd
+//! (200 deliveries failing together, on one node and on three), fairness (a
+//! backlog beside trickling endpoints, on one node and on two) and fault (150
+//! events, each with
 //! a plan of faults). They assert correctness (nothing lost, caps held, every event
 //! ends as its plan says), never speed. The long forms are `hookgate drill crash`,
 //! `herd` and `fault`; their results are in BENCHMARKS.md.
@@ -12,7 +14,7 @@
 use std::path::PathBuf;
 
 use hookgate::lab::drill::crash_store::CrashStore;
-use hookgate::lab::drill::{DrillReport, crash, fairness, fault, herd};
+use hookgate::lab::drill::{DrillReport, cluster, crash, fairness, fault, herd};
 use hookgate_server::store::scratch_database::{DEFAULT_TEST_POSTGRES, SERVER_ENV};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -82,6 +84,45 @@ fn crash_drill_on_postgres_three_sigkills_lose_no_acknowledged_event() {
     assert_eq!(report.store.backend(), "postgres", "{report}");
     assert!(report.store.restart.is_none(), "{report}");
     nothing_acknowledged_was_lost(&report);
+}
+
+/// The cluster drill's short form: three gateways on one scratch database made on
+/// `HOOKGATE_TEST_POSTGRES` (an unreachable server fails the test), two SIGKILLs
+/// of a node holding leases, each followed by its restart under the same id.
+#[test]
+fn cluster_drill_on_postgres_two_sigkills_lose_nothing_and_leased_work_comes_back() {
+    let server = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.into());
+    let drill = cluster::ClusterDrill::short(gateway(), server);
+    let report = one_at_a_time(cluster::run(&drill)).expect("the cluster drill runs on PostgreSQL");
+    println!("{report}");
+    assert_eq!(report.store.backend(), "postgres", "{report}");
+    assert_eq!(report.nodes.len(), 3, "{report}");
+    assert_eq!(report.kills.len(), 2, "{report}");
+    assert!(report.acknowledged > 0, "{report}");
+    let settled = &report.settled;
+    assert!(
+        settled.lost.is_empty(),
+        "lost: {:?}\n{report}",
+        settled.lost
+    );
+    assert!(settled.missing.is_empty(), "missing: {:?}", settled.missing);
+    assert!(
+        settled.not_succeeded.is_empty(),
+        "not succeeded: {:?}",
+        settled.not_succeeded
+    );
+    assert_eq!(report.delivered, report.acknowledged, "{report}");
+    let (cut, again) = report.cut_and_reattempted();
+    assert!(cut > 0, "no kill cut a request in progress\n{report}");
+    assert_eq!(again, cut, "{report}");
+    assert!(
+        report.extras.duplicates <= report.duplicate_bound(),
+        "{report}"
+    );
+    for (node, exit) in &report.final_exits {
+        assert_eq!(*exit, Some(0), "{node}\n{report}");
+    }
+    assert!(report.violations().is_empty(), "{report}");
 }
 
 /// The herd drill's checks: every delivery failed together, the caps held at

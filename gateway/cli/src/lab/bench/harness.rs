@@ -1,10 +1,11 @@
 //! What the scenarios share: an in-process gateway on a temporary data dir (with
-//! the lab's JSON client), a receiver that answers 200 at once and counts, and a
-//! pooled HTTP/1 client for load.
+//! the lab's JSON client), a receiver that answers 200 (at once or after a set
+//! latency) and counts, and a pooled HTTP/1 client for load.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use bytes::Bytes;
@@ -126,39 +127,59 @@ pub(super) async fn tenant_and_endpoint(
     Ok((key, e["id"].as_str().unwrap_or_default().to_owned()))
 }
 
-/// A receiver that answers 200 at once and records when each request arrived.
+/// A receiver that answers 200 (at once, or after a set latency) and records
+/// when each request arrived, and the most requests it held at once.
 pub(super) struct CountingReceiver {
     pub(super) addr: SocketAddr,
     pub(super) arrivals: Arc<Mutex<Vec<(Instant, String)>>>,
+    in_flight: Arc<InFlight>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// Requests held now, and the most ever held at once.
+#[derive(Default)]
+struct InFlight {
+    now: AtomicUsize,
+    most: AtomicUsize,
 }
 
 impl CountingReceiver {
     /// Answers 200 to everything.
     pub(super) async fn start() -> anyhow::Result<Self> {
-        Self::start_with(false).await
+        Self::start_with(false, Duration::ZERO).await
+    }
+
+    /// Answers 200 to everything after `latency`.
+    pub(super) async fn start_after(latency: Duration) -> anyhow::Result<Self> {
+        Self::start_with(false, latency).await
     }
 
     /// Answers 503 to the first request of each `webhook-id` and 200 after, so a
     /// bound plugin is really consulted.
     pub(super) async fn start_fail_once() -> anyhow::Result<Self> {
-        Self::start_with(true).await
+        Self::start_with(true, Duration::ZERO).await
     }
 
-    async fn start_with(fail_first: bool) -> anyhow::Result<Self> {
+    async fn start_with(fail_first: bool, latency: Duration) -> anyhow::Result<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let arrivals: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
         let seen = Arc::clone(&arrivals);
         let failed: Arc<Mutex<std::collections::HashSet<String>>> = Arc::default();
+        let in_flight = Arc::new(InFlight::default());
+        let held = Arc::clone(&in_flight);
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (seen, failed) = (Arc::clone(&seen), Arc::clone(&failed));
+                let (seen, failed, held) =
+                    (Arc::clone(&seen), Arc::clone(&failed), Arc::clone(&held));
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(
                         move |req: http::Request<hyper::body::Incoming>| {
-                            let (seen, failed) = (Arc::clone(&seen), Arc::clone(&failed));
+                            let (seen, failed, held) =
+                                (Arc::clone(&seen), Arc::clone(&failed), Arc::clone(&held));
                             async move {
+                                let now = held.now.fetch_add(1, Ordering::SeqCst) + 1;
+                                held.most.fetch_max(now, Ordering::SeqCst);
                                 let id = req
                                     .headers()
                                     .get("webhook-id")
@@ -171,6 +192,10 @@ impl CountingReceiver {
                                 if let Ok(mut s) = seen.lock() {
                                     s.push((Instant::now(), id));
                                 }
+                                if !latency.is_zero() {
+                                    tokio::time::sleep(latency).await;
+                                }
+                                held.now.fetch_sub(1, Ordering::SeqCst);
                                 let mut resp =
                                     http::Response::new(Full::new(Bytes::from_static(b"ok")));
                                 if first {
@@ -189,8 +214,14 @@ impl CountingReceiver {
         Ok(Self {
             addr,
             arrivals,
+            in_flight,
             task,
         })
+    }
+
+    /// The most requests it held at once.
+    pub(super) fn most_in_flight(&self) -> usize {
+        self.in_flight.most.load(Ordering::SeqCst)
     }
 
     pub(super) fn url(&self) -> String {

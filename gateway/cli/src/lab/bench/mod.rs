@@ -2,6 +2,8 @@
 //! against a same-run reference where one exists. Every scenario runs in this
 //! process on loopback, prints one table row per run and a median row.
 
+mod cluster;
+mod cluster_measure;
 mod decision;
 mod harness;
 mod ingest;
@@ -10,6 +12,7 @@ mod plugin;
 mod schedule;
 
 use clap::{Args, Subcommand};
+pub use cluster::ClusterOptions;
 pub use decision::DecisionPath;
 
 /// Options every scenario takes.
@@ -22,7 +25,7 @@ pub struct Common {
     #[arg(long)]
     pub smoke: bool,
     /// Run on PostgreSQL: each run gets a scratch database on this server (and
-    /// the reference one of its own). `ingest` and `deliver` only.
+    /// the reference one of its own). `ingest` and `deliver`; `cluster` needs it.
     #[arg(long)]
     pub store_url: Option<String>,
 }
@@ -66,6 +69,14 @@ pub enum BenchCommand {
         #[arg(long, value_enum, default_value = "both")]
         path: DecisionPath,
     },
+    /// Deliveries/s with 1, 2 and 3 gateways on one PostgreSQL database (needs
+    /// --store-url): latency-bound by each node's in-flight cap, then CPU-bound.
+    Cluster {
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        options: ClusterOptions,
+    },
     /// RSS and data-dir size with many deliveries pending, and restart to first delivery.
     Footprint {
         #[command(flatten)]
@@ -101,6 +112,7 @@ pub fn run(command: BenchCommand) -> i32 {
                 plugin,
                 path,
             } => decision::decision(&common, &plugin, path).await,
+            BenchCommand::Cluster { common, options } => cluster::cluster(&common, &options).await,
             BenchCommand::Footprint { common, pending } => {
                 schedule::footprint(&common, pending).await
             }

@@ -17,7 +17,6 @@
 //! first per `webhook-id`, which at-least-once allows), events delivered whose 202
 //! was lost in a kill, ingest calls and delivery requests in flight at each kill.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,7 +34,8 @@ pub use super::crash_report::CrashReport;
 use super::crash_store::{CrashStore, RunStore, StoreArgs};
 use super::drill_gateway;
 use super::receiver::{Behavior, Receiver, Reply, ReplyBody};
-use super::{DrillError, WorkDir, fresh_seed, secs};
+use super::settle::{Extras, wait_delivered};
+use super::{DrillError, WorkDir, fresh_seed};
 
 const EVENT_TYPE: &str = "drill.crash";
 /// Concurrent ingest senders.
@@ -151,7 +151,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let mut rng = StdRng::seed_from_u64(drill.seed);
 
     let healed = Arc::new(AtomicBool::new(false));
-    let receiver = Receiver::start(flaky(drill.seed, Arc::clone(&healed))).await?;
+    let receiver = Receiver::start(flaky(drill.seed, (0, 80), Arc::clone(&healed))).await?;
     let mut gateway = spec.spawn().await?;
     let endpoint = json!({
         "url": receiver.url,
@@ -226,73 +226,22 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
 
     let acked: Vec<String> = acked.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let api = Api::new(gateway.addr, &token)?;
-    let deadline = healed_at + drill.settle;
-    let (mut lost, mut missing, mut not_succeeded);
-    loop {
-        let delivered = receiver.tally.delivered();
-        lost = acked
-            .iter()
-            .filter(|id| !delivered.contains(*id))
-            .cloned()
-            .collect::<Vec<_>>();
-        let stored = api.deliveries_by_event().await?;
-        (missing, not_succeeded) = (Vec::new(), Vec::new());
-        for id in &acked {
-            match stored.get(id) {
-                None => missing.push(id.clone()),
-                Some(d) if d["state"] != "succeeded" => not_succeeded.push(id.clone()),
-                Some(_) => {}
-            }
-        }
-        let done = lost.is_empty() && missing.is_empty() && not_succeeded.is_empty();
-        if done || Instant::now() >= deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let settled = wait_delivered(
+        &acked,
+        &receiver.tally,
+        std::slice::from_ref(&api),
+        healed_at + drill.settle,
+    )
+    .await?;
     let settled_in = healed_at.elapsed();
     let final_exit = gateway.terminate().await.map(|s| s.code().unwrap_or(-1));
 
-    let per_id = receiver.tally.per_id();
-    let acked_set: HashSet<&String> = acked.iter().collect();
-    let delivered = acked.len() - lost.len();
-    let delivered_unacknowledged = per_id
-        .iter()
-        .filter(|(id, n)| n.ok > 0 && !acked_set.contains(id))
-        .count();
-    let duplicates = per_id
-        .values()
-        .map(|n| u64::from(n.ok.saturating_sub(1)))
-        .sum();
-    let duplicated_ids = per_id.values().filter(|n| n.ok > 1).count();
-    let (receiver_requests, receiver_ok) = receiver.tally.totals();
-
+    let extras = Extras::count(&receiver.tally, &acked);
     let mut violations = store_outcome.violations();
     if acked.is_empty() {
         violations.push("no event was acknowledged: the drill proved nothing".to_owned());
     }
-    if !lost.is_empty() {
-        violations.push(format!(
-            "{} acknowledged events never delivered, e.g. {:?}",
-            lost.len(),
-            &lost[..lost.len().min(5)]
-        ));
-    }
-    if !missing.is_empty() {
-        violations.push(format!(
-            "{} acknowledged events missing from the store, e.g. {:?}",
-            missing.len(),
-            &missing[..missing.len().min(5)]
-        ));
-    }
-    if !not_succeeded.is_empty() {
-        violations.push(format!(
-            "{} acknowledged events not shown succeeded after {}, e.g. {:?}",
-            not_succeeded.len(),
-            secs(drill.settle),
-            &not_succeeded[..not_succeeded.len().min(5)]
-        ));
-    }
+    violations.extend(super::settle::violations(&settled, drill.settle));
     if final_exit != Some(0) {
         violations.push(format!(
             "the last gateway's SIGTERM exit was {final_exit:?}, not 0"
@@ -304,15 +253,15 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
         store: store_outcome,
         acknowledged: acked.len(),
         unacknowledged_sends: unacked.load(Ordering::SeqCst),
-        delivered,
-        lost,
-        missing_from_store: missing,
-        not_succeeded,
-        delivered_unacknowledged,
-        duplicates,
-        duplicated_ids,
-        receiver_requests,
-        receiver_ok,
+        delivered: acked.len() - settled.lost.len(),
+        lost: settled.lost,
+        missing_from_store: settled.missing,
+        not_succeeded: settled.not_succeeded,
+        delivered_unacknowledged: extras.delivered_unacknowledged,
+        duplicates: extras.duplicates,
+        duplicated_ids: extras.duplicated_ids,
+        receiver_requests: extras.receiver_requests,
+        receiver_ok: extras.receiver_ok,
         in_flight_at_kills,
         ingest_at_kills,
         restarts,
@@ -323,20 +272,21 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     })
 }
 
-fn gap(rng: &mut StdRng, (low, high): (u64, u64)) -> Duration {
+pub(super) fn gap(rng: &mut StdRng, (low, high): (u64, u64)) -> Duration {
     Duration::from_millis(rng.random_range(low..=high.max(low)))
 }
 
-/// Flaky until healed: 25 % 503, 5 % 500, 10 % resets, the rest 200, with 0-80 ms
-/// of latency; then 200 at once.
-fn flaky(seed: u64, healed: Arc<AtomicBool>) -> Behavior {
+/// Flaky until healed: 25 % 503, 5 % 500, 10 % resets, the rest 200, with latency
+/// drawn from `latency_ms`; then 200 at once.
+pub(super) fn flaky(seed: u64, latency_ms: (u64, u64), healed: Arc<AtomicBool>) -> Behavior {
     let rng = Mutex::new(StdRng::seed_from_u64(seed ^ 0x5eed_f1a4));
     Arc::new(move |_| {
         if healed.load(Ordering::SeqCst) {
             return Reply::status(200);
         }
         let mut rng = rng.lock().unwrap_or_else(|p| p.into_inner());
-        let delay = Duration::from_millis(rng.random_range(0..=80));
+        let (low, high) = latency_ms;
+        let delay = Duration::from_millis(rng.random_range(low..=high.max(low)));
         let status = match rng.random_range(0..100) {
             0..25 => 503,
             25..30 => 500,
@@ -352,22 +302,23 @@ fn flaky(seed: u64, healed: Arc<AtomicBool>) -> Behavior {
     })
 }
 
-/// One ingest sender: sends paced events to whichever gateway is up until stopped.
-struct Sender {
-    current: watch::Receiver<Option<Api>>,
-    stop: CancellationToken,
-    acked: Arc<Mutex<Vec<String>>>,
-    unacked: Arc<AtomicU64>,
-    seq: Arc<AtomicU64>,
-    /// Calls awaiting their answer, over all senders.
-    sending_now: Arc<AtomicUsize>,
+/// One ingest sender: sends paced events to whichever gateway `current` names
+/// (none while it is down) until stopped.
+pub(super) struct Sender {
+    pub(super) current: watch::Receiver<Option<Api>>,
+    pub(super) stop: CancellationToken,
+    pub(super) acked: Arc<Mutex<Vec<String>>>,
+    pub(super) unacked: Arc<AtomicU64>,
+    pub(super) seq: Arc<AtomicU64>,
+    /// Calls awaiting their answer, over the senders that share it.
+    pub(super) sending_now: Arc<AtomicUsize>,
     /// Woken whenever a call starts.
-    call_started: Arc<Notify>,
-    pace: Duration,
+    pub(super) call_started: Arc<Notify>,
+    pub(super) pace: Duration,
 }
 
 impl Sender {
-    async fn run(mut self, sender: u32) {
+    pub(super) async fn run(mut self, sender: u32) {
         while !self.stop.is_cancelled() {
             let api = self.current.borrow_and_update().clone();
             let Some(api) = api else {

@@ -18,7 +18,7 @@ use crate::lab::child_gateway::GatewaySpec;
 
 /// The lease margin of drilled gateways on PostgreSQL: short, so that a killed
 /// gateway's claims come back quickly.
-const LEASE_MARGIN: &str = "2s";
+pub(super) const LEASE_MARGIN: Duration = Duration::from_secs(2);
 /// How often the ingest counts are read during the restart.
 const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 /// How long the server may take to come back, and then the gateway to acknowledge.
@@ -116,7 +116,10 @@ impl RunStore {
             .map_err(|e| DrillError::Database(e.to_string()))?;
         spec.set("HOOKGATE_STORE__BACKEND", "postgres")
             .set("HOOKGATE_STORE__URL", &scratch.url)
-            .set("HOOKGATE_STORE__LEASE_MARGIN", LEASE_MARGIN);
+            .set(
+                "HOOKGATE_STORE__LEASE_MARGIN",
+                &LEASE_MARGIN.as_millis().to_string(),
+            );
         Ok(Self {
             scratch: Some(scratch),
             restart_database: *restart_database,
@@ -260,7 +263,8 @@ impl fmt::Display for StoreOutcome {
             None => writeln!(f, "  backend            sled")?,
             Some(name) => writeln!(
                 f,
-                "  backend            postgres (scratch database {name}, lease_margin {LEASE_MARGIN})"
+                "  backend            postgres (scratch database {name}, lease_margin {})",
+                secs(LEASE_MARGIN)
             )?,
         }
         if let Some(r) = &self.restart {

@@ -1,9 +1,13 @@
-//! `hookgate drill crash|herd|fault`: the drills that show, under stress, that the
+//! `hookgate drill crash|cluster|herd|fault`: the drills that show, under stress, that the
 //! product keeps its promises.
 //!
 //! - [`crash`]: under continuous ingest against a flaky receiver the gateway is
 //!   SIGKILLed at random moments and restarted; once the receiver heals, every
 //!   acknowledged event has been delivered at least once. Duplicates are counted.
+//! - [`cluster`]: three gateways share one PostgreSQL database; a random one is
+//!   SIGKILLed while it holds leases and restarted, again and again; nothing
+//!   acknowledged is lost, every node's API agrees, and what the killed node had
+//!   claimed is attempted again once its lease expires.
 //! - [`herd`]: many deliveries fail together against a receiver that recovers after a
 //!   set time; the receiver never sees more than `max_in_flight` requests at once nor
 //!   more than `rate_limit_per_s` in any second, and everything is delivered.
@@ -18,10 +22,12 @@
 //!
 //! Each drill runs the real `hookgate serve` as a child process (the current
 //! executable here, `CARGO_BIN_EXE_hookgate` in the test suite, which runs the short
-//! forms), on a scratch data dir (the crash drill also on a scratch PostgreSQL
-//! database, see [`crash_store`]), with its own receiver on loopback. Every loop is
-//! bounded in count and in time, and the drills check correctness, never speed.
+//! forms), on a scratch data dir (the crash drill optionally, and the cluster drill
+//! always, on a scratch PostgreSQL database, see [`crash_store`]), with its own
+//! receiver on loopback. Every loop is bounded in count and in time, and the drills
+//! check correctness, never speed.
 
+pub mod cluster;
 pub mod crash;
 pub mod crash_store;
 pub mod fairness;
@@ -30,10 +36,14 @@ pub mod fault;
 pub mod herd;
 
 mod api;
+mod cluster_kill;
+mod cluster_node;
+mod cluster_report;
 mod crash_pg;
 mod crash_report;
 mod nodes;
 mod receiver;
+mod settle;
 
 pub use receiver::PerSecond;
 
@@ -50,6 +60,10 @@ pub enum DrillCommand {
     /// SIGKILL the gateway at random moments under continuous ingest and restart it;
     /// nothing acknowledged may be lost.
     Crash(crash::CrashArgs),
+    /// Three gateways on one PostgreSQL database; SIGKILL a random one while it
+    /// holds leases and restart it: nothing acknowledged may be lost, and its
+    /// claimed work must come back.
+    Cluster(cluster::ClusterArgs),
     /// Deliveries fail together, then the receiver recovers: the in-flight cap and
     /// the rate limit must hold, and everything must be delivered.
     Herd(herd::HerdArgs),
@@ -137,6 +151,10 @@ pub fn run(command: DrillCommand) -> i32 {
             DrillCommand::Crash(args) => {
                 println!("{}", args.describe());
                 report(crash::run(&args.drill(gateway)).await)
+            }
+            DrillCommand::Cluster(args) => {
+                println!("{}", args.describe());
+                report(cluster::run(&args.drill(gateway)).await)
             }
             DrillCommand::Herd(args) => {
                 println!("{}", args.describe());

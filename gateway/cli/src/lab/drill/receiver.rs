@@ -8,6 +8,9 @@
 //! answer starts going out, a window that lies inside the gateway's own in-flight
 //! window, so the tally never sees more than the gateway had.
 //!
+//! It also keeps, for the cluster drill, when each id arrived and which client port
+//! each request in progress came from, to tell one killed gateway's requests apart.
+//!
 //! Every wait is bounded: reading a request, the idle time between two requests of a
 //! connection, a hang, writing a reply.
 
@@ -101,6 +104,11 @@ struct Counts {
     ok: u64,
     per_id: HashMap<String, PerId>,
     per_second: Vec<PerSecond>,
+    /// When each id arrived, since the start, oldest first.
+    arrivals: HashMap<String, Vec<Duration>>,
+    /// The id of the request in progress on each client port (one at a time per
+    /// connection).
+    in_progress: HashMap<u16, String>,
 }
 
 /// What the receiver saw.
@@ -129,12 +137,21 @@ impl Tally {
         usize::try_from(self.started.elapsed().as_secs()).unwrap_or(usize::MAX)
     }
 
-    /// A request has been read; returns its attempt number for this id.
-    fn arrived(&self, id: &str) -> u32 {
+    /// A request has been read (from client port `port`); returns its attempt
+    /// number for this id.
+    fn arrived(&self, id: &str, port: Option<u16>) -> u32 {
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
         let second = self.second();
+        let since_start = self.started.elapsed();
         let mut c = self.counts();
+        if let Some(port) = port {
+            c.in_progress.insert(port, id.to_owned());
+        }
+        c.arrivals
+            .entry(id.to_owned())
+            .or_default()
+            .push(since_start);
         c.requests += 1;
         if c.per_second.len() <= second {
             c.per_second.resize(second + 1, PerSecond::default());
@@ -146,8 +163,11 @@ impl Tally {
     }
 
     /// The request is over: answered `status`, or reset or hung up on (`None`).
-    fn finished(&self, id: &str, status: Option<u16>) {
+    fn finished(&self, id: &str, port: Option<u16>, status: Option<u16>) {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if let Some(port) = port {
+            self.counts().in_progress.remove(&port);
+        }
         if status.is_some_and(|s| (200..300).contains(&s)) {
             let second = self.second();
             let mut c = self.counts();
@@ -196,6 +216,23 @@ impl Tally {
         self.counts().per_id.clone()
     }
 
+    /// The ids of the requests in progress from any of these client ports.
+    pub(crate) fn in_progress_from(&self, ports: &HashSet<u16>) -> Vec<String> {
+        let c = self.counts();
+        c.in_progress
+            .iter()
+            .filter(|(port, _)| ports.contains(port))
+            .map(|(_, id)| id.clone())
+            .collect()
+    }
+
+    /// When `id` first arrived after `after` (both since the receiver's start).
+    pub(crate) fn arrival_after(&self, id: &str, after: Duration) -> Option<Duration> {
+        let c = self.counts();
+        let times = c.arrivals.get(id)?;
+        times.iter().copied().find(|t| *t > after)
+    }
+
     /// Counts per second since the receiver started.
     pub(crate) fn per_second(&self) -> Vec<PerSecond> {
         self.counts().per_second.clone()
@@ -216,9 +253,10 @@ struct DrillResponder {
 
 impl Responder for DrillResponder {
     fn respond(&self, request: &RawRequest) -> Action {
+        let port = request.peer.map(|p| p.port());
         let attempt = self
             .tally
-            .arrived(request.header("webhook-id").unwrap_or(""));
+            .arrived(request.header("webhook-id").unwrap_or(""), port);
         let reply = (self.behavior)(&Arrival {
             attempt,
             body: &request.body,
@@ -262,8 +300,9 @@ impl Responder for DrillResponder {
             Outcome::Status(status) => Some(status),
             Outcome::Reset | Outcome::Hang => None,
         };
+        let port = request.peer.map(|p| p.port());
         self.tally
-            .finished(request.header("webhook-id").unwrap_or(""), status);
+            .finished(request.header("webhook-id").unwrap_or(""), port, status);
     }
 }
 
@@ -271,7 +310,7 @@ impl Responder for DrillResponder {
 pub(crate) struct Receiver {
     pub(crate) url: String,
     pub(crate) tally: Arc<Tally>,
-    _running: RunningReceiver,
+    running: RunningReceiver,
 }
 
 impl Receiver {
@@ -286,7 +325,12 @@ impl Receiver {
         Ok(Self {
             url: format!("http://{}/webhook", running.addr),
             tally,
-            _running: running,
+            running,
         })
+    }
+
+    /// The port it listens on.
+    pub(crate) fn port(&self) -> u16 {
+        self.running.addr.port()
     }
 }

@@ -200,6 +200,7 @@ async fn connection<R: Responder>(
     shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok();
     let mut buf = Vec::new();
     loop {
         let read = tokio::select! {
@@ -207,7 +208,7 @@ async fn connection<R: Responder>(
             read = wire::read_request(&mut stream, &mut buf, limits) => read,
         };
         let request = match read {
-            Ok(r) => r,
+            Ok(r) => RawRequest { peer, ..r },
             Err(ReadError::Bad(status)) => {
                 let mut answer = responder.bad_request(status);
                 answer.close = true;

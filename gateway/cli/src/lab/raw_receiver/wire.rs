@@ -29,6 +29,9 @@ pub struct RawRequest {
     pub body: Vec<u8>,
     /// The client asked to close the connection after this request.
     pub close: bool,
+    /// The client's address, when the socket could tell (it tells which process
+    /// sent the request: the crash drills map it to the gateway they kill).
+    pub peer: Option<std::net::SocketAddr>,
 }
 
 impl RawRequest {
@@ -97,6 +100,7 @@ pub(super) async fn read_request(
         headers,
         body: Vec::new(),
         close: request_line.ends_with("HTTP/1.0"),
+        peer: None,
     };
     if let Some(conn) = request.header("connection") {
         request.close = conn.eq_ignore_ascii_case("close");
