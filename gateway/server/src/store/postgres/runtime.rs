@@ -9,19 +9,18 @@ use deadpool_postgres::GenericClient;
 use super::{PgStore, from_json, ms, pg_error, to_json};
 use crate::store::{ClaimedTurn, Lane, RuntimeRecord, StoreError, TurnPlan};
 
-/// The row, held for this transaction unless another holds it, with the
-/// endpoint's live leases. `$1` endpoint, `$2` now.
-const LOCK_RUNTIME: &str = "SELECT r.record,
-         (SELECT count(*) FROM queue
-          WHERE endpoint_id = $1 AND lease_token IS NOT NULL AND due_ms > $2),
-         (SELECT max(timeout_ms) FROM endpoints WHERE id = $1)
-     FROM endpoint_runtime r WHERE r.endpoint_id = $1
-     FOR UPDATE OF r SKIP LOCKED";
+/// The row, held for this transaction unless another holds it. `$1` endpoint.
+const LOCK_RUNTIME: &str = "SELECT record FROM endpoint_runtime
+     WHERE endpoint_id = $1 FOR UPDATE SKIP LOCKED";
 
 /// Creates the row of an endpoint that has none yet, holding it.
 const CREATE_RUNTIME: &str = "INSERT INTO endpoint_runtime (endpoint_id, record)
      VALUES ($1, '{}') ON CONFLICT (endpoint_id) DO NOTHING";
 
+/// The endpoint's unexpired leases on every node, and its timeout: a statement
+/// of its own, after the lock, so that its snapshot sees every claim committed
+/// before the lock was taken (a snapshot taken with the lock's statement may
+/// predate the last holder's commit). `$1` endpoint, `$2` now.
 const LIVE_LEASES: &str = "SELECT (SELECT count(*) FROM queue
          WHERE endpoint_id = $1 AND lease_token IS NOT NULL AND due_ms > $2),
      (SELECT max(timeout_ms) FROM endpoints WHERE id = $1)";
@@ -40,9 +39,9 @@ impl PgStore {
         let tx = client.transaction().await.map_err(pg_error)?;
         let now = ms(now_ms);
         let lock = tx.prepare_cached(LOCK_RUNTIME).await.map_err(pg_error)?;
-        let locked = tx.query_opt(&lock, &[&endpoint_id, &now]).await;
-        let (mut runtime, row) = match locked.map_err(pg_error)? {
-            Some(row) => (decode(row.get(0))?, row),
+        let locked = tx.query_opt(&lock, &[&endpoint_id]).await;
+        let mut runtime = match locked.map_err(pg_error)? {
+            Some(row) => decode(row.get(0))?,
             None => {
                 let created = tx
                     .execute(CREATE_RUNTIME, &[&endpoint_id])
@@ -51,12 +50,14 @@ impl PgStore {
                 if created == 0 {
                     return Ok(ClaimedTurn::Busy);
                 }
-                let live = tx.query_one(LIVE_LEASES, &[&endpoint_id, &now]).await;
-                (RuntimeRecord::default(), live.map_err(pg_error)?)
+                RuntimeRecord::default()
             }
         };
-        let live: i64 = row.get(row.len() - 2);
-        let timeout_ms: Option<i64> = row.get(row.len() - 1);
+        let count = tx.prepare_cached(LIVE_LEASES).await.map_err(pg_error)?;
+        let row = tx.query_one(&count, &[&endpoint_id, &now]).await;
+        let row = row.map_err(pg_error)?;
+        let live: i64 = row.get(0);
+        let timeout_ms: Option<i64> = row.get(1);
         let lease_until_ms = now_ms
             .saturating_add(self.inner.lease_margin_ms)
             .saturating_add(timeout_ms.map_or(0, super::unms));
