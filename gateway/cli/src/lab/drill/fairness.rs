@@ -182,9 +182,10 @@ async fn run_on(drill: &FairnessDrill, nodes: usize) -> Result<FairnessRun, Dril
         let payloads: Vec<Value> = range.map(|i| json!({"i": i})).collect();
         ingest_all(node, "backlog", payloads, SEND_CONCURRENCY).await?;
     }
-    let trickle_sent = trickling
+    let (trickle_sent, mut ack_ms) = trickling
         .await
         .map_err(|e| DrillError::Api(format!("the trickle: {e}")))??;
+    ack_ms.sort_unstable();
     let during = receiver
         .tally
         .delivered()
@@ -204,6 +205,7 @@ async fn run_on(drill: &FairnessDrill, nodes: usize) -> Result<FairnessRun, Dril
         trickle_sent,
         trickle_delivered: late.len(),
         lateness_ms: late,
+        ack_ms,
         backlog_delivered: backlog_delivered.saturating_sub(trickle_sent),
         backlog_during_trickle: during,
         backlog: drill.backlog,
@@ -213,27 +215,26 @@ async fn run_on(drill: &FairnessDrill, nodes: usize) -> Result<FairnessRun, Dril
 }
 
 /// Sends each trickling endpoint an event every `drill.every` for
-/// `drill.trickle_for`, over the nodes in turn; returns how many were sent.
-/// Backlog deliveries still to come are what the trickle competes with.
-async fn trickle(drill: &FairnessDrill, apis: &[Api]) -> Result<usize, DrillError> {
+/// `drill.trickle_for`, over the nodes in turn; returns how many were
+/// acknowledged, and how long each acknowledgement took (ms), which tells the
+/// ingest's share of the lateness from the delivery's.
+async fn trickle(drill: &FairnessDrill, apis: &[Api]) -> Result<(usize, Vec<u64>), DrillError> {
     let until = Instant::now() + drill.trickle_for;
     let mut tick = tokio::time::interval(drill.every);
-    let mut sent = 0;
+    let mut acks = Vec::new();
     while Instant::now() < until {
         tick.tick().await;
         for k in 0..drill.trickle {
-            let payload = json!({"trickle": k, "sent_ms": now_ms()});
-            let node = &apis[sent % apis.len()];
-            if node
-                .send_event(&format!("trickle.{k}"), payload)
-                .await?
-                .is_some()
-            {
-                sent += 1;
+            let sent_ms = now_ms();
+            let payload = json!({"trickle": k, "sent_ms": sent_ms});
+            let node = &apis[acks.len() % apis.len()];
+            let event_type = format!("trickle.{k}");
+            if node.send_event(&event_type, payload).await?.is_some() {
+                acks.push(now_ms().saturating_sub(sent_ms));
             }
         }
     }
-    Ok(sent)
+    Ok((acks.len(), acks))
 }
 
 /// 200 at once; a trickle event's lateness (arrival less `sent_ms`) is noted.

@@ -15,6 +15,9 @@ pub struct FairnessRun {
     pub trickle_delivered: usize,
     /// Each trickle event's lateness at the receiver, sorted.
     pub lateness_ms: Vec<u64>,
+    /// How long each trickle event took to be acknowledged (202), sorted: the
+    /// ingest's part of the lateness.
+    pub ack_ms: Vec<u64>,
     /// Backlog deliveries that had arrived when the run ended, of `backlog`.
     pub backlog_delivered: usize,
     /// Backlog deliveries that had arrived when the trickle ended (about: the
@@ -28,10 +31,15 @@ pub struct FairnessRun {
 impl FairnessRun {
     /// The `q` quantile of the lateness, in ms.
     pub fn lateness_quantile(&self, q: f64) -> Option<u64> {
-        let n = self.lateness_ms.len();
-        let i = ((n as f64 * q).ceil() as usize).clamp(1, n.max(1)) - 1;
-        self.lateness_ms.get(i).copied()
+        quantile(&self.lateness_ms, q)
     }
+}
+
+/// The `q` quantile of `sorted`.
+fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
+    let n = sorted.len();
+    let i = ((n as f64 * q).ceil() as usize).clamp(1, n.max(1)) - 1;
+    sorted.get(i).copied()
 }
 
 /// Both runs, and the checks that failed.
@@ -50,10 +58,9 @@ impl DrillReport for FairnessReport {
 
 impl fmt::Display for FairnessRun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let q = |q| {
-            self.lateness_quantile(q)
-                .map_or_else(|| "-".to_owned(), |ms| format!("{ms} ms"))
-        };
+        let show = |ms: Option<u64>| ms.map_or_else(|| "-".to_owned(), |ms| format!("{ms} ms"));
+        let q = |q| show(self.lateness_quantile(q));
+        let ack = |q| show(quantile(&self.ack_ms, q));
         writeln!(f, "  on {} node(s):", self.nodes)?;
         writeln!(
             f,
@@ -63,6 +70,12 @@ impl fmt::Display for FairnessRun {
             q(1.0),
             self.trickle_delivered,
             self.trickle_sent
+        )?;
+        writeln!(
+            f,
+            "    of which ingest   202 after p50 {}, p99 {}",
+            ack(0.5),
+            ack(0.99)
         )?;
         writeln!(
             f,
@@ -113,6 +126,7 @@ mod tests {
             trickle_sent: 100,
             trickle_delivered: 100,
             lateness_ms: (1..=100).collect(),
+            ack_ms: Vec::new(),
             backlog_delivered: 0,
             backlog_during_trickle: 0,
             backlog: 0,

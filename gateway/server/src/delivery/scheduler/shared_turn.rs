@@ -156,11 +156,13 @@ impl Scheduler {
                 "claimed work left to its lease"
             );
         }
-        // Each turn that starts something uses up places, so serving the
-        // endpoint again at once ends; one that starts nothing waits.
+        // Used this turn's share: again in the next pass, not this one (its
+        // attempts finish while it claims, so within one pass it would always
+        // have room again and the pass would never end). One that started
+        // nothing waits.
         let later = plan.again_at.filter(|at| *at > now);
         if claimed > 0 && claimed == plan.allowed && !plan.probing {
-            self.index.push(endpoint_id, later.unwrap_or(now));
+            self.index.push(endpoint_id, later.unwrap_or(now + 1));
         } else if let Some(at) = later {
             self.index.push(endpoint_id, at);
         } else {

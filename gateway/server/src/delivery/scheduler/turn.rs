@@ -72,8 +72,11 @@ impl Scheduler {
         };
         if started == allowed && !probing {
             // Used this turn's share: others go first, then this endpoint again
-            // (when its rate window allows).
+            // (when its rate window allows), in the next pass: within this one
+            // its finished attempts would keep giving it room, and new work for
+            // other endpoints would wait for the pass to end.
             let at = slot.rate.as_ref().map_or(now, |r| r.next_free_at(now));
+            let at = at.max(now + 1);
             self.index.push(endpoint_id, at);
         } else {
             self.requeue_after(endpoint_id, now).await;
