@@ -34,6 +34,7 @@ pub mod fairness;
 mod fairness_report;
 pub mod fault;
 pub mod herd;
+mod herd_report;
 
 mod api;
 mod cluster_kill;
