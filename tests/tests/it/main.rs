@@ -10,6 +10,7 @@ mod cluster_api;
 mod cluster_caps;
 mod cluster_changes;
 mod cluster_outage;
+mod console;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;

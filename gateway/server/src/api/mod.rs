@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod body;
 mod cluster;
+mod console;
 mod deliveries;
 mod delivery_view;
 mod dlq;
@@ -74,6 +75,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
 pub fn router(ctx: Arc<AppContext>) -> axum::Router {
     let (router, _) = routes().split_for_parts();
     router
+        .merge(console::routes())
         .fallback(|| async { ApiError::not_found("route") })
         .with_state(ctx)
 }

@@ -1,0 +1,86 @@
+//! The web console at `/console/`: static files built into the binary (plain
+//! ES modules and CSS, no build step), served with a strict Content Security
+//! Policy. The console is a client of API v1 like any other; it adds no route
+//! of its own beyond its files.
+
+use axum::Router;
+use axum::extract::Path;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+
+/// The console's files: name, content type, bytes.
+pub(crate) const FILES: &[(&str, &str, &[u8])] = &[
+    (
+        "index.html",
+        "text/html; charset=utf-8",
+        include_bytes!("../../console/index.html"),
+    ),
+    (
+        "console.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../console/console.js"),
+    ),
+    (
+        "console.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../../console/console.css"),
+    ),
+];
+
+/// Only this origin, for everything; no framing, no inline code.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
+     connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
+     form-action 'self'; frame-ancestors 'none'";
+
+/// `/console`, `/console/` and `/console/{file}`.
+pub(super) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new()
+        .route(
+            "/console",
+            get(|| async { Redirect::permanent("/console/") }),
+        )
+        .route("/console/", get(|| async { file("index.html") }))
+        .route(
+            "/console/{file}",
+            get(|Path(name): Path<String>| async move { file(&name) }),
+        )
+}
+
+/// One of the console's files with its headers, or 404.
+fn file(name: &str) -> Response {
+    let Some((_, content_type, bytes)) = FILES.iter().find(|(n, _, _)| *n == name) else {
+        return super::error::ApiError::not_found("console file").into_response();
+    };
+    let mut response = (StatusCode::OK, *bytes).into_response();
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_TYPE, *content_type),
+        (header::CONTENT_SECURITY_POLICY, CSP),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-cache"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_in_the_console_dir_is_served() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("console");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        let mut served: Vec<String> = FILES.iter().map(|(n, _, _)| (*n).to_owned()).collect();
+        served.sort();
+        assert_eq!(on_disk, served, "add new console files to FILES");
+    }
+}
