@@ -3,9 +3,10 @@
 # machine lacks (the wasm target for the example plugins, the official Standard
 # Webhooks verifiers from PyPI and npm, the Prometheus parser, and the OpenAPI
 # contract tools: openapi-spec-validator, openapi-python-client with what its
-# generated client imports (httpx, attrs), and Schemathesis), starts PostgreSQL
-# if it is down, then runs every test of the workspace. Extra arguments go to
-# `cargo test`.
+# generated client imports (httpx, attrs), and Schemathesis, and Debian's
+# Chromium with playwright-core for the console's browser tests), starts
+# PostgreSQL if it is down, then runs every test of the workspace. Extra
+# arguments go to `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-unknown-unknown
@@ -13,6 +14,13 @@ python3 -m pip install --quiet standardwebhooks==1.1.0 prometheus-client==0.21.1
   schemathesis==4.32.5 openapi-spec-validator==0.9.0 openapi-python-client==0.29.1 \
   httpx==0.28.1 attrs==26.1.0
 npm ci --prefix tests/scripts --no-audit --no-fund
+# The console's browser tests drive Debian's Chromium; without it they fail.
+if ! command -v chromium >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y chromium
+fi
 # The PostgreSQL tests make scratch databases on this server; they fail, never
 # skip, without it. The machine's own server is started when it is down.
 export HOOKGATE_TEST_POSTGRES="${HOOKGATE_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}"

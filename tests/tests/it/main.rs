@@ -11,6 +11,7 @@ mod cluster_caps;
 mod cluster_changes;
 mod cluster_outage;
 mod console;
+mod console_browser;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;
