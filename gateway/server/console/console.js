@@ -6,16 +6,20 @@ const store = window.sessionStorage;
 const $ = (id) => document.getElementById(id);
 
 /** Calls the API; resolves to the JSON body, or throws the API's error. */
-async function api(path) {
+async function api(path, method = "GET", body = undefined) {
+  const headers = { authorization: `Bearer ${store.getItem("hookgate.token")}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(path, {
-    headers: { authorization: `Bearer ${store.getItem("hookgate.token")}` },
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const body = await response.json().catch(() => null);
+  const answer = await response.json().catch(() => null);
   if (!response.ok) {
-    const error = body && body.error ? body.error : { code: `http_${response.status}`, message: response.statusText };
+    const error = answer && answer.error ? answer.error : { code: `http_${response.status}`, message: response.statusText };
     throw error;
   }
-  return body;
+  return answer;
 }
 
 function showError(error) {
@@ -25,7 +29,7 @@ function showError(error) {
 }
 
 function show(section) {
-  for (const id of ["sign-in", "overview"]) {
+  for (const id of ["sign-in", "overview", "endpoints"]) {
     $(id).hidden = id !== section;
   }
   $("nav").hidden = section === "sign-in";
@@ -60,6 +64,72 @@ async function overview() {
   );
 }
 
+/** The signed-in tenant's API path prefix; pages about one tenant need it. */
+function tenantPath() {
+  const tenant = store.getItem("hookgate.tenant");
+  if (!tenant) throw { code: "no_tenant", message: "Sign in with a tenant id to see its endpoints" };
+  return `/v1/tenants/${encodeURIComponent(tenant)}`;
+}
+
+function cell(text) {
+  const td = document.createElement("td");
+  td.textContent = text == null ? "–" : String(text);
+  return td;
+}
+
+async function endpoints() {
+  const page = await api(`${tenantPath()}/endpoints`);
+  $("endpoint-list").replaceChildren(
+    ...page.data.map((ep) => {
+      const row = document.createElement("tr");
+      const breaker = ep.breaker ? ep.breaker.state : null;
+      row.append(
+        cell(ep.id),
+        cell(ep.url),
+        cell(ep.disabled ? "disabled" : "enabled"),
+        cell(breaker),
+        cell(ep.max_in_flight),
+        cell(ep.rate_limit_per_s),
+      );
+      return row;
+    }),
+  );
+}
+
+/** The create form's body: only the fields filled in. */
+function endpointBody(form) {
+  const value = (name) => form.elements[name].value.trim();
+  const number = (name) => (value(name) === "" ? undefined : Number(value(name)));
+  const body = { url: value("url") };
+  const types = value("event_types");
+  if (types) body.event_types = types.split(",").map((t) => t.trim()).filter(Boolean);
+  if (number("max_in_flight") !== undefined) body.max_in_flight = number("max_in_flight");
+  if (number("rate_limit_per_s") !== undefined) body.rate_limit_per_s = number("rate_limit_per_s");
+  if (number("max_attempts") !== undefined) body.policy = { max_attempts: number("max_attempts") };
+  return body;
+}
+
+/** Shows the API's error beside the field it names (its `field`), and above. */
+function showFieldError(form, error) {
+  for (const span of form.querySelectorAll(".field-error")) {
+    span.textContent = error && span.dataset.field === error.field ? error.message : "";
+  }
+  showError(error);
+}
+
+$("endpoint-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  try {
+    await api(`${tenantPath()}/endpoints`, "POST", endpointBody(form));
+    showFieldError(form, null);
+    form.reset();
+    await endpoints();
+  } catch (error) {
+    showFieldError(form, error);
+  }
+});
+
 async function route() {
   showError(null);
   if (!store.getItem("hookgate.token")) {
@@ -67,9 +137,10 @@ async function route() {
     $("token").focus();
     return;
   }
-  show("overview");
+  const page = window.location.hash === "#endpoints" ? "endpoints" : "overview";
+  show(page);
   try {
-    await overview();
+    await (page === "endpoints" ? endpoints() : overview());
   } catch (error) {
     showError(error);
   }

@@ -1,7 +1,9 @@
 //! The web console in a real browser: Debian's Chromium, headless, driven by
 //! `playwright-core` (pinned in `tests/scripts`), against a gateway on
-//! loopback. A tenant signs in and sees the overview figures; the token stays in
-//! the tab, never in the URL, and the page asks nothing of any other host.
+//! loopback. A tenant signs in and sees the overview figures, creates an endpoint,
+//! and gets the API's field error beside the field for a policy value it
+//! refuses; the token stays in the tab, never in the URL, and the pages ask
+//! nothing of any other host.
 //! Screenshots go to the test's output dir. A machine without Chromium fails
 //! the test, saying how to install it; it never passes silently.
 
@@ -12,6 +14,8 @@ use hookgate_tests::TestGateway;
 use serde_json::Value;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
+/// The endpoint the console creates (loopback is allowed in the test config).
+const HOOK: &str = "http://127.0.0.1:9/hook";
 
 /// Where the screenshots are kept: `target/tmp/console-screens`.
 fn screens() -> PathBuf {
@@ -21,7 +25,7 @@ fn screens() -> PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tenant_signs_in_and_sees_the_overview() {
+async fn a_tenant_signs_in_sees_the_overview_and_creates_an_endpoint() {
     let chromium = std::env::var("HOOKGATE_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned());
     assert!(
         Path::new(&chromium).is_file(),
@@ -45,6 +49,7 @@ async fn a_tenant_signs_in_and_sees_the_overview() {
                 .arg(scripts.join("console_browser.mjs"))
                 .args([base.as_str(), key.as_str(), "acme"])
                 .arg(&out)
+                .arg(HOOK)
                 .env("HOOKGATE_CHROMIUM", &chromium)
                 .output()
                 .expect("node runs")
@@ -76,11 +81,31 @@ async fn a_tenant_signs_in_and_sees_the_overview() {
     }
     assert_eq!(seen["tokenKept"], true, "{seen}");
     let url = seen["url"].as_str().unwrap();
-    assert!(url.ends_with("/console/") && !url.contains(&key), "{url}");
+    assert!(url.contains("/console/") && !url.contains(&key), "{url}");
     assert_eq!(
         seen["outside"],
         serde_json::json!([]),
         "requests to other hosts"
     );
     assert!(out.join("overview.png").is_file() && out.join("overview-phone.png").is_file());
+
+    assert_eq!(seen["listed"], serde_json::json!([HOOK]), "{seen}");
+    let field_error = seen["fieldError"].as_str().unwrap();
+    assert!(field_error.contains("max_attempts"), "{seen}");
+    assert!(
+        seen["alert"]
+            .as_str()
+            .unwrap()
+            .contains("validation_failed"),
+        "{seen}"
+    );
+    let (_, listed) = gw
+        .call("GET", "/v1/tenants/acme/endpoints", Some(&key), None)
+        .await;
+    assert_eq!(
+        listed["data"].as_array().map(Vec::len),
+        Some(1),
+        "the refused one was not made"
+    );
+    assert!(out.join("endpoints.png").is_file());
 }
