@@ -33,10 +33,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::cluster_kill;
 pub use super::cluster_kill::AttemptLogs;
-use super::cluster_node::Node;
 pub use super::cluster_report::{ClusterReport, Kill};
 use super::crash::{Sender, flaky, gap};
-use super::crash_store::{CrashStore, LEASE_MARGIN, RunStore};
+use super::crash_store::{CrashStore, LEASE_MARGIN};
+use super::nodes::DrillNodes;
 use super::receiver::Receiver;
 use super::settle::wait_delivered;
 pub use super::settle::{Extras, Settled};
@@ -161,23 +161,16 @@ pub(super) fn lease() -> Duration {
 pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
     let started = Instant::now();
     let work = WorkDir::new(drill.work_dir.as_deref(), "cluster")?;
-    let mut base = drill_gateway(drill.gateway.clone(), work.data_dir());
+    let base = drill_gateway(drill.gateway.clone(), work.data_dir());
     let postgres = CrashStore::Postgres {
         server: drill.server.clone(),
         restart_database: false,
     };
-    // Declared before the nodes, so dropped after them.
-    let store = RunStore::prepare(&postgres, drill.kills, &mut base).await?;
     let mut rng = StdRng::seed_from_u64(drill.seed);
 
     let healed = Arc::new(AtomicBool::new(false));
     let receiver = Receiver::start(flaky(drill.seed, LATENCY_MS, Arc::clone(&healed))).await?;
-    let mut nodes: Vec<Node> = (0..NODES)
-        .map(|i| Node::new(i, &base, &work.path))
-        .collect();
-    for node in &mut nodes {
-        node.start().await?;
-    }
+    let mut cluster = DrillNodes::start(base, NODES, &postgres, drill.kills, &work.path).await?;
     let endpoint = json!({
         "url": receiver.url,
         "description": "cluster drill",
@@ -186,8 +179,8 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
         "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
-    let token = nodes[0].admin()?.setup(&endpoint).await?.token().to_owned();
-    for node in &nodes {
+    let token = cluster.admin()?.setup(&endpoint).await?.token().to_owned();
+    for node in &cluster.nodes {
         node.open_to_senders(&token)?;
     }
 
@@ -199,7 +192,7 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
     let pace =
         Duration::from_micros(1_000_000 * u64::from(senders_in_all) / u64::from(drill.rate.max(1)));
     let mut senders = tokio::task::JoinSet::new();
-    for (n, node) in nodes.iter().enumerate() {
+    for (n, node) in cluster.nodes.iter().enumerate() {
         for s in 0..SENDERS_PER_NODE {
             let sending = Sender {
                 current: node.follow(),
@@ -218,7 +211,7 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
     let mut kills = Vec::new();
     for _ in 0..drill.kills {
         tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;
-        let victim = &mut nodes[rng.random_range(0..NODES)];
+        let victim = &mut cluster.nodes[rng.random_range(0..NODES)];
         kills.push(cluster_kill::kill_and_restart(victim, &receiver, &token).await?);
     }
     // Ingest goes on for one more gap after the last restart, then stops.
@@ -229,24 +222,18 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
     let healed_at = Instant::now();
 
     let acked: Vec<String> = acked.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let apis = nodes
-        .iter()
-        .map(|n| n.client(&token))
-        .collect::<Result<Vec<_>, _>>()?;
+    let apis = cluster.apis(&token)?;
     let settled = wait_delivered(&acked, &receiver.tally, &apis, healed_at + drill.settle).await?;
     let settled_in = healed_at.elapsed();
     cluster_kill::reattempts(&mut kills, &receiver.tally).await;
     let attempt_logs = cluster_kill::attempt_logs(&apis[0], &acked).await?;
-    let cluster_view = cluster_kill::cluster_view(&nodes).await?;
-    let mut final_exits = Vec::new();
-    for node in &mut nodes {
-        final_exits.push((node.id.clone(), node.terminate().await));
-    }
+    let cluster_view = cluster_kill::cluster_view(&cluster.nodes).await?;
+    let final_exits = cluster.terminate().await;
 
     let report = ClusterReport {
         seed: drill.seed,
-        nodes: nodes.iter().map(|n| n.id.clone()).collect(),
-        store: store.outcome(),
+        nodes: cluster.nodes.iter().map(|n| n.id.clone()).collect(),
+        store: cluster.store.outcome(),
         timeout: TIMEOUT,
         lease: lease(),
         slack: REATTEMPT_SLACK,

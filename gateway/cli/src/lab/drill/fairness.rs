@@ -157,13 +157,11 @@ async fn run_on(drill: &FairnessDrill, nodes: usize) -> Result<FairnessRun, Dril
         server: drill.server.clone(),
         restart_database: false,
     };
-    let cluster = DrillNodes::start(spec, nodes, &store, &work.path).await?;
+    let mut cluster = DrillNodes::start(spec, nodes, &store, 0, &work.path).await?;
     let lateness = Arc::new(Mutex::new(Vec::<u64>::new()));
     let receiver = Receiver::start(note_lateness(Arc::clone(&lateness))).await?;
     let backlog = json!({"url": receiver.url, "event_types": ["backlog"], "max_in_flight": 64});
-    let api = Api::new(cluster.gateways[0].addr, &cluster.admin)?
-        .setup(&backlog)
-        .await?;
+    let api = cluster.admin()?.setup(&backlog).await?;
     for k in 0..drill.trickle {
         let body = json!({"url": receiver.url, "event_types": [format!("trickle.{k}")]});
         let path = format!("/v1/tenants/{TENANT}/endpoints");

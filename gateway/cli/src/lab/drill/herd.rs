@@ -22,7 +22,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 use serde_json::json;
 
-use super::api::{Api, ingest_all};
+use super::api::ingest_all;
 use super::crash_store::CrashStore;
 use super::drill_gateway;
 pub use super::herd_report::HerdReport;
@@ -166,7 +166,8 @@ pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
     let started = Instant::now();
     let work = WorkDir::new(drill.work_dir.as_deref(), "herd")?;
     let spec = drill_gateway(drill.gateway.clone(), work.data_dir());
-    let nodes = DrillNodes::start(spec, drill.nodes.max(1), &drill.store, &work.path).await?;
+    let mut nodes =
+        DrillNodes::start(spec, drill.nodes.max(1), &drill.store, 0, &work.path).await?;
 
     let recovered = Arc::new(AtomicBool::new(false));
     let behavior = down_then_up(drill.seed, drill.latency_ms, Arc::clone(&recovered));
@@ -180,9 +181,7 @@ pub async fn run(drill: &HerdDrill) -> Result<HerdReport, DrillError> {
         "policy": {"base_ms": 1_000, "factor": 2, "max_delay_ms": 8_000, "jitter": "full",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
-    let api = Api::new(nodes.gateways[0].addr, &nodes.admin)?
-        .setup(&endpoint)
-        .await?;
+    let api = nodes.admin()?.setup(&endpoint).await?;
     let burst = Instant::now();
     // The events go to every node in turn.
     let mut ids = Vec::with_capacity(drill.events);

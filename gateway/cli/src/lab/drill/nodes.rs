@@ -1,6 +1,6 @@
 //! The gateways a drill runs: one, or several nodes sharing a scratch
 //! PostgreSQL database (cluster mode), each with its own data dir and node id
-//! and the same admin token; and how much of the work each one did.
+//! and the same admin token ([`Node`]); and how much of the work each one did.
 
 use std::path::Path;
 
@@ -8,24 +8,27 @@ use http::Method;
 
 use super::DrillError;
 use super::api::Api;
+use super::cluster_node::Node;
 use super::crash_store::{CrashStore, RunStore};
 use crate::client::ApiRequest;
-use crate::lab::child_gateway::{GatewayProcess, GatewaySpec};
+use crate::lab::child_gateway::GatewaySpec;
 
 /// The running nodes; the scratch database lives as long as this does.
 pub(super) struct DrillNodes {
-    pub(super) gateways: Vec<GatewayProcess>,
-    pub(super) admin: String,
-    _store: RunStore,
+    /// Declared before the store, so stopped before the database is dropped.
+    pub(super) nodes: Vec<Node>,
+    pub(super) store: RunStore,
 }
 
 impl DrillNodes {
-    /// Starts `count` nodes from `spec` (data dirs `node-N` under `work`) on
-    /// `store`; more than one needs PostgreSQL.
+    /// Starts `count` nodes from `spec` (each with its own data dir under `work`
+    /// and its own id) on `store`; more than one needs PostgreSQL. `kills` is
+    /// what the store's preparation checks a database restart against.
     pub(super) async fn start(
         mut spec: GatewaySpec,
         count: usize,
         store: &CrashStore,
+        kills: u32,
         work: &Path,
     ) -> Result<Self, DrillError> {
         if count > 1 && matches!(store, CrashStore::Sled) {
@@ -33,32 +36,30 @@ impl DrillNodes {
                 "several nodes share one PostgreSQL database: give --store-url".into(),
             ));
         }
-        let run_store = RunStore::prepare(store, 0, &mut spec).await?;
-        let mut gateways = Vec::with_capacity(count);
-        for n in 0..count {
-            let mut node = spec.clone();
-            node.data_dir = work.join(format!("node-{n}"));
-            node.set("HOOKGATE_CLUSTER__NODE_ID", &format!("node-{n}"));
-            gateways.push(node.spawn().await?);
+        let store = RunStore::prepare(store, kills, &mut spec).await?;
+        let mut nodes: Vec<Node> = (0..count).map(|i| Node::new(i, &spec, work)).collect();
+        for node in &mut nodes {
+            node.start().await?;
         }
-        Ok(Self {
-            gateways,
-            admin: spec.admin,
-            _store: run_store,
-        })
+        Ok(Self { nodes, store })
+    }
+
+    /// A client of the first node with the admin token.
+    pub(super) fn admin(&self) -> Result<Api, DrillError> {
+        self.nodes[0].admin()
     }
 
     /// A client per node, sending `token`.
     pub(super) fn apis(&self, token: &str) -> Result<Vec<Api>, DrillError> {
-        let apis = self.gateways.iter().map(|g| Api::new(g.addr, token));
-        Ok(apis.collect::<Result<_, _>>()?)
+        self.nodes.iter().map(|n| n.client(token)).collect()
     }
 
     /// Attempts each node made, from its `/metrics`.
     pub(super) async fn attempts_per_node(&self) -> Result<Vec<u64>, DrillError> {
-        let mut made = Vec::with_capacity(self.gateways.len());
-        for api in self.apis(&self.admin)? {
-            let answer = api
+        let mut made = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let answer = node
+                .admin()?
                 .client()
                 .exchange(ApiRequest::path(Method::GET, "/metrics"))
                 .await
@@ -68,11 +69,13 @@ impl DrillNodes {
         Ok(made)
     }
 
-    /// Stops every node (SIGTERM).
-    pub(super) async fn terminate(self) {
-        for g in self.gateways {
-            let _ = g.terminate().await;
+    /// Stops every node (SIGTERM); their exit codes, by node id.
+    pub(super) async fn terminate(&mut self) -> Vec<(String, Option<i32>)> {
+        let mut exits = Vec::with_capacity(self.nodes.len());
+        for node in &mut self.nodes {
+            exits.push((node.id.clone(), node.terminate().await));
         }
+        exits
     }
 }
 

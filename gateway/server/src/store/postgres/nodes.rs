@@ -20,10 +20,12 @@ impl PgStore {
     /// Writes this node's heartbeat.
     pub(super) async fn heartbeat(&self, started_ms: u64) -> Result<(), StoreError> {
         let now = ms(SystemClock.now_ms());
-        let client = self.client().await?;
-        client
+        // One statement: the beat, and rows of nodes long gone removed.
+        self.client()
+            .await?
             .execute(
-                "INSERT INTO nodes (node_id, started_ms, last_seen_ms, version)
+                "WITH gone AS (DELETE FROM nodes WHERE last_seen_ms < $5)
+                 INSERT INTO nodes (node_id, started_ms, last_seen_ms, version)
                  VALUES ($1, $2, $3, $4)
                  ON CONFLICT (node_id) DO UPDATE SET last_seen_ms = EXCLUDED.last_seen_ms,
                      started_ms = EXCLUDED.started_ms, version = EXCLUDED.version",
@@ -32,14 +34,8 @@ impl PgStore {
                     &ms(started_ms),
                     &now,
                     &env!("CARGO_PKG_VERSION"),
+                    &(now - FORGET_AFTER_MS),
                 ],
-            )
-            .await
-            .map_err(pg_error)?;
-        client
-            .execute(
-                "DELETE FROM nodes WHERE last_seen_ms < $1",
-                &[&(now - FORGET_AFTER_MS)],
             )
             .await
             .map_err(pg_error)?;

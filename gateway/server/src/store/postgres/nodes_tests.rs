@@ -25,6 +25,16 @@ impl TurnPlan for Greedy {
     }
 }
 
+/// A connection of the test's own to the store's database, outside its pools.
+async fn raw_connection(t: &TestStore) -> tokio_postgres::Client {
+    let url = t.database_url().expect("a PostgreSQL store");
+    let (raw, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    raw
+}
+
 fn greedy(want: usize) -> Greedy {
     Greedy {
         want,
@@ -71,13 +81,7 @@ async fn live_nodes_are_listed_and_a_stopped_one_hands_on_its_singletons() {
 async fn a_grant_held_by_a_node_that_stopped_beating_passes_on() {
     let t = TestStore::postgres().await;
     let now = i64::try_from(SystemClock.now_ms()).unwrap();
-    let Some(url) = t.database_url() else {
-        unreachable!()
-    };
-    let (raw, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
+    let raw = raw_connection(&t).await;
     let held = "INSERT INTO singletons (name, holder, until_ms) VALUES ($1, $2, $3)
                 ON CONFLICT (name) DO UPDATE SET holder = $2, until_ms = $3";
     let beat = "INSERT INTO nodes VALUES ($1, 0, $2, 'x')
@@ -146,13 +150,7 @@ async fn a_turn_counts_other_nodes_leases_and_skips_a_planned_endpoint() {
     assert_eq!(runtime.starts.len(), 4, "node b's starts are seen");
 
     // While another transaction holds the endpoint's row, a turn moves on.
-    let Some(url) = t.database_url() else {
-        unreachable!()
-    };
-    let (mut raw, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
+    let mut raw = raw_connection(&t).await;
     let holder = raw.transaction().await.unwrap();
     holder
         .execute(

@@ -105,16 +105,23 @@ impl PgStore {
     ) -> Result<R, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
-        tx.execute(CREATE_RUNTIME, &[&endpoint_id])
+        let lock = "SELECT record FROM endpoint_runtime WHERE endpoint_id = $1 FOR UPDATE";
+        let row = match tx
+            .query_opt(lock, &[&endpoint_id])
             .await
-            .map_err(pg_error)?;
-        let row = tx
-            .query_one(
-                "SELECT record FROM endpoint_runtime WHERE endpoint_id = $1 FOR UPDATE",
-                &[&endpoint_id],
-            )
-            .await
-            .map_err(pg_error)?;
+            .map_err(pg_error)?
+        {
+            Some(row) => row,
+            // The first change of an endpoint no turn has planned yet.
+            None => {
+                tx.execute(CREATE_RUNTIME, &[&endpoint_id])
+                    .await
+                    .map_err(pg_error)?;
+                tx.query_one(lock, &[&endpoint_id])
+                    .await
+                    .map_err(pg_error)?
+            }
+        };
         let mut runtime = decode(row.get(0))?;
         let before = runtime.clone();
         let answer = change(&mut runtime);
