@@ -1,68 +1,44 @@
-// Drives the web console in Debian's Chromium (headless) with playwright-core:
-// signs in with the token given, waits for the overview figures, creates an
-// endpoint for HOOK_URL on the endpoints page, then submits a policy value the
-// API refuses; saves screenshots and prints what the pages showed as one JSON
-// line.
+// Drives the web console in Debian's Chromium (headless) with playwright-core,
+// through a tenant's whole journey: overview, endpoints, deliveries and their
+// timeline, the DLQ and its replay, the policy simulator, and plugins; then the
+// admin's overview. Saves a screenshot of each page in OUT_DIR and prints what
+// the pages showed as one JSON line.
 //
-// Usage: node console_browser.mjs BASE_URL TOKEN TENANT OUT_DIR HOOK_URL
-import { chromium } from "playwright-core";
+// Usage: node console_browser.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
+// SETUP_JSON: {"admin": token, "retrying_url": url, "dying_url": url, "plugins": [wasm paths]}
+import { launch, signIn } from "./console/browser.mjs";
+import { overviewScene, adminScene } from "./console/overview_scene.mjs";
+import { endpointsScene } from "./console/endpoints_scene.mjs";
+import { deliveriesScene } from "./console/deliveries_scene.mjs";
+import { dlqScene } from "./console/dlq_scene.mjs";
+import { policiesScene } from "./console/policies_scene.mjs";
+import { pluginsScene } from "./console/plugins_scene.mjs";
 
-const [base, token, tenant, outDir, hookUrl] = process.argv.slice(2);
-const executablePath = process.env.HOOKGATE_CHROMIUM || "/usr/bin/chromium";
-const profile = (await import("node:fs")).mkdtempSync(`${outDir}/profile-`);
-
-// Without the background-networking flags Chromium reaches for outside hosts.
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  viewport: { width: 1280, height: 800 },
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
-const outside = [];
+const [base, key, tenant, outDir, setupJson] = process.argv.slice(2);
+const setup = JSON.parse(setupJson);
+const ctx = { base, key, tenant, outDir, setup, seen: {} };
+const { browser, page, outside } = await launch(base, outDir);
+ctx.page = page;
+let failed = null;
 try {
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  page.on("request", (request) => {
-    if (!request.url().startsWith(base)) outside.push(request.url());
-  });
-  await page.goto(`${base}/console/`);
-  await page.fill("#token", token);
-  if (tenant) await page.fill("#tenant", tenant);
-  await page.press("#token", "Enter");
-  await page.waitForSelector("#figures dd", { timeout: 15000 });
-  const figures = await page.$$eval("#figures div", (items) =>
-    items.map((i) => [i.querySelector("dt").textContent, i.querySelector("dd").textContent]),
-  );
-  const stored = await page.evaluate(() => window.sessionStorage.getItem("hookgate.token"));
-  await page.screenshot({ path: `${outDir}/overview.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${outDir}/overview-phone.png`, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
-
-  await page.click('a[href="#endpoints"]');
-  await page.waitForSelector("#endpoints:not([hidden])");
-  const form = "#endpoint-form";
-  await page.fill(`${form} input[name="url"]`, hookUrl);
-  await page.click(`${form} button[type="submit"]`);
-  await page.waitForSelector("#endpoint-list tr");
-  const listed = await page.$$eval("#endpoint-list tr td:nth-child(2)", (tds) => tds.map((t) => t.textContent));
-  await page.fill(`${form} input[name="url"]`, hookUrl);
-  await page.fill(`${form} input[name="max_attempts"]`, "101");
-  await page.click(`${form} button[type="submit"]`);
-  const field = '[data-field="policy.max_attempts"]';
-  await page.waitForFunction((f) => document.querySelector(f).textContent !== "", field, { timeout: 15000 });
-  const fieldError = await page.textContent(field);
-  const alert = await page.textContent("#error");
-  await page.screenshot({ path: `${outDir}/endpoints.png`, fullPage: true });
-
-  console.log(JSON.stringify({ figures, url: page.url(), tokenKept: stored === token, listed, fieldError, alert, outside }));
+  await signIn(page, base, key, tenant);
+  for (const [name, scene] of [
+    ["overview", overviewScene],
+    ["endpoints", endpointsScene],
+    ["deliveries", deliveriesScene],
+    ["dlq", dlqScene],
+    ["policies", policiesScene],
+    ["plugins", pluginsScene],
+    ["admin", adminScene],
+  ]) {
+    ctx.scene = name;
+    ctx.seen[name] = await scene(ctx);
+  }
+} catch (error) {
+  failed = `${ctx.scene}: ${error.message}`;
+  await page.screenshot({ path: `${outDir}/failed-${ctx.scene}.png`, fullPage: true }).catch(() => {});
 } finally {
   await browser.close();
 }
+console.log(JSON.stringify({ ...ctx.seen, failed, outside }));
+process.exit(failed ? 1 : 0);

@@ -1,5 +1,6 @@
 //! A real HTTP receiver for delivery tests: it records every request and answers
-//! from a script (status, headers, delay), then with 200 once the script runs out.
+//! from a script (status, headers, delay), then with 200 once the script runs out;
+//! on `/fail-first/{n}` it fails each message's first `n` attempts instead.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -151,6 +152,12 @@ impl Receiver {
         format!("http://{}/hook", self.addr)
     }
 
+    /// A URL whose deliveries fail their first `n` attempts each (503, counted by
+    /// `webhook-id`), then get 200: deterministic retries, whatever the order.
+    pub fn failing_first_url(&self, n: u32) -> String {
+        format!("http://{}/fail-first/{n}", self.addr)
+    }
+
     /// The HTTPS URL, for a receiver started with TLS.
     pub fn https_url(&self) -> String {
         format!("https://{}/hook", self.addr)
@@ -209,23 +216,36 @@ async fn answer(
         })
         .collect();
     let path = req.uri().path().to_owned();
+    let message = req
+        .headers()
+        .get("webhook-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     let body = req
         .into_body()
         .collect()
         .await
         .map(|c| c.to_bytes())
         .unwrap_or_default();
-    let reply = {
+    let (reply, body_text) = {
         let mut st = state.lock().unwrap();
         st.in_flight += 1;
         st.max_in_flight = st.max_in_flight.max(st.in_flight);
+        let failing = failing_first(&st.received, &path, &message);
         st.received.push(Received {
             headers,
             body,
             at: Instant::now(),
             path,
         });
-        st.script.pop_front().unwrap_or_else(|| Reply::status(200))
+        match failing {
+            Some(text) => (Reply::status(503), text),
+            None => (
+                st.script.pop_front().unwrap_or_else(|| Reply::status(200)),
+                "ok".to_owned(),
+            ),
+        }
     };
     arrived.notify_waiters();
     if !reply.delay.is_zero() {
@@ -236,5 +256,16 @@ async fn answer(
     for (k, v) in &reply.headers {
         resp = resp.header(k, v);
     }
-    Ok(resp.body(Full::new(Bytes::from_static(b"ok"))).unwrap())
+    Ok(resp.body(Full::new(Bytes::from(body_text))).unwrap())
+}
+
+/// On a `/fail-first/{n}` path, the body of a 503 while this message has had
+/// fewer than `n` attempts before this one; `None` otherwise.
+fn failing_first(received: &[Received], path: &str, message: &str) -> Option<String> {
+    let n: usize = path.strip_prefix("/fail-first/")?.parse().ok()?;
+    let before = received
+        .iter()
+        .filter(|r| r.path == path && r.header("webhook-id") == Some(message))
+        .count();
+    (before < n).then(|| format!("not yet: attempt {} of {n} that fail", before + 1))
 }

@@ -1,20 +1,27 @@
 //! The web console's files: served at `/console/` from the binary, each with a
 //! strict Content Security Policy, no framing and no referrer; every asset the
-//! page loads is one of them, and none names another host.
+//! page loads (and every module those import) is one of them, parses, and
+//! names no other host.
 
 use hookgate_tests::{ApiRequest, TestGateway};
 
-/// The page's own references: `src="..."` and `href="..."` values.
-fn references(html: &str) -> Vec<String> {
+/// An asset's own references: `src="..."` and `href="..."` values of the page,
+/// and the `from "./x.js"` imports of a module.
+fn references(asset: &str) -> Vec<String> {
     let mut found = Vec::new();
-    for attr in ["src=\"", "href=\""] {
-        for (at, _) in html.match_indices(attr) {
-            let rest = &html[at + attr.len()..];
+    for attr in ["src=\"", "href=\"", "from \"./"] {
+        for (at, _) in asset.match_indices(attr) {
+            let rest = &asset[at + attr.len()..];
             found.push(rest[..rest.find('"').unwrap()].to_owned());
         }
     }
+    found.retain(|r| !r.starts_with('#'));
     found
 }
+
+/// The SVG namespace name: an identifier the charts pass to
+/// `createElementNS`, never fetched.
+const SVG_NAMESPACE: &str = "http://www.w3.org/2000/svg";
 
 /// GETs `path`; the status, the headers wanted, and the body.
 async fn get(gw: &TestGateway, path: &str) -> (u16, http::HeaderMap, String) {
@@ -39,16 +46,19 @@ async fn the_console_is_served_with_strict_headers_and_no_outside_host() {
     let (status, headers, page) = get(&gw, "/console/").await;
     assert_eq!(status, 200, "{page}");
     assert!(header(&headers, "content-type").starts_with("text/html"));
-    let mut assets = vec![page.clone()];
-    let refs: Vec<String> = references(&page)
-        .into_iter()
-        .filter(|r| !r.starts_with('#'))
-        .collect();
+    // Every asset the page loads, and every module those load, in turn.
+    let mut seen = vec![String::new()];
+    let mut queue = references(&page);
     assert!(
-        refs.len() >= 2,
-        "the page loads its script and style: {refs:?}"
+        queue.len() >= 2,
+        "the page loads its script and style: {queue:?}"
     );
-    for asset in std::iter::once(String::new()).chain(refs) {
+    let scripts = tempfile::tempdir().unwrap();
+    while let Some(asset) = queue.pop() {
+        if seen.contains(&asset) {
+            continue;
+        }
+        seen.push(asset.clone());
         let (status, headers, body) = get(&gw, &format!("/console/{asset}")).await;
         assert_eq!(status, 200, "/console/{asset}");
         let csp = header(&headers, "content-security-policy");
@@ -63,34 +73,40 @@ async fn the_console_is_served_with_strict_headers_and_no_outside_host() {
         assert_eq!(header(&headers, "x-frame-options"), "DENY");
         assert_eq!(header(&headers, "referrer-policy"), "no-referrer");
         assert_eq!(header(&headers, "x-content-type-options"), "nosniff");
-        assets.push(body);
-    }
-    for body in &assets {
-        for outside in ["http://", "https://", "src=\"//", "href=\"//", "url(//"] {
+        let named = body.replace(SVG_NAMESPACE, "");
+        for outside in [
+            "http://",
+            "https://",
+            "src=\"//",
+            "href=\"//",
+            "url(//",
+            "from \"//",
+        ] {
             assert!(
-                !body.contains(outside),
-                "an asset names another host ({outside})"
+                !named.contains(outside),
+                "{asset} names another host ({outside})"
             );
         }
-        assert!(!body.contains("<script>"), "no inline script");
+        assert!(!body.contains("<script>"), "{asset}: no inline script");
+        if asset.ends_with(".js") {
+            // Each module parses (node is what the test command installs the
+            // signature verifiers with).
+            let path = scripts.path().join(asset.replace(".js", ".mjs"));
+            std::fs::write(&path, &body).unwrap();
+            let checked = std::process::Command::new("node")
+                .arg("--check")
+                .arg(&path)
+                .output()
+                .expect("node runs");
+            assert!(
+                checked.status.success(),
+                "{asset} does not parse: {}",
+                String::from_utf8_lossy(&checked.stderr)
+            );
+        }
+        queue.extend(references(&body));
     }
-
-    // The script parses as an ES module (node is what the test command installs
-    // the signature verifiers with).
-    let (_, _, script) = get(&gw, "/console/console.js").await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("console.mjs");
-    std::fs::write(&path, script).unwrap();
-    let checked = std::process::Command::new("node")
-        .arg("--check")
-        .arg(&path)
-        .output()
-        .expect("node runs");
-    assert!(
-        checked.status.success(),
-        "console.js does not parse: {}",
-        String::from_utf8_lossy(&checked.stderr)
-    );
+    assert!(seen.len() >= 8, "the page and its modules: {seen:?}");
 
     let (status, _, body) = get(&gw, "/console/missing.js").await;
     assert_eq!(status, 404, "{body}");

@@ -83,11 +83,19 @@ async fn a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing(back
         "the dry run left every delivery dead"
     );
     assert_eq!(rx.received().len(), 3, "and sent nothing");
+    assert_eq!(dlq_and_pending(&gw, &key, (3, 0)).await, (3, 0));
 
+    // One from its own row, then the rest in bulk: each leaves the DLQ count.
+    let first = ids(&dead)[0];
+    let one = format!("/v1/tenants/acme/deliveries/{first}/replay");
+    let (s, body) = gw.call("POST", &one, Some(&key), None).await;
+    assert_eq!(s, 200, "{body}");
+    gw.wait_delivery("acme", &key, first, WAIT, is_final).await;
+    assert_eq!(dlq_and_pending(&gw, &key, (2, 0)).await, (2, 0));
     let real = json!({"state": "dead"});
     let (s, replayed) = gw.call("POST", replay, Some(&key), Some(real)).await;
     assert_eq!(s, 200, "{replayed}");
-    assert_eq!(replayed["replayed"], planned["replayed"], "{replayed}");
+    assert_eq!(replayed["replayed"], 2, "{replayed}");
     assert!(replayed.get("dry_run").is_none(), "{replayed}");
     rx.wait_for(6, WAIT).await;
     for id in ids(&dead) {
@@ -98,7 +106,45 @@ async fn a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing(back
             "{d}"
         );
     }
+    assert_eq!(dlq_and_pending(&gw, &key, (0, 0)).await, (0, 0));
+    // A delivered one sent again is pending, and never was dead.
+    let (s, body) = gw
+        .call("POST", &one, Some(&key), Some(json!({"force": true})))
+        .await;
+    assert_eq!(s, 200, "{body}");
+    gw.wait_delivery("acme", &key, first, WAIT, |d| {
+        d["series"] == 3 && is_final(d)
+    })
+    .await;
+    assert_eq!(dlq_and_pending(&gw, &key, (0, 0)).await, (0, 0));
+    let answer = gw
+        .exchange(hookgate_tests::ApiRequest::path(
+            http::Method::GET,
+            "/metrics",
+        ))
+        .await;
+    let metrics = String::from_utf8_lossy(&answer.body);
+    assert!(metrics.contains("\nhookgate_dlq_size 0\n"), "{metrics}");
     gw.stop().await;
+}
+
+/// The tenant's stats `(dlq_size, deliveries.pending)`, once they read `want`
+/// or after five seconds.
+async fn dlq_and_pending(gw: &TestGateway, key: &str, want: (i64, i64)) -> (i64, i64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, stats) = gw
+            .call("GET", "/v1/tenants/acme/stats", Some(key), None)
+            .await;
+        let seen = (
+            stats["dlq_size"].as_i64().expect("dlq_size"),
+            stats["deliveries"]["pending"].as_i64().expect("pending"),
+        );
+        if seen == want || std::time::Instant::now() > deadline {
+            return seen;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Tenant `acme` with two give-up deliveries (a receiver answering 400) and one

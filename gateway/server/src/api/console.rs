@@ -10,22 +10,31 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
 /// The console's files: name, content type, bytes.
-pub(crate) const FILES: &[(&str, &str, &[u8])] = &[
-    (
-        "index.html",
-        "text/html; charset=utf-8",
-        include_bytes!("../../console/index.html"),
-    ),
-    (
-        "console.js",
-        "text/javascript; charset=utf-8",
-        include_bytes!("../../console/console.js"),
-    ),
-    (
-        "console.css",
-        "text/css; charset=utf-8",
-        include_bytes!("../../console/console.css"),
-    ),
+macro_rules! console_files {
+    ($(($name:literal, $type:expr)),* $(,)?) => {
+        &[$(($name, $type, include_bytes!(concat!("../../console/", $name)))),*]
+    };
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+const JS: &str = "text/javascript; charset=utf-8";
+
+pub(crate) const FILES: &[(&str, &str, &[u8])] = console_files![
+    ("index.html", HTML),
+    ("console.css", CSS),
+    ("console.js", JS),
+    ("api.js", JS),
+    ("charts.js", JS),
+    ("forms.js", JS),
+    ("overview.js", JS),
+    ("endpoints.js", JS),
+    ("endpoint.js", JS),
+    ("deliveries.js", JS),
+    ("delivery.js", JS),
+    ("dlq.js", JS),
+    ("policies.js", JS),
+    ("plugins.js", JS),
 ];
 
 /// Only this origin, for everything; no framing, no inline code.

@@ -240,8 +240,13 @@ pub(super) async fn reset_breaker(
     Path((t, id)): Path<(String, String)>,
 ) -> Result<Json<EndpointView>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
-    if !ctx.store.reset_breaker(&t, &id).await? {
-        return Err(ApiError::not_found("endpoint"));
+    match ctx.store.reset_breaker(&t, &id).await? {
+        None => return Err(ApiError::not_found("endpoint")),
+        Some(true) => {
+            let now = ctx.clock.now_ms();
+            ctx.telemetry.breaker_transition(&t, &id, false, now);
+        }
+        Some(false) => {}
     }
     Ok(Json(EndpointView::new(
         &load(&ctx, &who, &t, &id).await?,

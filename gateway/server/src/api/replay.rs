@@ -117,11 +117,11 @@ pub(super) async fn replay_one(
     who.require_tenant(&ctx, &t).await?;
     let input: ReplayOne = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     match ctx
-        .store
+        .writes
         .replay_delivery(&t, &id, input.force, ctx.clock.now_ms())
         .await?
     {
-        ReplayOutcome::Replayed(d) => Ok(Json(delivery_view(&ctx, &d).await?)),
+        ReplayOutcome::Replayed(d, _) => Ok(Json(delivery_view(&ctx, &d).await?)),
         ReplayOutcome::NotFound => Err(ApiError::not_found("delivery")),
         ReplayOutcome::Pending => Err(ApiError::conflict(
             "the delivery is still pending; only finished deliveries replay",

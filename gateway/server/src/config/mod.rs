@@ -29,9 +29,10 @@ use values::{de_duration_ms, de_socket_addr};
 const ENV_PREFIX: &str = "HOOKGATE_";
 /// Variables of the command-line client and of the test setup; the server
 /// ignores them.
-const ENV_RESERVED: [&str; 3] = [
+const ENV_RESERVED: [&str; 4] = [
     "HOOKGATE_URL",
     "HOOKGATE_TOKEN",
+    "HOOKGATE_CHROMIUM",
     crate::store::scratch_database::SERVER_ENV,
 ];
 const MIB: u64 = 1024 * 1024;

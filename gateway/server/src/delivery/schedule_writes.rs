@@ -1,12 +1,14 @@
 //! The store writes that the API and the alert sender make together with a
-//! count or a read: an ingest counted in the metrics, a bulk replay with the
+//! count or a read: an ingest counted in the metrics, a replay moving its
+//! deliveries from the DLQ count to the pending one, a bulk replay with the
 //! endpoints whose breaker still holds it. The store's change feed, not this
 //! module, tells the scheduler.
 
 use std::sync::Arc;
 
 use crate::store::{
-    DeliveryFilter, EndpointRecord, IngestOutcome, NewEvent, ReplaySummary, Store, StoreError,
+    DeliveryFilter, DeliveryState, EndpointRecord, IngestOutcome, NewEvent, ReplayOutcome,
+    ReplaySummary, Store, StoreError,
 };
 use crate::telemetry::Telemetry;
 
@@ -43,7 +45,31 @@ impl ScheduleWrites {
         Ok(outcome)
     }
 
-    /// Replays every delivery `filter` matches; their endpoints are served at once.
+    /// Replays one finished delivery (a succeeded one only with `force`); a dead
+    /// one leaves the DLQ count, and either is pending again.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn replay_delivery(
+        &self,
+        tenant: &str,
+        id: &str,
+        force: bool,
+        now_ms: u64,
+    ) -> Result<ReplayOutcome, StoreError> {
+        let outcome = self
+            .store
+            .replay_delivery(tenant, id, force, now_ms)
+            .await?;
+        if let ReplayOutcome::Replayed(_, left) = &outcome {
+            let dead = if *left == DeliveryState::Dead { -1 } else { 0 };
+            self.telemetry.counts_changed(tenant, 1, dead);
+        }
+        Ok(outcome)
+    }
+
+    /// Replays every delivery `filter` matches (dead ones: the API asks for no
+    /// other); their endpoints are served at once.
     ///
     /// # Errors
     /// On a storage failure.
@@ -54,6 +80,10 @@ impl ScheduleWrites {
         now_ms: u64,
     ) -> Result<BulkReplay, StoreError> {
         let summary = self.store.replay_matching(tenant, filter, now_ms).await?;
+        if filter.state == Some(DeliveryState::Dead) {
+            let n = i64::try_from(summary.replayed).unwrap_or(i64::MAX);
+            self.telemetry.counts_changed(tenant, n, -n);
+        }
         let open_breakers = self.open_breakers(tenant, &summary).await?;
         Ok(BulkReplay {
             summary,

@@ -107,8 +107,7 @@ impl Scheduler {
                 let open = eps
                     .iter()
                     .filter(|e| e.breaker.state != BreakerState::Closed)
-                    .count();
-                let open = i64::try_from(open).unwrap_or(0);
+                    .map(|e| e.tenant_id.as_str());
                 self.ctx.telemetry.breakers_open_at_start(open);
                 for ep in eps {
                     self.load(ep).await;

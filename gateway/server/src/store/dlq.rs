@@ -48,8 +48,9 @@ impl Default for DeadCounts {
 /// What a replay request found.
 #[derive(Debug)]
 pub enum ReplayOutcome {
-    /// A new series was scheduled.
-    Replayed(Box<DeliveryRecord>),
+    /// A new series was scheduled: the delivery now, and the state it left
+    /// (dead, or succeeded for a forced replay), which the counts follow.
+    Replayed(Box<DeliveryRecord>, DeliveryState),
     NotFound,
     /// Still pending: nothing to replay.
     Pending,
@@ -134,7 +135,7 @@ impl Store {
         now_ms: u64,
     ) -> Result<ReplayOutcome, StoreError> {
         let outcome = on_backend!(self, s => s.replay_delivery(tenant, id, force, now_ms).await)?;
-        if let ReplayOutcome::Replayed(d) = &outcome {
+        if let ReplayOutcome::Replayed(d, _) = &outcome {
             self.probe_now(&d.endpoint_id).await?;
             self.feed.publish(Change::Replayed {
                 endpoint_id: d.endpoint_id.clone(),

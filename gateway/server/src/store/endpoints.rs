@@ -156,30 +156,37 @@ impl Store {
         Ok(found)
     }
 
-    /// Closes an endpoint's breaker by hand; `false` if there is no such endpoint.
-    /// Its pending work is served at once.
+    /// Closes an endpoint's breaker by hand; `None` if there is no such endpoint.
+    /// Its pending work is served at once. `Some(true)` when the breaker every
+    /// node shares (PostgreSQL) was open: the caller counts that transition, as
+    /// no node's scheduler does; an embedded store's scheduler counts its own.
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn reset_breaker(&self, tenant: &str, id: &str) -> Result<bool, StoreError> {
+    pub async fn reset_breaker(&self, tenant: &str, id: &str) -> Result<Option<bool>, StoreError> {
         let closed = BreakerRecord {
             state: BreakerState::Closed.into(),
             ..BreakerRecord::default()
         };
         let found = on_backend!(self, s => s.update_endpoint(tenant, id, |ep| ep.breaker = closed.clone()).await)?;
-        if found && let Backend::Postgres(pg) = &self.backend {
+        if !found {
+            return Ok(None);
+        }
+        let mut shared_was_open = false;
+        if let Backend::Postgres(pg) = &self.backend {
             // Every node's breaker is the shared one.
-            pg.update_runtime(id, |shared| {
-                shared.breaker = closed;
-                shared.probe_until_ms = None;
-            })
-            .await?;
+            shared_was_open = pg
+                .update_runtime(id, |shared| {
+                    let was_open = shared.breaker.state != BreakerState::Closed;
+                    shared.breaker = closed;
+                    shared.probe_until_ms = None;
+                    was_open
+                })
+                .await?;
         }
-        if found {
-            self.feed.publish(Change::BreakerReset {
-                endpoint_id: id.to_owned(),
-            });
-        }
-        Ok(found)
+        self.feed.publish(Change::BreakerReset {
+            endpoint_id: id.to_owned(),
+        });
+        Ok(Some(shared_was_open))
     }
 }

@@ -115,14 +115,19 @@ impl Telemetry {
         self.with_tenant(tenant, |t| t.dead += 1);
     }
 
-    /// Breakers found open at start.
-    pub fn breakers_open_at_start(&self, n: i64) {
-        self.metrics.breakers_open.inc_by(n);
+    /// Breakers found open at start: the tenant of each.
+    pub fn breakers_open_at_start<'a>(&self, tenants: impl IntoIterator<Item = &'a str>) {
+        for tenant in tenants {
+            self.metrics.breakers_open.inc();
+            self.with_tenant(tenant, |t| t.open_breakers += 1);
+        }
     }
 
     /// A breaker opened from closed, or closed again.
     pub fn breaker_transition(&self, tenant: &str, endpoint: &str, open: bool, now_ms: u64) {
-        self.metrics.breakers_open.inc_by(if open { 1 } else { -1 });
+        let change = if open { 1 } else { -1 };
+        self.metrics.breakers_open.inc_by(change);
+        self.with_tenant(tenant, |t| t.open_breakers += change);
         self.alerts.breaker(tenant, endpoint, open, now_ms);
     }
 

@@ -1,6 +1,6 @@
 //! Per-tenant delivery statistics for `GET /v1/stats` and `/v1/tenants/{t}/stats`:
 //! success rate, retry rate, average attempts, p95/p99 attempt latency, and the
-//! pending and DLQ counts. Rates cover the time since the gateway started.
+//! pending, DLQ and open-breaker counts. Rates cover the time since the gateway started.
 
 use serde::Serialize;
 
@@ -36,6 +36,8 @@ pub(crate) struct TenantStats {
     latency: [u64; BOUNDS_MS.len()],
     pub(crate) pending: i64,
     pub(crate) dlq: i64,
+    /// Endpoints whose breaker is not closed.
+    pub(crate) open_breakers: i64,
 }
 
 impl TenantStats {
@@ -60,6 +62,7 @@ impl TenantStats {
         }
         self.pending += other.pending;
         self.dlq += other.dlq;
+        self.open_breakers += other.open_breakers;
     }
 
     /// The latency under which a fraction `q` of attempts fell (a bucket's upper bound).
@@ -105,6 +108,7 @@ impl TenantStats {
                 p95: show(self.percentile_ms(0.95)),
                 p99: show(self.percentile_ms(0.99)),
             },
+            open_breakers: self.open_breakers.max(0),
             retry_rate: ratio(self.retries, self.attempts),
             success_rate: ratio(self.succeeded, finished),
         }
@@ -130,6 +134,8 @@ pub struct StatsView {
     dlq_size: i64,
     /// Attempt latency percentiles, as bucket upper bounds.
     latency_ms: Percentiles,
+    /// Endpoints whose circuit breaker is open or half-open now.
+    open_breakers: i64,
     /// Retries per attempt.
     retry_rate: Option<f64>,
     /// Succeeded per finished delivery.
@@ -188,6 +194,7 @@ mod tests {
             "attempts": 4,
             "deliveries": { "succeeded": 2, "dead": 0, "pending": 5 },
             "dlq_size": 0,
+            "open_breakers": 0,
         });
         assert_eq!(
             serde_json::to_string(&s.to_view()).unwrap(),

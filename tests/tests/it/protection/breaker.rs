@@ -184,8 +184,12 @@ async fn a_breaker_can_be_reset_by_hand(backend: Backend) {
     );
     let (s, body) = gw.call("POST", &path, Some(&other), None).await;
     assert_eq!(s, 404, "{body}");
+    // The stats count it: the tenant's and the gateway's, not the other tenant's.
+    assert_eq!(open_breakers(&gw, "acme", &key, 1).await, 1);
+    assert_eq!(open_breakers(&gw, "other", &other, 0).await, 0);
     let (s, body) = gw.call("POST", &path, Some(&key), None).await;
     assert_eq!(s, 200, "{body}");
+    assert_eq!(open_breakers(&gw, "", hookgate_tests::ADMIN, 0).await, 0);
     assert_eq!(body["breaker"]["state"], "closed", "{body}");
     assert_eq!(body["breaker"]["open_until"], Value::Null, "{body}");
     // The waiting event goes out now, not after the 10-minute cool-down.
@@ -202,4 +206,23 @@ async fn a_breaker_can_be_reset_by_hand(backend: Backend) {
         (s, body["error"]["code"].as_str()),
         (404, Some("not_found"))
     );
+}
+
+/// The stats' `open_breakers` of `tenant` (the gateway's when empty), once it
+/// reads `want` or after five seconds.
+async fn open_breakers(gw: &TestGateway, tenant: &str, token: &str, want: i64) -> i64 {
+    let path = if tenant.is_empty() {
+        "/v1/stats".to_owned()
+    } else {
+        format!("/v1/tenants/{tenant}/stats")
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let (_, stats) = gw.call("GET", &path, Some(token), None).await;
+        let open = stats["open_breakers"].as_i64().expect("open_breakers");
+        if open == want || std::time::Instant::now() > deadline {
+            return open;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }

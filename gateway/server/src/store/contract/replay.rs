@@ -28,13 +28,13 @@ async fn a_dead_delivery_replays_as_a_new_series_due_now(t: TestStore) {
     let lease = only_lease(&t.store, Lane::First, "ep_1", 0).await;
     let give_up = Interruption::End(DeadReason::InvalidRequest);
     t.store.interrupt("t", &lease, 1, give_up).await.unwrap();
-    let ReplayOutcome::Replayed(r) = t
+    let ReplayOutcome::Replayed(r, DeliveryState::Dead) = t
         .store
         .replay_delivery("t", &d.id, false, 40)
         .await
         .unwrap()
     else {
-        panic!("a dead delivery replays");
+        panic!("a dead delivery replays, and says it was dead");
     };
     let stored = t.store.delivery("t", &d.id).await.unwrap().unwrap();
     for got in [&*r, &stored] {
@@ -71,7 +71,7 @@ async fn replay_refuses_pending_unknown_and_gone_and_needs_force_for_a_success(t
     );
     assert!(matches!(
         replay(done.id.clone(), true).await,
-        ReplayOutcome::Replayed(_)
+        ReplayOutcome::Replayed(_, DeliveryState::Succeeded)
     ));
     assert!(matches!(
         replay(done.id.clone(), true).await,

@@ -82,10 +82,11 @@ impl PgStore {
         if endpoint.is_none() {
             return Ok(ReplayOutcome::EndpointGone);
         }
+        let left = d.state;
         d.begin_series(now_ms);
         requeue(&tx, std::slice::from_ref(&d)).await?;
         tx.commit().await.map_err(pg_error)?;
-        Ok(ReplayOutcome::Replayed(Box::new(d)))
+        Ok(ReplayOutcome::Replayed(Box::new(d), left))
     }
 
     pub async fn replay_matching(

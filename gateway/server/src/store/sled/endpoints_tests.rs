@@ -116,7 +116,7 @@ async fn whole_record_write_back_retention_keeps_a_racing_replay() {
         .replay_delivery("t", &d.id, false, 5_000)
         .await
         .unwrap();
-    assert!(matches!(replayed, ReplayOutcome::Replayed(_)));
+    assert!(matches!(replayed, ReplayOutcome::Replayed(..)));
     assert_eq!(store.commit(plan).await.unwrap(), WriteResult::Stale);
     let d = store.delivery("t", &d.id).unwrap().unwrap();
     assert_eq!((d.state, d.series), (DeliveryState::Pending, 2));

@@ -49,15 +49,16 @@ impl SledStore {
             if tx.get(keys::endpoint(tenant, &d.endpoint_id))?.is_none() {
                 return Err(abort(ReplayOutcome::EndpointGone));
             }
+            let left = d.state;
             let entry = new_series(&mut d, now_ms);
             tx.insert(dkey.as_slice(), records::encode(&d))?;
             tx.insert(entry.encode(), tenant.as_bytes())?;
-            Ok(Box::new(d))
+            Ok((Box::new(d), left))
         });
         match result {
-            Ok(d) => {
+            Ok((d, left)) => {
                 self.wait_own_write().await?;
-                Ok(ReplayOutcome::Replayed(d))
+                Ok(ReplayOutcome::Replayed(d, left))
             }
             Err(TransactionError::Abort(o)) => Ok(o),
             Err(TransactionError::Storage(e)) => Err(e.into()),

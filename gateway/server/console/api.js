@@ -1,0 +1,126 @@
+// The console's one way to the API v1, and the small DOM helpers every page
+// shares. The token is read from sessionStorage and sent as a bearer header;
+// it never goes into a URL.
+
+export const store = window.sessionStorage;
+export const $ = (id) => document.getElementById(id);
+
+/** Calls the API with a JSON body (or raw bytes); resolves to the JSON answer, or throws the API's error. */
+export async function api(path, method = "GET", body = undefined, contentType = "application/json") {
+  const headers = { authorization: `Bearer ${store.getItem("hookgate.token")}` };
+  let payload;
+  if (body instanceof ArrayBuffer) {
+    headers["content-type"] = contentType;
+    payload = body;
+  } else if (body !== undefined) {
+    headers["content-type"] = contentType;
+    payload = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body: payload });
+  } catch (e) {
+    throw { code: "unreachable", message: `The gateway did not answer: ${e.message}` };
+  }
+  if (response.status === 204) return null;
+  const answer = await response.json().catch(() => null);
+  if (!response.ok) {
+    throw answer && answer.error
+      ? answer.error
+      : { code: `http_${response.status}`, message: response.statusText || "The request failed" };
+  }
+  return answer;
+}
+
+/** The API error (or nothing) in the page's alert line: message and code. */
+export function showError(error) {
+  const box = $("error");
+  box.textContent = error ? `${error.message} (${error.code})` : "";
+  box.hidden = !error;
+}
+
+/** A short confirmation line under the page title. */
+export function showNotice(text) {
+  const box = $("notice");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+/** The signed-in tenant, or the error pages about one tenant show. */
+export function tenant() {
+  const id = store.getItem("hookgate.tenant");
+  if (!id) throw { code: "no_tenant", message: "Sign in with a tenant id to see this page" };
+  return id;
+}
+
+/** The signed-in tenant's API path prefix. */
+export const tenantPath = () => `/v1/tenants/${encodeURIComponent(tenant())}`;
+
+/** An element with attributes (`text` sets its text) and children. */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "text") node.textContent = String(value);
+    else if (key === "on") for (const [name, f] of Object.entries(value)) node.addEventListener(name, f);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  node.append(...children.filter((c) => c !== undefined && c !== null));
+  return node;
+}
+
+/** A table cell; null shows as a dash. */
+export const cell = (text) => el("td", { text: text == null || text === "" ? "–" : text });
+
+/** A row for an empty list, spanning `columns`. */
+export const emptyRow = (columns, text) => el("tr", { class: "empty" }, el("td", { colspan: columns, text }));
+
+/** A link to a console page. */
+export const link = (hash, text) => el("a", { href: hash, text });
+
+/** `HH:MM:SS` in local time, or a dash. */
+export function clock(iso) {
+  if (!iso) return "–";
+  return new Date(iso).toLocaleTimeString([], { hour12: false });
+}
+
+/** Date and time, to the second, in local time. */
+export function when(iso) {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  return `${d.toLocaleDateString()} ${d.toLocaleTimeString([], { hour12: false })}`;
+}
+
+/** Milliseconds as the largest sensible unit. */
+export function duration(ms) {
+  if (ms == null) return "–";
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)} min`;
+  return `${+(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/** A definition list from `[name, value]` pairs. */
+export function definitions(pairs) {
+  return pairs.map(([name, value]) =>
+    el("div", {}, el("dt", { text: name }), el("dd", { text: value == null || value === "" ? "–" : value })),
+  );
+}
+
+/**
+ * Runs `action` on a button press, showing its error. The button stays
+ * focusable (a disabled one would drop the keyboard's focus) but ignores
+ * presses while the action runs.
+ */
+export async function pressed(button, action) {
+  if (button.getAttribute("aria-busy") === "true") return;
+  button.setAttribute("aria-busy", "true");
+  showError(null);
+  try {
+    await action();
+  } catch (error) {
+    showError(error);
+  } finally {
+    button.removeAttribute("aria-busy");
+  }
+}

@@ -1,0 +1,117 @@
+// The dead-letter queue: dead deliveries grouped by reason and by endpoint, a
+// replay button on each dead delivery, and bulk replay by filter: a dry run
+// counts what matches, the count is confirmed, and the result names any
+// endpoint whose breaker is still open.
+
+import { $, api, tenantPath, el, cell, link, emptyRow, when, clock, pressed, showNotice } from "./api.js";
+import { allEndpoints } from "./endpoints.js";
+
+/** Polled again this often while the page is open. */
+export const poll = 3000;
+
+const form = $("replay-form");
+let pending = null;
+
+/** The bulk replay's body from the filters. */
+function filters() {
+  const body = { state: "dead" };
+  for (const name of ["dead_reason", "endpoint_id", "event_type"]) {
+    const value = form.elements[name].value.trim();
+    if (value) body[name] = value;
+  }
+  for (const name of ["since", "until"]) {
+    const value = form.elements[name].value;
+    if (value) body[name] = new Date(value).toISOString();
+  }
+  return body;
+}
+
+function summaryRows(summary) {
+  const reasons = Object.entries(summary.by_reason).filter(([, n]) => n > 0);
+  $("dlq-total").textContent = `${summary.dead} dead${summary.complete ? "" : ` among the newest ${summary.scanned} deliveries`}`;
+  $("dlq-reasons").replaceChildren(
+    ...(reasons.length
+      ? reasons.map(([reason, n]) => el("tr", { "data-reason": reason }, cell(reason), cell(n)))
+      : [emptyRow(2, "The DLQ is empty.")]),
+  );
+  $("dlq-endpoints").replaceChildren(
+    ...(summary.by_endpoint.length
+      ? summary.by_endpoint.map((e) => el("tr", {}, el("td", {}, link(`#endpoint/${encodeURIComponent(e.endpoint_id)}`, e.endpoint_id)), cell(e.dead)))
+      : [emptyRow(2, "No endpoint has dead deliveries.")]),
+  );
+}
+
+function deadRow(d) {
+  const button = el("button", { type: "button", text: "Replay", "data-delivery": d.id });
+  button.addEventListener("click", () =>
+    pressed(button, async () => {
+      await api(`${tenantPath()}/deliveries/${encodeURIComponent(d.id)}/replay`, "POST", {});
+      showNotice(`Delivery ${d.id} is pending again.`);
+      await show(null, true);
+    }),
+  );
+  return el(
+    "tr",
+    {},
+    el("td", {}, link(`#delivery/${encodeURIComponent(d.id)}`, d.id)),
+    cell(d.event_type),
+    cell(d.endpoint_id),
+    cell(d.dead_reason),
+    cell(d.last_status ?? d.last_error),
+    cell(when(d.updated_at)),
+    el("td", {}, button),
+  );
+}
+
+export async function show(_arg, polled = false) {
+  if (!polled) {
+    const select = form.elements.endpoint_id;
+    const chosen = select.value;
+    const endpoints = await allEndpoints();
+    select.replaceChildren(el("option", { value: "", text: "any endpoint" }), ...endpoints.map((ep) => el("option", { value: ep.id, text: ep.id })));
+    select.value = chosen;
+  }
+  summaryRows(await api(`${tenantPath()}/dlq/summary`));
+  const dead = await api(`${tenantPath()}/deliveries?state=dead&limit=25`);
+  $("dlq-list").replaceChildren(...(dead.data.length ? dead.data.map(deadRow) : [emptyRow(7, "No dead deliveries.")]));
+}
+
+/** The result line: how many went back, and each breaker still holding its endpoint. */
+function result(answer) {
+  const breakers = answer.open_breakers.map(
+    (b) => `The breaker of ${b.endpoint_id} is ${b.state}${b.open_until ? ` until ${clock(b.open_until)}` : ""}: its probe goes now, and the rest follows once it succeeds.`,
+  );
+  return [`Replayed ${answer.replayed} dead deliver${answer.replayed === 1 ? "y" : "ies"}.`, ...breakers].join(" ");
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  pressed(form.querySelector("button[type=submit]"), async () => {
+    pending = filters();
+    const dry = await api(`${tenantPath()}/replay`, "POST", { ...pending, dry_run: true });
+    $("replay-result").hidden = true;
+    $("replay-count").textContent =
+      dry.replayed === 0
+        ? "No dead delivery matches these filters."
+        : `${dry.replayed} dead deliver${dry.replayed === 1 ? "y matches" : "ies match"}. Replay ${dry.replayed === 1 ? "it" : "them"}?`;
+    $("replay-confirm").hidden = dry.replayed === 0;
+    $("replay-confirm").dataset.count = String(dry.replayed);
+    $("replay-confirm-panel").hidden = false;
+    (dry.replayed === 0 ? $("replay-cancel") : $("replay-confirm")).focus();
+  });
+});
+
+$("replay-confirm").addEventListener("click", (event) =>
+  pressed(event.target, async () => {
+    const answer = await api(`${tenantPath()}/replay`, "POST", pending);
+    $("replay-confirm-panel").hidden = true;
+    $("replay-result").textContent = result(answer);
+    $("replay-result").hidden = false;
+    await show(null, true);
+  }),
+);
+
+$("replay-cancel").addEventListener("click", () => {
+  $("replay-confirm-panel").hidden = true;
+  pending = null;
+});

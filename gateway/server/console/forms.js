@@ -1,0 +1,93 @@
+// Form pieces shared by the endpoint and policy pages: the retry-policy fields,
+// reading them into the API's policy object, and the API's 422 shown beside
+// the field it names.
+
+import { el, showError } from "./api.js";
+
+const PRESETS = ["default", "seed-classic", "svix", "ladder", "aggressive-short"];
+const STRATEGIES = ["exponential", "linear", "fixed"];
+const JITTERS = ["none", "full", "equal", "decorrelated", "proportional"];
+
+/** The policy fields: [name, label, kind, choices or placeholder]. */
+const FIELDS = [
+  ["preset", "Preset", "select", PRESETS],
+  ["max_attempts", "Max attempts", "number", "1–100"],
+  ["strategy", "Strategy", "select", STRATEGIES],
+  ["base_ms", "First delay", "duration", "5s, 500ms or ms"],
+  ["factor", "Factor", "number", "2"],
+  ["max_delay_ms", "Max delay", "duration", "1h"],
+  ["retry_window_ms", "Retry window", "duration", "3d"],
+  ["jitter", "Jitter", "select", JITTERS],
+];
+
+export const PRESET_NAMES = PRESETS;
+
+/** A label with its control and the span for the API's message about `field`. */
+export function labelled(text, control, field) {
+  return el("div", { class: "field" }, el("label", {}, `${text} `, control), el("span", { class: "field-error", "data-field": field, "aria-live": "polite" }));
+}
+
+/** The policy fields as a fieldset; names are `policy.<field>`. */
+export function policyFieldset(legend = "Retry policy (empty: the default's)") {
+  const set = el("fieldset", { class: "policy" }, el("legend", { text: legend }));
+  for (const [name, text, kind, extra] of FIELDS) {
+    const full = `policy.${name}`;
+    const control =
+      kind === "select"
+        ? el("select", { name: full }, el("option", { value: "", text: "(default)" }), ...extra.map((v) => el("option", { value: v, text: v })))
+        : el("input", { name: full, type: kind === "number" ? "number" : "text", step: name === "factor" ? "any" : undefined, placeholder: extra, autocomplete: "off" });
+    set.append(labelled(text, control, full));
+  }
+  return set;
+}
+
+/** A field's value as the API takes it: digits are ms (or a number), the rest a duration string. */
+function read(form, name) {
+  const control = form.elements[`policy.${name}`];
+  if (!control) return undefined;
+  const raw = control.value.trim();
+  if (raw === "") return undefined;
+  const kind = FIELDS.find(([n]) => n === name)[2];
+  if (kind === "number" || (kind === "duration" && /^\d+$/.test(raw))) return Number(raw);
+  return raw;
+}
+
+/** The policy object from the filled fields only, or undefined when none is. */
+export function policyFrom(form) {
+  const policy = {};
+  for (const [name] of FIELDS) {
+    const value = read(form, name);
+    if (value !== undefined) policy[name] = value;
+  }
+  return Object.keys(policy).length ? policy : undefined;
+}
+
+/** A merge patch turning `current` into the fields: a cleared field that was set becomes null. */
+export function policyPatch(form, current) {
+  const patch = {};
+  for (const [name] of FIELDS) {
+    const value = read(form, name);
+    if (value !== undefined) patch[name] = value;
+    else if (current && current[name] !== undefined) patch[name] = null;
+  }
+  return Object.keys(patch).length ? patch : undefined;
+}
+
+/** Fills the fields from a policy object as the tenant set it. */
+export function fillPolicy(form, policy) {
+  for (const [name] of FIELDS) {
+    const control = form.elements[`policy.${name}`];
+    const value = policy ? policy[name] : undefined;
+    control.value = value === undefined || value === null ? "" : String(value);
+  }
+}
+
+/** Shows the API's error beside the field it names (its `field`), and in the alert line. */
+export function showFieldError(form, error) {
+  for (const span of form.querySelectorAll(".field-error")) {
+    span.textContent = error && span.dataset.field === error.field ? error.message : "";
+  }
+  showError(error);
+  const named = error && error.field ? form.elements[error.field] : null;
+  if (named && named.focus) named.focus();
+}

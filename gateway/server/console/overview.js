@@ -1,0 +1,59 @@
+// Overview: the stats API's figures for the gateway (admin) or the signed-in
+// tenant, and small charts of the series this tab has polled since sign-in.
+
+import { $, api, store, el, definitions } from "./api.js";
+import { sparkline } from "./charts.js";
+
+/** Polled again this often while the page is open. */
+export const poll = 2000;
+
+/** The samples kept per chart: ten minutes at one per two seconds. */
+const KEEP = 300;
+const samples = [];
+
+const percent = (x) => (x == null ? "–" : `${(x * 100).toFixed(1)} %`);
+/** A latency bound: a number of ms, or a string such as ">60000". */
+const latency = (x) => (x == null ? "–" : `${x} ms`);
+const number = (x) => (typeof x === "number" ? x : x == null ? null : Number(String(x).replace(/[^0-9.]/g, "")));
+
+/** What each chart draws from a sample; attempts/s comes from two samples. */
+const CHARTS = [
+  ["Attempts per second", (s, prev) => (prev ? Math.max(0, (s.attempts - prev.attempts) / ((s.at - prev.at) / 1000)) : null)],
+  ["Success rate", (s) => s.success_rate],
+  ["Retry rate", (s) => s.retry_rate],
+  ["p95 attempt latency (ms)", (s) => number(s.latency_ms.p95)],
+  ["DLQ size", (s) => s.dlq_size],
+  ["Open breakers", (s) => s.open_breakers],
+];
+
+export async function show() {
+  const tenant = store.getItem("hookgate.tenant");
+  $("overview-scope").textContent = tenant ? `Tenant ${tenant}` : "The whole gateway";
+  const path = tenant ? `/v1/tenants/${encodeURIComponent(tenant)}/stats` : "/v1/stats";
+  const stats = await api(path);
+  samples.push({ ...stats, at: Date.now() });
+  if (samples.length > KEEP) samples.shift();
+  $("figures").replaceChildren(
+    ...definitions([
+      ["Success rate", percent(stats.success_rate)],
+      ["Retry rate", percent(stats.retry_rate)],
+      ["p95 attempt latency", latency(stats.latency_ms.p95)],
+      ["p99 attempt latency", latency(stats.latency_ms.p99)],
+      ["DLQ size", String(stats.dlq_size)],
+      ["Open breakers", String(stats.open_breakers)],
+      ["Pending", String(stats.deliveries.pending)],
+      ["Attempts", String(stats.attempts)],
+    ]),
+  );
+  $("charts").replaceChildren(
+    ...CHARTS.map(([name, value]) => {
+      const series = samples.map((s, i) => value(s, samples[i - 1]));
+      return el("figure", {}, sparkline(series, name), el("figcaption", { text: name }));
+    }),
+  );
+}
+
+/** Forgets the polled series (at sign-out: they belong to that token). */
+export function forget() {
+  samples.length = 0;
+}

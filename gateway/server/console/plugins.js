@@ -1,0 +1,101 @@
+// Plugins: the tenant's plugins, each version with its upload checks' results,
+// upload from a file picker, rollback to the version before, and the
+// endpoints bound to each (bind and unbind edit the endpoint's `plugin`).
+
+import { $, api, tenantPath, el, cell, emptyRow, when, pressed, showNotice } from "./api.js";
+import { showFieldError } from "./forms.js";
+import { allEndpoints } from "./endpoints.js";
+
+const upload = $("plugin-upload");
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+function checksText(checks) {
+  if (!checks) return "–";
+  return `${checks.passed.length} passed (${checks.passed.join(", ")}); fuel ${checks.fuel_used} of ${checks.fuel_limit}; memory ${kib(checks.memory_used_bytes)} of ${kib(checks.memory_limit_bytes)}`;
+}
+
+function versionRow(v) {
+  const state = [v.active ? "active" : null, v.loaded ? "loaded" : null, v.disabled ? "disabled" : null].filter(Boolean).join(", ");
+  return el(
+    "tr",
+    { "data-version": v.version },
+    cell(v.version),
+    cell(state || "kept"),
+    cell(v.consecutive_failures),
+    cell(checksText(v.checks)),
+    cell(`${kib(v.size)}, sha256 ${v.sha256.slice(0, 12)}…`),
+    cell(when(v.created_at)),
+  );
+}
+
+/** PATCHes an endpoint's plugin binding, then redraws. */
+async function bind(endpointId, plugin) {
+  const path = `${tenantPath()}/endpoints/${encodeURIComponent(endpointId)}`;
+  await api(path, "PATCH", { plugin }, "application/merge-patch+json");
+  showNotice(plugin ? `${endpointId} now asks ${plugin}.` : `${endpointId} is unbound: its policy decides.`);
+  await show();
+}
+
+function pluginCard(plugin, endpoints) {
+  const bound = endpoints.filter((ep) => ep.plugin === plugin.name || (ep.plugin || "").startsWith(`${plugin.name}@`));
+  const rollback = el("button", { type: "button", text: "Roll back", "data-plugin": plugin.name, disabled: plugin.versions.length < 2 });
+  rollback.addEventListener("click", () =>
+    pressed(rollback, async () => {
+      const after = await api(`${tenantPath()}/plugins/${encodeURIComponent(plugin.name)}/rollback`, "POST");
+      showNotice(`${after.name} is back at version ${after.active_version}.`);
+      await show();
+    }),
+  );
+  const unboundChoices = endpoints.filter((ep) => !bound.includes(ep));
+  const picker = el("select", { "aria-label": `Endpoint to bind to ${plugin.name}` }, ...unboundChoices.map((ep) => el("option", { value: ep.id, text: ep.id })));
+  const bindButton = el("button", { type: "button", text: "Bind", disabled: unboundChoices.length === 0, "data-bind": plugin.name });
+  bindButton.addEventListener("click", () => pressed(bindButton, () => bind(picker.value, plugin.name)));
+  const bindings = bound.map((ep) => {
+    const unbind = el("button", { type: "button", text: "Unbind", "data-unbind": ep.id });
+    unbind.addEventListener("click", () => pressed(unbind, () => bind(ep.id, null)));
+    return el("li", {}, `${ep.id} (${ep.plugin}) `, unbind);
+  });
+  return el(
+    "article",
+    { class: "plugin", "data-plugin": plugin.name },
+    el("h3", { text: `${plugin.name}: version ${plugin.active_version} active${plugin.disabled ? ", disabled" : ""} (${plugin.source})` }),
+    el(
+      "table",
+      {},
+      el("thead", {}, el("tr", {}, ...["Version", "State", "Failures in a row", "Checks", "Size", "Uploaded"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, ...plugin.versions.map(versionRow)),
+    ),
+    el("p", { class: "actions" }, rollback),
+    el("h4", { text: "Bound endpoints" }),
+    el("ul", { class: "bindings" }, ...(bindings.length ? bindings : [el("li", { class: "empty", text: "None: no endpoint asks this plugin." })])),
+    el("p", { class: "actions" }, picker, " ", bindButton),
+  );
+}
+
+export async function show() {
+  const [plugins, endpoints] = await Promise.all([api(`${tenantPath()}/plugins`), allEndpoints()]);
+  $("plugin-list").replaceChildren(
+    ...(plugins.data.length
+      ? plugins.data.map((p) => pluginCard(p, endpoints))
+      : [el("p", { class: "empty", text: "No plugins yet: upload a WebAssembly component built with the plugin SDK." })]),
+  );
+}
+
+upload.addEventListener("submit", (event) => {
+  event.preventDefault();
+  pressed(upload.querySelector("button[type=submit]"), async () => {
+    const name = upload.elements.name.value.trim();
+    const file = upload.elements.file.files[0];
+    if (!file) throw { code: "no_file", message: "Choose a .wasm file to upload" };
+    try {
+      const bytes = await file.arrayBuffer();
+      const answer = await api(`${tenantPath()}/plugins/${encodeURIComponent(name)}`, "PUT", bytes, "application/wasm");
+      showFieldError(upload, null);
+      upload.reset();
+      showNotice(`Uploaded ${answer.name} version ${answer.version}: ${checksText(answer.checks)}.`);
+      await show();
+    } catch (error) {
+      showFieldError(upload, error);
+    }
+  });
+});

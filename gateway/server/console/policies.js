@@ -1,0 +1,102 @@
+// Policies: the herd simulator. A policy (an endpoint's, edited or not) is run
+// through `POST /v1/policy/simulate` beside every preset; each is drawn as the
+// per-second histogram of its first retry wave and of the recovery once the
+// receiver is back, with the simulator's figures.
+
+import { $, api, store, el, definitions, duration } from "./api.js";
+import { histogram } from "./charts.js";
+import { fillPolicy, policyFieldset, policyFrom, showFieldError, PRESET_NAMES } from "./forms.js";
+import { allEndpoints } from "./endpoints.js";
+
+/** Seconds drawn in each histogram. */
+const WINDOW_S = 60;
+
+const form = $("simulate-form");
+form.querySelector("#simulate-policy").replaceWith(policyFieldset("Policy to simulate (empty: the default's)"));
+let endpoints = [];
+
+/** Per-second counts from `from` for `WINDOW_S` seconds. */
+function window(arrivals, from) {
+  const counts = new Array(WINDOW_S).fill(0);
+  for (const { second, count } of arrivals) {
+    if (second >= from && second < from + WINDOW_S) counts[second - from] = count;
+  }
+  return counts;
+}
+
+function card(title, report) {
+  const arrivals = report.retry_arrivals;
+  const first = arrivals.length ? arrivals[0].second : 0;
+  const outageS = Math.ceil(report.config.outage_ms / 1000);
+  const figures = definitions([
+    ["Peak", `${report.peak_per_second}/s at ${report.peak_second} s`],
+    ["Herd ratio", report.herd_ratio.toFixed(2)],
+    ["Recovery peak", `${report.recovery_peak_per_second}/s`],
+    ["Attempts", String(report.total_attempts)],
+    ["Delivered", String(report.delivered)],
+    ["Dead", Object.entries(report.dead).map(([r, n]) => `${n} ${r}`).join(", ") || "0"],
+    ["Last delivery", duration(report.last_delivery_ms)],
+  ]);
+  return el(
+    "article",
+    { class: "simulation" },
+    el("h3", { text: title }),
+    el("dl", { class: "figures small" }, ...figures),
+    el("div", { class: "charts" },
+      el("figure", {}, histogram(window(arrivals, first), first, `${title}: first retry wave`), el("figcaption", { text: "First retry wave (retries per second)" })),
+      el("figure", {}, histogram(window(arrivals, outageS), outageS, `${title}: recovery`), el("figcaption", { text: `Recovery, from the end of the ${duration(report.config.outage_ms)} outage` })),
+    ),
+  );
+}
+
+/** The simulation's parameters from the form. */
+function parameters() {
+  const events = form.elements.events.value.trim();
+  const outage = form.elements.outage.value.trim();
+  const body = {};
+  if (events) body.events = Number(events);
+  if (outage) body.outage = /^\d+$/.test(outage) ? Number(outage) : outage;
+  return body;
+}
+
+export async function show() {
+  const picker = form.elements.endpoint;
+  if (!store.getItem("hookgate.tenant")) {
+    picker.replaceChildren(el("option", { value: "", text: "(sign in with a tenant to pick its endpoints)" }));
+    return;
+  }
+  const chosen = picker.value;
+  endpoints = await allEndpoints();
+  picker.replaceChildren(el("option", { value: "", text: "none: start from the default" }), ...endpoints.map((ep) => el("option", { value: ep.id, text: `${ep.id} (${ep.url})` })));
+  picker.value = chosen;
+}
+
+form.elements.endpoint.addEventListener("change", () => {
+  const ep = endpoints.find((e) => e.id === form.elements.endpoint.value);
+  fillPolicy(form, ep ? ep.policy : null);
+});
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const button = form.querySelector("button[type=submit]");
+  button.disabled = true;
+  $("simulations").replaceChildren(el("p", { class: "note", text: "Simulating…" }));
+  try {
+    const base = parameters();
+    const policy = policyFrom(form) || {};
+    const ep = endpoints.find((e) => e.id === form.elements.endpoint.value);
+    const same = ep && JSON.stringify(ep.policy || {}) === JSON.stringify(policy);
+    const title = ep ? (same ? `${ep.id}'s policy` : `${ep.id}'s policy, edited`) : "This policy";
+    const cards = [card(title, await api("/v1/policy/simulate", "POST", { ...base, policy }))];
+    showFieldError(form, null);
+    for (const preset of PRESET_NAMES) {
+      cards.push(card(`Preset ${preset}`, await api("/v1/policy/simulate", "POST", { ...base, preset })));
+    }
+    $("simulations").replaceChildren(...cards);
+  } catch (error) {
+    $("simulations").replaceChildren();
+    showFieldError(form, error);
+  } finally {
+    button.disabled = false;
+  }
+});

@@ -1,0 +1,55 @@
+// Launches Debian's Chromium headless through playwright-core, with the flags
+// that keep it from reaching for outside hosts, on an empty profile; records
+// every request that leaves for another origin.
+import { mkdtempSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+/** Opens a browser on a fresh profile under `outDir`; `outside` collects foreign requests. */
+export async function launch(base, outDir) {
+  const executablePath = process.env.HOOKGATE_CHROMIUM || "/usr/bin/chromium";
+  const profile = mkdtempSync(`${outDir}/profile-`);
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  const outside = [];
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  page.setDefaultTimeout(30000);
+  page.on("request", (request) => {
+    if (!request.url().startsWith(base)) outside.push(request.url());
+  });
+  return { browser, page, outside };
+}
+
+/** Signs in on the console's form; `tenant` may be empty (the admin). */
+export async function signIn(page, base, token, tenant) {
+  await page.goto(`${base}/console/`);
+  await page.fill("#token", token);
+  await page.fill("#tenant", tenant || "");
+  await page.press("#token", "Enter");
+  await page.waitForSelector("#figures dd");
+}
+
+/** The alert line's text, or "" when it is hidden. */
+export async function alertText(page) {
+  return page.$eval("#error", (e) => (e.hidden ? "" : e.textContent));
+}
+
+/** Waits until `selector`'s text contains `text`; returns that text. */
+export async function waitForText(page, selector, text) {
+  await page.waitForFunction(
+    ([s, t]) => [...document.querySelectorAll(s)].some((e) => e.textContent.includes(t)),
+    [selector, text],
+  );
+  return page.$$eval(selector, (nodes, t) => nodes.map((n) => n.textContent).find((x) => x.includes(t)), text);
+}

@@ -1,0 +1,59 @@
+// Deliveries: events sent through the API; the list filtered to the retried
+// endpoint; its delivery's timeline watched while it fails and is retried,
+// then once it succeeds. The receiver fails each delivery's first two
+// attempts, then answers 200.
+import { waitForText } from "./browser.mjs";
+
+/** Sends one event through the API with the tenant's key. */
+export async function send({ base, key, tenant }, eventType, payload) {
+  const response = await fetch(`${base}/v1/tenants/${tenant}/events`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ event_type: eventType, payload }),
+  });
+  if (response.status !== 202) throw new Error(`ingest answered ${response.status}: ${await response.text()}`);
+  return response.json();
+}
+
+const timeline = (page) =>
+  page.$$eval("#timeline li.attempt", (items) =>
+    items.map((li) => ({
+      title: li.querySelector("h4").textContent,
+      failed: li.classList.contains("failed"),
+      facts: Object.fromEntries([...li.querySelectorAll("dl div")].map((d) => [d.querySelector("dt").textContent, d.querySelector("dd").textContent])),
+      snippet: li.querySelector(".snippet")?.textContent ?? null,
+    })),
+  );
+
+export async function deliveriesScene(ctx) {
+  const { page, outDir, seen } = ctx;
+  const order = await send(ctx, "order.created", { order: 1 });
+  for (const [type, n] of [["invoice.paid", 1], ["invoice.paid", 2], ["invoice.voided", 3]]) await send(ctx, type, { invoice: n });
+
+  await page.click('a[href="#deliveries"]');
+  await page.waitForSelector("#deliveries:not([hidden])");
+  await page.selectOption('#delivery-filters [name="endpoint_id"]', seen.endpoints.id);
+  await page.click('#delivery-filters button[type="submit"]');
+  const deliveryId = order.deliveries[0].id;
+  await page.click(`#delivery-list a:has-text("${deliveryId}")`);
+  await page.waitForSelector("#delivery:not([hidden])");
+
+  // While it is retried: a failed attempt on the timeline and the next one due.
+  await page.waitForFunction(() => document.querySelector("#timeline li.failed") && document.querySelector("#delivery-progress").textContent.includes("next at"));
+  const retrying = { progress: await page.textContent("#delivery-progress"), attempts: await timeline(page) };
+  await page.screenshot({ path: `${outDir}/delivery-retrying.png`, fullPage: true });
+  // Then its third attempt gets the 200.
+  await page.waitForSelector("#timeline li.ok", { timeout: 60000 });
+  const done = { progress: await waitForText(page, "#delivery-progress", "delivered"), attempts: await timeline(page) };
+  await page.screenshot({ path: `${outDir}/delivery-timeline.png`, fullPage: true });
+
+  // The list, filtered to the dead ones.
+  await page.click('a[href="#deliveries"]');
+  await page.selectOption('#delivery-filters [name="endpoint_id"]', "");
+  await page.selectOption('#delivery-filters [name="state"]', "dead");
+  await page.click('#delivery-filters button[type="submit"]');
+  await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr[data-state=dead]").length === 3, null, { timeout: 60000 });
+  const dead = await page.$$eval("#delivery-list tr", (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)));
+  await page.screenshot({ path: `${outDir}/deliveries.png`, fullPage: true });
+  return { deliveryId, retrying, done, dead };
+}

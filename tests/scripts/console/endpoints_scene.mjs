@@ -1,0 +1,96 @@
+// Endpoints: create the two the later scenes use, get the API's field error on
+// create and on edit, then save a good edit, disable and enable by keyboard,
+// rotate the secret and reset the breaker.
+import { alertText, waitForText } from "./browser.mjs";
+
+/** Fills the create form and submits it; waits for the list to show `url`, or for an error. */
+async function create(page, fields) {
+  for (const [name, value] of Object.entries(fields)) {
+    const control = `#endpoint-form [name="${name}"]`;
+    if ((await page.$eval(control, (c) => c.tagName)) === "SELECT") await page.selectOption(control, value);
+    else await page.fill(control, value);
+  }
+  await page.click('#endpoint-form button[type="submit"]');
+}
+
+/** Presses Tab until `selector` has the focus (at most 60 times); true if it got there. */
+async function tabTo(page, selector) {
+  for (let i = 0; i < 60; i++) {
+    if (await page.evaluate((s) => document.activeElement === document.querySelector(s), selector)) return true;
+    await page.keyboard.press("Tab");
+  }
+  return false;
+}
+
+export async function endpointsScene({ page, setup, outDir }) {
+  await page.click('a[href="#endpoints"]');
+  await page.waitForSelector("#endpoints:not([hidden])");
+  const empty = await page.textContent("#endpoint-list");
+  // Retried every 3 s, no jitter: its failures and retry show on the timeline.
+  await create(page, {
+    url: setup.retrying_url,
+    event_types: "order.*",
+    "policy.max_attempts": "5",
+    "policy.strategy": "fixed",
+    "policy.base_ms": "3s",
+    "policy.jitter": "none",
+  });
+  await waitForText(page, "#endpoint-list td", setup.retrying_url);
+  // One attempt only: its failures go straight to the DLQ.
+  await create(page, { url: setup.dying_url, event_types: "invoice.*", "policy.max_attempts": "1" });
+  await waitForText(page, "#endpoint-list td", setup.dying_url);
+  const secretShown = await page.textContent("#created-secret");
+  await create(page, { url: setup.dying_url, "policy.max_attempts": "101" });
+  const field = '#endpoint-form [data-field="policy.max_attempts"]';
+  await page.waitForFunction((f) => document.querySelector(f).textContent !== "", field);
+  const createFieldError = await page.textContent(field);
+  const createAlert = await alertText(page);
+  const listed = await page.$$eval("#endpoint-list tr td:nth-child(2)", (tds) => tds.map((t) => t.textContent));
+  await page.screenshot({ path: `${outDir}/endpoints.png`, fullPage: true });
+
+  // The first endpoint's page: edit with a refused value, then a good one.
+  await page.click(`#endpoint-list tr:has-text("${setup.retrying_url}") a`);
+  await page.waitForSelector("#endpoint:not([hidden]) #endpoint-facts dd");
+  const id = (await page.textContent("#endpoint-title")).replace("Endpoint ", "");
+  const edit = "#endpoint-edit";
+  await page.fill(`${edit} [name="policy.max_attempts"]`, "0");
+  await page.click(`${edit} button[type="submit"]`);
+  const editField = `${edit} [data-field="policy.max_attempts"]`;
+  await page.waitForFunction((f) => document.querySelector(f).textContent !== "", editField);
+  const editFieldError = await page.textContent(editField);
+  const editAlert = await alertText(page);
+  await page.fill(`${edit} [name="policy.max_attempts"]`, "6");
+  await page.fill(`${edit} [name="description"]`, "orders, retried");
+  await page.click(`${edit} button[type="submit"]`);
+  const saved = await waitForText(page, "#notice", "Saved");
+  const effective = await page.$$eval("#endpoint-policy div", (ds) => Object.fromEntries(ds.map((d) => [d.querySelector("dt").textContent, d.querySelector("dd").textContent])));
+
+  // Disable and enable from the keyboard alone.
+  await page.focus("#nav a[href='#overview']");
+  const reached = await tabTo(page, "#endpoint-toggle");
+  await page.keyboard.press("Enter");
+  const disabled = await waitForText(page, "#endpoint-facts dd", "disabled");
+  await page.keyboard.press("Enter");
+  await waitForText(page, "#notice", "is enabled");
+  const enabled = await page.textContent("#endpoint-facts div:nth-child(2) dd");
+  await page.click("#endpoint-rotate");
+  const rotated = await waitForText(page, "#endpoint-secret", "New signing secret");
+  await page.click("#endpoint-reset");
+  const reset = await waitForText(page, "#notice", "breaker");
+  await page.screenshot({ path: `${outDir}/endpoint.png`, fullPage: true });
+  return {
+    empty,
+    listed,
+    secretShown,
+    createFieldError,
+    createAlert,
+    id,
+    editFieldError,
+    editAlert,
+    saved,
+    effective,
+    keyboard: { reached, disabled, enabled },
+    rotated,
+    reset,
+  };
+}

@@ -1,0 +1,28 @@
+// The overview as a tenant (figures, and charts that fill as the page polls)
+// and as the admin (the whole gateway's figures).
+import { signIn } from "./browser.mjs";
+
+const figures = (page) =>
+  page.$$eval("#figures div", (items) => items.map((i) => [i.querySelector("dt").textContent, i.querySelector("dd").textContent]));
+
+export async function overviewScene({ page, key, outDir }) {
+  // Two polls make a line: the charts then have two points each.
+  await page.waitForFunction(() => [...document.querySelectorAll("#charts svg")].some((s) => Number(s.dataset.points) >= 2));
+  const charts = await page.$$eval("#charts figure", (fs) => fs.map((f) => [f.querySelector("figcaption").textContent, Number(f.querySelector("svg").dataset.points)]));
+  const stored = await page.evaluate(() => window.sessionStorage.getItem("hookgate.token"));
+  await page.screenshot({ path: `${outDir}/overview.png`, fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${outDir}/overview-phone.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  return { figures: await figures(page), charts, url: page.url(), tokenKept: stored === key };
+}
+
+export async function adminScene({ page, base, setup, outDir }) {
+  await page.click("#sign-out");
+  await page.waitForSelector("#sign-in:not([hidden])");
+  const cleared = await page.evaluate(() => window.sessionStorage.length === 0);
+  await signIn(page, base, setup.admin, "");
+  const scope = await page.textContent("#overview-scope");
+  await page.screenshot({ path: `${outDir}/overview-admin.png`, fullPage: true });
+  return { cleared, scope, figures: await figures(page) };
+}
