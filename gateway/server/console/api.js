@@ -69,6 +69,23 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/**
+ * Replaces `node`'s children with `make()`'s unless `data` is what it last
+ * drew: a poll that finds nothing new keeps the rows, and the focus in them.
+ */
+export function redraw(node, data, make) {
+  const signature = JSON.stringify(data);
+  if (node.dataset.drawn === signature) return;
+  node.dataset.drawn = signature;
+  node.replaceChildren(...make());
+}
+
+/** Empties `node`, forgetting what `redraw` last drew there. */
+export function clear(node) {
+  delete node.dataset.drawn;
+  node.replaceChildren();
+}
+
 /** A table cell; null shows as a dash. */
 export const cell = (text) => el("td", { text: text == null || text === "" ? "–" : text });
 

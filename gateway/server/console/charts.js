@@ -33,7 +33,12 @@ export function sparkline(values, label, width = 220, height = 48) {
   const root = frame(width, height, label);
   const known = values.map((v, i) => [i, v]).filter(([, v]) => v != null && Number.isFinite(v));
   root.dataset.points = String(known.length);
-  if (known.length === 0) return root;
+  if (known.length === 0) {
+    const none = svg("text", { x: width / 2, y: height / 2, "text-anchor": "middle", class: "tick" });
+    none.textContent = "no data yet";
+    root.append(none);
+    return root;
+  }
   const top = Math.max(...known.map(([, v]) => v));
   const bottom = Math.min(0, ...known.map(([, v]) => v));
   const span = top - bottom || 1;

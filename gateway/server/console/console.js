@@ -1,5 +1,6 @@
 // hookgate console: sign-in and the router. Each page is a module with
-// `show(arg)`, and `poll` (ms) when it should be redrawn while open. The token
+// `show(arg, polled, current)`, and `poll` (ms) when it should be redrawn
+// while open. The token
 // is kept in sessionStorage (this tab only) and sent as a bearer header; it
 // never goes into a URL.
 
@@ -18,7 +19,7 @@ const PAGES = { overview, endpoints, endpoint, deliveries, delivery, dlq, polici
 const NAV_OF = { endpoint: "endpoints", delivery: "deliveries" };
 
 let timer = null;
-/** Bumped on every route, so a slow answer for a page left behind is dropped. */
+/** Bumped on every route: an answer for a page left behind is dropped. */
 let visit = 0;
 
 function show(section) {
@@ -31,9 +32,16 @@ function show(section) {
   }
 }
 
+/**
+ * Shows the page the address names. Its module's `show(arg, polled, current)`
+ * renders only while `current()` holds; a polled page is drawn again `poll` ms
+ * after the last drawing finished, so polls never overlap. The section is
+ * `aria-busy` until its first drawing is done.
+ */
 async function route() {
-  clearInterval(timer);
+  clearTimeout(timer);
   const mine = ++visit;
+  const current = () => mine === visit;
   showError(null);
   showNotice(null);
   if (!store.getItem("hookgate.token")) {
@@ -43,23 +51,32 @@ async function route() {
   }
   const [name, ...rest] = window.location.hash.replace(/^#/, "").split("/");
   const page = PAGES[name] ? name : "overview";
-  const arg = rest.length ? decodeURIComponent(rest.join("/")) : null;
   show(page);
+  const section = $(page);
   const module = PAGES[page];
+  section.setAttribute("aria-busy", "true");
+  let failed = false;
   try {
-    await module.show(arg);
+    const arg = rest.length ? decodeURIComponent(rest.join("/")) : null;
+    await module.show(arg, false, current);
+    if (module.poll && current()) {
+      const again = async () => {
+        try {
+          await module.show(arg, true, current);
+          if (failed && current()) showError(null);
+          failed = false;
+        } catch (error) {
+          failed = true;
+          if (current()) showError(error);
+        }
+        if (current()) timer = setTimeout(again, module.poll);
+      };
+      timer = setTimeout(again, module.poll);
+    }
   } catch (error) {
-    if (mine === visit) showError(error);
-  }
-  if (module.poll && mine === visit) {
-    timer = setInterval(async () => {
-      if (document.hidden) return;
-      try {
-        await module.show(arg, true);
-      } catch (error) {
-        if (mine === visit) showError(error);
-      }
-    }, module.poll);
+    if (current()) showError(error);
+  } finally {
+    if (current()) section.removeAttribute("aria-busy");
   }
 }
 
@@ -74,11 +91,10 @@ $("sign-in-form").addEventListener("submit", (event) => {
   route();
 });
 
+// A reload leaves nothing of the last tenant's pages in this tab.
 $("sign-out").addEventListener("click", () => {
   store.clear();
-  overview.forget();
-  window.location.hash = "";
-  route();
+  window.location.replace(window.location.pathname);
 });
 
 $("who").textContent = store.getItem("hookgate.tenant") ? `tenant ${store.getItem("hookgate.tenant")}` : "admin";

@@ -2,8 +2,8 @@
 // dead reason and time, a page at a time with the API's cursor. Each links to
 // its attempt timeline (delivery.js).
 
-import { $, api, tenantPath, el, cell, link, emptyRow, when, clock, showError } from "./api.js";
-import { allEndpoints } from "./endpoints.js";
+import { $, api, tenantPath, el, cell, link, emptyRow, when, clock, showError, redraw } from "./api.js";
+import { endpointChoices } from "./endpoints.js";
 
 /** Polled again this often while the page is open. */
 export const poll = 2000;
@@ -38,23 +38,16 @@ export function progress(d) {
   return d.next_attempt_at ? `attempt ${d.attempts}${of}, next at ${clock(d.next_attempt_at)}` : `attempt ${d.attempts}${of}`;
 }
 
-/** Fills the endpoint picker once per visit, keeping the choice. */
-async function endpointChoices() {
-  const select = form.elements.endpoint_id;
-  const chosen = select.value;
-  const endpoints = await allEndpoints();
-  select.replaceChildren(
-    el("option", { value: "", text: "any endpoint" }),
-    ...endpoints.map((ep) => el("option", { value: ep.id, text: `${ep.id} (${ep.url})` })),
-  );
-  select.value = chosen;
-}
+/** Bumped per request: only the latest answer is drawn. */
+let asked = 0;
 
-export async function show(_arg, polled = false) {
-  if (!polled) await endpointChoices();
+export async function show(_arg, polled, current) {
+  if (!polled) await endpointChoices(form.elements.endpoint_id, el("option", { value: "", text: "any endpoint" }));
+  const mine = ++asked;
   const page = await api(`${tenantPath()}/deliveries?${query()}`);
-  $("delivery-list").replaceChildren(
-    ...(page.data.length
+  if (!current() || mine !== asked) return;
+  redraw($("delivery-list"), [page.data, cursor], () =>
+    page.data.length
       ? page.data.map((d) =>
           el(
             "tr",
@@ -68,27 +61,30 @@ export async function show(_arg, polled = false) {
             cell(when(d.created_at)),
           ),
         )
-      : [emptyRow(7, cursor ? "No more deliveries." : "No deliveries match these filters.")]),
+      : [emptyRow(7, cursor ? "No more deliveries." : "No deliveries match these filters.")],
   );
   $("delivery-next").disabled = !page.next_cursor;
   $("delivery-next").dataset.cursor = page.next_cursor || "";
   $("delivery-prev").disabled = previous.length === 0;
 }
 
+/** Draws the list again now (a filter or page changed), while the page is still open. */
+const now = () => show(null, true, () => !$("deliveries").hidden).catch(showError);
+
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   previous = [];
   cursor = null;
-  show(null, true).catch(showError);
+  now();
 });
 
 $("delivery-next").addEventListener("click", (event) => {
   previous.push(cursor);
   cursor = event.target.dataset.cursor || null;
-  show(null, true).catch(showError);
+  now();
 });
 
 $("delivery-prev").addEventListener("click", () => {
   cursor = previous.pop() ?? null;
-  show(null, true).catch(showError);
+  now();
 });

@@ -3,7 +3,7 @@
 // with its time, status or error kind, latency, verdict, delay chosen, who
 // decided, and the response snippet. Polled while open, so retries appear.
 
-import { $, api, tenantPath, el, definitions, duration, when, clock, pressed, showNotice } from "./api.js";
+import { $, api, tenantPath, el, definitions, duration, when, clock, pressed, showNotice, redraw, clear } from "./api.js";
 import { breakerText } from "./endpoints.js";
 import { progress } from "./deliveries.js";
 
@@ -50,10 +50,18 @@ function attemptItem(a) {
   );
 }
 
-export async function show(id) {
+export async function show(id, polled, isCurrent) {
+  if (!polled) {
+    current = null;
+    $("delivery-replay").hidden = true;
+    $("delivery-title").textContent = `Delivery ${id}`;
+    for (const list of ["delivery-facts", "timeline"]) clear($(list));
+    $("delivery-progress").textContent = "";
+  }
   const base = `${tenantPath()}/deliveries/${encodeURIComponent(id)}`;
   const delivery = await api(base);
   const endpoint = await api(`${tenantPath()}/endpoints/${encodeURIComponent(delivery.endpoint_id)}`).catch(() => null);
+  if (!isCurrent()) return;
   current = delivery;
   $("delivery-title").textContent = `Delivery ${delivery.id}`;
   $("delivery-progress").textContent = holding(delivery, endpoint) || progress(delivery);
@@ -67,8 +75,8 @@ export async function show(id) {
     ]),
   );
   const log = delivery.attempt_log;
-  $("timeline").replaceChildren(
-    ...(log.length ? log.map(attemptItem) : [el("li", { class: "empty", text: "No attempt yet: the first is due now." })]),
+  redraw($("timeline"), log, () =>
+    log.length ? log.map(attemptItem) : [el("li", { class: "empty", text: "No attempt yet: the first is due now." })],
   );
   const replay = $("delivery-replay");
   replay.hidden = delivery.state !== "dead" && delivery.state !== "succeeded";
@@ -77,10 +85,11 @@ export async function show(id) {
 
 $("delivery-replay").addEventListener("click", (event) =>
   pressed(event.target, async () => {
+    if (!current) return;
     const force = current.state === "succeeded";
     const path = `${tenantPath()}/deliveries/${encodeURIComponent(current.id)}/replay`;
     await api(path, "POST", force ? { force: true } : {});
     showNotice(`Delivery ${current.id} is pending again.`);
-    await show(current.id);
+    await show(current.id, true, () => !$("delivery").hidden);
   }),
 );

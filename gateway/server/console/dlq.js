@@ -3,11 +3,14 @@
 // counts what matches, the count is confirmed, and the result names any
 // endpoint whose breaker is still open.
 
-import { $, api, tenantPath, el, cell, link, emptyRow, when, clock, pressed, showNotice } from "./api.js";
-import { allEndpoints } from "./endpoints.js";
+import { $, api, tenantPath, el, cell, link, emptyRow, when, clock, pressed, showNotice, redraw } from "./api.js";
+import { endpointChoices } from "./endpoints.js";
 
 /** Polled again this often while the page is open. */
 export const poll = 3000;
+
+/** Dead deliveries listed here; the Deliveries page pages through the rest. */
+const LISTED = 25;
 
 const form = $("replay-form");
 let pending = null;
@@ -29,15 +32,15 @@ function filters() {
 function summaryRows(summary) {
   const reasons = Object.entries(summary.by_reason).filter(([, n]) => n > 0);
   $("dlq-total").textContent = `${summary.dead} dead${summary.complete ? "" : ` among the newest ${summary.scanned} deliveries`}`;
-  $("dlq-reasons").replaceChildren(
-    ...(reasons.length
+  redraw($("dlq-reasons"), reasons, () =>
+    reasons.length
       ? reasons.map(([reason, n]) => el("tr", { "data-reason": reason }, cell(reason), cell(n)))
-      : [emptyRow(2, "The DLQ is empty.")]),
+      : [emptyRow(2, "The DLQ is empty.")],
   );
-  $("dlq-endpoints").replaceChildren(
-    ...(summary.by_endpoint.length
+  redraw($("dlq-endpoints"), summary.by_endpoint, () =>
+    summary.by_endpoint.length
       ? summary.by_endpoint.map((e) => el("tr", {}, el("td", {}, link(`#endpoint/${encodeURIComponent(e.endpoint_id)}`, e.endpoint_id)), cell(e.dead)))
-      : [emptyRow(2, "No endpoint has dead deliveries.")]),
+      : [emptyRow(2, "No endpoint has dead deliveries.")],
   );
 }
 
@@ -47,7 +50,7 @@ function deadRow(d) {
     pressed(button, async () => {
       await api(`${tenantPath()}/deliveries/${encodeURIComponent(d.id)}/replay`, "POST", {});
       showNotice(`Delivery ${d.id} is pending again.`);
-      await show(null, true);
+      await show(null, true, () => !$("dlq").hidden);
     }),
   );
   return el(
@@ -63,17 +66,18 @@ function deadRow(d) {
   );
 }
 
-export async function show(_arg, polled = false) {
-  if (!polled) {
-    const select = form.elements.endpoint_id;
-    const chosen = select.value;
-    const endpoints = await allEndpoints();
-    select.replaceChildren(el("option", { value: "", text: "any endpoint" }), ...endpoints.map((ep) => el("option", { value: ep.id, text: ep.id })));
-    select.value = chosen;
-  }
-  summaryRows(await api(`${tenantPath()}/dlq/summary`));
-  const dead = await api(`${tenantPath()}/deliveries?state=dead&limit=25`);
-  $("dlq-list").replaceChildren(...(dead.data.length ? dead.data.map(deadRow) : [emptyRow(7, "No dead deliveries.")]));
+/** Bumped per request: only the latest answers are drawn. */
+let asked = 0;
+
+export async function show(_arg, polled, current) {
+  if (!polled) await endpointChoices(form.elements.endpoint_id, el("option", { value: "", text: "any endpoint" }), (ep) => ep.id);
+  const mine = ++asked;
+  const summary = await api(`${tenantPath()}/dlq/summary`);
+  const dead = await api(`${tenantPath()}/deliveries?state=dead&limit=${LISTED}`);
+  if (!current() || mine !== asked) return;
+  summaryRows(summary);
+  redraw($("dlq-list"), dead.data, () => (dead.data.length ? dead.data.map(deadRow) : [emptyRow(7, "No dead deliveries.")]));
+  $("dlq-more").hidden = !dead.next_cursor;
 }
 
 /** The result line: how many went back, and each breaker still holding its endpoint. */
@@ -87,8 +91,12 @@ function result(answer) {
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   pressed(form.querySelector("button[type=submit]"), async () => {
-    pending = filters();
-    const dry = await api(`${tenantPath()}/replay`, "POST", { ...pending, dry_run: true });
+    // The count shown is always the count of the filters that will replay.
+    $("replay-confirm-panel").hidden = true;
+    pending = null;
+    const body = filters();
+    const dry = await api(`${tenantPath()}/replay`, "POST", { ...body, dry_run: true });
+    pending = body;
     $("replay-result").hidden = true;
     $("replay-count").textContent =
       dry.replayed === 0
@@ -103,15 +111,19 @@ form.addEventListener("submit", (event) => {
 
 $("replay-confirm").addEventListener("click", (event) =>
   pressed(event.target, async () => {
+    if (!pending) return;
     const answer = await api(`${tenantPath()}/replay`, "POST", pending);
+    pending = null;
     $("replay-confirm-panel").hidden = true;
     $("replay-result").textContent = result(answer);
     $("replay-result").hidden = false;
-    await show(null, true);
+    $("replay-result").focus();
+    await show(null, true, () => !$("dlq").hidden);
   }),
 );
 
 $("replay-cancel").addEventListener("click", () => {
   $("replay-confirm-panel").hidden = true;
   pending = null;
+  form.querySelector("button[type=submit]").focus();
 });

@@ -1,23 +1,31 @@
 // One endpoint: its state, breaker, limits, plugin binding and effective
 // policy; the edit form (a JSON merge patch, the API's 422 shown beside the
-// field it names); rotate secret, disable or enable, and reset the breaker.
+// field it names; only the fields changed are sent); rotate secret, disable
+// or enable, and reset the breaker.
 
 import { $, api, tenantPath, el, definitions, duration, pressed, showNotice, when } from "./api.js";
 import { fillPolicy, policyPatch, showFieldError } from "./forms.js";
 import { breakerText, endpointFields, fieldValue, FIELD_NAMES } from "./endpoints.js";
 
+/** The endpoint shown, and the text the form was filled with. */
 let current = null;
+let shown = {};
 const form = $("endpoint-edit");
 endpointFields(form);
 form.append(el("button", { type: "submit", text: "Save changes" }));
 
-const path = () => `${tenantPath()}/endpoints/${encodeURIComponent(current.id)}`;
+/** The shown endpoint's API path; the actions need one to be loaded. */
+function path() {
+  if (!current) throw { code: "not_loaded", message: "The endpoint is not loaded; open it from the list" };
+  return `${tenantPath()}/endpoints/${encodeURIComponent(current.id)}`;
+}
 
 /** The effective policy as name/value pairs, durations readable. */
 function policyPairs(policy) {
+  const text = (name, value) => (name.endsWith("_ms") ? duration(value) : String(value));
   return Object.entries(policy).map(([name, value]) => [
     name,
-    name.endsWith("_ms") ? duration(value) : Array.isArray(value) ? value.join(", ") || "none" : String(value),
+    Array.isArray(value) ? value.map((v) => text(name, v)).join(", ") || "none" : text(name, value),
   ]);
 }
 
@@ -41,39 +49,53 @@ function render(ep) {
   $("endpoint-toggle").textContent = ep.disabled ? "Enable" : "Disable";
 }
 
-/** Fills the edit form from the endpoint as the tenant set it. */
+/** Fills the edit form from the endpoint as the tenant set it, noting the text put in each field. */
 function fill(ep) {
+  shown = {};
   for (const name of FIELD_NAMES) {
     const value = ep[name];
-    form.elements[name].value = value == null ? "" : Array.isArray(value) ? value.join(", ") : String(value);
+    const text = value == null ? "" : Array.isArray(value) ? value.join(", ") : String(value);
+    form.elements[name].value = text;
+    shown[name] = text;
   }
-  fillPolicy(form, ep.policy);
+  Object.assign(shown, fillPolicy(form, ep.policy));
   showFieldError(form, null);
 }
 
-export async function show(id) {
+export async function show(id, _polled, isCurrent) {
+  current = null;
   $("endpoint-secret").hidden = true;
+  for (const list of ["endpoint-facts", "endpoint-policy"]) $(list).replaceChildren();
+  $("endpoint-title").textContent = `Endpoint ${id}`;
   const ep = await api(`${tenantPath()}/endpoints/${encodeURIComponent(id)}`);
+  if (!isCurrent()) return;
   render(ep);
   fill(ep);
 }
 
-/** The merge patch: every field as the form has it (an emptied one resets). */
+/**
+ * The merge patch: only the fields changed since the form was filled, so a
+ * change made elsewhere meanwhile stays. An emptied field is null: its default.
+ */
 function patchBody() {
   const body = {};
   for (const name of FIELD_NAMES) {
+    if (form.elements[name].value.trim() === shown[name]) continue;
     const value = fieldValue(form, name);
-    const was = current[name];
-    if (value !== undefined) body[name] = value;
-    else if (was !== undefined && was !== null && name !== "url") body[name] = null;
+    body[name] = value === undefined ? null : value;
   }
-  const policy = policyPatch(form, current.policy);
+  const policy = policyPatch(form, shown);
   if (policy) body.policy = policy;
   return body;
 }
 
-form.addEventListener("submit", async (event) => {
+const saveButton = form.querySelector("button[type=submit]");
+form.addEventListener("submit", (event) => {
   event.preventDefault();
+  pressed(saveButton, save);
+});
+
+async function save() {
   try {
     const ep = await api(path(), "PATCH", patchBody(), "application/merge-patch+json");
     showFieldError(form, null);
@@ -83,7 +105,7 @@ form.addEventListener("submit", async (event) => {
   } catch (error) {
     showFieldError(form, error);
   }
-});
+}
 
 $("endpoint-toggle").addEventListener("click", (event) =>
   pressed(event.target, async () => {

@@ -1,8 +1,8 @@
 // Endpoints: the tenant's list with state, breaker and limits, and the form
 // that creates one. An endpoint's own page (endpoint.js) edits it.
 
-import { $, api, tenantPath, el, cell, link, emptyRow, when } from "./api.js";
-import { labelled, policyFieldset, policyFrom, showFieldError } from "./forms.js";
+import { $, api, tenantPath, el, cell, link, emptyRow, when, pressed } from "./api.js";
+import { checkNumber, labelled, policyFieldset, policyFrom, showFieldError } from "./forms.js";
 
 /** The endpoint fields besides the policy: [name, label, type, placeholder]. */
 const FIELDS = [
@@ -26,6 +26,7 @@ export function endpointFields(form) {
 
 /** A field's value: trimmed text, a number, a list, or undefined when empty. */
 export function fieldValue(form, name) {
+  checkNumber(form.elements[name]);
   const raw = form.elements[name].value.trim();
   if (raw === "") return undefined;
   if (name === "event_types") return raw.split(",").map((t) => t.trim()).filter(Boolean);
@@ -54,7 +55,10 @@ export function breakerText(breaker) {
   return `${breaker.state} until ${when(breaker.open_until)} (${breaker.trips} trips)`;
 }
 
-/** Every endpoint of the tenant, following the cursor (for pickers). */
+/** The most endpoints a list or picker loads. */
+const MOST = 1000;
+
+/** Every endpoint of the tenant, following the cursor, up to `MOST` (for pickers). */
 export async function allEndpoints() {
   const all = [];
   let cursor = null;
@@ -62,12 +66,28 @@ export async function allEndpoints() {
     const page = await api(`${tenantPath()}/endpoints?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
     all.push(...page.data);
     cursor = page.next_cursor;
-  } while (cursor && all.length < 1000);
+  } while (cursor && all.length < MOST);
   return all;
 }
 
-export async function show() {
+/**
+ * Fills an endpoint `<select>` (after `first`, the "any" choice), keeping the
+ * choice made while the list loaded.
+ */
+export async function endpointChoices(select, first, label = (ep) => `${ep.id} (${ep.url})`) {
   const endpoints = await allEndpoints();
+  const chosen = select.value;
+  select.replaceChildren(first, ...endpoints.map((ep) => el("option", { value: ep.id, text: label(ep) })));
+  select.value = chosen;
+  return endpoints;
+}
+
+export async function show(_arg, polled, current) {
+  // The secret of the last creation is shown once, not on the next visit.
+  if (!polled) $("created-secret").hidden = true;
+  const endpoints = await allEndpoints();
+  if (!current()) return;
+  $("endpoint-list-note").textContent = endpoints.length >= MOST ? `The first ${MOST} endpoints.` : "";
   $("endpoint-list").replaceChildren(
     ...(endpoints.length
       ? endpoints.map((ep) =>
@@ -90,9 +110,15 @@ export async function show() {
 
 const form = $("endpoint-form");
 endpointFields(form);
-form.append(el("button", { type: "submit", text: "Create endpoint" }));
-form.addEventListener("submit", async (event) => {
+const createButton = el("button", { type: "submit", text: "Create endpoint" });
+form.append(createButton);
+form.addEventListener("submit", (event) => {
   event.preventDefault();
+  pressed(createButton, () => create());
+});
+
+/** Creates the endpoint the form describes; a second press meanwhile is ignored. */
+async function create() {
   try {
     const created = await api(`${tenantPath()}/endpoints`, "POST", createBody(form));
     showFieldError(form, null);
@@ -101,8 +127,8 @@ form.addEventListener("submit", async (event) => {
       ? `Created ${created.id}. Its signing secret, shown this once: ${created.secret}`
       : `Created ${created.id}.`;
     $("created-secret").hidden = false;
-    await show();
+    await show(null, true, () => true);
   } catch (error) {
     showFieldError(form, error);
   }
-});
+}

@@ -5,7 +5,7 @@
 import { el, showError } from "./api.js";
 
 const PRESETS = ["default", "seed-classic", "svix", "ladder", "aggressive-short"];
-const STRATEGIES = ["exponential", "linear", "fixed"];
+const STRATEGIES = ["exponential", "linear", "fixed", "schedule"];
 const JITTERS = ["none", "full", "equal", "decorrelated", "proportional"];
 
 /** The policy fields: [name, label, kind, choices or placeholder]. */
@@ -41,10 +41,18 @@ export function policyFieldset(legend = "Retry policy (empty: the default's)") {
   return set;
 }
 
+/** Throws the API's kind of error when a number field holds what is not a number. */
+export function checkNumber(control) {
+  if (control.validity && control.validity.badInput) {
+    throw { code: "validation_failed", field: control.name, message: `${control.name} is not a number` };
+  }
+}
+
 /** A field's value as the API takes it: digits are ms (or a number), the rest a duration string. */
 function read(form, name) {
   const control = form.elements[`policy.${name}`];
   if (!control) return undefined;
+  checkNumber(control);
   const raw = control.value.trim();
   if (raw === "") return undefined;
   const kind = FIELDS.find(([n]) => n === name)[2];
@@ -62,24 +70,51 @@ export function policyFrom(form) {
   return Object.keys(policy).length ? policy : undefined;
 }
 
-/** A merge patch turning `current` into the fields: a cleared field that was set becomes null. */
-export function policyPatch(form, current) {
+/**
+ * A merge patch of the fields changed since `fillPolicy` (`shown`: the text it
+ * put in each): a changed field sends its value, an emptied one null (the
+ * default's). Untouched fields are left out, so they stay as stored.
+ */
+export function policyPatch(form, shown) {
   const patch = {};
   for (const [name] of FIELDS) {
+    const full = `policy.${name}`;
+    if (form.elements[full].value.trim() === (shown[full] ?? "")) continue;
     const value = read(form, name);
-    if (value !== undefined) patch[name] = value;
-    else if (current && current[name] !== undefined) patch[name] = null;
+    patch[name] = value === undefined ? null : value;
   }
   return Object.keys(patch).length ? patch : undefined;
 }
 
-/** Fills the fields from a policy object as the tenant set it. */
+/**
+ * `policy` laid under the filled fields: what a simulation of "this policy as
+ * edited" sends. Fields the form lacks (`retry_on`, `schedule_ms`, ...) stay.
+ */
+export function policyOver(form, policy) {
+  const merged = { ...(policy || {}) };
+  for (const [name] of FIELDS) {
+    const value = read(form, name);
+    if (value === undefined) delete merged[name];
+    else merged[name] = value;
+  }
+  return merged;
+}
+
+/** Fills the fields from a policy object as the tenant set it; returns the text put in each. */
 export function fillPolicy(form, policy) {
+  const shown = {};
   for (const [name] of FIELDS) {
     const control = form.elements[`policy.${name}`];
     const value = policy ? policy[name] : undefined;
-    control.value = value === undefined || value === null ? "" : String(value);
+    const text = value === undefined || value === null ? "" : String(value);
+    // A stored value this build has no option for is kept as one.
+    if (control.tagName === "SELECT" && text && ![...control.options].some((o) => o.value === text)) {
+      control.append(el("option", { value: text, text }));
+    }
+    control.value = text;
+    shown[control.name] = text;
   }
+  return shown;
 }
 
 /** Shows the API's error beside the field it names (its `field`), and in the alert line. */

@@ -26,11 +26,12 @@ const CHARTS = [
   ["Open breakers", (s) => s.open_breakers],
 ];
 
-export async function show() {
+export async function show(_arg, _polled, current) {
   const tenant = store.getItem("hookgate.tenant");
   $("overview-scope").textContent = tenant ? `Tenant ${tenant}` : "The whole gateway";
   const path = tenant ? `/v1/tenants/${encodeURIComponent(tenant)}/stats` : "/v1/stats";
   const stats = await api(path);
+  if (!current()) return;
   samples.push({ ...stats, at: Date.now() });
   if (samples.length > KEEP) samples.shift();
   $("figures").replaceChildren(
@@ -51,9 +52,4 @@ export async function show() {
       return el("figure", {}, sparkline(series, name), el("figcaption", { text: name }));
     }),
   );
-}
-
-/** Forgets the polled series (at sign-out: they belong to that token). */
-export function forget() {
-  samples.length = 0;
 }

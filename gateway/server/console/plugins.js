@@ -72,8 +72,9 @@ function pluginCard(plugin, endpoints) {
   );
 }
 
-export async function show() {
+export async function show(_arg, _polled, current = () => true) {
   const [plugins, endpoints] = await Promise.all([api(`${tenantPath()}/plugins`), allEndpoints()]);
+  if (!current()) return;
   $("plugin-list").replaceChildren(
     ...(plugins.data.length
       ? plugins.data.map((p) => pluginCard(p, endpoints))

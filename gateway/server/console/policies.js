@@ -3,10 +3,10 @@
 // per-second histogram of its first retry wave and of the recovery once the
 // receiver is back, with the simulator's figures.
 
-import { $, api, store, el, definitions, duration } from "./api.js";
+import { $, api, store, el, definitions, duration, pressed } from "./api.js";
 import { histogram } from "./charts.js";
-import { fillPolicy, policyFieldset, policyFrom, showFieldError, PRESET_NAMES } from "./forms.js";
-import { allEndpoints } from "./endpoints.js";
+import { checkNumber, fillPolicy, policyFieldset, policyOver, showFieldError, PRESET_NAMES } from "./forms.js";
+import { endpointChoices } from "./endpoints.js";
 
 /** Seconds drawn in each histogram. */
 const WINDOW_S = 60;
@@ -51,6 +51,7 @@ function card(title, report) {
 
 /** The simulation's parameters from the form. */
 function parameters() {
+  checkNumber(form.elements.events);
   const events = form.elements.events.value.trim();
   const outage = form.elements.outage.value.trim();
   const body = {};
@@ -65,27 +66,30 @@ export async function show() {
     picker.replaceChildren(el("option", { value: "", text: "(sign in with a tenant to pick its endpoints)" }));
     return;
   }
-  const chosen = picker.value;
-  endpoints = await allEndpoints();
-  picker.replaceChildren(el("option", { value: "", text: "none: start from the default" }), ...endpoints.map((ep) => el("option", { value: ep.id, text: `${ep.id} (${ep.url})` })));
-  picker.value = chosen;
+  endpoints = await endpointChoices(picker, el("option", { value: "", text: "none: start from the default" }));
 }
+
+/** A policy object as text with its keys sorted, to tell an edited one from the stored one. */
+const canonical = (policy) => JSON.stringify(Object.fromEntries(Object.entries(policy || {}).sort(([a], [b]) => a.localeCompare(b))));
 
 form.elements.endpoint.addEventListener("change", () => {
   const ep = endpoints.find((e) => e.id === form.elements.endpoint.value);
   fillPolicy(form, ep ? ep.policy : null);
 });
 
-form.addEventListener("submit", async (event) => {
+form.addEventListener("submit", (event) => {
   event.preventDefault();
-  const button = form.querySelector("button[type=submit]");
-  button.disabled = true;
+  pressed(form.querySelector("button[type=submit]"), simulate);
+});
+
+/** The chosen policy (the endpoint's, with the form's fields laid over it) and every preset. */
+async function simulate() {
   $("simulations").replaceChildren(el("p", { class: "note", text: "Simulating…" }));
   try {
     const base = parameters();
-    const policy = policyFrom(form) || {};
     const ep = endpoints.find((e) => e.id === form.elements.endpoint.value);
-    const same = ep && JSON.stringify(ep.policy || {}) === JSON.stringify(policy);
+    const policy = policyOver(form, ep ? ep.policy : null);
+    const same = ep && canonical(ep.policy) === canonical(policy);
     const title = ep ? (same ? `${ep.id}'s policy` : `${ep.id}'s policy, edited`) : "This policy";
     const cards = [card(title, await api("/v1/policy/simulate", "POST", { ...base, policy }))];
     showFieldError(form, null);
@@ -96,7 +100,5 @@ form.addEventListener("submit", async (event) => {
   } catch (error) {
     $("simulations").replaceChildren();
     showFieldError(form, error);
-  } finally {
-    button.disabled = false;
   }
-});
+}

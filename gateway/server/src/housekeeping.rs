@@ -71,9 +71,10 @@ async fn retention(ctx: &AppContext, shutdown: &CancellationToken) {
             .await
         {
             Ok((stats, next)) => {
-                total.events_removed += stats.events_removed;
-                total.deliveries_removed += stats.deliveries_removed;
-                total.deliveries_ended += stats.deliveries_ended;
+                for (tenant, (pending, dead)) in &stats.moved {
+                    ctx.telemetry.counts_changed(tenant, *pending, *dead);
+                }
+                total.add(stats);
                 match next {
                     Some(c) if !shutdown.is_cancelled() => cursor = Some(c),
                     _ => break,
@@ -87,6 +88,11 @@ async fn retention(ctx: &AppContext, shutdown: &CancellationToken) {
         tokio::task::yield_now().await;
     }
     if total != crate::store::SweepStats::default() {
-        tracing::info!(?total, "retention sweep");
+        tracing::info!(
+            events_removed = total.events_removed,
+            deliveries_removed = total.deliveries_removed,
+            deliveries_ended = total.deliveries_ended,
+            "retention sweep"
+        );
     }
 }

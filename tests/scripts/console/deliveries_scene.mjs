@@ -31,7 +31,7 @@ export async function deliveriesScene(ctx) {
   for (const [type, n] of [["invoice.paid", 1], ["invoice.paid", 2], ["invoice.voided", 3]]) await send(ctx, type, { invoice: n });
 
   await page.click('a[href="#deliveries"]');
-  await page.waitForSelector("#deliveries:not([hidden])");
+  await page.waitForSelector("#deliveries:not([hidden]):not([aria-busy])");
   await page.selectOption('#delivery-filters [name="endpoint_id"]', seen.endpoints.id);
   await page.click('#delivery-filters button[type="submit"]');
   const deliveryId = order.deliveries[0].id;
@@ -49,6 +49,7 @@ export async function deliveriesScene(ctx) {
 
   // The list, filtered to the dead ones.
   await page.click('a[href="#deliveries"]');
+  await page.waitForSelector("#deliveries:not([hidden]):not([aria-busy])");
   await page.selectOption('#delivery-filters [name="endpoint_id"]', "");
   await page.selectOption('#delivery-filters [name="state"]', "dead");
   await page.click('#delivery-filters button[type="submit"]');

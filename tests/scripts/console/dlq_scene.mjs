@@ -6,7 +6,7 @@ import { waitForText } from "./browser.mjs";
 
 export async function dlqScene({ page, outDir }) {
   await page.click('a[href="#dlq"]');
-  await page.waitForSelector("#dlq:not([hidden])");
+  await page.waitForSelector("#dlq:not([hidden]):not([aria-busy])");
   await page.waitForSelector('#dlq-reasons tr[data-reason="max_attempts"]');
   const reasons = await page.$$eval("#dlq-reasons tr", (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)));
   const dyingId = await page.$eval("#dlq-endpoints tr td", (td) => td.textContent);
@@ -24,12 +24,14 @@ export async function dlqScene({ page, outDir }) {
 
   // The one left, from its own row.
   await page.waitForFunction(() => document.querySelectorAll("#dlq-list button[data-delivery]").length === 1, null, { timeout: 60000 });
-  await page.click("#dlq-list button[data-delivery]");
+  const last = await page.getAttribute("#dlq-list button[data-delivery]", "data-delivery");
+  await page.click(`#dlq-list button[data-delivery="${last}"]`);
   const single = await waitForText(page, "#notice", "pending again");
   await page.screenshot({ path: `${outDir}/dlq-replayed.png`, fullPage: true });
 
   // All three succeed.
   await page.click('a[href="#deliveries"]');
+  await page.waitForSelector("#deliveries:not([hidden]):not([aria-busy])");
   await page.selectOption('#delivery-filters [name="state"]', "succeeded");
   await page.selectOption('#delivery-filters [name="endpoint_id"]', dyingId);
   await page.click('#delivery-filters button[type="submit"]');

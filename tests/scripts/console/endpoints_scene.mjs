@@ -22,7 +22,18 @@ async function tabTo(page, selector) {
   return false;
 }
 
-export async function endpointsScene({ page, setup, outDir }) {
+/** Changes an endpoint through the API, as another client would. */
+async function patchElsewhere({ base, key, tenant }, id, patch) {
+  const response = await fetch(`${base}/v1/tenants/${tenant}/endpoints/${id}`, {
+    method: "PATCH",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/merge-patch+json" },
+    body: JSON.stringify(patch),
+  });
+  if (response.status !== 200) throw new Error(`PATCH answered ${response.status}: ${await response.text()}`);
+}
+
+export async function endpointsScene(ctx) {
+  const { page, setup, outDir } = ctx;
   await page.click('a[href="#endpoints"]');
   await page.waitForSelector("#endpoints:not([hidden])");
   const empty = await page.textContent("#endpoint-list");
@@ -50,7 +61,7 @@ export async function endpointsScene({ page, setup, outDir }) {
 
   // The first endpoint's page: edit with a refused value, then a good one.
   await page.click(`#endpoint-list tr:has-text("${setup.retrying_url}") a`);
-  await page.waitForSelector("#endpoint:not([hidden]) #endpoint-facts dd");
+  await page.waitForSelector("#endpoint:not([hidden]):not([aria-busy]) #endpoint-facts dd");
   const id = (await page.textContent("#endpoint-title")).replace("Endpoint ", "");
   const edit = "#endpoint-edit";
   await page.fill(`${edit} [name="policy.max_attempts"]`, "0");
@@ -59,6 +70,8 @@ export async function endpointsScene({ page, setup, outDir }) {
   await page.waitForFunction((f) => document.querySelector(f).textContent !== "", editField);
   const editFieldError = await page.textContent(editField);
   const editAlert = await alertText(page);
+  // Another client changes a field meanwhile: saving sends only what was edited here.
+  await patchElsewhere(ctx, id, { rate_limit_per_s: 50 });
   await page.fill(`${edit} [name="policy.max_attempts"]`, "6");
   await page.fill(`${edit} [name="description"]`, "orders, retried");
   await page.click(`${edit} button[type="submit"]`);

@@ -194,6 +194,15 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         )
         .await;
     assert_eq!(ep["policy"]["max_attempts"], 6, "{ep}");
+    // Only the edited fields were sent: the rest, and a change made by another
+    // client while the form was open, stay.
+    assert_eq!(ep["rate_limit_per_s"], 50, "{ep}");
+    assert_eq!(ep["event_types"], json!(["order.*"]), "{ep}");
+    assert_eq!(
+        (&ep["policy"]["strategy"], &ep["policy"]["jitter"]),
+        (&json!("fixed"), &json!("none")),
+        "{ep}"
+    );
     assert_eq!(
         (ep["description"].as_str(), ep["disabled"].as_bool()),
         (Some("orders, retried"), Some(false))

@@ -154,6 +154,23 @@ async fn pruning_removes_what_is_due_and_nothing_else(backend: Backend) {
         200,
         "its event stays while the dead delivery is kept"
     );
+    // The stats follow: the removed dead one left the DLQ, the ended one moved
+    // from pending to it.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let counts = loop {
+        let (_, stats) = gw
+            .call("GET", "/v1/tenants/acme/stats", Some(&key), None)
+            .await;
+        let counts = (
+            stats["dlq_size"].clone(),
+            stats["deliveries"]["pending"].clone(),
+        );
+        if counts == (json!(1), json!(0)) || tokio::time::Instant::now() >= deadline {
+            break counts;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(counts, (json!(1), json!(0)));
 }
 
 async fn failing_endpoints_are_disabled_and_resume_when_enabled(backend: Backend) {

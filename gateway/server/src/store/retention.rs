@@ -49,11 +49,46 @@ impl RetentionRules {
 }
 
 /// What one sweep step did.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SweepStats {
     pub events_removed: usize,
     pub deliveries_removed: usize,
     pub deliveries_ended: usize,
+    /// How each tenant's pending and dead counts moved: an ended delivery
+    /// leaves pending for the DLQ, a removed dead one leaves the DLQ.
+    pub moved: std::collections::BTreeMap<String, (i64, i64)>,
+}
+
+impl SweepStats {
+    /// `d` ended dead (it was pending).
+    pub(crate) fn ended(&mut self, d: &DeliveryRecord) {
+        self.deliveries_ended += 1;
+        self.move_counts(&d.tenant_id, -1, 1);
+    }
+
+    /// `d` was removed (it was finished).
+    pub(crate) fn removed(&mut self, d: &DeliveryRecord) {
+        self.deliveries_removed += 1;
+        if d.state == DeliveryState::Dead {
+            self.move_counts(&d.tenant_id, 0, -1);
+        }
+    }
+
+    fn move_counts(&mut self, tenant: &str, pending: i64, dead: i64) {
+        let entry = self.moved.entry(tenant.to_owned()).or_default();
+        entry.0 += pending;
+        entry.1 += dead;
+    }
+
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: SweepStats) {
+        self.events_removed += other.events_removed;
+        self.deliveries_removed += other.deliveries_removed;
+        self.deliveries_ended += other.deliveries_ended;
+        for (tenant, (pending, dead)) in other.moved {
+            self.move_counts(&tenant, pending, dead);
+        }
+    }
 }
 
 /// Where a retention sweep goes on from: an opaque string, made by the store

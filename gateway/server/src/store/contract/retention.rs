@@ -38,6 +38,7 @@ async fn succeeded_deliveries_past_retention_go_with_their_event(t: TestStore) {
         .await
         .unwrap();
     assert_eq!((swept.deliveries_removed, swept.events_removed), (1, 1));
+    assert!(swept.moved.is_empty(), "a delivered one moves no count");
     assert!(t.store.delivery("t", &d.id).await.unwrap().is_none());
     assert!(t.store.event("t", &d.event_id).await.unwrap().is_none());
     assert!(
@@ -77,6 +78,8 @@ async fn dead_deliveries_go_after_the_dlq_retention_unless_it_is_zero(t: TestSto
         .await
         .unwrap();
     assert_eq!((swept.deliveries_removed, swept.events_removed), (1, 1));
+    let moved = [("t".to_owned(), (0, -1))].into_iter().collect();
+    assert_eq!(swept.moved, moved, "the dead one leaves the DLQ count");
     assert!(t.store.delivery("t", &a.id).await.unwrap().is_none());
     // Pending work on a live endpoint is never touched, however old.
     let p = t.store.delivery("t", &pending.id).await.unwrap().unwrap();
@@ -92,6 +95,8 @@ async fn pending_deliveries_on_a_deleted_endpoint_are_ended_by_retention(t: Test
     t.crash_mid_delete("t", "ep_1").await;
     let (stats, _) = t.store.sweep_retention(None, 100, rules(6)).await.unwrap();
     assert_eq!(stats.deliveries_ended, 1);
+    let moved = [("t".to_owned(), (-1, 1))].into_iter().collect();
+    assert_eq!(stats.moved, moved, "pending to the DLQ count");
     let d = t.store.delivery("t", &d.id).await.unwrap().unwrap();
     assert_eq!(d.state, DeliveryState::Dead);
     assert_eq!(d.dead_reason, Some(DeadReason::EndpointDeleted.into()));

@@ -70,6 +70,7 @@ impl PgStore {
                     continue;
                 };
                 if rules.finished_expired(d) {
+                    stats.removed(d);
                     removed.push(d.id.clone());
                     continue;
                 }
@@ -77,6 +78,7 @@ impl PgStore {
                 if d.state == DeliveryState::Pending {
                     let ep = endpoints.get(&(d.tenant_id.clone(), d.endpoint_id.clone()));
                     if let Some(reason) = rules.end_pending(ep) {
+                        stats.ended(d);
                         let mut d = d.clone();
                         d.end(reason, rules.now_ms);
                         ended.push(d);
@@ -87,8 +89,6 @@ impl PgStore {
                 events_gone.push((tenant, id));
             }
         }
-        stats.deliveries_removed = removed.len();
-        stats.deliveries_ended = ended.len();
         stats.events_removed = events_gone.len();
         for sql in [
             "DELETE FROM attempts WHERE delivery_id = ANY($1)",

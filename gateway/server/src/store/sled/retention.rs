@@ -50,9 +50,7 @@ impl SledStore {
             let mut total = SweepStats::default();
             for (r, s) in results.iter().zip(stats) {
                 if *r == WriteResult::Written {
-                    total.events_removed += s.events_removed;
-                    total.deliveries_removed += s.deliveries_removed;
-                    total.deliveries_ended += s.deliveries_ended;
+                    total.add(s);
                 }
             }
             Ok((total, last.map(|key| SweepCursor(hex::encode(key)))))
@@ -116,8 +114,8 @@ impl SledStore {
                 };
                 if let Some(reason) = rules.end_pending(ep.as_ref()) {
                     w.require_unchanged(&dkey, dbytes.to_vec());
+                    stats.ended(&d);
                     end_pending(&mut d, &mut w, reason, rules.now_ms);
-                    stats.deliveries_ended += 1;
                 }
             }
             if remove {
@@ -131,7 +129,7 @@ impl SledStore {
                 {
                     w.remove(k?);
                 }
-                stats.deliveries_removed += 1;
+                stats.removed(&d);
             } else {
                 remaining += 1;
             }
