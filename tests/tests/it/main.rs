@@ -12,6 +12,7 @@ mod cluster_changes;
 mod cluster_outage;
 mod console;
 mod console_browser;
+mod console_seen;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;
