@@ -40,6 +40,18 @@ export async function signIn(page, base, token, tenant) {
   await page.waitForSelector("#figures dd");
 }
 
+/**
+ * A screenshot at a phone's width (390×844); whether the page fits it without
+ * scrolling sideways (wide tables scroll inside their own box).
+ */
+export async function phoneShot(page, path) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+  await page.screenshot({ path, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  return fits;
+}
+
 /** The alert line's text, or "" when it is hidden. */
 export async function alertText(page) {
   return page.$eval("#error", (e) => (e.hidden ? "" : e.textContent));

@@ -2,7 +2,7 @@
 // endpoint; its delivery's timeline watched while it fails and is retried,
 // then once it succeeds. The receiver fails each delivery's first two
 // attempts, then answers 200.
-import { waitForText } from "./browser.mjs";
+import { phoneShot, waitForText } from "./browser.mjs";
 
 /** Sends one event through the API with the tenant's key. */
 export async function send({ base, key, tenant }, eventType, payload) {
@@ -46,6 +46,7 @@ export async function deliveriesScene(ctx) {
   await page.waitForSelector("#timeline li.ok", { timeout: 60000 });
   const done = { progress: await waitForText(page, "#delivery-progress", "delivered"), attempts: await timeline(page) };
   await page.screenshot({ path: `${outDir}/delivery-timeline.png`, fullPage: true });
+  const phoneFits = await phoneShot(page, `${outDir}/delivery-timeline-phone.png`);
 
   // The list, filtered to the dead ones.
   await page.click('a[href="#deliveries"]');
@@ -56,5 +57,5 @@ export async function deliveriesScene(ctx) {
   await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr[data-state=dead]").length === 3, null, { timeout: 60000 });
   const dead = await page.$$eval("#delivery-list tr", (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)));
   await page.screenshot({ path: `${outDir}/deliveries.png`, fullPage: true });
-  return { deliveryId, retrying, done, dead };
+  return { deliveryId, retrying, done, dead, phoneFits };
 }

@@ -2,7 +2,7 @@
 // reason. Two are replayed in bulk by filter, after a dry run's count is
 // confirmed (the result names the endpoint's open breaker), the third from its
 // own row; then all three succeed.
-import { waitForText } from "./browser.mjs";
+import { phoneShot, waitForText } from "./browser.mjs";
 
 export async function dlqScene({ page, outDir }) {
   await page.click('a[href="#dlq"]');
@@ -28,6 +28,7 @@ export async function dlqScene({ page, outDir }) {
   await page.click(`#dlq-list button[data-delivery="${last}"]`);
   const single = await waitForText(page, "#notice", "pending again");
   await page.screenshot({ path: `${outDir}/dlq-replayed.png`, fullPage: true });
+  const phoneFits = await phoneShot(page, `${outDir}/dlq-phone.png`);
 
   // All three succeed.
   await page.click('a[href="#deliveries"]');
@@ -38,5 +39,5 @@ export async function dlqScene({ page, outDir }) {
   await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr[data-state=succeeded]").length === 3, null, { timeout: 90000 });
   const succeeded = await page.$$eval("#delivery-list tr", (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)));
   await page.screenshot({ path: `${outDir}/deliveries-replayed.png`, fullPage: true });
-  return { reasons, dyingId, confirmation, result, single, succeeded };
+  return { reasons, dyingId, confirmation, result, single, succeeded, phoneFits };
 }

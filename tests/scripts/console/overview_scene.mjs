@@ -1,6 +1,6 @@
 // The overview as a tenant (figures, and charts that fill as the page polls)
 // and as the admin (the whole gateway's figures).
-import { signIn } from "./browser.mjs";
+import { phoneShot, signIn } from "./browser.mjs";
 
 const figures = (page) =>
   page.$$eval("#figures div", (items) => items.map((i) => [i.querySelector("dt").textContent, i.querySelector("dd").textContent]));
@@ -11,10 +11,8 @@ export async function overviewScene({ page, key, outDir }) {
   const charts = await page.$$eval("#charts figure", (fs) => fs.map((f) => [f.querySelector("figcaption").textContent, Number(f.querySelector("svg").dataset.points)]));
   const stored = await page.evaluate(() => window.sessionStorage.getItem("hookgate.token"));
   await page.screenshot({ path: `${outDir}/overview.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${outDir}/overview-phone.png`, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
-  return { figures: await figures(page), charts, url: page.url(), tokenKept: stored === key };
+  const phoneFits = await phoneShot(page, `${outDir}/overview-phone.png`);
+  return { figures: await figures(page), charts, url: page.url(), tokenKept: stored === key, phoneFits };
 }
 
 export async function adminScene({ page, base, setup, outDir }) {

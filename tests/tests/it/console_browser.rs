@@ -111,6 +111,8 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         "deliveries.png",
         "delivery-retrying.png",
         "delivery-timeline.png",
+        "delivery-timeline-phone.png",
+        "dlq-phone.png",
         "dlq.png",
         "dlq-replayed.png",
         "deliveries-replayed.png",

@@ -46,6 +46,12 @@ pub(crate) fn overview(seen: &Value, key: &str) {
     let url = overview["url"].as_str().unwrap();
     assert!(url.contains("/console/") && !url.contains(key), "{url}");
     assert_eq!(seen["outside"], json!([]), "requests to other hosts");
+    for page in ["overview", "deliveries", "dlq"] {
+        assert_eq!(
+            seen[page]["phoneFits"], true,
+            "{page} is wider than a phone"
+        );
+    }
 }
 
 /// Endpoints: both made, the refused one not; field errors on create and
