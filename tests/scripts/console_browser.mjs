@@ -17,7 +17,7 @@ import { pluginsScene } from "./console/plugins_scene.mjs";
 const [base, key, tenant, outDir, setupJson] = process.argv.slice(2);
 const setup = JSON.parse(setupJson);
 const ctx = { base, key, tenant, outDir, setup, seen: {} };
-const { browser, page, outside } = await launch(base, outDir);
+const { close, page, outside } = await launch(base, outDir);
 ctx.page = page;
 let failed = null;
 try {
@@ -38,7 +38,7 @@ try {
   failed = `${ctx.scene}: ${error.message}`;
   await page.screenshot({ path: `${outDir}/failed-${ctx.scene}.png`, fullPage: true }).catch(() => {});
 } finally {
-  await browser.close();
+  await close();
 }
 console.log(JSON.stringify({ ...ctx.seen, failed, outside }));
 process.exit(failed ? 1 : 0);

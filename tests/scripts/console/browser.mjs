@@ -1,10 +1,13 @@
 // Launches Debian's Chromium headless through playwright-core, with the flags
 // that keep it from reaching for outside hosts, on an empty profile; records
 // every request that leaves for another origin.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { chromium } from "playwright-core";
 
-/** Opens a browser on a fresh profile under `outDir`; `outside` collects foreign requests. */
+/**
+ * Opens a browser on a fresh profile under `outDir`; `outside` collects
+ * foreign requests; `close()` closes it and removes the profile.
+ */
 export async function launch(base, outDir) {
   const executablePath = process.env.HOOKGATE_CHROMIUM || "/usr/bin/chromium";
   const profile = mkdtempSync(`${outDir}/profile-`);
@@ -28,7 +31,11 @@ export async function launch(base, outDir) {
   page.on("request", (request) => {
     if (!request.url().startsWith(base)) outside.push(request.url());
   });
-  return { browser, page, outside };
+  const close = async () => {
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { close, page, outside };
 }
 
 /** Signs in on the console's form; `tenant` may be empty (the admin). */
