@@ -7,7 +7,7 @@
 // Usage: node console_browser.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
 // SETUP_JSON: {"admin": token, "retrying_url": url, "dying_url": url, "plugins": [wasm paths]}
 import { launch, signIn } from "./console/browser.mjs";
-import { overviewScene, adminScene } from "./console/overview_scene.mjs";
+import { overviewScene, adminScene, refusedSignIn } from "./console/overview_scene.mjs";
 import { endpointsScene } from "./console/endpoints_scene.mjs";
 import { deliveriesScene } from "./console/deliveries_scene.mjs";
 import { dlqScene } from "./console/dlq_scene.mjs";
@@ -21,6 +21,8 @@ const { close, page, outside } = await launch(base, outDir);
 ctx.page = page;
 let failed = null;
 try {
+  ctx.scene = "refused";
+  ctx.seen.refused = await refusedSignIn(page, base, tenant);
   await signIn(page, base, key, tenant);
   for (const [name, scene] of [
     ["overview", overviewScene],

@@ -53,7 +53,7 @@ export function sparkline(values, label, width = 220, height = 48) {
 /**
  * Bars of `counts` (one per second, from `from`), with the seconds under the
  * axis and the tallest bar's count over it. Returns an `<svg>` whose
- * `data-bars` counts the non-empty bars.
+ * `data-bars` counts the non-empty bars and `data-most` holds the tallest's count.
  */
 export function histogram(counts, from, label, width = 360, height = 120) {
   const root = frame(width, height, label);
@@ -79,6 +79,7 @@ export function histogram(counts, from, label, width = 360, height = 120) {
     root.append(bar);
   });
   root.dataset.bars = String(drawn);
+  root.dataset.most = String(most);
   if (drawn === 0) {
     const none = svg("text", { x: width / 2, y: (height - axis) / 2, "text-anchor": "middle", class: "tick" });
     none.textContent = "no retries in these seconds";

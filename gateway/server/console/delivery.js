@@ -89,7 +89,8 @@ $("delivery-replay").addEventListener("click", (event) =>
     const force = current.state === "succeeded";
     const path = `${tenantPath()}/deliveries/${encodeURIComponent(current.id)}/replay`;
     await api(path, "POST", force ? { force: true } : {});
-    showNotice(`Delivery ${current.id} is pending again.`);
-    await show(current.id, true, () => !$("delivery").hidden);
+    const id = current.id;
+    await show(id, true, () => !$("delivery").hidden);
+    showNotice(`Delivery ${id} is pending again.`);
   }),
 );

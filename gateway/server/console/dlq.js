@@ -49,8 +49,8 @@ function deadRow(d) {
   button.addEventListener("click", () =>
     pressed(button, async () => {
       await api(`${tenantPath()}/deliveries/${encodeURIComponent(d.id)}/replay`, "POST", {});
-      showNotice(`Delivery ${d.id} is pending again.`);
       await show(null, true, () => !$("dlq").hidden);
+      showNotice(`Delivery ${d.id} is pending again.`);
     }),
   );
   return el(

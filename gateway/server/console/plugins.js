@@ -32,8 +32,8 @@ function versionRow(v) {
 async function bind(endpointId, plugin) {
   const path = `${tenantPath()}/endpoints/${encodeURIComponent(endpointId)}`;
   await api(path, "PATCH", { plugin }, "application/merge-patch+json");
-  showNotice(plugin ? `${endpointId} now asks ${plugin}.` : `${endpointId} is unbound: its policy decides.`);
   await show();
+  showNotice(plugin ? `${endpointId} now asks ${plugin}.` : `${endpointId} is unbound: its policy decides.`);
 }
 
 function pluginCard(plugin, endpoints) {
@@ -42,8 +42,8 @@ function pluginCard(plugin, endpoints) {
   rollback.addEventListener("click", () =>
     pressed(rollback, async () => {
       const after = await api(`${tenantPath()}/plugins/${encodeURIComponent(plugin.name)}/rollback`, "POST");
-      showNotice(`${after.name} is back at version ${after.active_version}.`);
       await show();
+      showNotice(`${after.name} is back at version ${after.active_version}.`);
     }),
   );
   const unboundChoices = endpoints.filter((ep) => !bound.includes(ep));
@@ -93,8 +93,8 @@ upload.addEventListener("submit", (event) => {
       const answer = await api(`${tenantPath()}/plugins/${encodeURIComponent(name)}`, "PUT", bytes, "application/wasm");
       showFieldError(upload, null);
       upload.reset();
-      showNotice(`Uploaded ${answer.name} version ${answer.version}: ${checksText(answer.checks)}.`);
       await show();
+      showNotice(`Uploaded ${answer.name} version ${answer.version}: ${checksText(answer.checks)}.`);
     } catch (error) {
       showFieldError(upload, error);
     }

@@ -24,10 +24,26 @@ function window(arrivals, from) {
   return counts;
 }
 
+/**
+ * Where the recovery histogram starts: the end of the outage, or, when the
+ * recovery peak comes later than the window would show, half a window before it.
+ */
+function recoveryWindow(arrivals, outageS) {
+  const after = arrivals.filter((a) => a.second >= outageS);
+  const peak = after.reduce((best, a) => (best && best.count >= a.count ? best : a), null);
+  if (!peak || peak.second < outageS + WINDOW_S) return { from: outageS, peak };
+  return { from: peak.second - WINDOW_S / 2, peak };
+}
+
 function card(title, report) {
   const arrivals = report.retry_arrivals;
   const first = arrivals.length ? arrivals[0].second : 0;
   const outageS = Math.ceil(report.config.outage_ms / 1000);
+  const recovery = recoveryWindow(arrivals, outageS);
+  const recoveryCaption =
+    recovery.from === outageS
+      ? `Recovery, from the end of the ${duration(report.config.outage_ms)} outage`
+      : `Recovery, around its peak at ${recovery.peak.second} s (the outage ended at ${outageS} s)`;
   const figures = definitions([
     ["Peak", `${report.peak_per_second}/s at ${report.peak_second} s`],
     ["Herd ratio", report.herd_ratio.toFixed(2)],
@@ -44,7 +60,7 @@ function card(title, report) {
     el("dl", { class: "figures small" }, ...figures),
     el("div", { class: "charts" },
       el("figure", {}, histogram(window(arrivals, first), first, `${title}: first retry wave`), el("figcaption", { text: "First retry wave (retries per second)" })),
-      el("figure", {}, histogram(window(arrivals, outageS), outageS, `${title}: recovery`), el("figcaption", { text: `Recovery, from the end of the ${duration(report.config.outage_ms)} outage` })),
+      el("figure", {}, histogram(window(arrivals, recovery.from), recovery.from, `${title}: recovery`), el("figcaption", { text: recoveryCaption })),
     ),
   );
 }

@@ -37,13 +37,13 @@ export async function endpointsScene(ctx) {
   await page.click('a[href="#endpoints"]');
   await page.waitForSelector("#endpoints:not([hidden])");
   const empty = await page.textContent("#endpoint-list");
-  // Retried every 3 s, no jitter: its failures and retry show on the timeline.
+  // Retried every 5 s, no jitter: the page has 10 s to see it failing and due again.
   await create(page, {
     url: setup.retrying_url,
     event_types: "order.*",
     "policy.max_attempts": "5",
     "policy.strategy": "fixed",
-    "policy.base_ms": "3s",
+    "policy.base_ms": "5s",
     "policy.jitter": "none",
   });
   await waitForText(page, "#endpoint-list td", setup.retrying_url);

@@ -15,6 +15,19 @@ export async function overviewScene({ page, key, outDir }) {
   return { figures: await figures(page), charts, url: page.url(), tokenKept: stored === key, phoneFits };
 }
 
+/** A wrong token: the page shows the API's message and code, not a blank page. */
+export async function refusedSignIn(page, base, tenant) {
+  await page.goto(`${base}/console/`);
+  await page.fill("#token", "hgk_not-a-real-token");
+  await page.fill("#tenant", tenant);
+  await page.press("#token", "Enter");
+  await page.waitForSelector("#error:not([hidden])");
+  const refused = await page.textContent("#error");
+  await page.click("#sign-out");
+  await page.waitForSelector("#sign-in:not([hidden])");
+  return refused;
+}
+
 export async function adminScene({ page, base, setup, outDir }) {
   await page.click("#sign-out");
   await page.waitForSelector("#sign-in:not([hidden])");

@@ -28,6 +28,7 @@ export async function pluginsScene({ page, outDir, setup, seen }) {
   await page.selectOption('article.plugin select', seen.endpoints.id);
   await page.click('button[data-bind="retry-rules"]');
   await waitForText(page, "#notice", "now asks retry-rules");
+  await page.waitForSelector("ul.bindings button[data-unbind]");
   const bindings = await page.$$eval("ul.bindings li", (items) => items.map((i) => i.textContent));
   await page.screenshot({ path: `${outDir}/plugins.png`, fullPage: true });
   return { empty, uploads, before, after: await versions(page), rolledBack, bindings };

@@ -24,6 +24,7 @@ export async function policiesScene({ page, outDir, seen }) {
     articles.map((a) => ({
       title: a.querySelector("h3").textContent,
       bars: [...a.querySelectorAll("svg")].map((s) => Number(s.dataset.bars)),
+      most: [...a.querySelectorAll("svg")].map((s) => Number(s.dataset.most)),
       figures: Object.fromEntries([...a.querySelectorAll("dl div")].map((d) => [d.querySelector("dt").textContent, d.querySelector("dd").textContent])),
     })),
   );

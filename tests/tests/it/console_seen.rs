@@ -17,6 +17,9 @@ fn fact<'a>(item: &'a Value, name: &str) -> &'a str {
 /// Sign-in and overview: the figures, charts filled by polling, the token in
 /// the tab and never in the URL, nothing asked of another host.
 pub(crate) fn overview(seen: &Value, key: &str) {
+    // A wrong token first: the API's refusal, message and code, on the page.
+    let refused = seen["refused"].as_str().unwrap();
+    assert!(refused.contains("(unauthorized)"), "{refused}");
     let overview = &seen["overview"];
     let names: Vec<&str> = overview["figures"]
         .as_array()
@@ -148,7 +151,7 @@ pub(crate) fn deliveries(seen: &Value) {
     assert_eq!(fact(first, "Outcome"), "HTTP 503");
     assert_eq!(fact(first, "Decided by"), "builtin");
     assert!(
-        fact(first, "Decision").starts_with("retry in 3 s"),
+        fact(first, "Decision").starts_with("retry in 5 s"),
         "{first}"
     );
     assert!(
@@ -228,6 +231,9 @@ pub(crate) fn policies(seen: &Value, id: &str) {
         let bars = card["bars"].as_array().unwrap();
         assert_eq!(bars.len(), 2, "{card}");
         assert!(bars[0].as_u64() > Some(0), "a first retry wave: {card}");
+        // The recovery histogram holds the recovery peak.
+        let peak = card["figures"]["Recovery peak"].as_str().unwrap();
+        assert_eq!(format!("{}/s", card["most"][1]), peak, "{card}");
     }
 }
 
