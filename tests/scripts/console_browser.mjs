@@ -5,7 +5,8 @@
 // the pages showed as one JSON line.
 //
 // Usage: node console_browser.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
-// SETUP_JSON: {"admin": token, "retrying_url": url, "dying_url": url, "plugins": [wasm paths]}
+// SETUP_JSON: {"admin": token, "retrying_url": url, "dying_url": url, "ok_url": url,
+//   "plugins": [wasm paths]}
 import { launch, signIn } from "./console/browser.mjs";
 import { overviewScene, adminScene, refusedSignIn } from "./console/overview_scene.mjs";
 import { endpointsScene } from "./console/endpoints_scene.mjs";

@@ -15,6 +15,42 @@ export async function send({ base, key, tenant }, eventType, payload) {
   return response.json();
 }
 
+/** Creates an endpoint through the API; its id. */
+async function endpointElsewhere({ base, key, tenant }, body) {
+  const response = await fetch(`${base}/v1/tenants/${tenant}/endpoints`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 201) throw new Error(`create answered ${response.status}: ${await response.text()}`);
+  return (await response.json()).id;
+}
+
+const rowIds = (page) => page.$$eval("#delivery-list tr a", (links) => links.map((a) => a.textContent));
+
+/** 26 deliveries to one endpoint: a page of 25, the next page of 1, and back. */
+async function paging(ctx) {
+  const { page, setup } = ctx;
+  const pinged = await endpointElsewhere(ctx, { url: setup.ok_url, event_types: ["ping.*"] });
+  for (let i = 0; i < 26; i++) await send(ctx, "ping.sent", { ping: i });
+  await page.click('a[href="#overview"]');
+  await page.click('a[href="#deliveries"]');
+  await page.waitForSelector("#deliveries:not([hidden]):not([aria-busy])");
+  await page.selectOption('#delivery-filters [name="state"]', "");
+  await page.selectOption('#delivery-filters [name="endpoint_id"]', pinged);
+  await page.click('#delivery-filters button[type="submit"]');
+  await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr a").length === 25);
+  const first = await rowIds(page);
+  await page.click("#delivery-next:not([disabled])");
+  await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr a").length === 1);
+  const second = await rowIds(page);
+  const lastPage = await page.$eval("#delivery-next", (b) => b.disabled);
+  await page.click("#delivery-prev:not([disabled])");
+  await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr a").length === 25);
+  const back = await rowIds(page);
+  return { first, second, lastPage, back };
+}
+
 const timeline = (page) =>
   page.$$eval("#timeline li.attempt", (items) =>
     items.map((li) => ({
@@ -57,5 +93,5 @@ export async function deliveriesScene(ctx) {
   await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr[data-state=dead]").length === 3, null, { timeout: 60000 });
   const dead = await page.$$eval("#delivery-list tr", (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)));
   await page.screenshot({ path: `${outDir}/deliveries.png`, fullPage: true });
-  return { deliveryId, retrying, done, dead, phoneFits };
+  return { deliveryId, retrying, done, dead, phoneFits, paging: await paging(ctx) };
 }

@@ -91,6 +91,7 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         "admin": ADMIN,
         "retrying_url": receiver.failing_first_url(2),
         "dying_url": receiver.failing_first_url(1),
+        "ok_url": receiver.url(),
         "plugins": files,
     });
     let seen = drive(&gw, &key, setup.clone()).await;

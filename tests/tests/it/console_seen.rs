@@ -142,6 +142,21 @@ pub(crate) async fn endpoints(gw: &TestGateway, key: &str, seen: &Value, setup: 
 /// The timeline: failed attempts while retried, "attempt n of N, next at",
 /// then the 200 on the third attempt.
 pub(crate) fn deliveries(seen: &Value) {
+    // Cursor paging: 25, then the last 1, then the same 25 again; no id twice.
+    let paging = &seen["deliveries"]["paging"];
+    let ids = |name: &str| -> Vec<String> {
+        paging[name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (first, second) = (ids("first"), ids("second"));
+    assert_eq!((first.len(), second.len()), (25, 1), "{paging}");
+    assert!(!first.contains(&second[0]), "{paging}");
+    assert_eq!(ids("back"), first, "{paging}");
+    assert_eq!(paging["lastPage"], true, "{paging}");
     let deliveries = &seen["deliveries"];
     let retrying = &deliveries["retrying"];
     let progress = retrying["progress"].as_str().unwrap();
