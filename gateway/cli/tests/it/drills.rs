@@ -189,10 +189,16 @@ fn fairness_drill_delivers_the_trickle_beside_a_backlog_on_one_node_and_two() {
     for run in [&report.single, &report.cluster] {
         assert!(run.trickle_sent >= 8, "{report}");
         assert_eq!(run.trickle_delivered, run.trickle_sent, "{report}");
+        // The backlog was being delivered beside the trickle. How much of it
+        // depends on the machine's speed, so only that it was is checked.
         let made: u64 = run.attempts_per_node.iter().sum();
-        assert!(made >= (drill.backlog / 2) as u64, "{report}");
+        assert!(made > run.trickle_sent as u64, "{report}");
     }
     assert_eq!(report.cluster.attempts_per_node.len(), 2, "{report}");
+    assert!(
+        report.cluster.attempts_per_node.iter().all(|n| *n > 0),
+        "both nodes worked: {report}"
+    );
 }
 
 #[test]
