@@ -59,6 +59,20 @@ export async function phoneShot(page, path) {
   return fits;
 }
 
+/**
+ * A call to the tenant's API with its key, as another client than the page
+ * would make it; the JSON answer, or an error naming the status.
+ */
+export async function tenantApi({ base, key, tenant }, method, path, body, contentType = "application/json") {
+  const response = await fetch(`${base}/v1/tenants/${tenant}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": contentType },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+  return response.json();
+}
+
 /** The alert line's text, or "" when it is hidden. */
 export async function alertText(page) {
   return page.$eval("#error", (e) => (e.hidden ? "" : e.textContent));

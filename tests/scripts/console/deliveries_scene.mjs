@@ -2,36 +2,17 @@
 // endpoint; its delivery's timeline watched while it fails and is retried,
 // then once it succeeds. The receiver fails each delivery's first two
 // attempts, then answers 200.
-import { phoneShot, waitForText } from "./browser.mjs";
+import { phoneShot, tenantApi, waitForText } from "./browser.mjs";
 
 /** Sends one event through the API with the tenant's key. */
-export async function send({ base, key, tenant }, eventType, payload) {
-  const response = await fetch(`${base}/v1/tenants/${tenant}/events`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ event_type: eventType, payload }),
-  });
-  if (response.status !== 202) throw new Error(`ingest answered ${response.status}: ${await response.text()}`);
-  return response.json();
-}
-
-/** Creates an endpoint through the API; its id. */
-async function endpointElsewhere({ base, key, tenant }, body) {
-  const response = await fetch(`${base}/v1/tenants/${tenant}/endpoints`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 201) throw new Error(`create answered ${response.status}: ${await response.text()}`);
-  return (await response.json()).id;
-}
+const send = (ctx, eventType, payload) => tenantApi(ctx, "POST", "/events", { event_type: eventType, payload });
 
 const rowIds = (page) => page.$$eval("#delivery-list tr a", (links) => links.map((a) => a.textContent));
 
 /** 26 deliveries to one endpoint: a page of 25, the next page of 1, and back. */
 async function paging(ctx) {
   const { page, setup } = ctx;
-  const pinged = await endpointElsewhere(ctx, { url: setup.ok_url, event_types: ["ping.*"] });
+  const { id: pinged } = await tenantApi(ctx, "POST", "/endpoints", { url: setup.ok_url, event_types: ["ping.*"] });
   for (let i = 0; i < 26; i++) await send(ctx, "ping.sent", { ping: i });
   await page.click('a[href="#overview"]');
   await page.click('a[href="#deliveries"]');

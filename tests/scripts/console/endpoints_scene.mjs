@@ -1,7 +1,7 @@
 // Endpoints: create the two the later scenes use, get the API's field error on
 // create and on edit, then save a good edit, disable and enable by keyboard,
 // rotate the secret and reset the breaker.
-import { alertText, waitForText } from "./browser.mjs";
+import { alertText, tenantApi, waitForText } from "./browser.mjs";
 
 /** Fills the create form and submits it; waits for the list to show `url`, or for an error. */
 async function create(page, fields) {
@@ -20,16 +20,6 @@ async function tabTo(page, selector) {
     await page.keyboard.press("Tab");
   }
   return false;
-}
-
-/** Changes an endpoint through the API, as another client would. */
-async function patchElsewhere({ base, key, tenant }, id, patch) {
-  const response = await fetch(`${base}/v1/tenants/${tenant}/endpoints/${id}`, {
-    method: "PATCH",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/merge-patch+json" },
-    body: JSON.stringify(patch),
-  });
-  if (response.status !== 200) throw new Error(`PATCH answered ${response.status}: ${await response.text()}`);
 }
 
 export async function endpointsScene(ctx) {
@@ -71,7 +61,7 @@ export async function endpointsScene(ctx) {
   const editFieldError = await page.textContent(editField);
   const editAlert = await alertText(page);
   // Another client changes a field meanwhile: saving sends only what was edited here.
-  await patchElsewhere(ctx, id, { rate_limit_per_s: 50 });
+  await tenantApi(ctx, "PATCH", `/endpoints/${id}`, { rate_limit_per_s: 50 }, "application/merge-patch+json");
   await page.fill(`${edit} [name="policy.max_attempts"]`, "6");
   await page.fill(`${edit} [name="description"]`, "orders, retried");
   await page.click(`${edit} button[type="submit"]`);
