@@ -212,7 +212,8 @@ pub async fn run(drill: &ClusterDrill) -> Result<ClusterReport, DrillError> {
     for _ in 0..drill.kills {
         tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;
         let victim = &mut cluster.nodes[rng.random_range(0..NODES)];
-        kills.push(cluster_kill::kill_and_restart(victim, &receiver, &token).await?);
+        let killed = cluster_kill::kill_and_restart(victim, &cluster.store, &receiver, &token);
+        kills.push(killed.await?);
     }
     // Ingest goes on for one more gap after the last restart, then stops.
     tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;

@@ -11,6 +11,7 @@ use super::api::{Api, fetch_deliveries};
 use super::cluster::{LEASE_WAIT, REATTEMPT_SLACK, lease};
 use super::cluster_node::Node;
 use super::cluster_report::Kill;
+use super::crash_store::RunStore;
 use super::receiver::{Receiver, Tally};
 
 /// How often a node is asked for its leases while the drill waits to kill it.
@@ -28,6 +29,7 @@ const LOG_CONCURRENCY: usize = 8;
 /// points its senders (with `token`) at it.
 pub(super) async fn kill_and_restart(
     node: &mut Node,
+    store: &RunStore,
     receiver: &Receiver,
     token: &str,
 ) -> Result<Kill, DrillError> {
@@ -59,6 +61,9 @@ pub(super) async fn kill_and_restart(
     let at = receiver.tally.elapsed();
     let node_id = node.id.clone();
     node.kill();
+    // What it held is in the database: its engine's count, read before the kill,
+    // misses a claim made in between.
+    let leases = store.leased_by(&node_id).await.unwrap_or(0).max(leases);
     let restart = node.start().await?;
     node.open_to_senders(token)?;
     Ok(Kill {

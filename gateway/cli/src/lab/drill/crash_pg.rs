@@ -1,6 +1,7 @@
 //! This machine's PostgreSQL server, as the crash drill's long form handles it:
 //! restarted with `pg_ctlcluster` (the one cluster under /etc/postgresql), and probed
-//! with a plain connection to tell how long it did not answer.
+//! with a plain connection to tell how long it did not answer; and the queue
+//! entries a killed node still holds there.
 
 use std::path::Path;
 use std::process::Command;
@@ -128,6 +129,23 @@ pub(super) async fn other_sessions(url: &str, own: &str) -> Option<i64> {
         .await
         .ok()
         .flatten()
+}
+
+/// Queue entries leased by `node_id` in the database at `url`; `None` when it
+/// cannot be read.
+pub(super) async fn leased_by(url: &str, node_id: &str) -> Option<u64> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await.ok()?;
+    let connection = tokio::spawn(connection);
+    let row = client
+        .query_one(
+            "SELECT count(*) FROM queue WHERE leased_by = $1",
+            &[&node_id],
+        )
+        .await
+        .ok();
+    drop(client);
+    let _ = connection.await;
+    row.and_then(|r| u64::try_from(r.get::<_, i64>(0)).ok())
 }
 
 #[cfg(test)]

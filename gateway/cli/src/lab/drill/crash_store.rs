@@ -132,6 +132,14 @@ impl RunStore {
         self.restart_database && kill == kills / 2
     }
 
+    /// Queue entries leased by `node_id`, read from the database (`None` on sled,
+    /// or when the database cannot be read): after a SIGKILL, the attempts the
+    /// node held, which may all be made again.
+    pub(super) async fn leased_by(&self, node_id: &str) -> Option<u64> {
+        let scratch = self.scratch.as_ref()?;
+        super::crash_pg::leased_by(&scratch.url, node_id).await
+    }
+
     /// What the report says about the store (the restart, if any, is added later).
     pub(super) fn outcome(&self) -> StoreOutcome {
         StoreOutcome {
