@@ -49,8 +49,24 @@ export function showNotice(text) {
 /** The signed-in tenant, or the error pages about one tenant show. */
 export function tenant() {
   const id = store.getItem("hookgate.tenant");
-  if (!id) throw { code: "no_tenant", message: "Sign in with a tenant id to see this page" };
+  if (!id) throw { code: "no_tenant", message: "Pick a tenant (or sign in with a tenant's key and id) to see this page" };
   return id;
+}
+
+/**
+ * Fills the admin's tenant picker: the whole gateway, then every tenant
+ * (following the cursor, up to 1000), with `chosen` selected.
+ */
+export async function tenantChoices(select, chosen) {
+  const ids = [];
+  let cursor = null;
+  do {
+    const page = await api(`/v1/tenants?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    ids.push(...page.data.map((t) => t.id));
+    cursor = page.next_cursor;
+  } while (cursor && ids.length < 1000);
+  select.replaceChildren(el("option", { value: "", text: "(the whole gateway)" }), ...ids.map((id) => el("option", { value: id, text: id })));
+  select.value = chosen || "";
 }
 
 /** The signed-in tenant's API path prefix. */

@@ -4,7 +4,7 @@
 // is kept in sessionStorage (this tab only) and sent as a bearer header; it
 // never goes into a URL.
 
-import { $, store, showError, showNotice } from "./api.js";
+import { $, store, showError, showNotice, tenantChoices } from "./api.js";
 import * as overview from "./overview.js";
 import * as endpoints from "./endpoints.js";
 import * as endpoint from "./endpoint.js";
@@ -80,14 +80,37 @@ async function route() {
   }
 }
 
+/** Who is signed in, beside the nav: a tenant, or the admin with a tenant picker. */
+async function showWho() {
+  const admin = store.getItem("hookgate.admin") === "yes";
+  const tenant = store.getItem("hookgate.tenant");
+  $("who").textContent = admin ? "admin" : tenant ? `tenant ${tenant}` : "";
+  $("tenant-pick").hidden = !admin;
+  if (!admin) return;
+  try {
+    await tenantChoices($("tenant-select"), tenant);
+  } catch (error) {
+    showError(error);
+  }
+}
+
+$("tenant-select").addEventListener("change", (event) => {
+  const tenant = event.target.value;
+  if (tenant) store.setItem("hookgate.tenant", tenant);
+  else store.removeItem("hookgate.tenant");
+  route();
+});
+
 $("sign-in-form").addEventListener("submit", (event) => {
   event.preventDefault();
   store.setItem("hookgate.token", $("token").value.trim());
   const tenant = $("tenant").value.trim();
   if (tenant) store.setItem("hookgate.tenant", tenant);
   else store.removeItem("hookgate.tenant");
+  // Signed in without a tenant: the admin token, which may look at any tenant.
+  store.setItem("hookgate.admin", tenant ? "no" : "yes");
   $("token").value = "";
-  $("who").textContent = tenant ? `tenant ${tenant}` : "admin";
+  showWho();
   route();
 });
 
@@ -97,6 +120,6 @@ $("sign-out").addEventListener("click", () => {
   window.location.replace(window.location.pathname);
 });
 
-$("who").textContent = store.getItem("hookgate.tenant") ? `tenant ${store.getItem("hookgate.tenant")}` : "admin";
+if (store.getItem("hookgate.token")) showWho();
 window.addEventListener("hashchange", route);
 route();

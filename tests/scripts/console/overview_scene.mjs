@@ -28,12 +28,19 @@ export async function refusedSignIn(page, base, tenant) {
   return refused;
 }
 
-export async function adminScene({ page, base, setup, outDir }) {
+export async function adminScene({ page, base, setup, outDir, tenant }) {
   await page.click("#sign-out");
   await page.waitForSelector("#sign-in:not([hidden])");
   const cleared = await page.evaluate(() => window.sessionStorage.length === 0);
   await signIn(page, base, setup.admin, "");
   const scope = await page.textContent("#overview-scope");
   await page.screenshot({ path: `${outDir}/overview-admin.png`, fullPage: true });
-  return { cleared, scope, figures: await figures(page) };
+  // The admin picks a tenant, and the tenant pages follow it.
+  await page.waitForSelector(`#tenant-select option[value="${tenant}"]`, { state: "attached" });
+  await page.selectOption("#tenant-select", tenant);
+  await page.waitForFunction((t) => document.querySelector("#overview-scope").textContent === `Tenant ${t}`, tenant);
+  await page.click('a[href="#endpoints"]');
+  await page.waitForSelector("#endpoints:not([hidden]):not([aria-busy])");
+  const endpoints = await page.$$eval("#endpoint-list tr a", (links) => links.length);
+  return { cleared, scope, figures: await figures(page), picked: await page.textContent("#who"), endpoints };
 }

@@ -287,9 +287,13 @@ pub(crate) async fn plugins(gw: &TestGateway, key: &str, seen: &Value, id: &str)
     );
 }
 
-/// The admin: signed out cleanly, then the whole gateway's figures.
+/// The admin: signed out cleanly, then the whole gateway's figures, then a
+/// tenant picked from the list and its pages.
 pub(crate) fn admin(seen: &Value) {
     let admin = &seen["admin"];
     assert_eq!(admin["cleared"], true, "{admin}");
     assert_eq!(admin["scope"], "The whole gateway", "{admin}");
+    // Then picks tenant acme: its three endpoints, seen with the admin token.
+    assert_eq!(admin["picked"], "admin", "{admin}");
+    assert_eq!(admin["endpoints"], 3, "{admin}");
 }
