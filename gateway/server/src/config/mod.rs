@@ -8,13 +8,14 @@
 //! is validated once, and every refusal names the key it is about.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
-use toml::{Table, Value};
+use toml::Table;
 
 mod cluster_section;
+mod layers;
 mod sections;
 mod store_section;
 mod values;
@@ -26,15 +27,6 @@ pub use sections::{
 pub use store_section::{StoreBackend, StoreConfig, redact_password};
 use values::{de_duration_ms, de_socket_addr};
 
-const ENV_PREFIX: &str = "HOOKGATE_";
-/// Variables of the command-line client and of the test setup; the server
-/// ignores them.
-const ENV_RESERVED: [&str; 4] = [
-    "HOOKGATE_URL",
-    "HOOKGATE_TOKEN",
-    "HOOKGATE_CHROMIUM",
-    crate::store::scratch_database::SERVER_ENV,
-];
 const MIB: u64 = 1024 * 1024;
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -162,106 +154,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Loads defaults < `file` < `env`, then validates. `env` is passed in so tests
-    /// need not touch the process environment; only `HOOKGATE_*` names are read.
-    ///
-    /// # Errors
-    /// The file is unreadable or not TOML, a key is unknown, or a value is invalid.
-    pub fn load(
-        file: Option<&Path>,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
-        let text = match file {
-            Some(path) => {
-                Some(
-                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                        path: path.to_owned(),
-                        source,
-                    })?,
-                )
-            }
-            None => None,
-        };
-        Self::load_layers(text.as_deref().zip(file), env)
-    }
-
-    /// [`Config::load`] with the file's text given (the fuzzer's entry point).
-    ///
-    /// # Errors
-    /// As [`Config::load`].
-    pub fn from_toml_str(
-        text: &str,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
-        Self::load_layers(Some((text, Path::new("<text>"))), env)
-    }
-
-    fn load_layers(
-        file: Option<(&str, &Path)>,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
-        let mut merged = to_table(&Config::default());
-        // Every key, including the optional ones the defaults leave out.
-        let mut full = Config {
-            admin_token: Some(String::new()),
-            ..Config::default()
-        };
-        full.tls.extra_ca_file = Some(PathBuf::new());
-        (full.store.url, full.store.ca_file) = (Some(String::new()), Some(PathBuf::new()));
-        full.outbound.allow_only = Some(Vec::new());
-        full.cluster.node_id = Some(String::new());
-        (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
-        full.plugins.preload = vec![PreloadPlugin {
-            tenant: String::new(),
-            name: String::new(),
-            path: PathBuf::new(),
-        }];
-        let schema = to_table(&full);
-        let mut deprecations = Vec::new();
-        if let Some((text, path)) = file {
-            let mut layer: Table = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
-            let origin = format!("file {}", path.display());
-            deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
-            merge(&mut merged, &schema, layer, "", &origin, false)?;
-        }
-        let mut vars: Vec<_> = env.into_iter().filter(|(k, _)| is_server_var(k)).collect();
-        vars.sort();
-        for (var, raw) in vars {
-            // `HOOKGATE_A__B=v` becomes the layer `{ a = { b = "v" } }`.
-            let mut layer = Value::String(raw);
-            for segment in var[ENV_PREFIX.len()..].to_ascii_lowercase().rsplit("__") {
-                layer = Value::Table(Table::from_iter([(segment.to_owned(), layer)]));
-            }
-            if let Value::Table(mut layer) = layer {
-                let origin = format!("environment variable {var}");
-                deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
-                merge(&mut merged, &schema, layer, "", &origin, true)?;
-            }
-        }
-        let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged))
-            .map_err(|e| invalid(e.path().to_string(), e.into_inner().message()))?;
-        config.validate()?;
-        config.store.node_id.clone_from(&config.cluster.node_id);
-        config.deprecations = deprecations;
-        Ok(config)
-    }
-
-    /// [`Config::load`] with the process environment.
-    ///
-    /// # Errors
-    /// As [`Config::load`]; also a `HOOKGATE_*` variable whose value is not UTF-8.
-    pub fn from_env_and_file(file: Option<&Path>) -> Result<Config, ConfigError> {
-        let mut vars = Vec::new();
-        for (name, value) in std::env::vars_os() {
-            if let Some(name) = name.to_str().filter(|name| is_server_var(name)) {
-                let value = value.into_string();
-                let value = value.map_err(|_| invalid(name, "value is not valid UTF-8"))?;
-                vars.push((name.to_owned(), value));
-            }
-        }
-        Self::load(file, vars)
-    }
-
     /// Checks what the types alone do not; called by [`Config::load`].
     ///
     /// # Errors
@@ -388,23 +280,6 @@ impl std::fmt::Debug for Config {
     }
 }
 
-fn syntax(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
-    let position = e
-        .span()
-        .and_then(|span| text.get(..span.start))
-        .map(|before| {
-            let line = before.matches('\n').count() + 1;
-            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            (line, column)
-        });
-    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
-    ConfigError::Syntax {
-        path: path.to_owned(),
-        position,
-        message,
-    }
-}
-
 /// ` at line L, column C`, or nothing when the position is unknown.
 fn at(position: Option<(usize, usize)>) -> String {
     position.map_or_else(String::new, |(line, column)| {
@@ -415,89 +290,6 @@ fn at(position: Option<(usize, usize)>) -> String {
 fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
     let (key, message) = (key.into(), message.into());
     ConfigError::Invalid { key, message }
-}
-
-fn is_server_var(name: &str) -> bool {
-    name.starts_with(ENV_PREFIX) && !ENV_RESERVED.contains(&name)
-}
-
-/// Types an environment value for an open table: integer, float or bool if it
-/// reads as one, else a string.
-fn typed_env_value(v: Value) -> Value {
-    let Value::String(raw) = v else { return v };
-    let t = raw.trim();
-    if let Ok(i) = t.parse::<i64>() {
-        Value::Integer(i)
-    } else if let Ok(f) = t.parse::<f64>() {
-        Value::Float(f)
-    } else if let Ok(b) = t.parse::<bool>() {
-        Value::Boolean(b)
-    } else {
-        Value::String(raw)
-    }
-}
-
-fn to_table(config: &Config) -> Table {
-    Table::try_from(config).expect("Config always serializes to a TOML table")
-}
-
-/// Deep-merges `layer` over `target`, refusing keys not in `schema`; `prefix` is `""`
-/// or the parent key and a dot. Environment values arrive as strings and are typed
-/// here by the shape of their key in `schema`.
-fn merge(
-    target: &mut Table,
-    schema: &Table,
-    layer: Table,
-    prefix: &str,
-    origin: &str,
-    from_env: bool,
-) -> Result<(), ConfigError> {
-    for (name, value) in layer {
-        let key = format!("{prefix}{name}");
-        let Some(shape) = schema.get(&name) else {
-            let origin = origin.to_owned();
-            return Err(ConfigError::UnknownKey { key, origin });
-        };
-        let value = match (shape, value) {
-            // An empty table in the defaults is open (`policy.default`): its own
-            // type refuses unknown keys when it is deserialized.
-            (Value::Table(schema), Value::Table(layer)) if schema.is_empty() => {
-                let slot = target
-                    .entry(name)
-                    .or_insert_with(|| Value::Table(Table::new()));
-                if let Value::Table(target) = slot {
-                    for (k, v) in layer {
-                        target.insert(k, if from_env { typed_env_value(v) } else { v });
-                    }
-                }
-                continue;
-            }
-            (Value::Table(schema), Value::Table(layer)) => {
-                let slot = target
-                    .entry(name)
-                    .or_insert_with(|| Value::Table(Table::new()));
-                if let Value::Table(target) = slot {
-                    merge(target, schema, layer, &format!("{key}."), origin, from_env)?;
-                }
-                continue;
-            }
-            (Value::Table(_), _) => {
-                let message = "expected a table of keys (in the environment: KEY__SUBKEY)";
-                return Err(invalid(key, message));
-            }
-            (Value::Array(_), Value::String(raw)) if from_env => {
-                let items = raw.split(',').map(str::trim).filter(|s| !s.is_empty());
-                Value::Array(items.map(|s| Value::String(s.to_owned())).collect())
-            }
-            (Value::Integer(_), Value::String(raw)) if from_env => raw
-                .trim()
-                .parse()
-                .map_or(Value::String(raw), Value::Integer),
-            (_, value) => value,
-        };
-        target.insert(name, value);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
