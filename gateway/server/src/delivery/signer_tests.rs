@@ -1,0 +1,185 @@
+//! The unit tests of `signer.rs`.
+
+use super::*;
+
+const SPEC_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const SPEC_ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+const SPEC_TS: i64 = 1_614_265_330;
+const SPEC_BODY: &[u8] = br#"{"test": 2432232314}"#;
+const SPEC_SIGNATURE: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+
+fn spec_secret() -> SigningSecret {
+    SigningSecret::parse(SPEC_SECRET).unwrap()
+}
+
+#[test]
+fn matches_the_standard_webhooks_vector() {
+    assert_eq!(
+        sign(&[spec_secret()], SPEC_ID, SPEC_TS, SPEC_BODY),
+        SPEC_SIGNATURE
+    );
+    assert!(verify(
+        &spec_secret(),
+        SPEC_ID,
+        SPEC_TS,
+        SPEC_BODY,
+        SPEC_SIGNATURE
+    ));
+}
+
+#[test]
+fn signs_once_per_secret() {
+    let other = SigningSecret::generate();
+    let header = sign(&[spec_secret(), other.clone()], SPEC_ID, SPEC_TS, SPEC_BODY);
+    let entries: Vec<&str> = header.split(' ').collect();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0], SPEC_SIGNATURE);
+    assert!(entries[1].starts_with("v1,") && entries[1] != SPEC_SIGNATURE);
+    assert!(verify(&spec_secret(), SPEC_ID, SPEC_TS, SPEC_BODY, &header));
+    assert!(verify(&other, SPEC_ID, SPEC_TS, SPEC_BODY, &header));
+    assert_eq!(sign(&[], SPEC_ID, SPEC_TS, SPEC_BODY), "");
+}
+
+#[test]
+fn verify_rejects_any_change() {
+    let secret = spec_secret();
+    assert!(!verify(
+        &secret,
+        SPEC_ID,
+        SPEC_TS + 1,
+        SPEC_BODY,
+        SPEC_SIGNATURE
+    ));
+    assert!(!verify(
+        &secret,
+        "msg_other",
+        SPEC_TS,
+        SPEC_BODY,
+        SPEC_SIGNATURE
+    ));
+    assert!(!verify(
+        &secret,
+        SPEC_ID,
+        SPEC_TS,
+        br#"{"test": 2432232315}"#,
+        SPEC_SIGNATURE
+    ));
+    assert!(!verify(
+        &SigningSecret::generate(),
+        SPEC_ID,
+        SPEC_TS,
+        SPEC_BODY,
+        SPEC_SIGNATURE
+    ));
+    let v2 = SPEC_SIGNATURE.replacen("v1,", "v2,", 1);
+    assert!(!verify(&secret, SPEC_ID, SPEC_TS, SPEC_BODY, &v2));
+    assert!(!verify(
+        &secret,
+        SPEC_ID,
+        SPEC_TS,
+        SPEC_BODY,
+        "v1,not-base64!"
+    ));
+    assert!(!verify(&secret, SPEC_ID, SPEC_TS, SPEC_BODY, ""));
+    let with_junk = format!("v1a,xyz {SPEC_SIGNATURE}");
+    assert!(verify(&secret, SPEC_ID, SPEC_TS, SPEC_BODY, &with_junk));
+}
+
+#[test]
+fn generated_secrets_have_32_byte_keys_and_round_trip() {
+    let secret = SigningSecret::generate();
+    assert!(secret.as_str().starts_with("whsec_"));
+    let parsed = SigningSecret::parse(secret.as_str()).unwrap();
+    assert_eq!(parsed.key.len(), 32);
+    assert_eq!(parsed.as_str(), secret.as_str());
+    assert_ne!(SigningSecret::generate().as_str(), secret.as_str());
+}
+
+fn parse_error(text: &str) -> SecretError {
+    SigningSecret::parse(text).map(|_| ()).unwrap_err()
+}
+
+#[test]
+fn parse_errors() {
+    let key = |len: usize| STANDARD.encode(vec![7u8; len]);
+    assert_eq!(parse_error(&key(32)), SecretError::MissingPrefix);
+    assert_eq!(parse_error("whsec_***"), SecretError::InvalidBase64);
+    assert_eq!(parse_error("whsec_"), SecretError::TooShort(0));
+    assert_eq!(
+        parse_error(&format!("whsec_{}", key(23))),
+        SecretError::TooShort(23)
+    );
+    assert_eq!(
+        parse_error(&format!("whsec_{}", key(65))),
+        SecretError::TooLong(65)
+    );
+    assert!(SigningSecret::parse(&format!("whsec_{}", key(24))).is_ok());
+    assert!(SigningSecret::parse(&format!("whsec_{}", key(64))).is_ok());
+    let unpadded = format!("whsec_{}", key(32).trim_end_matches('='));
+    assert!(SigningSecret::parse(&unpadded).is_ok());
+}
+
+/// Item 9 of issue 17: strict decoders (Go's `StdEncoding`, .NET's
+/// `Convert.FromBase64String`) refuse base64 without its `=` padding, so a
+/// secret given through the API must be canonical.
+#[test]
+fn tenant_secrets_without_base64_padding_are_refused() {
+    let key = |len: usize| STANDARD.encode(vec![7u8; len]);
+    // 32 bytes need one `=`, 25 bytes two.
+    for len in [32, 25] {
+        let padded = format!("whsec_{}", key(len));
+        assert!(padded.ends_with('='), "{padded}");
+        let unpadded = padded.trim_end_matches('=');
+        assert_eq!(
+            SigningSecret::parse_canonical(unpadded).map(|_| ()),
+            Err(SecretError::NotCanonical),
+            "{len}-byte key without padding"
+        );
+        let parsed = SigningSecret::parse_canonical(&padded).unwrap();
+        assert_eq!((parsed.as_str(), parsed.key.len()), (padded.as_str(), len));
+    }
+    let half_padded = format!("whsec_{}", key(25).trim_end_matches("="));
+    let half_padded = format!("{half_padded}=");
+    assert!(SigningSecret::parse_canonical(&half_padded).is_err());
+    // Non-zero bits after the last byte: decodable by some, canonical for none.
+    let mut stray_bits = format!("whsec_{}", key(32));
+    stray_bits.replace_range(stray_bits.len() - 2..stray_bits.len() - 1, "x");
+    assert!(SigningSecret::parse_canonical(&stray_bits).is_err());
+    // Whitespace that lenient decoders skip is not canonical either.
+    let spaced = format!("whsec_ {}", key(32));
+    assert!(SigningSecret::parse_canonical(&spaced).is_err());
+    // A key whose base64 has no padding (a multiple of 3 bytes) is canonical as is.
+    assert!(SigningSecret::parse_canonical(SPEC_SECRET).is_ok());
+    assert!(SigningSecret::parse_canonical(SigningSecret::generate().as_str()).is_ok());
+    // The other checks still apply, with their own errors.
+    assert_eq!(
+        SigningSecret::parse_canonical(&key(32)).map(|_| ()),
+        Err(SecretError::MissingPrefix)
+    );
+    assert_eq!(
+        SigningSecret::parse_canonical(&format!("whsec_{}", key(16))).map(|_| ()),
+        Err(SecretError::TooShort(16))
+    );
+}
+
+#[test]
+fn stored_secrets_without_padding_keep_signing_as_before() {
+    let padded = format!("whsec_{}", STANDARD.encode([9u8; 32]));
+    let unpadded = padded.trim_end_matches('=');
+    let stored = SigningSecret::parse(unpadded).unwrap();
+    assert_eq!(stored.as_str(), unpadded, "kept as it was stored");
+    let canonical = SigningSecret::parse(&padded).unwrap();
+    assert_eq!(
+        sign(&[stored], SPEC_ID, SPEC_TS, SPEC_BODY),
+        sign(&[canonical], SPEC_ID, SPEC_TS, SPEC_BODY)
+    );
+}
+
+#[test]
+fn debug_does_not_print_the_key() {
+    let printed = format!("{:?}", spec_secret());
+    assert!(
+        !printed.contains("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+        "{printed}"
+    );
+}
