@@ -21,6 +21,7 @@ mod effective_shape;
 mod outcome;
 mod resolve;
 mod retry_after;
+mod simulation_report;
 pub mod simulator;
 mod spec;
 mod status_pattern;

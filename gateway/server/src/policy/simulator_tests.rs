@@ -2,6 +2,7 @@
 //! work budget of a bounded run.
 
 use super::*;
+use crate::policy::EffectivePolicy;
 use crate::policy::{PRESET_NAMES, PolicySpec};
 use serde_json::{Value, json};
 
