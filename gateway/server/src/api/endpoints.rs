@@ -9,10 +9,10 @@ use axum::http::StatusCode;
 use serde_json::Value;
 
 use super::auth::Principal;
-use super::body::{body_or_default, parse_json, read_limited};
+use super::body::{parse_json, read_limited};
 use super::endpoint_input::{EndpointInput, merge_patch, tenant_secret};
 use super::endpoint_schema::EndpointPatch;
-use super::endpoint_view::{EndpointSecrets, EndpointView};
+use super::endpoint_view::EndpointView;
 use super::error::ApiError;
 use super::openapi::{ItemPath, TenantPath};
 use super::{ListPage, Page, bad_query, list_body};
@@ -20,15 +20,9 @@ use crate::context::AppContext;
 use crate::ids;
 use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
 
-/// How long a rotated-out secret keeps signing.
-const SECRET_GRACE_MS: u64 = 24 * 60 * 60 * 1000;
-/// Most live secrets an endpoint may have, the current one included: each adds
-/// a signature to every request, so rotations must not pile them up.
-const MAX_LIVE_SECRETS: usize = 5;
-
 type Json201 = (StatusCode, Json<EndpointView>);
 
-async fn load(
+pub(super) async fn load(
     ctx: &AppContext,
     who: &Principal,
     t: &str,
@@ -143,7 +137,7 @@ const MAX_SWAP_TRIES: usize = 16;
 /// current one, and the store replaces it only if nothing changed meanwhile;
 /// otherwise the endpoint is read again and `change` runs again, so a concurrent
 /// change is never undone.
-async fn modify<F>(
+pub(super) async fn modify<F>(
     ctx: &AppContext,
     who: &Principal,
     t: &str,
@@ -252,68 +246,4 @@ pub(super) async fn reset_breaker(
         &load(&ctx, &who, &t, &id).await?,
         &ctx.config.policy.default,
     )))
-}
-
-/// The endpoint's live signing secrets, newest first.
-#[utoipa::path(get, path = "/v1/tenants/{t}/endpoints/{id}/secret", tag = "endpoints",
-    operation_id = "get_endpoint_secrets", params(ItemPath),
-    responses((status = 200, description = "The live secrets", body = EndpointSecrets)))]
-pub(super) async fn secret(
-    State(ctx): State<Arc<AppContext>>,
-    who: Principal,
-    Path((t, id)): Path<(String, String)>,
-) -> Result<Json<EndpointSecrets>, ApiError> {
-    let ep = load(&ctx, &who, &t, &id).await?;
-    Ok(Json(EndpointSecrets::new(&ep, ctx.clock.now_ms())))
-}
-
-/// The body of a secret rotation.
-#[derive(Default, serde::Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RotateSecret {
-    /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
-    #[schema(pattern = r"^whsec_[A-Za-z0-9+/]+={0,2}$")]
-    secret: Option<String>,
-}
-
-/// Starts signing with a new secret (given, or generated); the others keep signing
-/// for 24 hours.
-#[utoipa::path(post, path = "/v1/tenants/{t}/endpoints/{id}/rotate-secret", tag = "endpoints",
-    operation_id = "rotate_endpoint_secret", params(ItemPath),
-    request_body(content = Option<RotateSecret>, description = "Empty, or a secret of the tenant's choosing"),
-    responses((status = 200, description = "The live secrets, the new one first", body = EndpointSecrets)))]
-pub(super) async fn rotate_secret(
-    State(ctx): State<Arc<AppContext>>,
-    who: Principal,
-    Path((t, id)): Path<(String, String)>,
-    body: Body,
-) -> Result<Json<EndpointSecrets>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
-    let input: RotateSecret = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
-    let new_secret = tenant_secret(input.secret.as_deref())?;
-    let now = ctx.clock.now_ms();
-    let new_secret = &new_secret;
-    let ep = modify(&ctx, &who, &t, &id, |mut ep| async move {
-        ep.secrets
-            .retain(|s| s.expires_at_ms.is_none_or(|e| e > now));
-        // Checked on the record being swapped, so concurrent rotations cannot
-        // pass the cap together.
-        if ep.secrets.len() >= MAX_LIVE_SECRETS {
-            return Err(ApiError::too_many_secrets(ep.secrets.len()));
-        }
-        for s in &mut ep.secrets {
-            s.expires_at_ms
-                .get_or_insert(now.saturating_add(SECRET_GRACE_MS));
-        }
-        ep.secrets.insert(
-            0,
-            StoredSecret {
-                secret: new_secret.as_str().to_owned(),
-                expires_at_ms: None,
-            },
-        );
-        Ok(ep)
-    })
-    .await?;
-    Ok(Json(EndpointSecrets::new(&ep, now)))
 }

@@ -10,6 +10,7 @@ mod delivery_view;
 mod dlq;
 mod endpoint_input;
 mod endpoint_schema;
+mod endpoint_secrets;
 mod endpoint_view;
 mod endpoints;
 pub mod error;
@@ -54,8 +55,8 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
             endpoints::update,
             endpoints::delete
         ))
-        .routes(routes!(endpoints::secret))
-        .routes(routes!(endpoints::rotate_secret))
+        .routes(routes!(endpoint_secrets::secret))
+        .routes(routes!(endpoint_secrets::rotate_secret))
         .routes(routes!(endpoints::reset_breaker))
         .routes(routes!(events::ingest))
         .routes(routes!(events::show))
