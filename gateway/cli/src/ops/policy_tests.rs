@@ -2,6 +2,7 @@
 
 use super::*;
 use hookgate_server::policy::Jitter;
+use render::human;
 
 #[test]
 fn durations_read_short() {
