@@ -42,6 +42,7 @@ mod cluster_node;
 mod cluster_report;
 mod crash_pg;
 mod crash_report;
+mod ingest_load;
 mod nodes;
 mod receiver;
 mod settle;
