@@ -46,6 +46,7 @@ mod ingest_load;
 mod nodes;
 mod receiver;
 mod settle;
+mod tally;
 
 pub use receiver::PerSecond;
 
