@@ -2,7 +2,7 @@
 // upload from a file picker, rollback to the version before, and the
 // endpoints bound to each (bind and unbind edit the endpoint's `plugin`).
 
-import { $, api, tenantPath, el, cell, emptyRow, when, pressed, showNotice } from "./api.js";
+import { $, api, tenantPath, el, cell, when, pressed, showNotice } from "./api.js";
 import { showFieldError } from "./forms.js";
 import { allEndpoints } from "./endpoints.js";
 
