@@ -53,18 +53,24 @@ export function tenant() {
   return id;
 }
 
-/**
- * Fills the admin's tenant picker: the whole gateway, then every tenant
- * (following the cursor, up to 1000), with `chosen` selected.
- */
-export async function tenantChoices(select, chosen) {
-  const ids = [];
+/** The most items a list or picker loads through `allPages`. */
+export const MOST_LISTED = 1000;
+
+/** Every item of a list route (`path` without a query), following its cursor, up to `MOST_LISTED`. */
+export async function allPages(path) {
+  const all = [];
   let cursor = null;
   do {
-    const page = await api(`/v1/tenants?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-    ids.push(...page.data.map((t) => t.id));
+    const page = await api(`${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    all.push(...page.data);
     cursor = page.next_cursor;
-  } while (cursor && ids.length < 1000);
+  } while (cursor && all.length < MOST_LISTED);
+  return all;
+}
+
+/** Fills the admin's tenant picker: the whole gateway, then every tenant, with `chosen` selected. */
+export async function tenantChoices(select, chosen) {
+  const ids = (await allPages("/v1/tenants")).map((t) => t.id);
   select.replaceChildren(el("option", { value: "", text: "(the whole gateway)" }), ...ids.map((id) => el("option", { value: id, text: id })));
   select.value = chosen || "";
 }

@@ -1,8 +1,8 @@
 // Endpoints: the tenant's list with state, breaker and limits, and the form
 // that creates one. An endpoint's own page (endpoint.js) edits it.
 
-import { $, api, tenantPath, el, cell, link, emptyRow, when, pressed } from "./api.js";
-import { checkNumber, labelled, policyFieldset, policyFrom, showFieldError } from "./forms.js";
+import { $, api, allPages, MOST_LISTED, tenantPath, el, cell, link, emptyRow, when, pressed } from "./api.js";
+import { checkNumber, labelled, policyFieldset, policyOver, showFieldError } from "./forms.js";
 
 /** The endpoint fields besides the policy: [name, label, type, placeholder]. */
 const FIELDS = [
@@ -43,8 +43,8 @@ function createBody(form) {
     const value = fieldValue(form, name);
     if (value !== undefined) body[name] = value;
   }
-  const policy = policyFrom(form);
-  if (policy) body.policy = policy;
+  const policy = policyOver(form, null);
+  if (Object.keys(policy).length) body.policy = policy;
   return body;
 }
 
@@ -55,20 +55,8 @@ export function breakerText(breaker) {
   return `${breaker.state} until ${when(breaker.open_until)} (${breaker.trips} trips)`;
 }
 
-/** The most endpoints a list or picker loads. */
-const MOST = 1000;
-
-/** Every endpoint of the tenant, following the cursor, up to `MOST` (for pickers). */
-export async function allEndpoints() {
-  const all = [];
-  let cursor = null;
-  do {
-    const page = await api(`${tenantPath()}/endpoints?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-    all.push(...page.data);
-    cursor = page.next_cursor;
-  } while (cursor && all.length < MOST);
-  return all;
-}
+/** Every endpoint of the tenant, up to `MOST_LISTED` (for lists and pickers). */
+export const allEndpoints = () => allPages(`${tenantPath()}/endpoints`);
 
 /**
  * Fills an endpoint `<select>` (after `first`, the "any" choice), keeping the
@@ -87,7 +75,7 @@ export async function show(_arg, polled, current) {
   if (!polled) $("created-secret").hidden = true;
   const endpoints = await allEndpoints();
   if (!current()) return;
-  $("endpoint-list-note").textContent = endpoints.length >= MOST ? `The first ${MOST} endpoints.` : "";
+  $("endpoint-list-note").textContent = endpoints.length >= MOST_LISTED ? `The first ${MOST_LISTED} endpoints.` : "";
   $("endpoint-list").replaceChildren(
     ...(endpoints.length
       ? endpoints.map((ep) =>

@@ -60,16 +60,6 @@ function read(form, name) {
   return raw;
 }
 
-/** The policy object from the filled fields only, or undefined when none is. */
-export function policyFrom(form) {
-  const policy = {};
-  for (const [name] of FIELDS) {
-    const value = read(form, name);
-    if (value !== undefined) policy[name] = value;
-  }
-  return Object.keys(policy).length ? policy : undefined;
-}
-
 /**
  * A merge patch of the fields changed since `fillPolicy` (`shown`: the text it
  * put in each): a changed field sends its value, an emptied one null (the
@@ -87,8 +77,9 @@ export function policyPatch(form, shown) {
 }
 
 /**
- * `policy` laid under the filled fields: what a simulation of "this policy as
- * edited" sends. Fields the form lacks (`retry_on`, `schedule_ms`, ...) stay.
+ * `policy` (or nothing) laid under the filled fields: a new endpoint's policy,
+ * or what a simulation of "this policy as edited" sends. Fields the form lacks
+ * (`retry_on`, `schedule_ms`, ...) stay.
  */
 export function policyOver(form, policy) {
   const merged = { ...(policy || {}) };

@@ -70,9 +70,10 @@ async fn retention(ctx: &AppContext, shutdown: &CancellationToken) {
             .sweep_retention(cursor.take(), SWEEP_BATCH, rules)
             .await
         {
-            Ok((stats, next)) => {
-                for (tenant, (pending, dead)) in &stats.moved {
-                    ctx.telemetry.counts_changed(tenant, *pending, *dead);
+            Ok((mut stats, next)) => {
+                // The moves go to the counts now; the total keeps the tallies.
+                for (tenant, (pending, dead)) in std::mem::take(&mut stats.moved) {
+                    ctx.telemetry.counts_changed(&tenant, pending, dead);
                 }
                 total.add(stats);
                 match next {
