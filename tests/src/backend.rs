@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use hookgate_server::config::{Config, StoreBackend};
-use hookgate_server::store::scratch_database::ScratchDatabase;
+use hookgate_server::lab::ScratchDatabase;
+use hookgate_server::{Config, StoreBackend};
 
 use crate::test_config;
 

@@ -8,8 +8,8 @@ pub use backend::{Backend, Bed};
 pub use hookgate::client::{Answer, ApiClient, ApiRequest};
 use hookgate::lab::in_process::InProcessGateway;
 use hookgate_server::RunOptions;
-use hookgate_server::config::{Config, StoreConfig};
-use hookgate_server::store::scratch_database::ScratchDatabase;
+use hookgate_server::lab::ScratchDatabase;
+use hookgate_server::{Config, StoreConfig};
 pub use plugin_files::{fixture_module, plugin_fixture, plugin_wasm};
 use serde_json::{Value, json};
 

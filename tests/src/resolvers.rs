@@ -3,7 +3,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hookgate_server::address_guard::{LookupFuture, Resolver};
+use hookgate_server::{LookupFuture, Resolver};
 
 /// Answers a public address the first time (the check at endpoint creation) and
 /// `then` afterwards (at connect time): a DNS-rebinding attack.

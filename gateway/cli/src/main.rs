@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use hookgate::{Cli, Command, client, lab, ops};
 use hookgate_server::RunError;
-use hookgate_server::config::{Config, ConfigError, LogFormat};
+use hookgate_server::{Config, ConfigError, LogFormat};
 use tokio_util::sync::CancellationToken;
 
 /// mimalloc instead of glibc's malloc: the delivery path allocates per attempt
@@ -93,7 +93,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             return Ok(exit_code(ops::plugin_check::run(args)));
         }
         Command::Drill { command } => return Ok(exit_code(lab::drill::run(command))),
-        Command::Openapi => print!("{}", hookgate_server::api::document_json()),
+        Command::Openapi => print!("{}", hookgate_server::openapi_document()),
         Command::Client(command) => return Ok(exit_code(client::run(command))),
     }
     Ok(ExitCode::SUCCESS)

@@ -4,8 +4,6 @@
 //! control it without `tokio::time::pause()` (which misbehaves with real sockets).
 
 use std::fmt::Write as _;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A source of wall-clock time in Unix milliseconds.
@@ -26,26 +24,36 @@ impl Clock for SystemClock {
     }
 }
 
-/// A clock that tests move by hand.
-#[derive(Debug, Default)]
-pub struct ManualClock(AtomicU64);
+#[cfg(any(test, feature = "lab"))]
+pub use manual::ManualClock;
 
-impl ManualClock {
-    /// A clock stopped at `start_ms`.
-    pub fn new(start_ms: u64) -> Arc<Self> {
-        Arc::new(Self(AtomicU64::new(start_ms)))
+#[cfg(any(test, feature = "lab"))]
+mod manual {
+    use super::{Clock, Duration};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A clock that tests move by hand.
+    #[derive(Debug, Default)]
+    pub struct ManualClock(AtomicU64);
+
+    impl ManualClock {
+        /// A clock stopped at `start_ms`.
+        pub fn new(start_ms: u64) -> Arc<Self> {
+            Arc::new(Self(AtomicU64::new(start_ms)))
+        }
+
+        /// Moves the clock forward.
+        pub fn advance(&self, by: Duration) {
+            let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+            self.0.fetch_add(ms, Ordering::SeqCst);
+        }
     }
 
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
-        self.0.fetch_add(ms, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
+    impl Clock for ManualClock {
+        fn now_ms(&self) -> u64 {
+            self.0.load(Ordering::SeqCst)
+        }
     }
 }
 
@@ -59,7 +67,7 @@ const MAX_RFC3339_TEXT: &str = "9999-12-31T23:59:59.999Z";
 ///
 /// Never panics: a time past year 9999 (a far-off due time stored before durations
 /// were bounded) shows as `9999-12-31T23:59:59.999Z`.
-pub fn rfc3339_ms(ms: u64) -> String {
+pub(crate) fn rfc3339_ms(ms: u64) -> String {
     let Some(time) = UNIX_EPOCH.checked_add(Duration::from_millis(ms.min(MAX_RFC3339_MS))) else {
         return MAX_RFC3339_TEXT.to_owned();
     };

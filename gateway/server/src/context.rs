@@ -9,7 +9,7 @@ use crate::delivery::{DeliveryHandle, ScheduleWrites};
 use crate::store::Store;
 
 /// Shared state of one running gateway.
-pub struct AppContext {
+pub(crate) struct AppContext {
     pub config: Arc<Config>,
     pub store: Store,
     pub clock: Arc<dyn Clock>,
@@ -27,5 +27,5 @@ pub struct AppContext {
     /// loaded ones).
     pub plugins: Arc<crate::plugins::PluginService>,
     /// Room for policy simulations running at once (`POST /v1/policy/simulate`).
-    pub simulations: crate::api::simulate::SimulationSlots,
+    pub simulations: crate::simulation_slots::SimulationSlots,
 }

@@ -5,7 +5,7 @@
 
 /// Why an event type or pattern was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EventTypeError {
+pub(crate) enum EventTypeError {
     #[error("must not be empty")]
     Empty,
     #[error("must be at most {max} characters")]
@@ -36,7 +36,7 @@ fn check_chars(s: &str, max: usize) -> Result<(), EventTypeError> {
 ///
 /// # Errors
 /// If it is empty, longer than `max`, or has a character outside the allowed set.
-pub fn validate_type(t: &str, max: usize) -> Result<(), EventTypeError> {
+pub(crate) fn validate_type(t: &str, max: usize) -> Result<(), EventTypeError> {
     check_chars(t, max)
 }
 
@@ -44,7 +44,7 @@ pub fn validate_type(t: &str, max: usize) -> Result<(), EventTypeError> {
 ///
 /// # Errors
 /// As [`validate_type`], plus a misplaced `*`.
-pub fn validate_pattern(p: &str, max: usize) -> Result<(), EventTypeError> {
+pub(crate) fn validate_pattern(p: &str, max: usize) -> Result<(), EventTypeError> {
     if p == "*" {
         return Ok(());
     }
@@ -59,7 +59,7 @@ pub fn validate_pattern(p: &str, max: usize) -> Result<(), EventTypeError> {
 }
 
 /// Whether `event_type` matches `pattern`.
-pub fn matches(pattern: &str, event_type: &str) -> bool {
+pub(crate) fn matches(pattern: &str, event_type: &str) -> bool {
     if pattern == "*" {
         return true;
     }
@@ -72,7 +72,7 @@ pub fn matches(pattern: &str, event_type: &str) -> bool {
 }
 
 /// Whether any of `patterns` matches `event_type`.
-pub fn any_matches(patterns: &[String], event_type: &str) -> bool {
+pub(crate) fn any_matches(patterns: &[String], event_type: &str) -> bool {
     patterns.iter().any(|p| matches(p, event_type))
 }
 

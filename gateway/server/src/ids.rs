@@ -3,26 +3,20 @@
 use ulid::Ulid;
 
 /// Event ids: `evt_` + ULID.
-pub const EVENT: &str = "evt_";
+pub(crate) const EVENT: &str = "evt_";
 /// Endpoint ids: `ep_` + ULID.
-pub const ENDPOINT: &str = "ep_";
+pub(crate) const ENDPOINT: &str = "ep_";
 /// Delivery ids: `dlv_` + ULID.
-pub const DELIVERY: &str = "dlv_";
+pub(crate) const DELIVERY: &str = "dlv_";
 
 /// A new id with `prefix`, stamped with `now_ms` so that ids sort newest-last.
-pub fn new_id(prefix: &str, now_ms: u64) -> String {
+pub(crate) fn new_id(prefix: &str, now_ms: u64) -> String {
     let ulid = Ulid::from_parts(now_ms, rand::random::<u128>());
     format!("{prefix}{ulid}")
 }
 
-/// Whether `id` has the shape of an id with `prefix` (a cheap check before a lookup).
-pub fn looks_like(id: &str, prefix: &str) -> bool {
-    id.strip_prefix(prefix)
-        .is_some_and(|rest| rest.len() == 26 && Ulid::from_string(rest).is_ok())
-}
-
 /// Whether `id` is a valid tenant id: `^[a-z0-9][a-z0-9_-]{0,62}$`.
-pub fn is_valid_tenant_id(id: &str) -> bool {
+pub(crate) fn is_valid_tenant_id(id: &str) -> bool {
     let b = id.as_bytes();
     !b.is_empty()
         && b.len() <= 63
@@ -42,9 +36,7 @@ mod tests {
         let b = new_id(EVENT, 2_000);
         assert!(a.starts_with("evt_") && a.len() == 30);
         assert!(a < b);
-        assert!(looks_like(&a, EVENT));
-        assert!(!looks_like(&a, DELIVERY));
-        assert!(!looks_like("evt_nope", EVENT));
+        assert!(Ulid::from_string(&a[EVENT.len()..]).is_ok());
     }
 
     #[test]

@@ -1,28 +1,97 @@
-//! hookgate: a webhook delivery gateway.
+//! hookgate's server as a library: a webhook delivery gateway.
 //!
-//! Events are accepted over HTTP ([`api`]), stored durably in sled with group
-//! commit ([`store`]), and delivered to tenants' endpoints signed per Standard
-//! Webhooks ([`delivery`]), with jittered retries decided by the built-in policy
-//! ([`policy`]). [`run`] is the whole server; `main.rs` only parses the command line.
+//! Events are accepted over HTTP API v1, stored durably (embedded sled with group
+//! commit, or PostgreSQL shared by a cluster of gateways), and delivered to
+//! tenants' endpoints signed per Standard Webhooks, with jittered retries decided
+//! by the built-in policies or a tenant's WebAssembly plugin. [`run`] is the
+//! whole server; the `hookgate` binary only parses the command line and calls it.
+//!
+//! # The face
+//!
+//! Everything below is what other crates may use; every module is private.
+//! - **Serving:** [`run`], [`run_with`] and [`RunOptions`], [`RunError`],
+//!   [`open_store`] and the [`Store`] it opens, [`reset_admin_token`],
+//!   [`migrate_postgres`] and [`PgTarget`] (`hookgate migrate`).
+//! - **Config:** [`Config`] and its sections, [`ConfigError`], [`redact_password`].
+//! - **Retry policies:** [`PolicySpec`], [`EffectivePolicy`], [`decide`], the herd
+//!   simulator ([`simulate`], [`SimulationConfig`], [`SimulationReport`]) and
+//!   what they are made of, for `hookgate policy` and the property tests.
+//! - **Plugins:** [`PluginHost`], [`CheckedPlugin`] and the upload checks, for
+//!   `hookgate plugin check` and the plugin tests.
+//! - **Signing and tokens:** [`SigningSecret`], [`sign`], [`verify`],
+//!   [`generate_token`], [`hash_token`].
+//! - **Addresses:** [`Resolver`] (a substitute resolver), [`EgressRule`],
+//!   [`normalize_endpoint_url`].
+//! - **Time:** [`Clock`], [`SystemClock`], [`parse_rfc3339_ms`].
+//! - **The API's contract and parsers:** [`openapi_document`] (the OpenAPI
+//!   document), [`parse_ingest_body`] (for the fuzz targets).
+//! - **`lab`** (the cargo feature of that name, which only the `hookgate` CLI and
+//!   the end-to-end tests enable): scratch PostgreSQL databases, the benchmarks'
+//!   raw-backend references, a manual clock and a durability seam.
 
-pub mod address_guard;
+mod address_guard;
 mod admin_token;
-pub mod alerts;
-pub mod api;
-pub mod clock;
-pub mod config;
-pub mod context;
-pub mod delivery;
-pub mod event_type;
+mod alerts;
+mod api;
+mod clock;
+mod config;
+mod context;
+mod delivery;
+mod event_type;
 mod housekeeping;
+mod ids;
+mod pg_target;
+mod plugin_runtime;
+mod plugins;
+mod policy;
+mod signing;
+mod simulation_slots;
+mod store;
+mod telemetry;
+mod token;
+
 use admin_token::admin_token_hash;
+
+pub use address_guard::{DnsResolver, EgressRule, LookupFuture, Resolver, normalize_endpoint_url};
 pub use admin_token::reset_admin_token;
-pub mod ids;
-pub mod plugins;
-pub mod policy;
-pub mod store;
-pub mod telemetry;
-pub mod token;
+pub use api::document_json as openapi_document;
+pub use api::events::parse_ingest_body;
+pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms};
+pub use config::{
+    AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, Limits, LogFormat,
+    MetricsConfig, OutboundConfig, PluginsConfig, PolicyConfig, PreloadPlugin, StoreBackend,
+    StoreConfig, TlsConfig, redact_password,
+};
+pub use delivery::BeforeAttempt;
+pub use pg_target::PgTarget;
+pub use plugin_runtime::{
+    COMPILE_LIMIT, CheckedPlugin, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, PluginBinding,
+    PluginError, PluginHost, PluginInput, UPLOAD_CHECKS, WitVersion,
+};
+pub use policy::{
+    AttemptFacts, BuiltinPolicy, DEFAULT_ATTEMPT_MS, DeadReason, EffectivePolicy, FailureKind,
+    Jitter, MAX_DURATION_MS, NextStep, Outcome, PRESET_NAMES, PolicySpec, RetryDecider,
+    SimulationConfig, SimulationReport, Strategy, backoff_delay, builtin_delay_ms, decide,
+    parse_retry_after, simulate, strategy_delay_ms,
+};
+pub use signing::{SigningSecret, sign, verify};
+pub use store::Store;
+pub use store::postgres::migrate_only as migrate_postgres;
+pub use token::{generate as generate_token, hash as hash_token};
+
+/// Lab and test support: what the drills, benchmarks and end-to-end tests use and
+/// a production gateway never does.
+#[cfg(feature = "lab")]
+pub mod lab {
+    pub use crate::clock::ManualClock;
+    pub use crate::store::NewEvent;
+    pub use crate::store::postgres::reference::{
+        raw_deliver_rate as raw_postgres_deliver_rate, raw_ingest_rate as raw_postgres_ingest_rate,
+    };
+    pub use crate::store::scratch_database::{DEFAULT_TEST_POSTGRES, SERVER_ENV, ScratchDatabase};
+    pub use crate::store::sled::reference::raw_ingest_rate as raw_sled_ingest_rate;
+    pub use crate::store::sled::{DurabilityBackend, PersistFuture};
+}
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,12 +101,10 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::address_guard::AddressGuard;
-use crate::clock::{Clock, SystemClock};
-use crate::config::{Config, StoreConfig};
 use crate::context::AppContext;
 use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection, ScheduleWrites};
 use crate::plugins::{PluginLimits, PluginService, host_from_config};
-use crate::store::{Singleton, Store, StoreError};
+use crate::store::{Singleton, StoreError};
 use crate::telemetry::Telemetry;
 
 /// Why the gateway could not start or stopped with an error.
@@ -62,7 +129,7 @@ pub enum RunError {
     #[error("server: {0}")]
     Serve(#[from] std::io::Error),
     #[error("plugin host: {0}")]
-    Plugins(#[from] policy::wasm::PluginError),
+    Plugins(#[from] plugin_runtime::PluginError),
 }
 
 impl RunError {
@@ -72,7 +139,7 @@ impl RunError {
     pub fn is_user_error(&self) -> bool {
         match self {
             Self::DataDirInUse { .. } | Self::DataDir { .. } | Self::Database { .. } => true,
-            Self::Plugins(e) => matches!(e, policy::wasm::PluginError::Preload { .. }),
+            Self::Plugins(e) => matches!(e, plugin_runtime::PluginError::Preload { .. }),
             Self::Client(e) => matches!(e, delivery::client::ClientError::ExtraCa { .. }),
             Self::Store(_) | Self::Alerts(_) | Self::Serve(_) => false,
         }
@@ -119,9 +186,6 @@ pub struct RunOptions {
     /// Runs before each delivery request is sent (to inject a panic, say).
     pub before_attempt: Option<BeforeAttempt>,
 }
-
-/// A hook run before each delivery request is sent, with the delivery.
-pub type BeforeAttempt = Arc<dyn Fn(&store::DeliveryRecord) + Send + Sync>;
 
 /// Runs the gateway on `listener` until `shutdown` is cancelled.
 ///
@@ -224,7 +288,7 @@ pub async fn run_with(
         writes,
         plugins,
         telemetry,
-        simulations: api::simulate::SimulationSlots::default(),
+        simulations: simulation_slots::SimulationSlots::default(),
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
     tracing::info!(

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// The prefix every hookgate token carries, so leaked tokens are easy to spot.
-pub const PREFIX: &str = "hgk_";
+pub(crate) const PREFIX: &str = "hgk_";
 
 /// A fresh random token.
 pub fn generate() -> String {
@@ -22,13 +22,8 @@ pub fn hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
-/// SHA-256 of a token, hex, as kept in records.
-pub fn hash_hex(token: &str) -> String {
-    hex::encode(hash(token))
-}
-
 /// Compares two hashes in constant time.
-pub fn hashes_equal(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn hashes_equal(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && bool::from(a.ct_eq(b))
 }
 
@@ -48,7 +43,7 @@ mod tests {
         assert!(!hashes_equal(&hash(&a), &hash(&b)));
         assert!(!hashes_equal(&hash(&a), &hash(&a)[..31]));
         assert_eq!(
-            hash_hex("abc"),
+            hex::encode(hash("abc")),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
     }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use hookgate_server::RunOptions;
-use hookgate_server::store::Store;
-use hookgate_server::store::sled::{DurabilityBackend, PersistFuture};
+use hookgate_server::Store;
+use hookgate_server::lab::{DurabilityBackend, PersistFuture};
 use hookgate_tests::{TestGateway, test_config};
 use serde_json::json;
 use tokio::sync::{Notify, Semaphore};

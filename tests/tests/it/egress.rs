@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use hookgate_server::AlertsConfig;
+use hookgate_server::EgressRule;
 use hookgate_server::RunOptions;
-use hookgate_server::address_guard::EgressRule;
-use hookgate_server::config::AlertsConfig;
 use hookgate_tests::receiver::Receiver;
 use hookgate_tests::resolvers::CountingResolver;
 use hookgate_tests::{TestGateway, is_final, test_config};

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hookgate_server::RunOptions;
-use hookgate_server::address_guard::{DnsResolver, LookupFuture, Resolver};
+use hookgate_server::{DnsResolver, LookupFuture, Resolver};
 use hookgate_tests::receiver::Receiver;
 use hookgate_tests::{ApiRequest, TestGateway};
 use http::Method;

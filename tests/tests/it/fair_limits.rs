@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hookgate_server::RunOptions;
-use hookgate_server::clock::{Clock, ManualClock, SystemClock};
+use hookgate_server::lab::ManualClock;
+use hookgate_server::{Clock, SystemClock};
 use hookgate_tests::{TestGateway, plugin_wasm, test_config};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookgate_server::config::AlertsConfig;
+use hookgate_server::AlertsConfig;
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::verify::verify_with_official_library;
 use hookgate_tests::{ADMIN, ApiRequest, TestGateway, is_final, test_config};

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookgate_server::config::PreloadPlugin;
+use hookgate_server::PreloadPlugin;
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{TestGateway, body_receiver, fixture_module, is_final, test_config};
 use serde_json::{Value, json};

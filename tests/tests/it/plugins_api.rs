@@ -176,14 +176,11 @@ pub(crate) async fn gateway_with_preloaded_codes() -> TestGateway {
     let path = dir.path().join("codes.wasm");
     std::fs::write(&path, plugin_wasm("json-error-code")).unwrap();
     let mut config = test_config(dir.path());
-    config
-        .plugins
-        .preload
-        .push(hookgate_server::config::PreloadPlugin {
-            tenant: "acme".into(),
-            name: "codes".into(),
-            path,
-        });
+    config.plugins.preload.push(hookgate_server::PreloadPlugin {
+        tenant: "acme".into(),
+        name: "codes".into(),
+        path,
+    });
     TestGateway::start_with(
         config,
         Arc::clone(&dir),

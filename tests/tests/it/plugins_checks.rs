@@ -3,7 +3,7 @@
 //! against the production limits. Preloaded plugins never run conformance, so
 //! theirs is null.
 
-use hookgate_server::policy::wasm::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, UPLOAD_CHECKS};
+use hookgate_server::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, UPLOAD_CHECKS};
 use hookgate_tests::{TestGateway, upload_example};
 use serde_json::Value;
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use hookgate_server::config::{Config, PreloadPlugin};
+use hookgate_server::{Config, PreloadPlugin};
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{TestGateway, fixture_module, is_final, plugin_fixture, test_config};
 use http_body_util::Full;

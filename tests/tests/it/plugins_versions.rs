@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use hookgate_server::policy::wasm::{PluginHost, WitVersion};
+use hookgate_server::{PluginHost, WitVersion};
 use hookgate_tests::{
     Backend, TestGateway, body_receiver, fixture_module, is_final, plugin_wasm, upload_example,
 };

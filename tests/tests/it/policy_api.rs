@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hookgate_server::config::{Config, ConfigError};
-use hookgate_server::policy::PolicySpec;
+use hookgate_server::PolicySpec;
+use hookgate_server::{Config, ConfigError};
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{TestGateway, is_final, test_config};
 use serde_json::{Value, json};
@@ -282,12 +282,10 @@ async fn durations_have_an_upper_bound_and_a_long_retry_is_scheduled_and_shown()
         (Some("pending"), Some(THIRTY_DAYS_MS / 2)),
         "{d}"
     );
-    let due =
-        hookgate_server::clock::parse_rfc3339_ms(d["next_attempt_at"].as_str().unwrap()).unwrap();
-    let started = hookgate_server::clock::parse_rfc3339_ms(
-        d["attempt_log"][0]["started_at"].as_str().unwrap(),
-    )
-    .unwrap();
+    let due = hookgate_server::parse_rfc3339_ms(d["next_attempt_at"].as_str().unwrap()).unwrap();
+    let started =
+        hookgate_server::parse_rfc3339_ms(d["attempt_log"][0]["started_at"].as_str().unwrap())
+            .unwrap();
     assert!(due >= started + THIRTY_DAYS_MS / 2, "{d}");
     let (s, list) = gw
         .call("GET", "/v1/tenants/acme/deliveries", Some(&key), None)

@@ -2,7 +2,7 @@
 //! token gets the CLI's JSON report, consistent with what was asked; a preset runs by
 //! name; a bad policy field, too many events and a missing token are refused.
 
-use hookgate_server::policy::{EffectivePolicy, SimulationReport};
+use hookgate_server::{EffectivePolicy, SimulationReport};
 use hookgate_tests::{ADMIN, TestGateway};
 use serde_json::{Value, json};
 

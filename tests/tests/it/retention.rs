@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use hookgate_server::RunOptions;
-use hookgate_server::clock::{Clock, ManualClock, SystemClock};
+use hookgate_server::lab::ManualClock;
+use hookgate_server::{Clock, SystemClock};
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{Backend, TestGateway, is_final};
 use serde_json::{Value, json};

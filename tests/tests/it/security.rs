@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use hookgate_server::RunOptions;
-use hookgate_server::clock::{Clock, ManualClock, SystemClock};
+use hookgate_server::lab::ManualClock;
+use hookgate_server::{Clock, SystemClock};
 use hookgate_tests::receiver::Receiver;
 use hookgate_tests::resolvers::RebindingResolver;
 use hookgate_tests::verify::official_verifier_accepts;

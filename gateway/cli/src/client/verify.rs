@@ -13,7 +13,7 @@ use super::error::{EXIT_API, EXIT_OK, EXIT_USAGE};
 use super::input::read_file;
 use super::out;
 use super::table::seconds;
-use hookgate_server::delivery::signer::{SigningSecret, verify};
+use hookgate_server::{SigningSecret, verify};
 
 /// The exit codes, shown under `hookgate verify --help`.
 pub(super) const EXIT_CODES: &str = "\
@@ -143,7 +143,7 @@ pub(super) fn check(secret: &str, req: &Captured, now_s: i64) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hookgate_server::delivery::signer::sign;
+    use hookgate_server::sign;
 
     const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     const NOW: i64 = 1_700_000_000;

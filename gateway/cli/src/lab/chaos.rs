@@ -23,7 +23,7 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use hookgate_server::delivery::signer::SigningSecret;
+use hookgate_server::SigningSecret;
 use plan::{FaultPlan, Latency, StatusWeights, parse_latency, parse_rate, parse_statuses};
 use receiver::{CHAOS_LIMITS, ReceiverContext, ReceiverSocket};
 use tally::{Snapshot, Tally};

@@ -42,7 +42,7 @@ impl GatewaySpec {
         Self {
             bin,
             data_dir,
-            admin: hookgate_server::token::generate(),
+            admin: hookgate_server::generate_token(),
             env: Vec::new(),
             kept_lines: KEPT_LINES,
         }

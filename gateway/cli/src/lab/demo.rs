@@ -30,8 +30,8 @@ use crate::lab::chaos::tally::Tally;
 use crate::lab::in_process::InProcessGateway;
 use api::DemoApi;
 use hookgate_server::RunOptions;
-use hookgate_server::config::{Config, StoreConfig};
-use hookgate_server::delivery::signer::SigningSecret;
+use hookgate_server::SigningSecret;
+use hookgate_server::{Config, StoreConfig};
 use progress::{Frame, Progress};
 
 /// How long the receiver refuses connections at the start.
@@ -159,7 +159,7 @@ fn flaky_plan(seed: u64) -> FaultPlan {
 
 async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> {
     let started = Instant::now();
-    let admin = hookgate_server::token::generate();
+    let admin = hookgate_server::generate_token();
     let config = demo_config(dir, &admin)?;
     let mut gateway = InProcessGateway::start(config, RunOptions::default())
         .await

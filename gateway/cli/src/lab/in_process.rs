@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use hookgate_server::config::Config;
+use hookgate_server::Config;
 use hookgate_server::{RunError, RunOptions, run_with};
 use http::Method;
 use tokio::task::JoinHandle;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use hookgate_server::RunError;
-use hookgate_server::config::{StoreBackend, StoreConfig};
+use hookgate_server::{StoreBackend, StoreConfig};
 
 /// Operator tasks.
 #[derive(Subcommand)]

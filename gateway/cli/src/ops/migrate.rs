@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use hookgate_server::config::{StoreBackend, StoreConfig, redact_password};
-use hookgate_server::store::postgres::{self, PgTarget};
+use hookgate_server::{PgTarget, migrate_postgres};
+use hookgate_server::{StoreBackend, StoreConfig, redact_password};
 
 /// Options of `hookgate migrate`.
 #[derive(Args, Debug)]
@@ -43,7 +43,7 @@ pub fn run(args: MigrateArgs) -> i32 {
         }
     };
     let where_ = redact_password(&args.store_url);
-    match runtime.block_on(postgres::migrate_only(&config)) {
+    match runtime.block_on(migrate_postgres(&config)) {
         Ok((applied, version)) if applied.is_empty() => {
             println!("{where_}: schema already at version {version}");
             0

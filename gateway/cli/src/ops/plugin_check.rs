@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use hookgate_server::policy::wasm::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
+use hookgate_server::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
 
 /// Arguments of `plugin-check`.
 #[derive(clap::Args, Debug)]

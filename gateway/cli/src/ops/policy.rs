@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Subcommand, ValueEnum};
 
-use hookgate_server::policy::{
+use hookgate_server::{
     DEFAULT_ATTEMPT_MS, EffectivePolicy, PRESET_NAMES, PolicySpec, SimulationConfig, simulate,
 };
 

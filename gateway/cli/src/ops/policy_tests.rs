@@ -1,7 +1,7 @@
 //! The unit tests of `policy.rs`.
 
 use super::*;
-use hookgate_server::policy::Jitter;
+use hookgate_server::Jitter;
 use render::human;
 
 #[test]

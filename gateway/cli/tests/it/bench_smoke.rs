@@ -14,8 +14,8 @@ fn every_scenario_runs_and_prints_its_row() {
 /// server (scratch databases made and dropped by the bench).
 #[test]
 fn the_postgres_scenarios_run_against_their_reference() {
-    let server = std::env::var(hookgate_server::store::scratch_database::SERVER_ENV)
-        .unwrap_or_else(|_| hookgate_server::store::scratch_database::DEFAULT_TEST_POSTGRES.into());
+    let server = std::env::var(hookgate_server::lab::SERVER_ENV)
+        .unwrap_or_else(|_| hookgate_server::lab::DEFAULT_TEST_POSTGRES.into());
     for scenario in ["ingest", "deliver"] {
         smoke(scenario, &["--store-url", &server]);
     }
@@ -55,8 +55,8 @@ fn smoke(scenario: &str, extra: &[&str]) {
 /// both variants print their table, and each node count delivered something.
 #[test]
 fn the_cluster_scenario_measures_one_two_and_three_nodes() {
-    let server = std::env::var(hookgate_server::store::scratch_database::SERVER_ENV)
-        .unwrap_or_else(|_| hookgate_server::store::scratch_database::DEFAULT_TEST_POSTGRES.into());
+    let server = std::env::var(hookgate_server::lab::SERVER_ENV)
+        .unwrap_or_else(|_| hookgate_server::lab::DEFAULT_TEST_POSTGRES.into());
     let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
         .args([
             "bench",

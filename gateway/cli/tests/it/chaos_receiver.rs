@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hookgate::lab::chaos::plan::{Fault, FaultPlan, parse_statuses};
-use hookgate_server::delivery::signer::{SigningSecret, sign};
+use hookgate_server::{SigningSecret, sign};
 
 /// Every wait of these tests ends within this.
 const LIMIT: Duration = Duration::from_secs(60);

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use hookgate_server::config::Config;
+use hookgate_server::Config;
 use toml::{Table, Value};
 
 const DOC: &str = include_str!("../../../../docs/operations.md");

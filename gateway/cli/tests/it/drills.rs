@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use hookgate::lab::drill::crash_store::CrashStore;
 use hookgate::lab::drill::{DrillReport, cluster, crash, fairness, fault, herd};
-use hookgate_server::store::scratch_database::{DEFAULT_TEST_POSTGRES, SERVER_ENV};
+use hookgate_server::lab::{DEFAULT_TEST_POSTGRES, SERVER_ENV};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 

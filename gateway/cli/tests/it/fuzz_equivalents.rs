@@ -2,9 +2,9 @@
 //! normal suite: each parser takes arbitrary input without panicking and keeps
 //! its own invariants.
 
-use hookgate_server::address_guard::normalize_endpoint_url;
-use hookgate_server::delivery::signer::{SigningSecret, sign, verify};
-use hookgate_server::policy::{PolicySpec, parse_retry_after};
+use hookgate_server::normalize_endpoint_url;
+use hookgate_server::{PolicySpec, parse_retry_after};
+use hookgate_server::{SigningSecret, sign, verify};
 use proptest::prelude::*;
 
 proptest! {
@@ -33,10 +33,10 @@ proptest! {
     #[test]
     fn ingest_bodies_keep_their_payload(event_type in "[a-z.]{0,10}", payload in "[ -~]{0,60}", raw in proptest::collection::vec(any::<u8>(), 0..80)) {
         let body = format!(r#"{{"event_type":"{event_type}","payload":{payload}}}"#);
-        if let Ok(b) = hookgate_server::api::events::parse_ingest_body(body.as_bytes(), 128) {
+        if let Ok(b) = hookgate_server::parse_ingest_body(body.as_bytes(), 128) {
             prop_assert!(body.contains(b.payload.get()));
         }
-        let _ = hookgate_server::api::events::parse_ingest_body(&raw, 128);
+        let _ = hookgate_server::parse_ingest_body(&raw, 128);
     }
 
     #[test]
@@ -59,7 +59,7 @@ proptest! {
     #[test]
     fn config_text_loads_or_is_refused(key in "[a-z_.]{1,20}", value in "[ -~]{0,20}") {
         let text = format!("{key} = {value}\n");
-        if let Err(e) = hookgate_server::config::Config::from_toml_str(&text, Vec::new()) {
+        if let Err(e) = hookgate_server::Config::from_toml_str(&text, Vec::new()) {
             prop_assert!(!e.to_string().is_empty());
         }
     }

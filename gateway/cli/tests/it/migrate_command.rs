@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output};
 
-use hookgate_server::store::scratch_database::ScratchDatabase;
+use hookgate_server::lab::ScratchDatabase;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -116,7 +116,7 @@ fn the_admin_token_is_reset_in_the_shared_database() {
             .unwrap();
         row.get(0)
     });
-    assert_eq!(stored, hookgate_server::token::hash(&token).to_vec());
+    assert_eq!(stored, hookgate_server::hash_token(&token).to_vec());
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! `PolicySpec::from_json`, exactly as the endpoint API and the config receive them;
 //! the extreme-value tests also build them directly, bounds ignored.
 
-use hookgate_server::clock::MAX_RFC3339_MS;
-use hookgate_server::policy::{
+use hookgate_server::MAX_RFC3339_MS;
+use hookgate_server::{
     AttemptFacts, BuiltinPolicy, DeadReason, EffectivePolicy, FailureKind, Jitter, MAX_DURATION_MS,
     NextStep, Outcome, PolicySpec, RetryDecider, Strategy as PolicyStrategy, backoff_delay,
     builtin_delay_ms, strategy_delay_ms,

@@ -4,7 +4,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    if let Err(e) = hookgate_server::config::Config::from_toml_str(&text, Vec::new()) {
+    if let Err(e) = hookgate_server::Config::from_toml_str(&text, Vec::new()) {
         assert!(!e.to_string().is_empty());
     }
 });

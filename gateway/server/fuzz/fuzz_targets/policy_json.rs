@@ -4,7 +4,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) {
-        match hookgate_server::policy::PolicySpec::from_json(&v) {
+        match hookgate_server::PolicySpec::from_json(&v) {
             Ok(spec) => {
                 let _ = spec.resolve();
             }

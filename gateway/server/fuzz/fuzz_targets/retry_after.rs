@@ -8,5 +8,5 @@ fuzz_target!(|data: &[u8]| {
     let (value, date) = text
         .split_once('\n')
         .map_or((&*text, None), |(v, d)| (v, Some(d)));
-    let _ = hookgate_server::policy::parse_retry_after(value, date, 1_700_000_000_000);
+    let _ = hookgate_server::parse_retry_after(value, date, 1_700_000_000_000);
 });

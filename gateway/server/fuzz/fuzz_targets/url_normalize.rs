@@ -1,6 +1,6 @@
 //! Endpoint URL normalization: never panics, and normalizing is idempotent.
 #![no_main]
-use hookgate_server::address_guard::normalize_endpoint_url;
+use hookgate_server::normalize_endpoint_url;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -117,14 +117,14 @@ impl From<EgressRule> for String {
 /// The allow-list as the guard consults it: nets canonicalized once, names
 /// kept apart from nets since a host is only ever compared with its own kind.
 #[derive(Debug, Clone, Default)]
-pub struct EgressAllowList {
+pub(crate) struct EgressAllowList {
     nets: Vec<IpNet>,
     names: Vec<EgressRule>,
 }
 
 impl EgressAllowList {
     /// The list holding `rules`.
-    pub fn new(rules: &[EgressRule]) -> Self {
+    pub(crate) fn new(rules: &[EgressRule]) -> Self {
         let mut list = Self::default();
         for rule in rules {
             match rule {
@@ -136,14 +136,14 @@ impl EgressAllowList {
     }
 
     /// True if the IP-literal host `addr` lies inside a listed CIDR.
-    pub fn permits_ip(&self, addr: IpAddr) -> bool {
+    pub(crate) fn permits_ip(&self, addr: IpAddr) -> bool {
         let addr = addr.to_canonical();
         self.nets.iter().any(|net| net.contains(&addr))
     }
 
     /// True if the host name `host` matches a listed pattern (case-insensitive;
     /// one trailing dot, the DNS root, is ignored).
-    pub fn permits_name(&self, host: &str) -> bool {
+    pub(crate) fn permits_name(&self, host: &str) -> bool {
         let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
         self.names.iter().any(|rule| match rule {
             EgressRule::Host(name) => host == *name,

@@ -43,7 +43,7 @@ pub enum UrlError {
 
 /// Why the connector refused to open a connection.
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectGuardError {
+pub(crate) enum ConnectGuardError {
     /// The host is, or resolves to, an address hookgate may not reach; the
     /// delivery becomes dead (`blocked_address`) rather than retried.
     #[error("connection to blocked address {addr} refused")]

@@ -37,23 +37,27 @@ const CONNECT_RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many lookups may be in flight at once, whatever the resolver; more
 /// wait (inside their timeout) rather than pile up sockets or threads.
 /// Concurrent lookups of one host and port are one lookup.
-pub const MAX_CONCURRENT_LOOKUPS: usize = 64;
+pub(crate) const MAX_CONCURRENT_LOOKUPS: usize = 64;
 
 mod egress;
 mod endpoint_url;
 mod lookups;
 mod ranges;
 mod resolver;
-pub use egress::{EgressAllowList, EgressRule};
-pub use endpoint_url::{ConnectGuardError, UrlError, normalize_endpoint_url};
+pub(crate) use egress::EgressAllowList;
+pub use egress::EgressRule;
+pub use endpoint_url::normalize_endpoint_url;
+pub(crate) use endpoint_url::{ConnectGuardError, UrlError};
 use lookups::Lookups;
 use ranges::BLOCKED;
-pub use resolver::{DnsResolver, LookupFuture, Resolver, ResolverSetupError};
+pub use resolver::DnsResolver;
+pub use resolver::LookupFuture;
+pub use resolver::Resolver;
 
 /// Whether an address is globally routable, per the IANA special-purpose
 /// registries as narrowed by the design (our own table, since
 /// `IpAddr::is_global` is unstable). IPv4-mapped IPv6 is judged as IPv4.
-pub fn is_global(addr: IpAddr) -> bool {
+pub(crate) fn is_global(addr: IpAddr) -> bool {
     blocked_range(addr).is_none()
 }
 
@@ -83,7 +87,7 @@ fn canonical_net(net: IpNet) -> IpNet {
 /// reach an address: global ones always, others only inside an allowed
 /// subnet (`allow_private_subnets`).
 #[derive(Clone)]
-pub struct AddressGuard {
+pub(crate) struct AddressGuard {
     allow: Vec<IpNet>,
     /// `outbound.allow_only`; `None` lets any host through to the address checks.
     allow_only: Option<Arc<EgressAllowList>>,
@@ -109,7 +113,7 @@ impl Default for AddressGuard {
 impl AddressGuard {
     /// Builds a guard that also permits `allow_private_subnets` (tests, the
     /// quickstart and the demo allow `127.0.0.0/8`).
-    pub fn new(allow_private_subnets: Vec<IpNet>) -> Self {
+    pub(crate) fn new(allow_private_subnets: Vec<IpNet>) -> Self {
         let allow = allow_private_subnets
             .into_iter()
             .map(canonical_net)
@@ -122,14 +126,14 @@ impl AddressGuard {
     }
 
     /// The same guard resolving names with `resolver`.
-    pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
+    pub(crate) fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
         self.lookups = Arc::new(Lookups::new(resolver));
         self
     }
 
     /// The same guard refusing, before any lookup, every host that matches
     /// none of `rules` (`outbound.allow_only`); `None` refuses none.
-    pub fn with_allow_only(mut self, rules: Option<&[EgressRule]>) -> Self {
+    pub(crate) fn with_allow_only(mut self, rules: Option<&[EgressRule]>) -> Self {
         self.allow_only = rules.map(|rules| Arc::new(EgressAllowList::new(rules)));
         self
     }
@@ -147,7 +151,7 @@ impl AddressGuard {
     /// True if hookgate may connect to `addr`: global, or inside an allowed
     /// subnet. IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is checked as the IPv4
     /// address, both for blocking and for the allow list.
-    pub fn permits(&self, addr: IpAddr) -> bool {
+    pub(crate) fn permits(&self, addr: IpAddr) -> bool {
         let addr = addr.to_canonical();
         is_global(addr) || self.allow.iter().any(|net| net.contains(&addr))
     }
@@ -166,7 +170,7 @@ impl AddressGuard {
     /// [`UrlError::NotAllowListed`] for a host outside `outbound.allow_only`,
     /// [`UrlError::Blocked`] for the first refused address, or
     /// [`UrlError::NoHost`] if the URL has no host.
-    pub async fn check_at_creation(&self, url: &Url) -> Result<(), UrlError> {
+    pub(crate) async fn check_at_creation(&self, url: &Url) -> Result<(), UrlError> {
         let (host, literal) = match url.host() {
             None => return Err(UrlError::NoHost),
             Some(Host::Ipv4(a)) => (url.host_str().unwrap_or_default(), Some(IpAddr::V4(a))),
@@ -229,7 +233,7 @@ impl AddressGuard {
     /// [`ConnectGuardError::Blocked`] for the first refused address;
     /// [`ConnectGuardError::Resolve`] if resolution fails, times out (5 s)
     /// or returns no address.
-    pub async fn resolve_for_connect(
+    pub(crate) async fn resolve_for_connect(
         &self,
         host: &str,
         port: u16,

@@ -4,7 +4,8 @@
 //! Every alert goes to the log; [`sender`] also delivers it as a signed webhook.
 //! hookgate's own alert deliveries never feed the rules.
 
-pub mod sender;
+pub(crate) mod sender;
+pub(crate) use sender::AlertIngest;
 mod window;
 
 use std::collections::HashMap;
@@ -19,11 +20,11 @@ use window::RateWindow;
 
 /// The tenant id hookgate's own alert deliveries live under; it cannot be created
 /// through the API (tenant ids start with a letter or digit).
-pub const ALERT_TENANT: &str = "_hookgate";
+pub(crate) const ALERT_TENANT: &str = "_hookgate";
 
 /// An alert, as logged and as delivered.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Alert {
+pub(crate) struct Alert {
     /// `endpoint_failing`, `give_up`, `dlq_growth`, `breaker_open`, `clock_skew`, `plugin_disabled`.
     pub rule: &'static str,
     /// `fired` or `resolved`.
@@ -57,14 +58,15 @@ struct MonitorState {
 }
 
 /// Sizes of the monitor's per-endpoint and per-incident maps.
+#[cfg(test)]
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct TrackedCounts {
+pub(crate) struct TrackedCounts {
     pub endpoints: usize,
     pub incidents: usize,
 }
 
 /// Evaluates the rules and emits alerts.
-pub struct AlertMonitor {
+pub(crate) struct AlertMonitor {
     cfg: AlertsConfig,
     state: Mutex<MonitorState>,
     out: mpsc::UnboundedSender<Alert>,
@@ -72,7 +74,7 @@ pub struct AlertMonitor {
 
 /// What one attempt tells the rules.
 #[derive(Debug, Clone, Copy)]
-pub struct AlertInput<'a> {
+pub(crate) struct AlertInput<'a> {
     pub tenant_id: &'a str,
     pub endpoint_id: &'a str,
     pub failed: bool,
@@ -85,7 +87,7 @@ pub struct AlertInput<'a> {
 
 impl AlertMonitor {
     /// A monitor and the receiver its alerts go to.
-    pub fn new(cfg: AlertsConfig) -> (Self, mpsc::UnboundedReceiver<Alert>) {
+    pub(crate) fn new(cfg: AlertsConfig) -> (Self, mpsc::UnboundedReceiver<Alert>) {
         let (out, rx) = mpsc::unbounded_channel();
         (
             Self {
@@ -139,7 +141,7 @@ impl AlertMonitor {
     }
 
     /// Feeds one attempt to the rules.
-    pub fn observe(&self, i: &AlertInput<'_>) {
+    pub(crate) fn observe(&self, i: &AlertInput<'_>) {
         if i.tenant_id == ALERT_TENANT {
             return;
         }
@@ -222,14 +224,14 @@ impl AlertMonitor {
     }
 
     /// Re-checks the time-based rules (called periodically).
-    pub fn tick(&self, now_ms: u64) {
+    pub(crate) fn tick(&self, now_ms: u64) {
         if let Ok(mut st) = self.state.lock() {
             self.check_dlq(&mut st, now_ms);
         }
     }
 
     /// A breaker opened or closed.
-    pub fn breaker(&self, tenant_id: &str, endpoint_id: &str, open: bool, now_ms: u64) {
+    pub(crate) fn breaker(&self, tenant_id: &str, endpoint_id: &str, open: bool, now_ms: u64) {
         if tenant_id == ALERT_TENANT {
             return;
         }
@@ -254,7 +256,7 @@ impl AlertMonitor {
 
     /// Drops everything kept about a deleted endpoint: its streak and rate window,
     /// and its incidents, so deleted endpoints do not pile up in memory.
-    pub fn forget_endpoint(&self, endpoint_id: &str) {
+    pub(crate) fn forget_endpoint(&self, endpoint_id: &str) {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
@@ -265,7 +267,8 @@ impl AlertMonitor {
 
     /// How many endpoints and incidents the monitor keeps state for, to show that
     /// deleting endpoints gives the memory back.
-    pub fn tracked(&self) -> TrackedCounts {
+    #[cfg(test)]
+    pub(crate) fn tracked(&self) -> TrackedCounts {
         self.state
             .lock()
             .map(|st| TrackedCounts {
@@ -276,7 +279,7 @@ impl AlertMonitor {
     }
 
     /// A plugin was disabled after repeated failures.
-    pub fn plugin_disabled(&self, tenant_id: &str, plugin: &str, now_ms: u64) {
+    pub(crate) fn plugin_disabled(&self, tenant_id: &str, plugin: &str, now_ms: u64) {
         self.emit(Alert {
             rule: "plugin_disabled",
             state: "fired",

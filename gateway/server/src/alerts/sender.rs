@@ -7,19 +7,28 @@ use tokio::sync::mpsc;
 
 use super::{ALERT_TENANT, Alert};
 use crate::config::AlertsConfig;
-use crate::delivery::ScheduleWrites;
-use crate::delivery::signer::SigningSecret;
+use crate::signing::SigningSecret;
 use crate::store::{BreakerRecord, EndpointRecord, NewEvent, Store, StoreError, StoredSecret};
 
+/// Where the sender queues each alert: the same ingest as the API's (the delivery
+/// engine's, which counts it), seen only as far as this one call.
+pub(crate) trait AlertIngest: Send + Sync + 'static {
+    /// Ingests one alert event durably.
+    fn ingest_alert<'a>(
+        &'a self,
+        event: NewEvent<'a>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'a;
+}
+
 /// The internal alert endpoint's id.
-pub const ALERT_ENDPOINT: &str = "ep_hookgate_alerts";
+pub(crate) const ALERT_ENDPOINT: &str = "ep_hookgate_alerts";
 
 /// Makes the internal alert endpoint match the config; `None` when alert delivery
 /// is off. The secret is `alerts.secret`, else one generated once and kept in `meta`.
 ///
 /// # Errors
 /// On a storage failure.
-pub async fn install(
+pub(crate) async fn install(
     store: &Store,
     cfg: &AlertsConfig,
     now_ms: u64,
@@ -79,8 +88,8 @@ pub async fn install(
 /// Ingests each alert as an `alert.fired` / `alert.resolved` event until the
 /// monitor goes away, through the same ingest as the API's. Without an endpoint,
 /// alerts only reach the log.
-pub async fn run(
-    writes: ScheduleWrites,
+pub(crate) async fn run(
+    writes: impl AlertIngest,
     endpoint: Option<EndpointRecord>,
     mut alerts: mpsc::UnboundedReceiver<Alert>,
 ) {
@@ -91,7 +100,7 @@ pub async fn run(
             continue;
         };
         let Ok(payload) = payload else { continue };
-        let ingest = writes.ingest(NewEvent {
+        let ingest = writes.ingest_alert(NewEvent {
             tenant_id: ALERT_TENANT,
             event_type: &event_type,
             payload: &payload,

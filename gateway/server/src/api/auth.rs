@@ -17,7 +17,7 @@ use crate::token;
 
 /// Who is calling.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Principal {
+pub(crate) enum Principal {
     Admin,
     Tenant(String),
 }
@@ -27,7 +27,7 @@ impl Principal {
     ///
     /// # Errors
     /// 403 for a tenant.
-    pub fn require_admin(&self) -> Result<(), ApiError> {
+    pub(crate) fn require_admin(&self) -> Result<(), ApiError> {
         match self {
             Self::Admin => Ok(()),
             Self::Tenant(_) => Err(ApiError::forbidden()),
@@ -38,7 +38,11 @@ impl Principal {
     ///
     /// # Errors
     /// 404 for another tenant or an unknown one.
-    pub async fn require_tenant(&self, ctx: &AppContext, tenant: &str) -> Result<(), ApiError> {
+    pub(crate) async fn require_tenant(
+        &self,
+        ctx: &AppContext,
+        tenant: &str,
+    ) -> Result<(), ApiError> {
         match self {
             Self::Tenant(t) if t == tenant => Ok(()),
             Self::Tenant(_) => Err(ApiError::not_found("tenant")),

@@ -3,7 +3,7 @@
 //! (400 `invalid_field`, naming it). A read stopped by a [`read_guard`] (too slow,
 //! or too many at once for the tenant) gets 408 or 429.
 
-pub mod read_guard;
+pub(crate) mod read_guard;
 
 use axum::body::Body;
 use bytes::Bytes;
@@ -18,7 +18,7 @@ use read_guard::BodyReadRefused;
 /// # Errors
 /// 413 over the limit; 408 past the body deadline; 429 when the tenant has too
 /// many bodies being read; 400 if the body could not be read.
-pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     match Limited::new(body, limit).collect().await {
         Ok(c) => Ok(c.to_bytes()),
         Err(e)
@@ -41,7 +41,7 @@ pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
 ///
 /// # Errors
 /// As [`read_limited`] and [`parse_json`].
-pub async fn body_or_default<T: DeserializeOwned + Default>(
+pub(crate) async fn body_or_default<T: DeserializeOwned + Default>(
     body: Body,
     limit: usize,
 ) -> Result<T, ApiError> {
@@ -58,7 +58,7 @@ pub async fn body_or_default<T: DeserializeOwned + Default>(
 /// # Errors
 /// 400 `invalid_json` for malformed JSON, 400 `invalid_field` for a wrong type,
 /// a missing required field or an unknown field.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();

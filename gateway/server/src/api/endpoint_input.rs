@@ -81,8 +81,8 @@ pub(super) struct EndpointInput {
 /// 422 `validation_failed` naming `secret`.
 pub(super) fn tenant_secret(
     given: Option<&str>,
-) -> Result<crate::delivery::signer::SigningSecret, ApiError> {
-    use crate::delivery::signer::SigningSecret;
+) -> Result<crate::signing::SigningSecret, ApiError> {
+    use crate::signing::SigningSecret;
     match given {
         None => Ok(SigningSecret::generate()),
         Some(s) => SigningSecret::parse_canonical(s).map_err(|e| {

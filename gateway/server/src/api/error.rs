@@ -3,7 +3,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-pub use super::error_code::{ErrorBody, ErrorCode, ErrorDetail};
+pub(crate) use super::error_code::{ErrorBody, ErrorCode, ErrorDetail};
 
 use crate::plugins::PluginServiceError;
 use crate::policy::BudgetExceeded;

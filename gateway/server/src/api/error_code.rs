@@ -108,14 +108,14 @@ impl ErrorCode {
 
 /// The error body: `{"error": {...}}`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     pub(super) error: ErrorDetail,
 }
 
 /// What went wrong. Fields are in alphabetical order, as clients have always
 /// received them.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorDetail {
+pub(crate) struct ErrorDetail {
     pub(super) code: ErrorCode,
     /// The offending field of a validation error (`policy.base_ms`,
     /// `event_types[2]`); absent otherwise.

@@ -1,8 +1,8 @@
 //! HTTP API v1: routing, authentication, one file per resource, and the one
 //! place errors become HTTP ([`error`]).
 
-pub mod auth;
-pub mod body;
+pub(crate) mod auth;
+pub(crate) mod body;
 mod cluster;
 mod console;
 mod deliveries;
@@ -13,17 +13,17 @@ mod endpoint_schema;
 mod endpoint_secrets;
 mod endpoint_view;
 mod endpoints;
-pub mod error;
+pub(crate) mod error;
 mod error_code;
-pub mod events;
+pub(crate) mod events;
 mod health;
 mod observability;
-pub mod openapi;
+pub(crate) mod openapi;
 mod plugin_view;
 mod plugins;
 mod replay;
-pub mod server;
-pub mod simulate;
+pub(crate) mod server;
+pub(crate) mod simulate;
 mod tenants;
 
 use std::sync::Arc;
@@ -35,7 +35,7 @@ use utoipa_axum::routes;
 use crate::context::AppContext;
 use error::ApiError;
 
-pub use openapi::{document, document_json};
+pub use openapi::document_json;
 
 /// Every route of the API, each with its path item: a route cannot exist without
 /// its description.
@@ -73,7 +73,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
 }
 
 /// The whole API.
-pub fn router(ctx: Arc<AppContext>) -> axum::Router {
+pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
     let (router, _) = routes().split_for_parts();
     router
         .merge(console::routes())

@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::openapi::PluginSourceName;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::policy::wasm::{PluginView, UploadChecks};
+use crate::plugin_runtime::{PluginView, UploadChecks};
 use crate::store::PluginRecord;
 
 /// One version's row.

@@ -2,7 +2,7 @@
 //! and roll the active version back.
 //!
 //! The work is the plugin service's ([`crate::plugins`]); this is its HTTP face.
-//! An upload runs upload checks 1–9 (see `policy::wasm::PluginHost::check`), then
+//! An upload runs upload checks 1–9 (see `plugin_runtime::PluginHost::check`), then
 //! stores the bytes as the next version and makes it active (step 10). Limits: a
 //! body past 4× the upload limit is 413; past the limit itself it is refused by
 //! check 1 (422 `plugin_rejected`); 10 uploads per tenant per rolling hour (429
@@ -26,8 +26,8 @@ use super::openapi::{PluginPath, TenantPath};
 use super::plugin_view::{PluginObject, plugin_view, preloaded_view};
 use super::{ListPage, list_body};
 use crate::context::AppContext;
+use crate::plugin_runtime::UploadChecks;
 use crate::plugins::ListedPlugin;
-use crate::policy::wasm::UploadChecks;
 
 /// Bodies up to this many times the upload limit are read (and refused by check
 /// 1 with a reason); larger ones are 413.

@@ -36,7 +36,7 @@ connection: close\r\ncontent-length: 91\r\n\r\n\
 ///
 /// # Errors
 /// Only if the listener itself fails.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     limits: &Limits,

@@ -21,7 +21,6 @@ use axum::body::Body;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::Semaphore;
 
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
@@ -31,6 +30,7 @@ use crate::policy::{
     DEFAULT_ATTEMPT_MS, EffectivePolicy, PRESET_NAMES, PolicyError, PolicySpec, PresetName,
     SimulationBudget, SimulationConfig, SimulationReport, deserialize_opt_ms, simulate_within,
 };
+use crate::simulation_slots::{SIMULATIONS_AT_ONCE, SimulationSlots};
 
 /// Events when none are given, as `hookgate policy simulate --events`.
 pub(super) const DEFAULT_EVENTS: u64 = 1_000;
@@ -48,20 +48,6 @@ pub(super) const MAX_SIMULATED_ATTEMPTS: usize = 1_000_000;
 /// How long one run may take however slow its attempts are (a debug build, a busy
 /// host); counted from when it starts on the blocking pool.
 pub(super) const TIME_BUDGET: Duration = Duration::from_millis(1_500);
-
-/// Policy simulations that may run at once on one gateway.
-pub const SIMULATIONS_AT_ONCE: usize = 2;
-
-/// The room for simulations running at once: [`SIMULATIONS_AT_ONCE`] slots, each held
-/// until its run ends, even when the caller has gone.
-#[derive(Debug, Clone)]
-pub struct SimulationSlots(Arc<Semaphore>);
-
-impl Default for SimulationSlots {
-    fn default() -> Self {
-        Self(Arc::new(Semaphore::new(SIMULATIONS_AT_ONCE)))
-    }
-}
 
 /// The request: a policy (an endpoint's `"policy"` object) or a preset name, and the
 /// simulation's parameters under the CLI's names; every field is optional.
@@ -194,7 +180,7 @@ pub(super) async fn run_bounded(
     slots: &SimulationSlots,
     config: SimulationConfig,
 ) -> Result<SimulationReport, ApiError> {
-    let slot = Arc::clone(&slots.0).try_acquire_owned().map_err(|_| {
+    let slot = slots.try_take().ok_or_else(|| {
         ApiError::busy(format!(
             "{SIMULATIONS_AT_ONCE} policy simulations are already running; retry shortly"
         ))

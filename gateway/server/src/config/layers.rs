@@ -16,8 +16,11 @@ const ENV_RESERVED: [&str; 4] = [
     "HOOKGATE_URL",
     "HOOKGATE_TOKEN",
     "HOOKGATE_CHROMIUM",
-    crate::store::scratch_database::SERVER_ENV,
+    TEST_POSTGRES_ENV,
 ];
+
+/// The PostgreSQL server the tests make their scratch databases on.
+pub(crate) const TEST_POSTGRES_ENV: &str = "HOOKGATE_TEST_POSTGRES";
 impl Config {
     /// Loads defaults < `file` < `env`, then validates. `env` is passed in so tests
     /// need not touch the process environment; only `HOOKGATE_*` names are read.

@@ -20,11 +20,20 @@ mod sections;
 mod store_section;
 mod values;
 pub use cluster_section::ClusterConfig;
-pub use sections::{
-    AlertsConfig, BreakerConfig, Limits, MetricsConfig, OutboundConfig, PluginsConfig,
-    PolicyConfig, PreloadPlugin, TlsConfig,
-};
-pub use store_section::{StoreBackend, StoreConfig, redact_password};
+#[cfg(any(test, feature = "lab"))]
+pub(crate) use layers::TEST_POSTGRES_ENV;
+pub use sections::AlertsConfig;
+pub use sections::BreakerConfig;
+pub use sections::Limits;
+pub use sections::MetricsConfig;
+pub use sections::OutboundConfig;
+pub use sections::PluginsConfig;
+pub use sections::PolicyConfig;
+pub use sections::PreloadPlugin;
+pub use sections::TlsConfig;
+pub use store_section::StoreBackend;
+pub use store_section::StoreConfig;
+pub use store_section::redact_password;
 use values::{de_duration_ms, de_socket_addr};
 
 const MIB: u64 = 1024 * 1024;
@@ -183,7 +192,7 @@ impl Config {
             return Err(invalid("alerts.url", e.to_string()));
         }
         if let Some(secret) = &self.alerts.secret
-            && crate::delivery::signer::SigningSecret::parse(secret).is_err()
+            && crate::signing::SigningSecret::parse(secret).is_err()
         {
             return Err(invalid(
                 "alerts.secret",
@@ -227,7 +236,7 @@ impl Config {
         if self.plugins.keep_versions == 0 {
             return Err(invalid("plugins.keep_versions", "must be at least 1"));
         }
-        let slots = crate::policy::wasm::SLOTS_RANGE;
+        let slots = crate::plugin_runtime::SLOTS_RANGE;
         if !slots.contains(&self.plugins.slots) {
             let (low, high, got) = (slots.start(), slots.end(), self.plugins.slots);
             let message = format!("must be from {low} to {high}, got {got}");

@@ -124,7 +124,7 @@ impl Default for PluginsConfig {
         Self {
             preload: Vec::new(),
             keep_versions: 10,
-            slots: crate::policy::wasm::DEFAULT_SLOTS,
+            slots: crate::plugin_runtime::DEFAULT_SLOTS,
         }
     }
 }

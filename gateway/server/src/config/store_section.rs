@@ -14,7 +14,7 @@ use toml::{Table, Value};
 
 use super::values::{de_byte_size, de_duration_ms};
 use super::{ConfigError, MIB};
-use crate::store::postgres::PgTarget;
+use crate::pg_target::PgTarget;
 
 /// The keys that moved from the top level to `[store]`.
 const MOVED_KEYS: [&str; 3] = ["data_dir", "cache_capacity", "min_free_disk"];

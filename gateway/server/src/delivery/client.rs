@@ -24,7 +24,7 @@ use crate::address_guard::AddressGuard;
 use crate::policy::FailureKind;
 
 /// At most this much of a response body is read.
-pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 
 /// Why the client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +37,7 @@ pub enum ClientError {
 
 /// What came back from one request.
 #[derive(Debug)]
-pub struct HttpResponse {
+pub(crate) struct HttpResponse {
     pub status: u16,
     pub headers: HeaderMap,
     /// Up to [`MAX_RESPONSE_BYTES`] of the body.
@@ -46,7 +46,7 @@ pub struct HttpResponse {
 
 /// Why one request produced no status.
 #[derive(Debug)]
-pub enum SendFailure {
+pub(crate) enum SendFailure {
     /// The guard refused the host (outside `outbound.allow_only`) or an
     /// address it resolved to: the delivery is dead. Holds what was refused.
     Blocked(String),
@@ -56,7 +56,7 @@ pub enum SendFailure {
 
 /// A pooled client shared by every delivery worker.
 #[derive(Clone)]
-pub struct DeliveryClient {
+pub(crate) struct DeliveryClient {
     client: Client<HttpsConnector<GuardedConnector>, Full<Bytes>>,
 }
 
@@ -92,7 +92,7 @@ impl DeliveryClient {
     ///
     /// # Errors
     /// If `extra_ca` cannot be read or holds no usable certificate.
-    pub fn new(guard: AddressGuard, extra_ca: Option<&Path>) -> Result<Self, ClientError> {
+    pub(crate) fn new(guard: AddressGuard, extra_ca: Option<&Path>) -> Result<Self, ClientError> {
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls_config(extra_ca)?)
             .https_or_http()
@@ -113,7 +113,7 @@ impl DeliveryClient {
     ///
     /// # Errors
     /// A [`SendFailure`] when no status arrived in time.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         req: Request<Full<Bytes>>,
         timeout: Duration,

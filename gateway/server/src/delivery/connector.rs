@@ -18,11 +18,11 @@ use tokio::net::TcpStream;
 use crate::address_guard::{AddressGuard, ConnectGuardError};
 
 /// How long one TCP connect may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why a connection was not made; the worker maps each to a failure kind.
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub(crate) enum ConnectError {
     #[error("address {0} is not allowed (non-global)")]
     Blocked(std::net::IpAddr),
     #[error("host {0} is not in the egress allow-list (outbound.allow_only)")]
@@ -39,13 +39,13 @@ pub enum ConnectError {
 
 /// A `tower::Service<Uri>` that hyper's client uses to open connections.
 #[derive(Clone)]
-pub struct GuardedConnector {
+pub(crate) struct GuardedConnector {
     guard: AddressGuard,
 }
 
 impl GuardedConnector {
     /// A connector that only reaches addresses `guard` permits.
-    pub fn new(guard: AddressGuard) -> Self {
+    pub(crate) fn new(guard: AddressGuard) -> Self {
         Self { guard }
     }
 }

@@ -1,7 +1,7 @@
 //! An endpoint's retry policy as the scheduler keeps it: resolved once when the
 //! endpoint is loaded, not on every attempt, and shared by its attempts.
 
-use crate::policy::wasm::PluginBinding;
+use crate::plugin_runtime::PluginBinding;
 use crate::policy::{EffectivePolicy, PolicySpec};
 use crate::store::EndpointRecord;
 

@@ -4,8 +4,8 @@ mod attempt_task;
 #[cfg(test)]
 mod attempt_tests;
 mod breaker;
-pub mod client;
-pub mod connector;
+pub(crate) mod client;
+pub(crate) mod connector;
 mod endpoint_policy;
 mod in_flight;
 mod rate_limit;
@@ -15,7 +15,6 @@ mod schedule_writes;
 mod schedule_writes_tests;
 mod scheduler;
 mod shared_breaker;
-pub mod signer;
 #[cfg(test)]
 mod testing;
 mod worker;
@@ -26,27 +25,31 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::policy::wasm::PluginHost;
+use crate::plugin_runtime::PluginHost;
 use crate::store::Store;
-pub use client::DeliveryClient;
-pub use schedule_writes::{BulkReplay, ScheduleWrites};
-pub use scheduler::Protection;
+pub(crate) use client::DeliveryClient;
+pub(crate) use schedule_writes::{BulkReplay, ScheduleWrites};
+pub(crate) use scheduler::Protection;
+
+/// A hook run before each delivery request is sent, with the delivery (tests
+/// inject a panic or a delay here).
+pub type BeforeAttempt = Arc<dyn Fn(&crate::store::DeliveryRecord) + Send + Sync>;
 
 /// The handle on the delivery engine: the API asks it which deliveries are in
 /// flight (held by this process's workers).
 #[derive(Clone, Default)]
-pub struct DeliveryHandle {
+pub(crate) struct DeliveryHandle {
     leases: Arc<Mutex<HashSet<String>>>,
 }
 
 impl DeliveryHandle {
     /// Whether a delivery is being attempted right now.
-    pub fn is_in_flight(&self, delivery_id: &str) -> bool {
+    pub(crate) fn is_in_flight(&self, delivery_id: &str) -> bool {
         self.leases.lock().is_ok_and(|l| l.contains(delivery_id))
     }
 
     /// How many attempts are in flight.
-    pub fn in_flight_count(&self) -> usize {
+    pub(crate) fn in_flight_count(&self) -> usize {
         self.leases.lock().map_or(0, |l| l.len())
     }
 
@@ -66,7 +69,7 @@ impl DeliveryHandle {
 }
 
 /// What the delivery engine is built from.
-pub struct EngineParts {
+pub(crate) struct EngineParts {
     pub store: Store,
     pub clock: Arc<dyn Clock>,
     pub client: DeliveryClient,
@@ -84,12 +87,12 @@ pub struct EngineParts {
     /// The plugin host, which decides for endpoints with a plugin bound.
     pub plugins: Arc<PluginHost>,
     /// Runs before each request is sent (tests inject failures here).
-    pub before_attempt: Option<crate::BeforeAttempt>,
+    pub before_attempt: Option<BeforeAttempt>,
 }
 
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
 /// then in-flight attempts get the grace period to finish.
-pub fn spawn_engine(
+pub(crate) fn spawn_engine(
     parts: EngineParts,
     shutdown: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {

@@ -14,7 +14,7 @@ use crate::telemetry::Telemetry;
 
 /// Ingest and bulk replay, with what goes with them. Cheap to clone.
 #[derive(Clone)]
-pub struct ScheduleWrites {
+pub(crate) struct ScheduleWrites {
     store: Store,
     telemetry: Arc<Telemetry>,
 }
@@ -22,13 +22,13 @@ pub struct ScheduleWrites {
 /// What a bulk replay did, and the replayed endpoints whose breaker was not
 /// closed, read before the scheduler lets their probes go.
 #[derive(Debug)]
-pub struct BulkReplay {
+pub(crate) struct BulkReplay {
     pub summary: ReplaySummary,
     pub open_breakers: Vec<EndpointRecord>,
 }
 
 impl ScheduleWrites {
-    pub fn new(store: Store, telemetry: Arc<Telemetry>) -> Self {
+    pub(crate) fn new(store: Store, telemetry: Arc<Telemetry>) -> Self {
         Self { store, telemetry }
     }
 
@@ -36,7 +36,7 @@ impl ScheduleWrites {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn ingest(&self, event: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
+    pub(crate) async fn ingest(&self, event: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
         let tenant = event.tenant_id;
         let outcome = self.store.ingest(event).await?;
         if let IngestOutcome::Created { deliveries, .. } = &outcome {
@@ -50,7 +50,7 @@ impl ScheduleWrites {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn replay_delivery(
+    pub(crate) async fn replay_delivery(
         &self,
         tenant: &str,
         id: &str,
@@ -73,7 +73,7 @@ impl ScheduleWrites {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn replay_matching(
+    pub(crate) async fn replay_matching(
         &self,
         tenant: &str,
         filter: &DeliveryFilter,
@@ -97,7 +97,7 @@ impl ScheduleWrites {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn plan_replay_matching(
+    pub(crate) async fn plan_replay_matching(
         &self,
         tenant: &str,
         filter: &DeliveryFilter,
@@ -128,5 +128,11 @@ impl ScheduleWrites {
             }
         }
         Ok(open)
+    }
+}
+
+impl crate::alerts::AlertIngest for ScheduleWrites {
+    async fn ingest_alert(&self, event: NewEvent<'_>) -> Result<(), StoreError> {
+        self.ingest(event).await.map(drop)
     }
 }

@@ -79,7 +79,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
             },
             telemetry: Arc::clone(&telemetry),
             plugins: Arc::new(
-                crate::policy::wasm::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
+                crate::plugin_runtime::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
             ),
             before_attempt: None,
         },

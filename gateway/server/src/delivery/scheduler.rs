@@ -39,7 +39,7 @@ const MAX_QUEUED_PER_TURN: usize = 1024;
 
 /// Breaker and disabling thresholds, and this node's own cap.
 #[derive(Debug, Clone)]
-pub struct Protection {
+pub(crate) struct Protection {
     pub breaker: BreakerConfig,
     /// Most attempts this node has in flight, over all endpoints.
     pub node_max_in_flight: usize,

@@ -18,7 +18,7 @@ pub(crate) struct Engine {
     pub(crate) ctx: Arc<EngineContext>,
 }
 
-pub(crate) async fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engine {
+pub(crate) async fn engine(before_attempt: Option<crate::delivery::BeforeAttempt>) -> Engine {
     let store = TestStore::new().await;
     let clock = ManualClock::new(START_MS);
     let client = super::DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap();
@@ -30,7 +30,7 @@ pub(crate) async fn engine(before_attempt: Option<crate::BeforeAttempt>) -> Engi
         client: client.clone(),
         trusted_client: client,
         decider: Arc::new(
-            crate::policy::wasm::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
+            crate::plugin_runtime::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
         ),
         default_policy: config.policy.default.clone(),
         telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),

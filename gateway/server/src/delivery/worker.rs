@@ -11,12 +11,12 @@ use sha2::{Digest, Sha256};
 use super::breaker::RawOutcome;
 use super::client::{DeliveryClient, HttpResponse, SendFailure};
 use super::endpoint_policy::EndpointPolicy;
-use super::signer::{SigningSecret, sign};
 use crate::clock::Clock;
-use crate::policy::wasm::{PluginHost, PluginInput};
+use crate::plugin_runtime::{PluginHost, PluginInput};
 use crate::policy::{
     AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, Verdict,
 };
+use crate::signing::{SigningSecret, sign};
 use crate::store::{DeliveryRecord, EndpointRecord, Interrupted, Interruption, Store, StoreError};
 
 /// What every worker shares.
@@ -33,7 +33,7 @@ pub(crate) struct EngineContext {
     /// Metrics, stats and alert rules.
     pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
     /// Runs before each request is sent (tests inject failures here).
-    pub(crate) before_attempt: Option<crate::BeforeAttempt>,
+    pub(crate) before_attempt: Option<crate::delivery::BeforeAttempt>,
 }
 
 /// What the scheduler learns from a finished attempt.

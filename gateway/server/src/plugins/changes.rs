@@ -9,7 +9,7 @@
 
 use std::sync::OnceLock;
 
-use crate::policy::wasm::{PluginBinding, UploadChecks};
+use crate::plugin_runtime::{PluginBinding, UploadChecks};
 use crate::store::{NewPluginVersion, PluginRecord, StoreError};
 
 use super::{PluginService, PluginServiceError};
@@ -18,14 +18,14 @@ use super::{PluginService, PluginServiceError};
 /// bytes come next.
 #[derive(Debug)]
 #[must_use = "an admitted upload counts against the tenant's rate"]
-pub struct AdmittedUpload {
+pub(crate) struct AdmittedUpload {
     tenant: String,
     name: String,
 }
 
 /// A stored, active new version.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UploadedPlugin {
+pub(crate) struct UploadedPlugin {
     pub name: String,
     pub version: u32,
     /// SHA-256 of the bytes as uploaded, hex.
@@ -46,7 +46,7 @@ impl PluginService {
     ///
     /// # Errors
     /// `InvalidName`, `Preloaded`, `TooManyPlugins`, `RateLimited`, or `Store`.
-    pub async fn admit_upload(
+    pub(crate) async fn admit_upload(
         &self,
         tenant: &str,
         name: &str,
@@ -77,7 +77,7 @@ impl PluginService {
     /// # Errors
     /// `Busy` or `Rejected` from the checks, `TooManyPlugins` if another upload
     /// took the last place meanwhile, or `Store`.
-    pub async fn upload(
+    pub(crate) async fn upload(
         &self,
         admitted: AdmittedUpload,
         bytes: bytes::Bytes,
@@ -115,7 +115,7 @@ impl PluginService {
     ///
     /// # Errors
     /// `Preloaded`, `NotFound`, `NothingToRollBackTo` at the oldest, or `Store`.
-    pub async fn rollback(
+    pub(crate) async fn rollback(
         &self,
         tenant: &str,
         name: &str,
@@ -145,7 +145,7 @@ impl PluginService {
     ///
     /// # Errors
     /// `Preloaded`, `NotFound`, `Bound` while an endpoint binds it, or `Store`.
-    pub async fn delete(&self, tenant: &str, name: &str) -> Result<(), PluginServiceError> {
+    pub(crate) async fn delete(&self, tenant: &str, name: &str) -> Result<(), PluginServiceError> {
         self.refuse_preloaded(tenant, name)?;
         let _changes = self.gate.changes().await;
         if self.store.plugin(tenant, name).await?.is_none() {

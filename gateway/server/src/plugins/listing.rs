@@ -1,14 +1,14 @@
 //! What the API lists: a tenant's plugins, uploaded ones from the store (with
 //! their health from the host) and preloaded ones from the host alone.
 
-use crate::policy::wasm::{PluginSource, PluginView};
+use crate::plugin_runtime::{PluginSource, PluginView};
 use crate::store::PluginRecord;
 
 use super::{PluginService, PluginServiceError};
 
 /// One plugin as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ListedPlugin {
+pub(crate) enum ListedPlugin {
     /// From `[[plugins.preload]]`: known to the host only.
     Preloaded(PluginView),
     /// Uploaded: its record as stored.
@@ -17,7 +17,7 @@ pub enum ListedPlugin {
 
 impl ListedPlugin {
     /// The plugin's name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Self::Preloaded(view) => &view.name,
             Self::Uploaded(rec) => &rec.name,
@@ -31,7 +31,7 @@ impl PluginService {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn list(&self, tenant: &str) -> Result<Vec<ListedPlugin>, PluginServiceError> {
+    pub(crate) async fn list(&self, tenant: &str) -> Result<Vec<ListedPlugin>, PluginServiceError> {
         let mut items: Vec<ListedPlugin> = self
             .host
             .views(tenant)
@@ -52,7 +52,11 @@ impl PluginService {
     ///
     /// # Errors
     /// `NotFound`, or on a storage failure.
-    pub async fn show(&self, tenant: &str, name: &str) -> Result<ListedPlugin, PluginServiceError> {
+    pub(crate) async fn show(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<ListedPlugin, PluginServiceError> {
         if self.source(tenant, name) == Some(PluginSource::Preload)
             && let Some(view) = self.host.view(tenant, name)
         {

@@ -21,18 +21,17 @@ mod uploads;
 use std::sync::Arc;
 
 use crate::clock::Clock;
-use crate::policy::wasm::{PluginError, PluginHost, PluginSource, PluginStatus};
+use crate::plugin_runtime::{PluginError, PluginHost, PluginSource, PluginStatus};
 use crate::store::{Store, StoreError};
 
-pub use changes::{AdmittedUpload, UploadedPlugin};
-pub use listing::ListedPlugin;
-pub use startup::host_from_config;
-pub use uploads::UPLOADS_PER_HOUR;
+pub(crate) use listing::ListedPlugin;
+pub(crate) use startup::host_from_config;
+pub(crate) use uploads::UPLOADS_PER_HOUR;
 use uploads::UploadGate;
 
 /// The limits the service applies, from `[limits]` and `[plugins]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PluginLimits {
+pub(crate) struct PluginLimits {
     /// Most plugins a tenant may have.
     pub plugins_per_tenant: usize,
     /// Versions kept per plugin (with the active one and any an endpoint pins).
@@ -41,7 +40,7 @@ pub struct PluginLimits {
 
 impl PluginLimits {
     /// The limits of `config`.
-    pub fn of(config: &crate::config::Config) -> Self {
+    pub(crate) fn of(config: &crate::config::Config) -> Self {
         Self {
             plugins_per_tenant: config.limits.plugins_per_tenant,
             keep_versions: usize::try_from(config.plugins.keep_versions).unwrap_or(usize::MAX),
@@ -99,7 +98,7 @@ fn rejection(e: &PluginError) -> String {
 }
 
 /// Tenants' plugins: the stored records and the loaded host, changed together.
-pub struct PluginService {
+pub(crate) struct PluginService {
     store: Store,
     host: Arc<PluginHost>,
     gate: UploadGate,
@@ -117,23 +116,28 @@ impl std::fmt::Debug for PluginService {
 
 impl PluginService {
     /// The host that runs the plugins (the delivery engine decides with it).
-    pub fn host(&self) -> &Arc<PluginHost> {
+    pub(crate) fn host(&self) -> &Arc<PluginHost> {
         &self.host
     }
 
     /// Resolves an endpoint's `plugin` field for `tenant` to (name, version);
     /// `None` if it names no loaded plugin.
-    pub fn resolve(&self, tenant: &str, spec: &str) -> Option<(String, u32)> {
+    pub(crate) fn resolve(&self, tenant: &str, spec: &str) -> Option<(String, u32)> {
         self.host.resolve(tenant, spec)
     }
 
     /// Where a loaded plugin came from.
-    pub fn source(&self, tenant: &str, name: &str) -> Option<PluginSource> {
+    pub(crate) fn source(&self, tenant: &str, name: &str) -> Option<PluginSource> {
         self.host.source(tenant, name)
     }
 
     /// The health of one loaded version; `None` if it is not loaded.
-    pub fn version_status(&self, tenant: &str, name: &str, version: u32) -> Option<PluginStatus> {
+    pub(crate) fn version_status(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: u32,
+    ) -> Option<PluginStatus> {
         self.host.version_status(tenant, name, version)
     }
 

@@ -18,7 +18,7 @@ use super::uploads::UploadGate;
 use super::{PluginLimits, PluginService};
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::policy::wasm::{
+use crate::plugin_runtime::{
     ArtifactCache, MissingBytes, PluginError, PluginEvent, PluginHost, PluginSource, PreloadFile,
     StoredPlugin, StoredVersion,
 };
@@ -31,7 +31,7 @@ const ARTIFACT_KEY_META: &str = "plugin_artifact_key";
 ///
 /// # Errors
 /// As [`PluginHost::preloaded`]: `Preload` names the entry that failed.
-pub fn host_from_config(config: &Config) -> Result<PluginHost, PluginError> {
+pub(crate) fn host_from_config(config: &Config) -> Result<PluginHost, PluginError> {
     let files = config.plugins.preload.iter().map(|p| PreloadFile {
         tenant: &p.tenant,
         name: &p.name,
@@ -95,7 +95,7 @@ impl PluginService {
     ///
     /// # Errors
     /// On a storage failure; a version that no longer loads is logged and skipped.
-    pub async fn start(
+    pub(crate) async fn start(
         host: Arc<PluginHost>,
         store: Store,
         clock: Arc<dyn Clock>,
@@ -130,7 +130,7 @@ impl PluginService {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn prune_stored(&self) -> Result<(), StoreError> {
+    pub(crate) async fn prune_stored(&self) -> Result<(), StoreError> {
         let _changes = self.gate.changes().await;
         for record in self.store.all_plugins().await? {
             let (tenant, name) = (&record.tenant_id, &record.name);
@@ -145,7 +145,7 @@ impl PluginService {
 
     /// Stores each version the host disables, until the host is gone. Spawn it
     /// before the delivery engine starts, so no event is missed.
-    pub fn spawn_disabled_recorder(&self) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn spawn_disabled_recorder(&self) -> tokio::task::JoinHandle<()> {
         tokio::spawn(record_disabled(self.store.clone(), self.host.subscribe()))
     }
 }

@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use super::PluginService;
 use super::startup::stored;
-use crate::policy::wasm::PluginSource;
+use crate::plugin_runtime::PluginSource;
 use crate::store::{Change, StoreError};
 
 impl PluginService {
     /// Follows the store's plugin changes until the store is gone.
-    pub fn spawn_change_follower(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn spawn_change_follower(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let (service, mut changes) = (Arc::clone(self), self.store.changes());
         tokio::spawn(async move {
             while let Some(change) = changes.recv().await {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::*;
 use crate::alerts::AlertMonitor;
 use crate::clock::ManualClock;
-use crate::policy::wasm::{DISABLE_AFTER_FAILURES, PluginBinding, PluginInput};
+use crate::plugin_runtime::{DISABLE_AFTER_FAILURES, PluginBinding, PluginInput};
 use crate::policy::{AttemptFacts, EffectivePolicy, Outcome};
 use crate::store::NewPluginVersion;
 use crate::store::testing::TestStore;

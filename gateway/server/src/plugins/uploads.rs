@@ -10,10 +10,10 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use super::PluginServiceError;
-use crate::policy::wasm::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
+use crate::plugin_runtime::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
 
 /// Uploads a tenant may make in any rolling hour, refused or not.
-pub const UPLOADS_PER_HOUR: usize = 10;
+pub(crate) const UPLOADS_PER_HOUR: usize = 10;
 /// How long an upload waits for the compiler before giving up.
 const COMPILER_WAIT: Duration = Duration::from_secs(30);
 const HOUR_MS: u64 = 60 * 60 * 1_000;

@@ -14,7 +14,7 @@ use super::{
 };
 
 /// The `decided_by` of a decision made by the built-in policy alone.
-pub const BUILTIN_DECIDER: &str = "builtin";
+pub(crate) const BUILTIN_DECIDER: &str = "builtin";
 
 /// The built-in decider: the classification table and the policy's backoff.
 #[derive(Debug, Clone, Copy, Default)]
@@ -37,7 +37,10 @@ impl RetryDecider for BuiltinPolicy {
 
 /// The `Retry-After` floor in ms, when the policy honours it and the status is 429 or
 /// 503; `None` when absent, ignored or unparseable.
-pub fn honored_retry_after_ms(policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> Option<u64> {
+pub(crate) fn honored_retry_after_ms(
+    policy: &EffectivePolicy,
+    facts: &AttemptFacts<'_>,
+) -> Option<u64> {
     if !policy.honor_retry_after {
         return None;
     }
@@ -62,7 +65,7 @@ pub fn builtin_delay_ms(policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> u
 /// Turns a verdict and a delay into the next step, applying the limits to a retry: at
 /// `max_attempts` attempts, or a retry landing past `retry_window` from the first
 /// attempt, the delivery is dead instead.
-pub fn next_step(
+pub(crate) fn next_step(
     policy: &EffectivePolicy,
     facts: &AttemptFacts<'_>,
     verdict: &Verdict,

@@ -11,7 +11,7 @@ use super::{EffectivePolicy, Outcome, StatusPattern, Verdict};
 /// The table: 2xx delivered; 3xx (error kind `redirect`), 408, 429 and 5xx retry; 410
 /// disables the endpoint; any other 4xx gives up; every transport failure retries. A
 /// status outside 100–599 or a 1xx is a protocol anomaly and retries.
-pub fn classify(policy: &EffectivePolicy, outcome: &Outcome) -> Verdict {
+pub(crate) fn classify(policy: &EffectivePolicy, outcome: &Outcome) -> Verdict {
     let status = match outcome {
         Outcome::Failure(_) => return Verdict::Retry,
         Outcome::Status(status) => *status,

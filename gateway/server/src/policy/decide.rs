@@ -19,7 +19,7 @@ pub trait PluginDecider: Sync {
 
 /// Outcomes the host decides alone, without calling a plugin: 2xx and 410 (a
 /// blocked address never reaches a decision).
-pub fn host_decides_alone(outcome: &Outcome) -> bool {
+pub(crate) fn host_decides_alone(outcome: &Outcome) -> bool {
     matches!(outcome, Outcome::Status(200..=299 | 410))
 }
 

@@ -31,7 +31,7 @@ pub const PRESET_NAMES: [&str; 5] = [
 
 /// The API schema of a preset's name: one of [`PRESET_NAMES`]. Only described,
 /// never built.
-pub enum PresetName {}
+pub(crate) enum PresetName {}
 
 impl utoipa::PartialSchema for PresetName {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {

@@ -22,33 +22,42 @@ mod outcome;
 mod resolve;
 mod retry_after;
 mod simulation_report;
-pub mod simulator;
+pub(crate) mod simulator;
 mod spec;
 mod status_pattern;
 mod strategy;
-pub mod wasm;
 
 use serde::{Deserialize, Serialize};
 
-pub use attempt_kinds::{ErrorKind, UnknownErrorKind, VerdictKind};
-pub use backoff::{backoff_delay, strategy_delay_ms};
+pub(crate) use attempt_kinds::{ErrorKind, VerdictKind};
+pub use backoff::backoff_delay;
+pub use backoff::strategy_delay_ms;
 pub use bounds::MAX_DURATION_MS;
-pub use builtin::{
-    BUILTIN_DECIDER, BuiltinPolicy, builtin_delay_ms, honored_retry_after_ms, next_step,
-};
-pub use classify::classify;
-pub use decide::{PluginDecider, decide, host_decides_alone};
+pub use builtin::BuiltinPolicy;
+pub use builtin::builtin_delay_ms;
+pub(crate) use builtin::{BUILTIN_DECIDER, honored_retry_after_ms, next_step};
+pub(crate) use classify::classify;
+pub(crate) use decide::PluginDecider;
+pub use decide::decide;
 pub(crate) use duration::deserialize_opt_ms;
-pub use effective::{EffectivePolicy, PRESET_NAMES, PresetName};
-pub use outcome::{AttemptFacts, FailureKind, Outcome};
+pub use effective::EffectivePolicy;
+pub use effective::PRESET_NAMES;
+pub(crate) use effective::PresetName;
+pub use outcome::AttemptFacts;
+pub use outcome::FailureKind;
+pub use outcome::Outcome;
 pub use retry_after::parse_retry_after;
-pub use simulator::{
-    BudgetExceeded, DEFAULT_ATTEMPT_MS, SimulationBudget, SimulationConfig, SimulationReport,
-    simulate, simulate_within,
-};
-pub use spec::{PolicyError, PolicySpec};
-pub use status_pattern::{InvalidStatusPattern, StatusPattern};
-pub use strategy::{Jitter, JitterKind, Strategy, StrategyKind};
+pub use simulator::DEFAULT_ATTEMPT_MS;
+pub use simulator::SimulationConfig;
+pub use simulator::SimulationReport;
+pub use simulator::simulate;
+pub(crate) use simulator::{BudgetExceeded, SimulationBudget, simulate_within};
+pub(crate) use spec::PolicyError;
+pub use spec::PolicySpec;
+pub(crate) use status_pattern::StatusPattern;
+pub use strategy::Jitter;
+pub use strategy::Strategy;
+pub(crate) use strategy::{JitterKind, StrategyKind};
 
 /// How an attempt's outcome is classified: retry only what can succeed (changed per endpoint by
 /// the lists).

@@ -106,7 +106,7 @@ pub struct Histogram {
 /// retry keeps 16 bytes until the report is built) and give the same answer on every
 /// machine; the deadline is the backstop that holds however slow an attempt is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SimulationBudget {
+pub(crate) struct SimulationBudget {
     /// Attempts the run may make in all, first attempts included.
     pub max_attempts: usize,
     /// When the run is abandoned, if it is still going.

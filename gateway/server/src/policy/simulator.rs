@@ -12,9 +12,10 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-pub use super::simulation_report::{
-    AttemptRow, BudgetExceeded, DelayStats, Histogram, SecondCount, SimulationBudget,
-    SimulationConfig, SimulationReport,
+pub use super::simulation_report::SimulationConfig;
+pub use super::simulation_report::SimulationReport;
+pub(crate) use super::simulation_report::{
+    AttemptRow, BudgetExceeded, DelayStats, SecondCount, SimulationBudget,
 };
 use super::{AttemptFacts, BuiltinPolicy, NextStep, Outcome, RetryDecider};
 
@@ -39,7 +40,7 @@ pub fn simulate(cfg: &SimulationConfig) -> SimulationReport {
 /// # Errors
 /// [`BudgetExceeded`] as soon as the run makes more attempts than the budget allows
 /// or is still going at its deadline.
-pub fn simulate_within(
+pub(crate) fn simulate_within(
     cfg: &SimulationConfig,
     budget: &SimulationBudget,
 ) -> Result<SimulationReport, BudgetExceeded> {

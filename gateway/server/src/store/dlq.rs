@@ -8,7 +8,7 @@ use super::{Change, DeliveryFilter, DeliveryRecord, DeliveryState, Recorded, Sto
 use crate::policy::DeadReason;
 
 /// The most delivery records one summary reads, across every tenant it covers.
-pub const SUMMARY_SCAN_LIMIT: usize = 50_000;
+pub(crate) const SUMMARY_SCAN_LIMIT: usize = 50_000;
 
 /// What a reason-less dead delivery (written by an older build) counts under.
 const NO_REASON: &str = "unknown";

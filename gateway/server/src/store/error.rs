@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 /// The backend's own error, kept as the source of a [`StoreError`].
-pub type BackendError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BackendError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How a backend operation failed, in the store's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use super::{
 use crate::ids;
 
 /// How long an `Idempotency-Key` is remembered.
-pub const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+pub(crate) const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// An event to ingest, already validated and matched to its endpoints.
 pub struct NewEvent<'a> {

@@ -51,7 +51,7 @@ impl Lease {
 
 /// Alternates first attempts and retries, first attempts first, so neither lane
 /// starves the other.
-pub fn interleave<T>(first: Vec<T>, retry: Vec<T>) -> Vec<T> {
+pub(crate) fn interleave<T>(first: Vec<T>, retry: Vec<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(first.len() + retry.len());
     let (mut a, mut b) = (first.into_iter(), retry.into_iter());
     loop {

@@ -35,15 +35,16 @@ mod events;
 mod feed;
 mod lease;
 mod plugins;
-pub mod postgres;
+pub(crate) mod postgres;
 mod recorded;
-pub mod records;
+pub(crate) mod records;
 mod retention;
 mod runtime;
 mod schedule;
-pub mod scratch_database;
+#[cfg(any(test, feature = "lab"))]
+pub(crate) mod scratch_database;
 mod singleton;
-pub mod sled;
+pub(crate) mod sled;
 mod tenants;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -55,20 +56,22 @@ use tokio_util::sync::CancellationToken;
 use self::postgres::PgStore;
 use self::sled::{DurabilityBackend, SledStore};
 use crate::config::{StoreBackend, StoreConfig};
-pub use deliveries::{DeliveryFilter, DeliveryPage};
-pub use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
-pub use endpoints::{EndpointVersion, Swap};
-pub use error::{BackendError, Failure, StoreError};
-pub use events::{IDEMPOTENCY_TTL_MS, IngestOutcome, NewEvent};
-pub use feed::{Change, ChangeFeed, Changes};
-pub use lease::{Lane, Lease, interleave};
-pub use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord};
-pub use recorded::Recorded;
-pub use records::*;
-pub use retention::{RetentionRules, SweepCursor, SweepStats};
-pub use runtime::{ClaimedTurn, NODE_ALIVE_MS, NodeRecord, RuntimeRecord, TurnPlan};
-pub use schedule::{AttemptWrite, Interrupted, Interruption, WriteResult};
-pub use singleton::{Grant, Singleton};
+pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
+pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
+pub(crate) use endpoints::{EndpointVersion, Swap};
+pub(crate) use error::{Failure, StoreError};
+#[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
+pub use events::NewEvent;
+pub(crate) use events::{IDEMPOTENCY_TTL_MS, IngestOutcome};
+pub(crate) use feed::{Change, ChangeFeed, Changes};
+pub(crate) use lease::{Lane, Lease, interleave};
+pub(crate) use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord};
+pub(crate) use recorded::Recorded;
+pub(crate) use records::*;
+pub(crate) use retention::{RetentionRules, SweepCursor, SweepStats};
+pub(crate) use runtime::{ClaimedTurn, NODE_ALIVE_MS, NodeRecord, RuntimeRecord, TurnPlan};
+pub(crate) use schedule::{AttemptWrite, Interrupted, Interruption, WriteResult};
+pub(crate) use singleton::{Grant, Singleton};
 
 /// The backends a store can run on.
 #[derive(Clone)]

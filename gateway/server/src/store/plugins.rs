@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Change, Store, StoreError};
-use crate::policy::wasm::UploadChecks;
+use crate::plugin_runtime::UploadChecks;
 
 /// One uploaded version of a plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

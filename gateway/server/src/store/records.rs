@@ -239,7 +239,7 @@ pub struct AttemptRecord {
 
 /// The first response to an `Idempotency-Key`, replayed to repeats.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct IdempotencyRecord {
+pub(crate) struct IdempotencyRecord {
     /// SHA-256 of the request body, hex: a repeat with another body is refused.
     pub body_sha256: String,
     pub response: serde_json::Value,

@@ -57,7 +57,7 @@ pub struct NodeRecord {
 }
 
 /// A node is listed as alive while its last heartbeat is this recent.
-pub const NODE_ALIVE_MS: u64 = 10_000;
+pub(crate) const NODE_ALIVE_MS: u64 = 10_000;
 
 impl Store {
     /// Plans and claims one turn of `endpoint_id` under its shared state, which

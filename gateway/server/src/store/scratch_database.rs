@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio_postgres::{Client, NoTls};
 
 /// The variable naming the server scratch databases are made on.
-pub const SERVER_ENV: &str = "HOOKGATE_TEST_POSTGRES";
+pub const SERVER_ENV: &str = crate::config::TEST_POSTGRES_ENV;
 /// The server used when `HOOKGATE_TEST_POSTGRES` is unset.
 pub const DEFAULT_TEST_POSTGRES: &str = "postgres://postgres@127.0.0.1:5432/test";
 /// Every scratch database's name starts so; the rest is its creation time

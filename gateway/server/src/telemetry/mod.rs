@@ -13,15 +13,15 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::alerts::{AlertInput, AlertMonitor};
 use crate::clock::Clock;
-use crate::policy::wasm::{DecisionPaths, PluginEvent, plugin_label};
+use crate::plugin_runtime::{DecisionPaths, PluginEvent, plugin_label};
 use crate::policy::{DeadReason, ErrorKind, NextStep, Verdict};
 use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel};
+pub(crate) use stats::StatsView;
 use stats::TenantStats;
-pub use stats::{DeliveryCounts, LatencyBound, Percentiles, StatsView};
 
 /// One finished attempt, as telemetry sees it.
 #[derive(Debug)]
-pub struct AttemptObservation<'a> {
+pub(crate) struct AttemptObservation<'a> {
     pub tenant_id: &'a str,
     pub endpoint_id: &'a str,
     pub status: Option<u16>,
@@ -42,7 +42,7 @@ pub struct AttemptObservation<'a> {
 }
 
 /// Metrics, stats and the alert rules; cheap to share.
-pub struct Telemetry {
+pub(crate) struct Telemetry {
     metrics: Metrics,
     tenants: Mutex<HashMap<String, TenantStats>>,
     alerts: AlertMonitor,
@@ -55,7 +55,7 @@ pub struct Telemetry {
 impl Telemetry {
     /// `per_endpoint_labels` adds an endpoint-labelled attempt counter (unbounded
     /// cardinality: an operator's choice).
-    pub fn new(per_endpoint_labels: bool, alerts: AlertMonitor) -> Self {
+    pub(crate) fn new(per_endpoint_labels: bool, alerts: AlertMonitor) -> Self {
         Self {
             metrics: Metrics::new(per_endpoint_labels),
             tenants: Mutex::default(),
@@ -66,7 +66,7 @@ impl Telemetry {
     }
 
     /// The alert rules.
-    pub fn alerts(&self) -> &AlertMonitor {
+    pub(crate) fn alerts(&self) -> &AlertMonitor {
         &self.alerts
     }
 
@@ -77,13 +77,13 @@ impl Telemetry {
     }
 
     /// An event was accepted with `deliveries` deliveries.
-    pub fn ingested(&self, tenant: &str, deliveries: usize) {
+    pub(crate) fn ingested(&self, tenant: &str, deliveries: usize) {
         self.metrics.events_ingested.inc();
         self.counts_changed(tenant, deliveries as i64, 0);
     }
 
     /// Pending and dead counts moved (replays, retention, deleted endpoints).
-    pub fn counts_changed(&self, tenant: &str, pending: i64, dead: i64) {
+    pub(crate) fn counts_changed(&self, tenant: &str, pending: i64, dead: i64) {
         self.metrics.pending.inc_by(pending);
         self.metrics.dlq_size.inc_by(dead);
         self.with_tenant(tenant, |t| {
@@ -94,7 +94,7 @@ impl Telemetry {
 
     /// hookgate failed inside an attempt (`kind`: a panic, a missing event, a
     /// request it could not build).
-    pub fn internal_error(&self, kind: &str) {
+    pub(crate) fn internal_error(&self, kind: &str) {
         self.metrics
             .internal_errors
             .get_or_create(&KindLabel {
@@ -104,7 +104,7 @@ impl Telemetry {
     }
 
     /// A pending delivery ended dead without an attempt.
-    pub fn ended_without_attempt(&self, tenant: &str, reason: DeadReason) {
+    pub(crate) fn ended_without_attempt(&self, tenant: &str, reason: DeadReason) {
         self.metrics
             .dead
             .get_or_create(&ReasonLabel {
@@ -116,7 +116,7 @@ impl Telemetry {
     }
 
     /// Breakers found open at start: the tenant of each.
-    pub fn breakers_open_at_start<'a>(&self, tenants: impl IntoIterator<Item = &'a str>) {
+    pub(crate) fn breakers_open_at_start<'a>(&self, tenants: impl IntoIterator<Item = &'a str>) {
         for tenant in tenants {
             self.metrics.breakers_open.inc();
             self.with_tenant(tenant, |t| t.open_breakers += 1);
@@ -124,7 +124,7 @@ impl Telemetry {
     }
 
     /// A breaker opened from closed, or closed again.
-    pub fn breaker_transition(&self, tenant: &str, endpoint: &str, open: bool, now_ms: u64) {
+    pub(crate) fn breaker_transition(&self, tenant: &str, endpoint: &str, open: bool, now_ms: u64) {
         let change = if open { 1 } else { -1 };
         self.metrics.breakers_open.inc_by(change);
         self.with_tenant(tenant, |t| t.open_breakers += change);
@@ -132,14 +132,14 @@ impl Telemetry {
     }
 
     /// A plugin version was disabled: counted, and the `plugin_disabled` alert fires.
-    pub fn plugin_disabled(&self, tenant: &str, name: &str, version: u32, now_ms: u64) {
+    pub(crate) fn plugin_disabled(&self, tenant: &str, name: &str, version: u32, now_ms: u64) {
         self.metrics.plugins_disabled.inc();
         self.alerts
             .plugin_disabled(tenant, &plugin_label(name, version), now_ms);
     }
 
     /// Acts on the plugin host's events until the host is gone.
-    pub async fn watch_plugins(
+    pub(crate) async fn watch_plugins(
         self: Arc<Self>,
         clock: Arc<dyn Clock>,
         mut events: UnboundedReceiver<PluginEvent>,
@@ -156,7 +156,7 @@ impl Telemetry {
     }
 
     /// Records one finished attempt.
-    pub fn observe_attempt(&self, o: &AttemptObservation<'_>) {
+    pub(crate) fn observe_attempt(&self, o: &AttemptObservation<'_>) {
         let m = &self.metrics;
         let outcome = match (o.status, o.error_kind) {
             (Some(s), _) => ["1xx", "2xx", "3xx", "4xx", "5xx"]
@@ -252,7 +252,7 @@ impl Telemetry {
     }
 
     /// Prometheus text; `in_flight` is read at scrape time.
-    pub fn render_metrics(&self, in_flight: usize) -> String {
+    pub(crate) fn render_metrics(&self, in_flight: usize) -> String {
         self.metrics
             .in_flight
             .set(i64::try_from(in_flight).unwrap_or(i64::MAX));
@@ -260,7 +260,7 @@ impl Telemetry {
     }
 
     /// The stats object of one tenant, or of all of them.
-    pub fn stats(&self, tenant: Option<&str>) -> StatsView {
+    pub(crate) fn stats(&self, tenant: Option<&str>) -> StatsView {
         let map = self
             .tenants
             .lock()
@@ -274,7 +274,7 @@ impl Telemetry {
     }
 
     /// Seeds pending and DLQ counts from a count of the store made at start.
-    pub fn seed_counts(&self, counts: &HashMap<String, (i64, i64)>) {
+    pub(crate) fn seed_counts(&self, counts: &HashMap<String, (i64, i64)>) {
         for (tenant, (pending, dead)) in counts {
             self.counts_changed(tenant, *pending, *dead);
         }

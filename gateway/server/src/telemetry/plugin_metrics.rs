@@ -3,11 +3,11 @@
 
 use super::Telemetry;
 use super::metrics::{PathLabel, SlotStateLabel};
-use crate::policy::wasm::{DecisionPaths, PoolUsage};
+use crate::plugin_runtime::{DecisionPaths, PoolUsage};
 
 impl Telemetry {
     /// The plugin pool's slots and the decisions' paths, read at scrape time.
-    pub fn observe_plugins(&self, usage: &PoolUsage, paths: &DecisionPaths) {
+    pub(crate) fn observe_plugins(&self, usage: &PoolUsage, paths: &DecisionPaths) {
         self.count_paths(paths);
         let states = [
             ("capacity", u64::from(usage.slots)),

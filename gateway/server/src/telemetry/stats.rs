@@ -124,7 +124,7 @@ const OVER_LAST_BOUND: &str = ">60000";
 /// Delivery statistics since the gateway started; a ratio is `null` before
 /// anything it divides by has happened.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct StatsView {
+pub(crate) struct StatsView {
     /// Attempts made.
     attempts: u64,
     /// Attempts per finished delivery.
@@ -144,7 +144,7 @@ pub struct StatsView {
 
 /// Deliveries by state.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct DeliveryCounts {
+pub(crate) struct DeliveryCounts {
     /// Finished dead since start.
     dead: u64,
     /// Pending now.
@@ -155,7 +155,7 @@ pub struct DeliveryCounts {
 
 /// p95 and p99 of attempt latency; `null` before the first attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct Percentiles {
+pub(crate) struct Percentiles {
     p95: Option<LatencyBound>,
     p99: Option<LatencyBound>,
 }
@@ -163,7 +163,7 @@ pub struct Percentiles {
 /// A bucket's upper bound in ms, or `">60000"` past the last bucket.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(untagged)]
-pub enum LatencyBound {
+pub(crate) enum LatencyBound {
     Millis(u64),
     #[schema(value_type = String)]
     Over(&'static str),

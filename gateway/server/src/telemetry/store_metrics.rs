@@ -12,7 +12,7 @@ use crate::store::postgres::stats::error_counters;
 
 impl Telemetry {
     /// Adds `store`'s metrics to the exposition; call once, before sharing.
-    pub fn register_store(&mut self, store: &Store) {
+    pub(crate) fn register_store(&mut self, store: &Store) {
         let registry = &mut self.metrics.registry;
         // A gauge of 1 rather than an info metric, which the classic text
         // format does not have.
@@ -66,7 +66,7 @@ impl Telemetry {
     }
 
     /// Reads the pool's use at scrape time.
-    pub fn observe_store(&self, store: &Store) {
+    pub(crate) fn observe_store(&self, store: &Store) {
         let (Some(gauges), Some(pg)) = (&self.store_pool, store.postgres()) else {
             return;
         };

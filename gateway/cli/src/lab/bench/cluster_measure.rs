@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use hookgate_server::store::scratch_database::ScratchDatabase;
+use hookgate_server::lab::ScratchDatabase;
 use serde_json::json;
 use tokio::task::JoinSet;
 
@@ -34,7 +34,7 @@ pub(super) async fn measure(
     let db = ScratchDatabase::create_on(server).await?;
     let dir = tempfile::tempdir()?;
     let rx = CountingReceiver::start_after(variant.latency).await?;
-    let admin = hookgate_server::token::generate();
+    let admin = hookgate_server::generate_token();
     let mut gateways: Vec<GatewayProcess> = Vec::new();
     for n in 0..nodes {
         let mut spec = GatewaySpec::new(bin.to_path_buf(), dir.path().join(format!("node-{n}")));

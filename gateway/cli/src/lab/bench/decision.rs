@@ -11,8 +11,8 @@ use std::time::Instant;
 use anyhow::Context as _;
 
 use super::{Common, median, quantile};
-use hookgate_server::policy::wasm::{PluginBinding, PluginHost, PluginInput};
-use hookgate_server::policy::{AttemptFacts, EffectivePolicy, Outcome};
+use hookgate_server::{AttemptFacts, EffectivePolicy, Outcome};
+use hookgate_server::{PluginBinding, PluginHost, PluginInput};
 
 /// Latencies in µs of `n` decisions, sorted; `binding` selects the plugin, if any.
 async fn decide_n(
@@ -42,7 +42,7 @@ async fn decide_n(
         };
         let t = Instant::now();
         let plugin = binding.map(|b| host.bind(*b, &input));
-        let decision = hookgate_server::policy::decide(&policy, &facts, plugin.as_ref()).await;
+        let decision = hookgate_server::decide(&policy, &facts, plugin.as_ref()).await;
         out.push(t.elapsed().as_secs_f64() * 1e6);
         if binding.is_some() && !decision.decided_by.starts_with("plugin:") {
             anyhow::bail!("decision {i} fell back: {}", decision.decided_by);

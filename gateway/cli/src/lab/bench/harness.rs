@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::lab::gateway_api::GatewayApi;
 use crate::lab::in_process::InProcessGateway;
 use hookgate_server::RunOptions;
-use hookgate_server::config::{Config, StoreConfig};
+use hookgate_server::{Config, StoreConfig};
 
 /// The admin token of bench gateways.
 pub(super) const ADMIN: &str = "hgk_bench-admin-token-0000000000";

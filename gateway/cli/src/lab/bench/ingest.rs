@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use bytes::Bytes;
-use hookgate_server::store::sled::reference::raw_ingest_rate;
+use hookgate_server::lab::raw_sled_ingest_rate as raw_ingest_rate;
 use http_body_util::Full;
 use serde_json::json;
 

@@ -5,9 +5,11 @@
 //! connections and `synchronous_commit`. The ratio is what hookgate adds on top
 //! of the database; the absolute figures are where it stands against the peers.
 
-use hookgate_server::config::{Config, StoreBackend};
-use hookgate_server::store::postgres::reference::{raw_deliver_rate, raw_ingest_rate};
-use hookgate_server::store::scratch_database::ScratchDatabase;
+use hookgate_server::lab::ScratchDatabase;
+use hookgate_server::lab::{
+    raw_postgres_deliver_rate as raw_deliver_rate, raw_postgres_ingest_rate as raw_ingest_rate,
+};
+use hookgate_server::{Config, StoreBackend};
 use serde_json::json;
 
 use super::harness::{

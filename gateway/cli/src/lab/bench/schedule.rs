@@ -9,8 +9,9 @@ use serde_json::value::RawValue;
 
 use super::harness::{ADMIN, BenchGateway, CountingReceiver, call, dir_size, tenant_and_endpoint};
 use super::{Common, median, quantile};
-use hookgate_server::config::StoreConfig;
-use hookgate_server::store::{NewEvent, Store};
+use hookgate_server::Store;
+use hookgate_server::StoreConfig;
+use hookgate_server::lab::NewEvent;
 
 fn now_ms() -> u64 {
     SystemTime::now()

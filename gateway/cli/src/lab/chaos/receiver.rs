@@ -14,7 +14,7 @@ use crate::lab::raw_receiver::{
     Action, Outcome, RawRequest, ReadLimits, ReplyBody, Responder, Response, Then,
 };
 pub use crate::lab::raw_receiver::{ReceiverListener, ReceiverSocket};
-use hookgate_server::delivery::signer::{SigningSecret, verify};
+use hookgate_server::{SigningSecret, verify};
 
 /// What the chaos receiver reads at most, and how long it waits.
 pub const CHAOS_LIMITS: ReadLimits = ReadLimits {

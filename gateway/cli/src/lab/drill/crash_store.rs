@@ -11,7 +11,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use hookgate_server::store::scratch_database::ScratchDatabase;
+use hookgate_server::lab::ScratchDatabase;
 
 use super::{DrillError, secs};
 use crate::lab::child_gateway::GatewaySpec;

@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write as _};
 
-use hookgate_server::policy::{EffectivePolicy, SimulationReport, Strategy};
+use hookgate_server::{EffectivePolicy, SimulationReport, Strategy};
 
 /// Rows of the terminal histogram and columns of the SVG one.
 const TEXT_BUCKETS: usize = 40;

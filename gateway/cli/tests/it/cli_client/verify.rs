@@ -52,7 +52,7 @@ fn verify_accepts_what_the_gateway_signed_and_names_each_tampering() {
         ts.trim().parse::<i64>().unwrap() - (3 * 3600 + 2 * 60)
     );
     let signature = format!("{}\r\n", header_line(&raw, "webhook-signature:"));
-    let other = hookgate_server::delivery::signer::SigningSecret::generate();
+    let other = hookgate_server::SigningSecret::generate();
     let cases = [
         (
             secret,

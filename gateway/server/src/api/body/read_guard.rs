@@ -20,7 +20,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Why a body read was stopped by a guard (not by the client or the network).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum BodyReadRefused {
+pub(crate) enum BodyReadRefused {
     /// The whole body did not arrive within `limits.body_read_timeout`.
     #[error("the request body did not arrive in time")]
     TimedOut,
@@ -32,13 +32,13 @@ pub enum BodyReadRefused {
 /// Counts the bodies being read per tenant. Entries go when their count reaches
 /// zero, so the map holds only tenants with reads in progress.
 #[derive(Debug)]
-pub struct TenantReadGate {
+pub(crate) struct TenantReadGate {
     limit: usize,
     reading: Mutex<HashMap<String, usize>>,
 }
 
 impl TenantReadGate {
-    pub fn new(limit: usize) -> Arc<Self> {
+    pub(crate) fn new(limit: usize) -> Arc<Self> {
         Arc::new(Self {
             limit,
             reading: Mutex::new(HashMap::new()),
@@ -59,8 +59,9 @@ impl TenantReadGate {
         })
     }
 
-    /// Bodies being read for `tenant` now (for tests).
-    pub fn reading(&self, tenant: &str) -> usize {
+    /// Bodies being read for `tenant` now.
+    #[cfg(test)]
+    pub(crate) fn reading(&self, tenant: &str) -> usize {
         let reading = self.reading.lock().unwrap_or_else(PoisonError::into_inner);
         reading.get(tenant).copied().unwrap_or(0)
     }
@@ -92,13 +93,13 @@ impl Drop for ReadSlot {
 /// Shared by a request's extensions and its body: authentication names the
 /// tenant here, and the body takes that tenant's slot when it is read.
 #[derive(Debug, Clone)]
-pub struct ReadClaim {
+pub(crate) struct ReadClaim {
     gate: Arc<TenantReadGate>,
     tenant: Arc<OnceLock<String>>,
 }
 
 impl ReadClaim {
-    pub fn new(gate: Arc<TenantReadGate>) -> Self {
+    pub(crate) fn new(gate: Arc<TenantReadGate>) -> Self {
         Self {
             gate,
             tenant: Arc::new(OnceLock::new()),
@@ -107,14 +108,14 @@ impl ReadClaim {
 
     /// Names the authenticated tenant whose cap this body counts against. The
     /// admin names none: its reads are bounded by the deadline alone.
-    pub fn name_tenant(&self, tenant: &str) {
+    pub(crate) fn name_tenant(&self, tenant: &str) {
         let _ = self.tenant.set(tenant.to_owned());
     }
 }
 
 /// A request body that fails with [`BodyReadRefused`] past its deadline or when
 /// its tenant has no free read slot.
-pub struct GuardedBody<B> {
+pub(crate) struct GuardedBody<B> {
     inner: Pin<Box<B>>,
     deadline: Pin<Box<Sleep>>,
     claim: ReadClaim,
@@ -123,7 +124,7 @@ pub struct GuardedBody<B> {
 }
 
 impl<B> GuardedBody<B> {
-    pub fn new(inner: B, deadline: Instant, claim: ReadClaim) -> Self {
+    pub(crate) fn new(inner: B, deadline: Instant, claim: ReadClaim) -> Self {
         Self {
             inner: Box::pin(inner),
             deadline: Box::pin(tokio::time::sleep_until(deadline)),
@@ -194,7 +195,7 @@ where
 }
 
 /// The guard's refusal somewhere in `error`'s chain of sources, if any.
-pub fn refusal(error: &(dyn std::error::Error + 'static)) -> Option<BodyReadRefused> {
+pub(crate) fn refusal(error: &(dyn std::error::Error + 'static)) -> Option<BodyReadRefused> {
     let mut current = Some(error);
     while let Some(e) = current {
         if let Some(why) = e.downcast_ref::<BodyReadRefused>() {

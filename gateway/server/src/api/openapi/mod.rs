@@ -50,7 +50,7 @@ with a stable `code`.",
 struct ApiDoc;
 
 /// The whole document, as the gateway serves it.
-pub fn document() -> Document {
+pub(crate) fn document() -> Document {
     let (_, paths) = super::routes().split_for_parts();
     let mut doc = ApiDoc::openapi();
     doc.merge(paths);

@@ -16,7 +16,7 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The newest schema this build knows.
-pub const SCHEMA_VERSION: u64 = MIGRATIONS.len() as u64;
+pub(crate) const SCHEMA_VERSION: u64 = MIGRATIONS.len() as u64;
 
 /// The advisory lock key migrations run under (the only advisory lock hookgate takes).
 const MIGRATION_LOCK: i64 = 0x686f_6f6b_6761_7465; // "hookgate"
@@ -26,7 +26,7 @@ const MIGRATION_LOCK: i64 = 0x686f_6f6b_6761_7465; // "hookgate"
 /// # Errors
 /// `NewerSchema` for a database a newer hookgate wrote; a storage error if a
 /// migration fails (it is rolled back whole).
-pub async fn migrate(client: &mut Client) -> Result<Vec<u64>, StoreError> {
+pub(crate) async fn migrate(client: &mut Client) -> Result<Vec<u64>, StoreError> {
     client
         .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
         .await
@@ -88,7 +88,7 @@ async fn apply_missing(client: &mut Client) -> Result<Vec<u64>, StoreError> {
 ///
 /// # Errors
 /// On a storage failure.
-pub async fn current_version(client: &Client) -> Result<u64, StoreError> {
+pub(crate) async fn current_version(client: &Client) -> Result<u64, StoreError> {
     let row = client
         .query_one("SELECT COALESCE(max(version), 0) FROM hookgate_schema", &[])
         .await

@@ -17,22 +17,22 @@ mod events;
 mod ingest;
 mod listen;
 mod meta;
-pub mod migrate;
+pub(crate) mod migrate;
 mod nodes;
 mod outcomes;
 mod plugins;
-pub mod reference;
+#[cfg(feature = "lab")]
+pub(crate) mod reference;
+#[cfg(feature = "lab")]
 mod reference_deliver;
 mod replay;
 mod retention;
 mod rows;
 mod runtime;
 mod schedule;
-pub mod statements;
-pub mod stats;
-mod target;
+pub(crate) mod statements;
+pub(crate) mod stats;
 mod tenants;
-mod verifiers;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,10 +42,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ChangeFeed, Grant, NODE_ALIVE_MS, Singleton, StoreError};
 use crate::config::StoreConfig;
+pub(crate) use crate::pg_target::PgTarget;
 pub(crate) use error::pg_error;
 use error::pool_error;
 use rows::{from_json, ms, retry_conflicts, serializable, to_json, unms};
-pub use target::{PgTarget, TlsCheck};
 
 /// How long a connection attempt may take before the call answers unavailable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);

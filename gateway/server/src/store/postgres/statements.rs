@@ -4,26 +4,26 @@
 
 /// Ingest, first: the events' endpoints, held against a delete until commit.
 /// `$1` tenants, `$2` endpoint ids.
-pub const LOCK_ENDPOINTS: &str = "SELECT tenant_id, id FROM endpoints
+pub(crate) const LOCK_ENDPOINTS: &str = "SELECT tenant_id, id FROM endpoints
      WHERE (tenant_id, id) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))
      FOR KEY SHARE";
 
 /// Ingest: the events. `$1` tenants, `$2` ids, `$3` types, `$4` payloads,
 /// `$5` creation times, `$6` their (delivery, endpoint) lists as JSON.
-pub const INSERT_EVENTS: &str =
+pub(crate) const INSERT_EVENTS: &str =
     "INSERT INTO events (tenant_id, id, event_type, payload, created_at_ms, deliveries)
      SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])";
 
 /// Ingest: the deliveries. `$1` ids, `$2` tenants, `$3` endpoints, `$4` records,
 /// `$5` events.
-pub const INSERT_DELIVERIES: &str =
+pub(crate) const INSERT_DELIVERIES: &str =
     "INSERT INTO deliveries (id, tenant_id, endpoint_id, state, record, event_id)
      SELECT id, t, e, 'pending', r, ev
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, t, e, r, ev)";
 
 /// Ingest: one queue row per delivery, due at once. `$1` delivery ids,
 /// `$2` tenants, `$3` endpoints, `$4` due times.
-pub const INSERT_QUEUE: &str = "INSERT INTO queue
+pub(crate) const INSERT_QUEUE: &str = "INSERT INTO queue
      (delivery_id, tenant_id, endpoint_id, lane, due_ms, scheduled_ms, series, attempts)
      SELECT id, t, e, 0, due, due, 1, 0
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[]) AS u(id, t, e, due)";
@@ -33,7 +33,7 @@ pub const INSERT_QUEUE: &str = "INSERT INTO queue
 /// `$6`, and is due again when its lease expires (`$3` + margin `$7` + the
 /// endpoint's timeout). Returns each row's delivery, scheduled time and record,
 /// and its event's payload (what the attempt sends).
-pub const CLAIM: &str = "WITH due AS (
+pub(crate) const CLAIM: &str = "WITH due AS (
          SELECT delivery_id FROM queue
          WHERE endpoint_id = $1 AND lane = $2 AND due_ms <= $3
          ORDER BY due_ms, delivery_id LIMIT $4
@@ -50,7 +50,7 @@ pub const CLAIM: &str = "WITH due AS (
 
 /// A leased delivery's record, while `$2` is still its lease: `$1` delivery,
 /// `$3` tenant.
-pub const LEASED_DELIVERY: &str =
+pub(crate) const LEASED_DELIVERY: &str =
     "SELECT d.record FROM queue q JOIN deliveries d ON d.id = q.delivery_id
      WHERE q.delivery_id = $1 AND q.lease_token = $2 AND d.tenant_id = $3";
 
@@ -59,7 +59,7 @@ pub const LEASED_DELIVERY: &str =
 /// series `$3` and attempts `$4` the worker started from, and while endpoint
 /// (`$5`, `$6`) exists; then the delivery (state `$7`, record `$8`) and its log
 /// entry (series `$9`, attempt `$10`, record `$11`). Returns 1 if written, 0 if stale.
-pub const OUTCOME_RETRY: &str = "WITH moved AS (
+pub(crate) const OUTCOME_RETRY: &str = "WITH moved AS (
          UPDATE queue SET lane = 1, due_ms = $12, scheduled_ms = $12, lease_token = NULL,
              leased_by = NULL, attempts = $13
          WHERE delivery_id = $1 AND lease_token = $2 AND series = $3 AND attempts = $4
@@ -74,7 +74,7 @@ pub const OUTCOME_RETRY: &str = "WITH moved AS (
 
 /// An outcome that settles the delivery (succeeded or dead): as
 /// [`OUTCOME_RETRY`], with the queue row removed instead of moved.
-pub const OUTCOME_FINAL: &str = "WITH moved AS (
+pub(crate) const OUTCOME_FINAL: &str = "WITH moved AS (
          DELETE FROM queue
          WHERE delivery_id = $1 AND lease_token = $2 AND series = $3 AND attempts = $4
            AND EXISTS (SELECT 1 FROM endpoints WHERE tenant_id = $5 AND id = $6)

@@ -15,13 +15,14 @@ use crate::store::Failure;
 
 /// The kind of a database error: `unavailable`, `conflict`, `full` or `corrupt`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ErrorKindLabel {
+pub(crate) struct ErrorKindLabel {
     pub kind: &'static str,
 }
 
 /// Database errors by kind, counted where they are mapped to store errors (one
 /// gateway per process, so one count per process).
-pub static ERRORS: LazyLock<Family<ErrorKindLabel, Counter>> = LazyLock::new(Family::default);
+pub(crate) static ERRORS: LazyLock<Family<ErrorKindLabel, Counter>> =
+    LazyLock::new(Family::default);
 
 /// The kinds, as the label names them.
 const KINDS: [(Failure, &str); 4] = [
@@ -39,7 +40,7 @@ pub(crate) fn count_error(failure: Failure) {
 }
 
 /// The error counters, each kind shown from 0.
-pub fn error_counters() -> Family<ErrorKindLabel, Counter> {
+pub(crate) fn error_counters() -> Family<ErrorKindLabel, Counter> {
     for (_, kind) in KINDS {
         drop(ERRORS.get_or_create(&ErrorKindLabel { kind }));
     }

@@ -11,7 +11,11 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn delivery(&self, tenant: &str, id: &str) -> Result<Option<DeliveryRecord>, StoreError> {
+    pub(crate) fn delivery(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
         self.get(&keys::delivery(tenant, id))
     }
 
@@ -19,7 +23,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
+    pub(crate) fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
         let mut out: Vec<AttemptRecord> = self
             .scan_rev(&keys::attempts_of(delivery_id))
             .map(|r| r.map(|(_, a)| a))
@@ -53,7 +57,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn list_deliveries(
+    pub(crate) fn list_deliveries(
         &self,
         tenant: &str,
         filter: &DeliveryFilter,
@@ -76,7 +80,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn count_deliveries(
+    pub(crate) async fn count_deliveries(
         &self,
     ) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
         let store = self.clone();

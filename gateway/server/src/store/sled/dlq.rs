@@ -35,7 +35,11 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn dead_counts(&self, tenant: &str, limit: usize) -> Result<DeadCounts, StoreError> {
+    pub(crate) async fn dead_counts(
+        &self,
+        tenant: &str,
+        limit: usize,
+    ) -> Result<DeadCounts, StoreError> {
         let tenant = tenant.to_owned();
         self.in_bulk(move |bulk| {
             let mut counts = DeadCounts::default();
@@ -50,7 +54,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn dead_counts_all(&self, limit: usize) -> Result<DeadCounts, StoreError> {
+    pub(crate) async fn dead_counts_all(&self, limit: usize) -> Result<DeadCounts, StoreError> {
         self.in_bulk(move |bulk| {
             let store = bulk.store();
             let mut counts = DeadCounts::default();

@@ -14,7 +14,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn create_endpoint(
+    pub(crate) async fn create_endpoint(
         &self,
         ep: &EndpointRecord,
         max: usize,
@@ -38,7 +38,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
+    pub(crate) async fn put_endpoint(&self, ep: &EndpointRecord) -> Result<(), StoreError> {
         let mut batch = super::Writes::default();
         batch.insert(keys::endpoint(&ep.tenant_id, &ep.id), records::encode(ep));
         self.commit(batch).await?;
@@ -49,7 +49,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn endpoint_version(
+    pub(crate) fn endpoint_version(
         &self,
         tenant: &str,
         id: &str,
@@ -69,7 +69,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn swap_endpoint(
+    pub(crate) async fn swap_endpoint(
         &self,
         read: &EndpointVersion,
         new: &EndpointRecord,
@@ -92,7 +92,11 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn endpoint(&self, tenant: &str, id: &str) -> Result<Option<EndpointRecord>, StoreError> {
+    pub(crate) fn endpoint(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<EndpointRecord>, StoreError> {
         self.get(&keys::endpoint(tenant, id))
     }
 
@@ -100,7 +104,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn list_endpoints(
+    pub(crate) fn list_endpoints(
         &self,
         tenant: &str,
         limit: usize,
@@ -124,7 +128,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
+    pub(crate) fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
         self.scan_rev::<EndpointRecord>(&keys::endpoints_of(tenant))
             .map(|r| r.map(|(_, ep)| ep))
             .collect()
@@ -134,7 +138,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
+    pub(crate) fn all_endpoints(&self) -> Result<Vec<EndpointRecord>, StoreError> {
         self.scan_rev::<EndpointRecord>(&keys::all_endpoints())
             .map(|r| r.map(|(_, ep)| ep))
             .collect()
@@ -150,7 +154,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn delete_endpoint(
+    pub(crate) async fn delete_endpoint(
         &self,
         ep: &EndpointRecord,
         now_ms: u64,
@@ -220,7 +224,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn update_endpoint(
+    pub(crate) async fn update_endpoint(
         &self,
         tenant: &str,
         id: &str,

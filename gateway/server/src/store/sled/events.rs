@@ -45,7 +45,7 @@ impl SledStore {
     ///
     /// # Errors
     /// `Unavailable` if the write or flush failed; nothing may be acknowledged then.
-    pub async fn ingest(&self, ev: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
+    pub(crate) async fn ingest(&self, ev: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
         // A concurrent repeat of the same key waits here for the first one's durable ack.
         let _guard = match &ev.idempotency {
             Some((key, _)) => Some(self.inner.key_locks.stripe(ev.tenant_id, key).lock().await),
@@ -113,7 +113,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
+    pub(crate) fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
         self.get(&keys::event(tenant, id))
     }
 
@@ -122,7 +122,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {
+    pub(crate) async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {
         self.in_bulk(move |bulk| {
             let mut removed = 0;
             let mut after = None;

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::StoreError;
 
 /// A future returned by [`DurabilityBackend::persist`].
+#[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub type PersistFuture<'a> = Pin<Box<dyn Future<Output = std::io::Result<()>> + Send + 'a>>;
 
 /// Makes every write applied so far durable. The real one flushes sled and syncs the

@@ -15,7 +15,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn interrupt(
+    pub(crate) async fn interrupt(
         &self,
         tenant: &str,
         lease: &Lease,

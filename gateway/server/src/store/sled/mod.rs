@@ -21,7 +21,8 @@ mod interruptions;
 pub(crate) mod keys;
 mod outcomes;
 mod plugins;
-pub mod reference;
+#[cfg(feature = "lab")]
+pub(crate) mod reference;
 mod replay;
 mod retention;
 mod space;
@@ -42,13 +43,16 @@ pub(crate) use super::{
     NewPluginVersion, PluginRecord, PluginVersionRecord, ReplayOutcome, ReplaySummary,
     RetentionRules, StoreError, Swap, SweepCursor, SweepStats, TenantRecord, WriteResult, records,
 };
-pub use flusher::{DurabilityBackend, PersistFuture};
+#[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
+pub use flusher::DurabilityBackend;
+#[cfg(feature = "lab")]
+pub use flusher::PersistFuture;
 use flusher::{GroupCommit, SledDurability};
-pub use space::SpaceWatch;
+pub(crate) use space::SpaceWatch;
 pub(crate) use writes::Writes;
 
 /// The schema this build writes. A data dir with a newer one is refused.
-pub const SCHEMA_VERSION: u64 = 1;
+pub(crate) const SCHEMA_VERSION: u64 = 1;
 
 pub(crate) struct Inner {
     db: sled::Db,
@@ -67,7 +71,7 @@ pub(crate) struct Inner {
 
 /// A handle to the store; cheap to clone.
 #[derive(Clone)]
-pub struct SledStore {
+pub(crate) struct SledStore {
     pub(crate) inner: Arc<Inner>,
 }
 
@@ -78,7 +82,7 @@ impl SledStore {
     /// # Errors
     /// `InUse` if another process holds it, `Unusable` if it cannot be created or
     /// opened, `NewerSchema` if a newer hookgate wrote it.
-    pub fn open(
+    pub(crate) fn open(
         data_dir: &Path,
         cache_capacity: u64,
         min_free_disk: u64,
@@ -138,13 +142,13 @@ impl SledStore {
     /// # Errors
     /// If the data dir cannot be opened for `syncfs`, or the durability thread
     /// cannot be started.
-    pub fn sled_durability(&self) -> Result<Arc<dyn DurabilityBackend>, StoreError> {
+    pub(crate) fn sled_durability(&self) -> Result<Arc<dyn DurabilityBackend>, StoreError> {
         let dir = std::fs::File::open(&self.inner.data_dir)?;
         Ok(Arc::new(SledDurability::start(self.inner.db.clone(), dir)?))
     }
 
     /// Starts the group-commit flusher; it makes a last flush on `shutdown`.
-    pub fn start_flusher(
+    pub(crate) fn start_flusher(
         &self,
         backend: Arc<dyn DurabilityBackend>,
         shutdown: CancellationToken,
@@ -153,12 +157,12 @@ impl SledStore {
     }
 
     /// Whether free disk is below the minimum, as last checked.
-    pub fn space_low(&self) -> bool {
+    pub(crate) fn space_low(&self) -> bool {
         self.inner.space.is_low()
     }
 
     /// Reads free disk again.
-    pub fn check_space(&self) {
+    pub(crate) fn check_space(&self) {
         self.inner.space.refresh();
     }
 
@@ -171,7 +175,7 @@ impl SledStore {
     ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed: the caller must not ack.
-    pub async fn commit_queued(&self, writes: Writes) -> Result<WriteResult, StoreError> {
+    pub(crate) async fn commit_queued(&self, writes: Writes) -> Result<WriteResult, StoreError> {
         let (result, seq) = self.apply(writer::Job::Writes(writes)).await?;
         let seq = seq.ok_or_else(|| StoreError::Unavailable("write not sequenced".into()))?;
         self.inner.commit.wait_durable(seq).await?;
@@ -189,7 +193,7 @@ impl SledStore {
     ///
     /// # Errors
     /// `Unavailable` if that flush failed.
-    pub async fn wait_durable(&self) -> Result<(), StoreError> {
+    pub(crate) async fn wait_durable(&self) -> Result<(), StoreError> {
         self.inner
             .commit
             .wait_durable(self.inner.commit.latest())
@@ -219,7 +223,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    pub(crate) fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self.inner.meta.get(key)?.map(|v| v.to_vec()))
     }
 
@@ -227,7 +231,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
+    pub(crate) fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
         self.inner.meta.insert(key, value)?;
         self.inner.db.flush()?;
         Ok(())
@@ -237,7 +241,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn meta_put_first(&self, key: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
+    pub(crate) fn meta_put_first(&self, key: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
         let kept = match self
             .inner
             .meta

@@ -16,7 +16,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn due_entries(
+    pub(crate) fn due_entries(
         &self,
         lane: Lane,
         endpoint_id: &str,
@@ -39,7 +39,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn next_due(
+    pub(crate) fn next_due(
         &self,
         endpoint_id: &str,
         after_ms: Option<u64>,
@@ -67,7 +67,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn due_delivery(
+    pub(crate) fn due_delivery(
         &self,
         tenant: &str,
         lease: &Lease,
@@ -105,7 +105,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn event_payload(
+    pub(crate) fn event_payload(
         &self,
         tenant: &str,
         event_id: &str,
@@ -124,7 +124,10 @@ impl SledStore {
     ///
     /// # Errors
     /// `Unavailable` if the write failed.
-    pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
+    pub(crate) async fn record_attempt(
+        &self,
+        w: AttemptWrite<'_>,
+    ) -> Result<WriteResult, StoreError> {
         let (written, _) = self
             .apply(Job::Attempt(Box::new(PreparedAttempt::new(&w))))
             .await?;

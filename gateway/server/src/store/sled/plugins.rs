@@ -13,7 +13,11 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn plugin(&self, tenant: &str, name: &str) -> Result<Option<PluginRecord>, StoreError> {
+    pub(crate) fn plugin(
+        &self,
+        tenant: &str,
+        name: &str,
+    ) -> Result<Option<PluginRecord>, StoreError> {
         self.get(&keys::plugin(tenant, name))
     }
 
@@ -21,7 +25,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
+    pub(crate) fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
         self.scan_plugins(&keys::plugins_of(tenant))
     }
 
@@ -29,7 +33,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn all_plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
+    pub(crate) fn all_plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
         self.scan_plugins(&keys::all_plugins())
     }
 
@@ -46,7 +50,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn plugin_bytes(
+    pub(crate) fn plugin_bytes(
         &self,
         tenant: &str,
         name: &str,
@@ -65,7 +69,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn add_plugin_version(
+    pub(crate) async fn add_plugin_version(
         &self,
         tenant: &str,
         name: &str,
@@ -102,7 +106,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn update_plugin(
+    pub(crate) async fn update_plugin(
         &self,
         tenant: &str,
         name: &str,
@@ -124,7 +128,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn prune_plugin_versions(
+    pub(crate) async fn prune_plugin_versions(
         &self,
         tenant: &str,
         name: &str,
@@ -152,7 +156,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn delete_plugin(
+    pub(crate) async fn delete_plugin(
         &self,
         tenant: &str,
         name: &str,

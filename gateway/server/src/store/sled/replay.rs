@@ -25,7 +25,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn replay_delivery(
+    pub(crate) async fn replay_delivery(
         &self,
         tenant: &str,
         id: &str,
@@ -71,7 +71,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure; batches already written stay replayed.
-    pub async fn replay_matching(
+    pub(crate) async fn replay_matching(
         &self,
         tenant: &str,
         filter: &DeliveryFilter,
@@ -86,7 +86,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn plan_replay_matching(
+    pub(crate) async fn plan_replay_matching(
         &self,
         tenant: &str,
         filter: &DeliveryFilter,

@@ -36,7 +36,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn sweep_retention(
+    pub(crate) async fn sweep_retention(
         &self,
         cursor: Option<SweepCursor>,
         limit: usize,

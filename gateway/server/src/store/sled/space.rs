@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether free disk in the data dir has fallen below the minimum.
 #[derive(Debug, Clone)]
-pub struct SpaceWatch {
+pub(crate) struct SpaceWatch {
     dir: PathBuf,
     min_free: u64,
     low: Arc<AtomicBool>,
@@ -15,7 +15,7 @@ pub struct SpaceWatch {
 
 impl SpaceWatch {
     /// Watches `dir` and reads it once.
-    pub fn new(dir: &Path, min_free: u64) -> Self {
+    pub(crate) fn new(dir: &Path, min_free: u64) -> Self {
         let watch = Self {
             dir: dir.to_path_buf(),
             min_free,
@@ -26,12 +26,12 @@ impl SpaceWatch {
     }
 
     /// True while free disk is below the minimum.
-    pub fn is_low(&self) -> bool {
+    pub(crate) fn is_low(&self) -> bool {
         self.low.load(Ordering::Relaxed)
     }
 
     /// Re-reads free space; an unreadable file system counts as low.
-    pub fn refresh(&self) {
+    pub(crate) fn refresh(&self) {
         let low = match rustix::fs::statvfs(&self.dir) {
             Ok(s) => s.f_bavail.saturating_mul(s.f_frsize) < self.min_free,
             Err(e) => {

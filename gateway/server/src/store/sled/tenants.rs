@@ -7,7 +7,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn create_tenant(
+    pub(crate) async fn create_tenant(
         &self,
         id: &str,
         key_hash: [u8; 32],
@@ -33,7 +33,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
+    pub(crate) fn tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
         self.get(&keys::tenant(id))
     }
 
@@ -41,7 +41,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn list_tenants(
+    pub(crate) fn list_tenants(
         &self,
         limit: usize,
         cursor: Option<&str>,
@@ -66,7 +66,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
+    pub(crate) fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
         Ok(self
             .inner
             .records
@@ -78,7 +78,7 @@ impl SledStore {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn rotate_tenant_key(
+    pub(crate) async fn rotate_tenant_key(
         &self,
         id: &str,
         key_hash: [u8; 32],

@@ -36,37 +36,32 @@ impl Expect {
 
 /// Inserts and removes applied together, in order (a later write to a key wins).
 #[derive(Debug, Default)]
-pub struct Writes {
+pub(crate) struct Writes {
     ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     conditions: Vec<(Vec<u8>, Expect)>,
 }
 
 impl Writes {
     /// Sets `key` to `value`.
-    pub fn insert(&mut self, key: impl AsRef<[u8]>, value: impl Into<Vec<u8>>) {
+    pub(crate) fn insert(&mut self, key: impl AsRef<[u8]>, value: impl Into<Vec<u8>>) {
         self.ops.push((key.as_ref().to_vec(), Some(value.into())));
     }
 
     /// Removes `key`.
-    pub fn remove(&mut self, key: impl AsRef<[u8]>) {
+    pub(crate) fn remove(&mut self, key: impl AsRef<[u8]>) {
         self.ops.push((key.as_ref().to_vec(), None));
     }
 
     /// Applies the writes only if `key` exists when they are applied.
-    pub fn require(&mut self, key: impl AsRef<[u8]>) {
+    pub(crate) fn require(&mut self, key: impl AsRef<[u8]>) {
         self.conditions
             .push((key.as_ref().to_vec(), Expect::Exists));
     }
 
     /// Applies the writes only if `key` still holds `bytes` when they are applied.
-    pub fn require_unchanged(&mut self, key: impl AsRef<[u8]>, bytes: impl Into<Vec<u8>>) {
+    pub(crate) fn require_unchanged(&mut self, key: impl AsRef<[u8]>, bytes: impl Into<Vec<u8>>) {
         self.conditions
             .push((key.as_ref().to_vec(), Expect::Bytes(bytes.into())));
-    }
-
-    /// Whether nothing would be written.
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
     }
 
     fn is_conditional(&self) -> bool {
@@ -128,7 +123,7 @@ impl SledStore {
     ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed: the caller must not ack.
-    pub async fn commit(&self, writes: Writes) -> Result<WriteResult, StoreError> {
+    pub(crate) async fn commit(&self, writes: Writes) -> Result<WriteResult, StoreError> {
         if writes.is_conditional() {
             let results = self.commit_each(vec![writes]).await?;
             return Ok(results.into_iter().next().unwrap_or(WriteResult::Stale));
@@ -144,7 +139,10 @@ impl SledStore {
     ///
     /// # Errors
     /// `Unavailable` if the write or its flush failed.
-    pub async fn commit_each(&self, groups: Vec<Writes>) -> Result<Vec<WriteResult>, StoreError> {
+    pub(crate) async fn commit_each(
+        &self,
+        groups: Vec<Writes>,
+    ) -> Result<Vec<WriteResult>, StoreError> {
         let results = self.transact_each(&groups)?;
         if results.contains(&WriteResult::Written) {
             self.wait_own_write().await?;

@@ -63,20 +63,25 @@ mod versions;
 
 use std::path::PathBuf;
 
-pub use artifacts::ArtifactCache;
-pub use checks::{COMPILE_LIMIT, CheckedPlugin, UPLOAD_CHECKS, UploadChecks};
-pub use clocks::{EPOCH_DEADLINE_TICKS, EPOCH_TICK, SPINNING_CPU};
-pub use componentize::{PreparedPlugin, componentize, prepare};
-pub use conformance::{ConformanceReport, SampleRun};
-pub use dispatch::DecisionPaths;
-pub use engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Usage};
-pub use events::PluginEvent;
-pub use health::{DISABLE_AFTER_FAILURES, PluginStatus};
-pub use host::{BoundPlugin, PluginHost, PreloadFile};
+pub(crate) use artifacts::ArtifactCache;
+pub use checks::COMPILE_LIMIT;
+pub use checks::CheckedPlugin;
+pub use checks::UPLOAD_CHECKS;
+pub(crate) use checks::UploadChecks;
+pub(crate) use clocks::SPINNING_CPU;
+pub(crate) use componentize::prepare;
+pub(crate) use dispatch::DecisionPaths;
+pub use engine::FUEL_PER_DECISION;
+pub use engine::MEMORY_LIMIT_BYTES;
+pub(crate) use engine::Usage;
+pub(crate) use events::PluginEvent;
+pub(crate) use health::{DISABLE_AFTER_FAILURES, PluginStatus};
+pub use host::PluginHost;
+pub(crate) use host::PreloadFile;
 pub use input::PluginInput;
-pub use installs::{MissingBytes, StoredPlugin, StoredVersion};
-pub use pooling::{DEFAULT_SLOTS, PoolUsage, ResetMode, SLOTS_RANGE};
-pub use registry::{PluginSource, PluginView, VersionInfo, VersionView, plugin_label};
+pub(crate) use installs::{MissingBytes, StoredPlugin, StoredVersion};
+pub(crate) use pooling::{DEFAULT_SLOTS, PoolUsage, SLOTS_RANGE};
+pub(crate) use registry::{PluginSource, PluginView, plugin_label};
 pub use versions::WitVersion;
 
 /// Why a plugin could not be loaded, or the host not started.

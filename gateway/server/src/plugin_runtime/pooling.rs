@@ -16,9 +16,9 @@ use wasmtime::{Enabled, Engine, PoolingAllocationConfig};
 use super::engine::MEMORY_LIMIT_BYTES;
 
 /// Instance slots when `plugins.slots` is not set.
-pub const DEFAULT_SLOTS: u32 = 64;
+pub(crate) const DEFAULT_SLOTS: u32 = 64;
 /// The values `plugins.slots` accepts.
-pub const SLOTS_RANGE: RangeInclusive<u32> = 2..=4096;
+pub(crate) const SLOTS_RANGE: RangeInclusive<u32> = 2..=4096;
 /// Linear memory kept resident per slot when only dirty pages are reset.
 const DIRTY_KEEP_RESIDENT: usize = 1 << 20;
 /// Linear memory zeroed in place per slot by the classic reset; the rest is
@@ -29,7 +29,7 @@ const CORE_INSTANCES_PER_SLOT: u32 = 4;
 
 /// How a freed memory slot is reset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ResetMode {
+pub(crate) enum ResetMode {
     /// Only the pages the guest dirtied are copied back, found with `PAGEMAP_SCAN`.
     DirtyPages,
     /// The low pages are zeroed in place and the rest decommitted.
@@ -48,7 +48,7 @@ impl ResetMode {
     }
 
     /// The name `/metrics` and the start-up log use.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::DirtyPages => "dirty_pages",
             Self::Classic => "classic",
@@ -136,7 +136,7 @@ impl PoolUsage {
 #[cfg(test)]
 mod tests {
     use super::{PoolShape, ResetMode, SLOTS_RANGE, choose_reset};
-    use crate::policy::wasm::engine::{FUEL_PER_DECISION, Sandbox};
+    use crate::plugin_runtime::engine::{FUEL_PER_DECISION, Sandbox};
 
     const HEADER: &str = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
 

@@ -21,7 +21,7 @@ const COMPONENT_TYPE_PREFIX: &str = "component-type";
 
 /// Plugin bytes checked and made a component.
 #[derive(Debug, Clone)]
-pub struct PreparedPlugin {
+pub(crate) struct PreparedPlugin {
     /// The component to compile.
     pub component: Vec<u8>,
     /// SHA-256 of the bytes as given, hex.
@@ -37,7 +37,7 @@ pub struct PreparedPlugin {
 /// `TooLarge` past `max_bytes`, `Invalid` if `wasmparser` refuses them, and
 /// `Componentize` if a core module does not fit the world (for example it lacks
 /// the exports of both versions), `Imports` if it imports anything (WASI).
-pub fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, PluginError> {
+pub(crate) fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, PluginError> {
     if bytes.len() > max_bytes {
         return Err(PluginError::TooLarge {
             size: bytes.len(),
@@ -73,7 +73,7 @@ pub fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, PluginE
 /// # Errors
 /// `Componentize` if the module exports neither version's functions, or does not
 /// fit the world.
-pub fn componentize(module: &[u8]) -> Result<Vec<u8>, PluginError> {
+pub(crate) fn componentize(module: &[u8]) -> Result<Vec<u8>, PluginError> {
     let err = |e: anyhow::Error| PluginError::Componentize(format!("{e:#}"));
     let version = core_version(module)?;
     let mut module = strip_component_types(module)?;

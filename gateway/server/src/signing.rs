@@ -172,5 +172,5 @@ pub fn verify(
 }
 
 #[cfg(test)]
-#[path = "signer_tests.rs"]
+#[path = "signing_tests.rs"]
 mod tests;

@@ -188,7 +188,7 @@ fn only_the_plugins_own_failures_count() {
 
 #[test]
 fn an_epoch_deadline_counts_only_when_its_thread_spent_it_on_the_cpu() {
-    use crate::policy::wasm::SPINNING_CPU;
+    use crate::plugin_runtime::SPINNING_CPU;
     use std::time::Duration;
     // Above what the whole fuel budget buys, below the shortest deadline (40 ms).
     assert!(SPINNING_CPU > Duration::from_millis(22) && SPINNING_CPU < Duration::from_millis(40));

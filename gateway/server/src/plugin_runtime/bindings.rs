@@ -34,6 +34,6 @@ pub(crate) use v0_1::exports::hookgate::policy::decide::{
 };
 
 /// The 0.1.0 package's text, embedded into core modules that export its functions.
-pub(crate) const WIT_TEXT_0_1: &str = include_str!("../../../../../wit/policy.wit");
+pub(crate) const WIT_TEXT_0_1: &str = include_str!("../../../../wit/policy.wit");
 /// The 0.2.0 package's text, embedded into core modules that export `decide`.
-pub(crate) const WIT_TEXT_0_2: &str = include_str!("../../../../../wit/policy-0.2.0.wit");
+pub(crate) const WIT_TEXT_0_2: &str = include_str!("../../../../wit/policy-0.2.0.wit");

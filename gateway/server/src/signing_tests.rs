@@ -1,4 +1,4 @@
-//! The unit tests of `signer.rs`.
+//! The unit tests of `signing.rs`.
 
 use super::*;
 

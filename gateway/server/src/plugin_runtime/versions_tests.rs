@@ -7,7 +7,7 @@ use super::super::chain::CallFailure;
 use super::super::conformance::samples;
 use super::super::tests::{facts, module, policy};
 use super::*;
-use crate::policy::wasm::{PluginBinding, PluginError, PluginHost, PluginInput};
+use crate::plugin_runtime::{PluginBinding, PluginError, PluginHost, PluginInput};
 use crate::policy::{DeadReason, Decision, NextStep, Outcome, Verdict as HostVerdict};
 
 const TENANT: &str = "acme";
@@ -167,7 +167,7 @@ fn upload_checks_pass_a_0_2_0_module_and_say_its_version() {
         WitVersion::V0_1_0
     );
     // A 0.2.0 component is taken as is and still detected, from its exports.
-    let component = crate::policy::wasm::prepare(&module("tryagain_0_2", ""), LIMIT)
+    let component = crate::plugin_runtime::prepare(&module("tryagain_0_2", ""), LIMIT)
         .unwrap()
         .component;
     let again = host.check(&component).unwrap();

@@ -50,7 +50,7 @@ pub struct PluginView {
 
 /// `plugin:<name>@<version>`: how a version names itself in `decided_by` and
 /// in alerts.
-pub fn plugin_label(name: &str, version: u32) -> String {
+pub(crate) fn plugin_label(name: &str, version: u32) -> String {
     format!("plugin:{name}@{version}")
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use super::chain::CallFailure;
 
 /// Counted failures in a row after which a plugin is disabled.
-pub const DISABLE_AFTER_FAILURES: u32 = 20;
+pub(crate) const DISABLE_AFTER_FAILURES: u32 = 20;
 
 /// How a loaded plugin is doing, as operators see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The plugin host against real (hostile and well-behaved) plugins, written in WAT
 //! under `tests/fixtures/plugins/` and loaded through the host's own path.
 
+use super::host::BoundPlugin;
 use super::*;
 use crate::policy::{
     AttemptFacts, DeadReason, Decision, EffectivePolicy, Jitter, NextStep, Outcome, RetryDecider,

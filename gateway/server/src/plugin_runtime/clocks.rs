@@ -12,9 +12,9 @@ use wasmtime::Engine;
 use super::PluginError;
 
 /// How often the epoch ticks.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// Ticks a decision may span: the wall-clock backstop behind fuel.
-pub const EPOCH_DEADLINE_TICKS: u64 = 5;
+pub(crate) const EPOCH_DEADLINE_TICKS: u64 = 5;
 /// Thread CPU time from which an epoch deadline counts toward disabling: the
 /// plugin spun rather than waited. The deadline passes 40–50 ms after the start
 /// (the first tick comes any time within 10 ms), so a thread with this much CPU
@@ -23,7 +23,7 @@ pub const EPOCH_DEADLINE_TICKS: u64 = 5;
 /// [`super::FUEL_PER_DECISION`] in about 22 ms of CPU on the 2-core reference
 /// machine), so a plugin that stays within its fuel is never counted for being
 /// slow on a busy machine.
-pub const SPINNING_CPU: Duration = Duration::from_millis(30);
+pub(crate) const SPINNING_CPU: Duration = Duration::from_millis(30);
 
 /// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`): unlike wall
 /// time, it does not grow while the thread waits for a core.

@@ -1,4 +1,7 @@
-//! Where the PostgreSQL backend connects, and how it secures the connection.
+//! Where the PostgreSQL backend connects, and how it secures the connection: a
+//! leaf that both `config` (which checks `store.url` and `store.ca_file` at load)
+//! and `store/postgres` (which connects) use. Beside `store/postgres`, it is the
+//! one module that knows `tokio-postgres`, and only its connection settings.
 //!
 //! `tokio-postgres` reads `sslmode=disable|prefer|require` only. The stricter
 //! modes operators use with libpq, `verify-ca` and `verify-full`, are read here:
@@ -15,11 +18,13 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::{CertificateDer, pem::PemObject};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::verifiers::{AnyCertificate, AnyName};
+mod verifiers;
+
+use verifiers::{AnyCertificate, AnyName};
 
 /// How the server's certificate is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsCheck {
+pub(crate) enum TlsCheck {
     /// No TLS at all.
     Disable,
     /// TLS if the server offers it (`prefer`) or always (`require`), with no check
