@@ -76,7 +76,7 @@ pub use policy::{
 };
 pub use signing::{SigningSecret, sign, verify};
 pub use store::Store;
-pub use store::postgres::migrate_only as migrate_postgres;
+pub use store::migrate_postgres;
 pub use token::{generate as generate_token, hash as hash_token};
 
 /// Lab and test support: what the drills, benchmarks and end-to-end tests use and

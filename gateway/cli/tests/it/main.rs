@@ -9,6 +9,7 @@ mod common;
 mod crash_delivery;
 mod crash_ingest;
 mod demo;
+mod docs_architecture;
 mod docs_config;
 mod docs_plugins;
 mod drills;

@@ -14,6 +14,7 @@ use super::openapi::{DeliveryStateName, ItemPath, TenantPath};
 use super::{ListPage, bad_query, list_body};
 use crate::clock::parse_rfc3339_ms;
 use crate::context::AppContext;
+use crate::delivery::effective_policy;
 use crate::policy::DeadReason;
 use crate::store::{BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
 
@@ -72,7 +73,7 @@ pub(super) async fn delivery_view(
     let ep = ctx.store.endpoint(&d.tenant_id, &d.endpoint_id).await?;
     // The `max_attempts` that governs it now: its endpoint's current policy.
     let max_attempts = ep.as_ref().map(|ep| {
-        ep.effective_policy(&ctx.config.policy.default)
+        effective_policy(ep, &ctx.config.policy.default)
             .0
             .max_attempts
     });

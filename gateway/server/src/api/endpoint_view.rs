@@ -8,6 +8,7 @@
 use serde::{Serialize, Serializer};
 
 use crate::clock::rfc3339_ms;
+use crate::delivery::effective_policy;
 use crate::policy::{EffectivePolicy, PolicySpec};
 use crate::store::{BreakerState, EndpointRecord, Recorded, StoredSecret};
 
@@ -65,7 +66,7 @@ impl EndpointView {
             max_in_flight: ep.max_in_flight,
             plugin: ep.plugin.clone(),
             policy: ep.policy.clone(),
-            policy_effective: ep.effective_policy(default).0,
+            policy_effective: effective_policy(ep, default).0,
             rate_limit_per_s: ep.rate_limit_per_s,
             secret: None,
             timeout_ms: ep.timeout_ms,

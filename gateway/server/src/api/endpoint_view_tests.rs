@@ -51,7 +51,7 @@ fn endpoint() -> EndpointRecord {
 
 /// The endpoint as `endpoint_view` built it with `json!`.
 fn endpoint_json(ep: &EndpointRecord, default: &PolicySpec) -> Value {
-    let effective = ep.effective_policy(default).0;
+    let effective = effective_policy(ep, default).0;
     json!({
         "id": ep.id,
         "url": ep.url,

@@ -20,7 +20,7 @@ use super::openapi::{ItemPath, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::event_type;
-use crate::store::{IngestOutcome, NewEvent};
+use crate::store::{IngestOutcome, IngestReceipt, NewEvent};
 
 /// How often an ingest is retried when endpoints are deleted under it.
 const MAX_INGEST_TRIES: usize = 8;
@@ -40,23 +40,39 @@ pub struct IngestBody {
 }
 
 /// The answer to an ingest: the event's id and one delivery per matching endpoint.
-/// The store writes it (and keeps it for idempotent repeats, answered byte for
-/// byte), so this type only describes it.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code, reason = "described only; the store builds the answer")]
+/// A repeat with the same `Idempotency-Key` and body gets the same answer. Fields
+/// are in alphabetical order, as clients have always received them.
+#[derive(Serialize, utoipa::ToSchema)]
 pub(super) struct IngestAnswer {
-    deliveries: Vec<IngestedDelivery>,
-    /// The event's id (`evt_...`).
+    deliveries: Vec<IngestedDeliveryView>,
+    /// The event's id (`evt_...`): the `webhook-id` of every request made for it,
+    /// on every delivery, retry and replay, so receivers deduplicate on it.
     id: String,
 }
 
 /// One delivery an ingest created.
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code, reason = "described only; the store builds the answer")]
-pub(super) struct IngestedDelivery {
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = IngestedDelivery)]
+pub(super) struct IngestedDeliveryView {
     endpoint_id: String,
-    /// The delivery's id (`dlv_...`), also its `webhook-id`.
+    /// The delivery's id (`dlv_...`), to follow it under `/deliveries`.
     id: String,
+}
+
+impl From<IngestReceipt> for IngestAnswer {
+    fn from(receipt: IngestReceipt) -> Self {
+        Self {
+            id: receipt.event_id,
+            deliveries: receipt
+                .deliveries
+                .into_iter()
+                .map(|d| IngestedDeliveryView {
+                    id: d.delivery_id,
+                    endpoint_id: d.endpoint_id,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Parses and validates an ingest body (also the fuzzer's entry point).
@@ -135,11 +151,9 @@ pub(super) async fn ingest(
             .await?;
         tries += 1;
         match outcome {
-            IngestOutcome::Created { response, .. } => {
-                return Ok((StatusCode::ACCEPTED, Json(response)).into_response());
-            }
-            IngestOutcome::Replayed(response) => {
-                return Ok((StatusCode::ACCEPTED, Json(response)).into_response());
+            IngestOutcome::Created { receipt, .. } | IngestOutcome::Replayed(receipt) => {
+                let answer = IngestAnswer::from(receipt);
+                return Ok((StatusCode::ACCEPTED, Json(answer)).into_response());
             }
             IngestOutcome::KeyReused => return Err(ApiError::idempotency_key_reused()),
             IngestOutcome::EndpointsChanged if tries < MAX_INGEST_TRIES => {}

@@ -22,8 +22,8 @@ use serde::Serialize;
 use super::openapi::PluginSourceName;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::plugin_runtime::{PluginView, UploadChecks};
-use crate::store::PluginRecord;
+use crate::plugin_runtime::PluginView;
+use crate::store::{PluginRecord, StoredChecks};
 
 /// One version's row.
 struct Row {
@@ -34,7 +34,35 @@ struct Row {
     disabled: bool,
     loaded: bool,
     consecutive_failures: u32,
-    checks: Option<UploadChecks>,
+    checks: Option<StoredChecks>,
+}
+
+/// What a version's upload checks found.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[schema(as = UploadChecks)]
+pub(super) struct UploadChecksView {
+    /// The checks passed, as the upload checks name them, in the order they ran.
+    passed: Vec<String>,
+    /// The most fuel one conformance sample used (check 9).
+    fuel_used: u64,
+    /// The fuel a decision may use.
+    fuel_limit: u64,
+    /// The most memory one conformance sample used, in bytes (check 9).
+    memory_used_bytes: u64,
+    /// The memory a decision may use, in bytes.
+    memory_limit_bytes: u64,
+}
+
+impl From<&StoredChecks> for UploadChecksView {
+    fn from(c: &StoredChecks) -> Self {
+        Self {
+            passed: c.passed.clone(),
+            fuel_used: c.fuel_used,
+            fuel_limit: c.fuel_limit,
+            memory_used_bytes: c.memory_used_bytes,
+            memory_limit_bytes: c.memory_limit_bytes,
+        }
+    }
 }
 
 // Fields are declared in alphabetical order: the `json!` bodies these replaced
@@ -60,7 +88,7 @@ pub(super) struct PluginObject {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct PluginVersionView {
     active: bool,
-    checks: Option<UploadChecks>,
+    checks: Option<UploadChecksView>,
     consecutive_failures: u32,
     #[schema(format = DateTime)]
     created_at: String,
@@ -76,7 +104,7 @@ fn render(name: &str, source: &'static str, active: u32, rows: &[Row]) -> Plugin
         .iter()
         .map(|r| PluginVersionView {
             active: r.version == active,
-            checks: r.checks.clone(),
+            checks: r.checks.as_ref().map(UploadChecksView::from),
             consecutive_failures: r.consecutive_failures,
             created_at: rfc3339_ms(r.created_at_ms),
             disabled: r.disabled,

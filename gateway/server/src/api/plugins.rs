@@ -23,10 +23,9 @@ use super::auth::Principal;
 use super::body::read_limited;
 use super::error::ApiError;
 use super::openapi::{PluginPath, TenantPath};
-use super::plugin_view::{PluginObject, plugin_view, preloaded_view};
+use super::plugin_view::{PluginObject, UploadChecksView, plugin_view, preloaded_view};
 use super::{ListPage, list_body};
 use crate::context::AppContext;
-use crate::plugin_runtime::UploadChecks;
 use crate::plugins::ListedPlugin;
 
 /// Bodies up to this many times the upload limit are read (and refused by check
@@ -61,7 +60,7 @@ impl utoipa::ToSchema for WasmBytes {}
 /// always received them.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub(super) struct UploadedVersion {
-    checks: UploadChecks,
+    checks: UploadChecksView,
     name: String,
     /// SHA-256 of the bytes as uploaded, hex.
     sha256: String,
@@ -87,7 +86,7 @@ pub(super) async fn upload(
     let bytes = read_limited(body, limit.saturating_mul(TRANSPORT_FACTOR)).await?;
     let up = ctx.plugins.upload(admitted, bytes).await?;
     let body = UploadedVersion {
-        checks: up.checks,
+        checks: UploadChecksView::from(&up.checks),
         name: up.name,
         sha256: up.sha256,
         size: up.size,

@@ -12,7 +12,6 @@ use super::attempt_task::{INTERNAL_ERROR_RETRY_MS, MAX_INTERNAL_ERRORS, run_atte
 use super::testing::engine;
 use crate::policy::DeadReason;
 use crate::store::Lane;
-use crate::store::sled::{Writes, keys};
 use crate::store::{DeliveryRecord, DeliveryState};
 
 /// Item 4: a delivery whose event record is missing ends `dead`, named for the
@@ -22,9 +21,7 @@ async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
     let e = engine(None).await;
     let ep = e.store.endpoint("t", "ep_1").await;
     let (d, entry) = e.pending(&ep).await;
-    let mut w = Writes::default();
-    w.remove(keys::event("t", &d.event_id));
-    e.store.embedded().commit(w).await.unwrap();
+    e.store.lose_event("t", &d.event_id).await;
     e.worker(&ep, entry).run().await;
     let d = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
     assert_eq!(d.state, DeliveryState::Dead);

@@ -23,11 +23,20 @@ struct OwnedBinding {
     version: Option<u32>,
 }
 
+/// `ep`'s effective policy over the config's `default`, and its label (see
+/// [`PolicySpec::effective_for`]).
+pub(crate) fn effective_policy(
+    ep: &EndpointRecord,
+    default: &PolicySpec,
+) -> (EffectivePolicy, String) {
+    PolicySpec::effective_for(ep.policy.as_ref(), &ep.tenant_id, &ep.id, default)
+}
+
 impl EndpointPolicy {
-    /// Resolves `ep`'s policy over the config's `default` (see
-    /// [`EndpointRecord::effective_policy`]) and parses its plugin binding.
+    /// Resolves `ep`'s policy over the config's `default` and parses its plugin
+    /// binding.
     pub(crate) fn load(ep: &EndpointRecord, default: &PolicySpec) -> Self {
-        let (effective, label) = ep.effective_policy(default);
+        let (effective, label) = effective_policy(ep, default);
         let plugin = ep
             .plugin
             .as_deref()

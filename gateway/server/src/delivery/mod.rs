@@ -28,6 +28,7 @@ use crate::clock::Clock;
 use crate::plugin_runtime::PluginHost;
 use crate::store::Store;
 pub(crate) use client::DeliveryClient;
+pub(crate) use endpoint_policy::effective_policy;
 pub(crate) use schedule_writes::{BulkReplay, ScheduleWrites};
 pub(crate) use scheduler::Protection;
 

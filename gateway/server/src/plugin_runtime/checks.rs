@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use wasmtime::component::Component;
 
 use super::conformance::{self, ConformanceReport};
@@ -26,9 +25,9 @@ pub const UPLOAD_CHECKS: [&str; 9] = [
     "9 conformance",
 ];
 
-/// What a version's upload checks found, stored with the version and shown in
-/// the plugin object's `versions[].checks`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+/// What a version's upload checks found. The plugin service stores it with the
+/// version (as the store's own record), and the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UploadChecks {
     /// The checks passed, as [`UPLOAD_CHECKS`] names them, in the order they ran.
     pub passed: Vec<String>,

@@ -10,7 +10,7 @@
 use std::sync::OnceLock;
 
 use crate::plugin_runtime::{PluginBinding, UploadChecks};
-use crate::store::{NewPluginVersion, PluginRecord, StoreError};
+use crate::store::{NewPluginVersion, PluginRecord, StoreError, StoredChecks};
 
 use super::{PluginService, PluginServiceError};
 
@@ -32,7 +32,25 @@ pub(crate) struct UploadedPlugin {
     pub sha256: String,
     pub size: u64,
     /// What the upload checks found, as stored with the version.
-    pub checks: UploadChecks,
+    pub checks: StoredChecks,
+}
+
+/// The runtime's check results as the store keeps them.
+fn stored_checks(checks: UploadChecks) -> StoredChecks {
+    let UploadChecks {
+        passed,
+        fuel_used,
+        fuel_limit,
+        memory_used_bytes,
+        memory_limit_bytes,
+    } = checks;
+    StoredChecks {
+        passed,
+        fuel_used,
+        fuel_limit,
+        memory_used_bytes,
+        memory_limit_bytes,
+    }
 }
 
 /// A name endpoints can bind: the tenant-id alphabet, 1 to 63 characters.
@@ -86,7 +104,8 @@ impl PluginService {
         let checked = self.gate.check(&self.host, bytes.clone()).await?;
         let _changes = self.gate.changes().await;
         let now = self.clock.now_ms();
-        let (sha256, size, checks) = (checked.sha256.clone(), checked.size, checked.results());
+        let (sha256, size) = (checked.sha256.clone(), checked.size);
+        let checks = stored_checks(checked.results());
         let new = NewPluginVersion {
             bytes: &bytes,
             sha256: &sha256,

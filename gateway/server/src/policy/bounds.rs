@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
-use super::{PolicyError, PolicySpec};
+use super::{EffectivePolicy, PolicyError, PolicySpec};
 
 /// The longest any policy duration may be: 30 days, in milliseconds.
 pub const MAX_DURATION_MS: u64 = 30 * 24 * 60 * 60 * 1_000;
@@ -111,6 +111,33 @@ impl PolicySpec {
             );
         }
         Some(spec)
+    }
+
+    /// The policy that governs an endpoint's next decision: its own policy
+    /// (`stored`, as kept with `tenant`'s `endpoint`) laid over the config's
+    /// `default`, and a label naming it for the attempt log (`endpoint:svix`,
+    /// `config:default`, `builtin:default`). A stored policy was valid when set;
+    /// durations above today's bounds (stored before there were any) are clamped
+    /// to them, with a warning. Should it stop resolving for another reason (the
+    /// default changed), the config default alone applies.
+    pub fn effective_for(
+        stored: Option<&Value>,
+        tenant: &str,
+        endpoint: &str,
+        default: &PolicySpec,
+    ) -> (EffectivePolicy, String) {
+        let own = stored.and_then(|p| Self::load_stored(p, tenant, endpoint));
+        let (spec, source) = match &own {
+            Some(own) => (own.layered_over(default), "endpoint"),
+            None if *default != PolicySpec::default() => (default.clone(), "config"),
+            None => (PolicySpec::default(), "builtin"),
+        };
+        let policy = spec
+            .resolve()
+            .or_else(|_| default.resolve())
+            .unwrap_or_else(|_| EffectivePolicy::default_preset());
+        let label = format!("{source}:{}", policy.preset);
+        (policy, label)
     }
 }
 

@@ -2,10 +2,10 @@
 //! and event reads.
 
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 use super::{
-    Change, DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, Store, StoreError,
+    Change, DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, IngestReceipt,
+    IngestedDelivery, Store, StoreError,
 };
 use crate::ids;
 
@@ -26,13 +26,13 @@ pub struct NewEvent<'a> {
 /// What an ingest did.
 #[derive(Debug)]
 pub enum IngestOutcome {
-    /// A new event; the 202 body.
+    /// A new event.
     Created {
-        response: Value,
+        receipt: IngestReceipt,
         deliveries: Vec<DeliveryRecord>,
     },
-    /// A repeat of an earlier request with the same key and body; its original 202 body.
-    Replayed(Value),
+    /// A repeat of an earlier request with the same key and body: what that one created.
+    Replayed(IngestReceipt),
     /// The key was used before with another body.
     KeyReused,
     /// One of the endpoints was deleted after it was read: nothing was written;
@@ -41,11 +41,11 @@ pub enum IngestOutcome {
 }
 
 /// An event made ready to store, the same for every backend: its record, one
-/// pending delivery per endpoint (due at once), and the 202 body.
+/// pending delivery per endpoint (due at once), and its receipt.
 pub(crate) struct PreparedEvent {
     pub(crate) event: EventRecord,
     pub(crate) deliveries: Vec<DeliveryRecord>,
-    pub(crate) response: Value,
+    pub(crate) receipt: IngestReceipt,
 }
 
 impl PreparedEvent {
@@ -74,10 +74,16 @@ impl PreparedEvent {
                 internal_errors: 0,
             })
             .collect();
-        let response = json!({
-            "id": event_id,
-            "deliveries": deliveries.iter().map(|d| json!({"id": d.id, "endpoint_id": d.endpoint_id})).collect::<Vec<_>>(),
-        });
+        let receipt = IngestReceipt {
+            event_id: event_id.clone(),
+            deliveries: deliveries
+                .iter()
+                .map(|d| IngestedDelivery {
+                    delivery_id: d.id.clone(),
+                    endpoint_id: d.endpoint_id.clone(),
+                })
+                .collect(),
+        };
         let event = EventRecord {
             id: event_id,
             tenant_id: ev.tenant_id.to_owned(),
@@ -92,7 +98,7 @@ impl PreparedEvent {
         Self {
             event,
             deliveries,
-            response,
+            receipt,
         }
     }
 }

@@ -3,8 +3,6 @@
 //! the store writes the outcome only while the lease is still current (else
 //! `Stale`). What makes it current is the backend's own business.
 
-use super::sled::keys::ScheduleKey;
-
 /// Which queue due work sits in. First attempts and retries are kept in separate
 /// lanes so that new deliveries are never stuck behind a backlog of retries; the
 /// scheduler interleaves the two.
@@ -21,11 +19,25 @@ impl Lane {
     pub const ALL: [Lane; 2] = [Lane::First, Lane::Retry];
 }
 
+/// A schedule entry: which delivery of which endpoint is due when, in which
+/// lane. Both backends build it; how each keeps it (a sled key, a `queue` row)
+/// is their own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DueEntry {
+    pub(crate) lane: Lane,
+    /// The endpoint the delivery goes to.
+    pub(crate) endpoint_id: String,
+    /// When the next attempt is due, Unix ms.
+    pub(crate) due_ms: u64,
+    /// The delivery.
+    pub(crate) delivery_id: String,
+}
+
 /// One delivery due at one time, as the store handed it out. Opaque: only the
 /// store that made it reads what it holds: the schedule entry, and the token
 /// of a backend that fences claims (0 where the entry itself is the fence).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease(pub(crate) ScheduleKey, pub(crate) i64);
+pub struct Lease(pub(crate) DueEntry, pub(crate) i64);
 
 impl Lease {
     /// The delivery this lease is for.

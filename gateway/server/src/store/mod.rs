@@ -64,14 +64,24 @@ pub(crate) use error::{Failure, StoreError};
 pub use events::NewEvent;
 pub(crate) use events::{IDEMPOTENCY_TTL_MS, IngestOutcome};
 pub(crate) use feed::{Change, ChangeFeed, Changes};
-pub(crate) use lease::{Lane, Lease, interleave};
-pub(crate) use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord};
+pub(crate) use lease::{DueEntry, Lane, Lease, interleave};
+pub(crate) use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks};
 pub(crate) use recorded::Recorded;
 pub(crate) use records::*;
 pub(crate) use retention::{RetentionRules, SweepCursor, SweepStats};
 pub(crate) use runtime::{ClaimedTurn, NODE_ALIVE_MS, NodeRecord, RuntimeRecord, TurnPlan};
 pub(crate) use schedule::{AttemptWrite, Interrupted, Interruption, WriteResult};
 pub(crate) use singleton::{Grant, Singleton};
+
+/// Applies the PostgreSQL schema's migrations to the database at `config.url`
+/// without serving; returns the versions applied and the schema's version now
+/// (`hookgate migrate`).
+///
+/// # Errors
+/// If the database cannot be reached or a newer hookgate wrote it.
+pub async fn migrate_postgres(config: &StoreConfig) -> Result<(Vec<u64>, u64), StoreError> {
+    postgres::migrate_only(config).await
+}
 
 /// The backends a store can run on.
 #[derive(Clone)]

@@ -5,7 +5,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Change, Store, StoreError};
-use crate::plugin_runtime::UploadChecks;
 
 /// One uploaded version of a plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,7 +21,22 @@ pub struct PluginVersionRecord {
     pub disabled: bool,
     /// What the upload checks found; `None` for versions stored by older builds.
     #[serde(default)]
-    pub checks: Option<UploadChecks>,
+    pub checks: Option<StoredChecks>,
+}
+
+/// What a version's upload checks found, as stored with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredChecks {
+    /// The checks passed, by name, in the order they ran.
+    pub passed: Vec<String>,
+    /// The most fuel one conformance sample used.
+    pub fuel_used: u64,
+    /// The fuel a decision may use.
+    pub fuel_limit: u64,
+    /// The most memory one conformance sample used, in bytes.
+    pub memory_used_bytes: u64,
+    /// The memory a decision may use, in bytes.
+    pub memory_limit_bytes: u64,
 }
 
 /// A version about to be stored: its bytes, their SHA-256 (hex), and what the
@@ -31,7 +45,7 @@ pub struct PluginVersionRecord {
 pub struct NewPluginVersion<'a> {
     pub bytes: &'a [u8],
     pub sha256: &'a str,
-    pub checks: Option<&'a UploadChecks>,
+    pub checks: Option<&'a StoredChecks>,
 }
 
 /// A tenant's plugin: its versions, oldest first, and which one endpoints that

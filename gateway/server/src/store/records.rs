@@ -111,36 +111,6 @@ pub struct EndpointRecord {
     pub created_at_ms: u64,
 }
 
-impl EndpointRecord {
-    /// The policy that governs this endpoint's next decision: its own policy laid
-    /// over the config's `[policy.default]`, and a label naming it for the attempt
-    /// log (`endpoint:svix`, `config:default`, `builtin:default`). A stored policy
-    /// was valid when set; durations above today's bounds (stored before there were
-    /// any) are clamped to them, with a warning. Should it stop resolving for another
-    /// reason (the default changed), the config default alone applies.
-    pub fn effective_policy(
-        &self,
-        default: &crate::policy::PolicySpec,
-    ) -> (crate::policy::EffectivePolicy, String) {
-        use crate::policy::{EffectivePolicy, PolicySpec};
-        let own = self
-            .policy
-            .as_ref()
-            .and_then(|p| PolicySpec::load_stored(p, &self.tenant_id, &self.id));
-        let (spec, source) = match &own {
-            Some(own) => (own.layered_over(default), "endpoint"),
-            None if *default != PolicySpec::default() => (default.clone(), "config"),
-            None => (PolicySpec::default(), "builtin"),
-        };
-        let policy = spec
-            .resolve()
-            .or_else(|_| default.resolve())
-            .unwrap_or_else(|_| EffectivePolicy::default_preset());
-        let label = format!("{source}:{}", policy.preset);
-        (policy, label)
-    }
-}
-
 /// An accepted event, with the exact payload bytes it was given.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct EventRecord {
@@ -237,13 +207,33 @@ pub struct AttemptRecord {
     pub node_id: Option<String>,
 }
 
-/// The first response to an `Idempotency-Key`, replayed to repeats.
+/// The first answer to an `Idempotency-Key`, replayed to repeats.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct IdempotencyRecord {
     /// SHA-256 of the request body, hex: a repeat with another body is refused.
     pub body_sha256: String,
-    pub response: serde_json::Value,
+    /// What the first request created (the field keeps its old name).
+    #[serde(rename = "response")]
+    pub receipt: IngestReceipt,
     pub created_at_ms: u64,
+}
+
+/// What an ingest created: the event and each delivery with its endpoint. The
+/// API answers it; an idempotent repeat gets it again. Kept as JSON under the
+/// names the 202 body uses, as earlier releases kept that body itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IngestReceipt {
+    #[serde(rename = "id")]
+    pub event_id: String,
+    pub deliveries: Vec<IngestedDelivery>,
+}
+
+/// One delivery an ingest created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IngestedDelivery {
+    #[serde(rename = "id")]
+    pub delivery_id: String,
+    pub endpoint_id: String,
 }
 
 #[cfg(test)]

@@ -168,6 +168,14 @@ impl TestStore {
             }
         }
     }
+
+    /// Removes the record of `tenant`'s event `id` behind the facade's back, as
+    /// damaged storage would (embedded store only).
+    pub(crate) async fn lose_event(&self, tenant: &str, id: &str) {
+        let mut w = super::sled::Writes::default();
+        w.remove(super::sled::keys::event(tenant, id));
+        self.embedded().commit(w).await.unwrap();
+    }
 }
 
 impl Drop for TestStore {

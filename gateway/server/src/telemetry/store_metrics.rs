@@ -8,7 +8,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use super::Telemetry;
 use super::metrics::{PoolGauges, SlotStateLabel};
 use crate::store::Store;
-use crate::store::postgres::stats::error_counters;
 
 impl Telemetry {
     /// Adds `store`'s metrics to the exposition; call once, before sharing.
@@ -38,7 +37,7 @@ impl Telemetry {
         registry.register(
             "store_errors",
             "Database errors by kind: unavailable, conflict, full, corrupt",
-            error_counters(),
+            pg.error_counters(),
         );
         let batches = pg.batch_counters();
         let counters = [

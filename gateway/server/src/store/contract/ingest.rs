@@ -18,7 +18,7 @@ async fn one_event_fans_out_to_one_due_delivery_per_endpoint(t: TestStore) {
     let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
     let p = payload();
     let IngestOutcome::Created {
-        response,
+        receipt,
         deliveries,
     } = t
         .store
@@ -29,7 +29,7 @@ async fn one_event_fans_out_to_one_due_delivery_per_endpoint(t: TestStore) {
         panic!("a new event is created");
     };
     assert_eq!(deliveries.len(), 2);
-    let event_id = response["id"].as_str().unwrap();
+    let event_id = receipt.event_id.as_str();
     let ev = t.store.event("t", event_id).await.unwrap().unwrap();
     assert_eq!(
         (ev.event_type.as_str(), ev.created_at_ms),
@@ -73,7 +73,7 @@ async fn one_event_fans_out_to_one_due_delivery_per_endpoint(t: TestStore) {
 async fn a_repeat_with_the_same_key_and_body_answers_the_original_response(t: TestStore) {
     let ep = t.endpoint("t", "ep_1").await;
     let p = payload();
-    let IngestOutcome::Created { response, .. } = t
+    let IngestOutcome::Created { receipt, .. } = t
         .store
         .ingest(event(&p, vec![&ep], Some(("K", "h1")), 0))
         .await
@@ -87,7 +87,7 @@ async fn a_repeat_with_the_same_key_and_body_answers_the_original_response(t: Te
         .ingest(event(&p, vec![&ep], Some(("K", "h1")), 5))
         .await;
     match again.unwrap() {
-        IngestOutcome::Replayed(r) => assert_eq!(r, response),
+        IngestOutcome::Replayed(r) => assert_eq!(r, receipt),
         other => panic!("a repeat created again: {other:?}"),
     }
     let due = t
@@ -138,9 +138,9 @@ async fn concurrent_repeats_of_one_key_create_exactly_one_event(t: TestStore) {
         let (mut creates, mut responses) = (0, Vec::new());
         for outcome in outcomes.await {
             match outcome {
-                IngestOutcome::Created { response, .. } => {
+                IngestOutcome::Created { receipt, .. } => {
                     creates += 1;
-                    responses.push(response);
+                    responses.push(receipt);
                 }
                 IngestOutcome::Replayed(r) => responses.push(r),
                 other => panic!("{other:?}"),

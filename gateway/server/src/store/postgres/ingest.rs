@@ -226,7 +226,8 @@ impl PgStore {
                     &ev.tenant_id,
                     &key,
                     &body_hash,
-                    &prepared.response.to_string(),
+                    &serde_json::to_string(&prepared.receipt)
+                        .map_err(|e| StoreError::Corrupt(format!("idempotency receipt: {e}")))?,
                     &ms(ev.now_ms),
                     &ms(IDEMPOTENCY_TTL_MS),
                 ],
@@ -260,7 +261,7 @@ impl PgStore {
 
 fn created(event: PreparedEvent) -> IngestOutcome {
     IngestOutcome::Created {
-        response: event.response,
+        receipt: event.receipt,
         deliveries: event.deliveries,
     }
 }

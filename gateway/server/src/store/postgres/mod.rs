@@ -160,6 +160,16 @@ impl PgStore {
         self.inner.operation_seconds.clone()
     }
 
+    /// The database's errors by kind, each kind shown from 0.
+    pub(crate) fn error_counters(
+        &self,
+    ) -> prometheus_client::metrics::family::Family<
+        stats::ErrorKindLabel,
+        prometheus_client::metrics::counter::Counter,
+    > {
+        stats::error_counters()
+    }
+
     /// What the pools hold now: (connections open, connections in use, most allowed).
     pub fn pool_status(&self) -> (usize, usize, usize) {
         let (a, b) = (self.inner.pool.status(), self.inner.relaxed.status());
@@ -253,7 +263,7 @@ async fn connect(
 ///
 /// # Errors
 /// As [`PgStore::open`].
-pub async fn migrate_only(config: &StoreConfig) -> Result<(Vec<u64>, u64), StoreError> {
+pub(crate) async fn migrate_only(config: &StoreConfig) -> Result<(Vec<u64>, u64), StoreError> {
     let (target, tls) = connect_target(config)?;
     let mut client = connect(&target, tls).await?;
     let applied = migrate::migrate(&mut client).await?;

@@ -1,6 +1,7 @@
 //! The delivery half of the benchmarks' PostgreSQL reference: claims and
 //! outcomes, with the backend's own statements, through `tokio-postgres` alone.
 
+use crate::store::DueEntry;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,7 +15,6 @@ use super::reference::{connect, ingest_batch, ingest_statements, prepare};
 use super::statements::{CLAIM, OUTCOME_FINAL};
 use super::{from_json, ms, pg_error};
 use crate::policy::VerdictKind;
-use crate::store::sled::keys::ScheduleKey;
 use crate::store::{
     AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, Lane, Lease, StoreError,
 };
@@ -117,7 +117,7 @@ async fn settle(
     d.next_attempt_at_ms = None;
     let log = bench_attempt(d.series);
     let lease = Lease(
-        ScheduleKey {
+        DueEntry {
             lane: Lane::First,
             endpoint_id: d.endpoint_id.clone(),
             due_ms: d.created_at_ms,

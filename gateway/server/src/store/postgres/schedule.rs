@@ -5,6 +5,7 @@
 //! is written only where the row still holds its token, series and attempts
 //! (`outcomes`); a late one, from an expired lease, is `Stale` and changes nothing.
 
+use crate::store::DueEntry;
 use deadpool_postgres::GenericClient;
 use rand::RngExt;
 
@@ -12,7 +13,6 @@ use tokio_postgres::types::ToSql;
 
 use super::statements::{CLAIM, LEASED_DELIVERY};
 use super::{PgStore, from_json, ms, pg_error, to_json, unms};
-use crate::store::sled::keys::ScheduleKey;
 use crate::store::{
     DeliveryRecord, DeliveryState, Interrupted, Interruption, Lane, Lease, StoreError,
 };
@@ -67,7 +67,7 @@ impl PgStore {
         self.inner.batches.claimed_rows.inc_by(rows.len() as u64);
         let mut leases = Vec::with_capacity(rows.len());
         for r in rows {
-            let key = ScheduleKey {
+            let key = DueEntry {
                 lane,
                 endpoint_id: endpoint_id.to_owned(),
                 due_ms: unms(r.get(1)),

@@ -1,6 +1,8 @@
 //! Bulk operations make progress while every runtime worker is held: their
 //! batches run on the blocking pool, not on the runtime that serves requests.
 
+use crate::store::DueEntry;
+use crate::store::sled::keys::ScheduleKey as _;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -56,7 +58,7 @@ fn seed_deliveries(store: &SledStore, template: &DeliveryRecord, state: Delivery
             .insert(key, records::encode(&d))
             .unwrap();
         if state == DeliveryState::Pending {
-            let entry = keys::ScheduleKey {
+            let entry = DueEntry {
                 lane: Lane::First,
                 endpoint_id: d.endpoint_id.clone(),
                 due_ms: 1,
@@ -114,7 +116,10 @@ fn idempotency_sweep_runs_off_the_runtime_workers() {
         for i in 0..RECORDS {
             let rec = IdempotencyRecord {
                 body_sha256: String::new(),
-                response: serde_json::Value::Null,
+                receipt: IngestReceipt {
+                    event_id: String::new(),
+                    deliveries: Vec::new(),
+                },
                 created_at_ms: 0,
             };
             let key = keys::idempotency("t", &format!("key-{i}"));

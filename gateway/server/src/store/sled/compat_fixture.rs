@@ -9,6 +9,7 @@
 //! writes the records of the build it runs on to the same path. A fixture is
 //! regenerated to cover new records, never to make a test pass.
 
+use crate::store::DueEntry;
 use std::path::PathBuf;
 
 use serde_json::value::RawValue;
@@ -67,7 +68,7 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
     } else {
         Lane::Retry
     };
-    let entry = keys::ScheduleKey {
+    let entry = DueEntry {
         lane,
         endpoint_id: d.endpoint_id.clone(),
         due_ms: d.next_attempt_at_ms.unwrap(),
@@ -151,7 +152,7 @@ async fn ingest(store: &SledStore, ep: &EndpointRecord, case: &str, now_ms: u64)
 /// Ends the delivery's current schedule entry with `what`, as the engine does.
 async fn interrupt(store: &SledStore, d: &DeliveryRecord, what: Interruption) {
     let entry = Lease(
-        keys::ScheduleKey {
+        DueEntry {
             lane: Lane::First,
             endpoint_id: d.endpoint_id.clone(),
             due_ms: d.next_attempt_at_ms.unwrap(),

@@ -5,6 +5,8 @@ use super::{
     Swap, WriteResult, keys, records,
 };
 use crate::policy::DeadReason;
+use crate::store::DueEntry;
+use crate::store::sled::keys::ScheduleKey as _;
 
 /// Schedule entries ended per transaction when an endpoint is deleted.
 const DELETE_BATCH: usize = 256;
@@ -202,7 +204,7 @@ impl SledStore {
             let mut w = super::Writes::default();
             w.remove(&key);
             let mut ends = false;
-            if let Some(entry) = keys::ScheduleKey::decode(&key) {
+            if let Some(entry) = DueEntry::decode(&key) {
                 let dkey = keys::delivery(tenant, &entry.delivery_id);
                 if let Some(bytes) = self.inner.records.get(&dkey)? {
                     let mut d: DeliveryRecord = records::decode(&bytes)?;

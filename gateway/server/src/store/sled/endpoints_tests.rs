@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::policy::VerdictKind;
+use crate::store::DueEntry;
 use crate::store::testing::TestStore;
 use crate::store::*;
 use crate::store::{AttemptRecord, AttemptWrite, ReplayOutcome, RetentionRules};
@@ -50,7 +51,7 @@ async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
     done.attempts = 1;
     done.next_attempt_at_ms = None;
     let entry = Lease(
-        keys::ScheduleKey {
+        DueEntry {
             lane: Lane::First,
             endpoint_id: "ep_1".into(),
             due_ms: 5,
@@ -94,7 +95,7 @@ async fn whole_record_write_back_retention_keeps_a_racing_replay() {
     let mut w = crate::store::sled::Writes::default();
     for lane in Lane::ALL {
         w.remove(
-            keys::ScheduleKey {
+            DueEntry {
                 lane,
                 endpoint_id: "ep_1".into(),
                 due_ms: 0,
@@ -136,7 +137,12 @@ fn durations_have_an_upper_bound_and_an_endpoint_loads_its_clamped_policy() {
         "disabled": false, "disabled_reason": null, "secrets": [], "created_at_ms": 0
     }))
     .unwrap();
-    let (policy, label) = endpoint.effective_policy(&PolicySpec::default());
+    let (policy, label) = PolicySpec::effective_for(
+        endpoint.policy.as_ref(),
+        &endpoint.tenant_id,
+        &endpoint.id,
+        &PolicySpec::default(),
+    );
     // The endpoint's own policy, clamped; not the default that replaced it before.
     assert_eq!(label, "endpoint:default");
     assert_eq!(policy.base_ms(), MAX_DURATION_MS);

@@ -1,5 +1,7 @@
 //! Event ingest (one atomic batch, durable before the ack) and event reads.
 
+use crate::store::DueEntry;
+use crate::store::sled::keys::ScheduleKey as _;
 use std::hash::BuildHasher;
 
 use super::bulk::BulkWrites;
@@ -60,17 +62,17 @@ impl SledStore {
                 return Ok(IngestOutcome::KeyReused);
             }
             self.wait_durable().await?;
-            return Ok(IngestOutcome::Replayed(prev.response));
+            return Ok(IngestOutcome::Replayed(prev.receipt));
         }
 
         let PreparedEvent {
             event,
             deliveries,
-            response,
+            receipt,
         } = PreparedEvent::new(&ev);
         let mut batch = super::Writes::default();
         for d in &deliveries {
-            let entry = keys::ScheduleKey {
+            let entry = DueEntry {
                 lane: Lane::First,
                 endpoint_id: d.endpoint_id.clone(),
                 due_ms: ev.now_ms,
@@ -89,7 +91,7 @@ impl SledStore {
         if let Some((key, body_hash)) = &ev.idempotency {
             let rec = IdempotencyRecord {
                 body_sha256: body_hash.clone(),
-                response: response.clone(),
+                receipt: receipt.clone(),
                 created_at_ms: ev.now_ms,
             };
             batch.insert(keys::idempotency(ev.tenant_id, key), records::encode(&rec));
@@ -104,7 +106,7 @@ impl SledStore {
             return Ok(IngestOutcome::EndpointsChanged);
         }
         Ok(IngestOutcome::Created {
-            response,
+            receipt,
             deliveries,
         })
     }

@@ -48,7 +48,7 @@ async fn idempotency_sweep_never_deletes_a_fresh_key() {
     let (planned, _) = store.expired_idempotency(None, now, 100).unwrap();
     assert_eq!(planned.len(), 1);
     // ... a new request reuses K meanwhile ...
-    let IngestOutcome::Created { response, .. } =
+    let IngestOutcome::Created { receipt, .. } =
         store.ingest(event(&p, "K", "h2", now)).await.unwrap()
     else {
         panic!("a fresh use of an expired key creates an event");
@@ -60,7 +60,7 @@ async fn idempotency_sweep_never_deletes_a_fresh_key() {
     assert_eq!(removed.unwrap(), 0);
     // A client retry with K is answered from the fresh record, not a duplicate.
     match store.ingest(event(&p, "K", "h2", now + 1)).await.unwrap() {
-        IngestOutcome::Replayed(r) => assert_eq!(r, response),
+        IngestOutcome::Replayed(r) => assert_eq!(r, receipt),
         other => panic!("a retry created a duplicate event: {other:?}"),
     }
     stop.cancel();

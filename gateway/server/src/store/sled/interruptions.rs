@@ -2,6 +2,8 @@
 //! the cause, or, when hookgate itself failed (a panic), is retried later
 //! without the failure counting as an attempt.
 
+use crate::store::DueEntry;
+use crate::store::sled::keys::ScheduleKey as _;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 use super::{
@@ -37,7 +39,7 @@ impl SledStore {
             tx.remove(ekey.as_slice())?;
             let result = what.settle(&mut d, now_ms);
             if let Interrupted::Requeued { due_ms } = result {
-                let next = keys::ScheduleKey {
+                let next = DueEntry {
                     lane: Lane::Retry,
                     due_ms,
                     ..entry.clone()

@@ -5,7 +5,7 @@
 //! scan in reverse lists newest first. Schedule keys sort by endpoint, then due
 //! time (big-endian), then delivery id, so one endpoint's due work is a range scan.
 
-use crate::store::Lane;
+use crate::store::{DueEntry, Lane};
 
 /// Separator between key parts; never appears in ids or tenant ids.
 const SEP: u8 = 0;
@@ -139,29 +139,24 @@ impl Lane {
     }
 }
 
-/// A schedule entry: which delivery of which endpoint is due when.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ScheduleKey {
-    pub lane: Lane,
-    /// The endpoint the delivery goes to.
-    pub endpoint_id: String,
-    /// When the next attempt is due, Unix ms.
-    pub due_ms: u64,
-    /// The delivery.
-    pub delivery_id: String,
+/// How a due entry is laid out as a sled key, so that a range scan of one
+/// endpoint's lane reads its entries in due order.
+pub(crate) trait ScheduleKey: Sized {
+    /// `{lane}␀{endpoint}␀{due_ms BE u64}{delivery}`.
+    fn encode(&self) -> Vec<u8>;
+    /// The inverse of [`ScheduleKey::encode`]; `None` for a key of another shape.
+    fn decode(k: &[u8]) -> Option<Self>;
 }
 
-impl ScheduleKey {
-    /// `{lane}␀{endpoint}␀{due_ms BE u64}{delivery}`.
-    pub(crate) fn encode(&self) -> Vec<u8> {
+impl ScheduleKey for DueEntry {
+    fn encode(&self) -> Vec<u8> {
         let mut k = schedule_of(self.lane, &self.endpoint_id);
         k.extend_from_slice(&self.due_ms.to_be_bytes());
         k.extend_from_slice(self.delivery_id.as_bytes());
         k
     }
 
-    /// The inverse of [`ScheduleKey::encode`]; `None` for a key of another shape.
-    pub(crate) fn decode(k: &[u8]) -> Option<Self> {
+    fn decode(k: &[u8]) -> Option<Self> {
         let lane = Lane::ALL.into_iter().find(|l| k.starts_with(l.prefix()))?;
         let rest = k[lane.prefix().len()..].strip_prefix(&[SEP])?;
         let sep = rest.iter().position(|b| *b == SEP)?;
@@ -202,8 +197,8 @@ pub(crate) fn schedule_end(lane: Lane, endpoint_id: &str) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    fn sk(ep: &str, due: u64, d: &str) -> ScheduleKey {
-        ScheduleKey {
+    fn sk(ep: &str, due: u64, d: &str) -> DueEntry {
+        DueEntry {
             lane: Lane::Retry,
             endpoint_id: ep.into(),
             due_ms: due,
@@ -214,14 +209,14 @@ mod tests {
     #[test]
     fn schedule_keys_round_trip() {
         let k = sk("ep_01J0000000000000000000000A", 1_700_000_000_123, "dlv_X");
-        assert_eq!(ScheduleKey::decode(&k.encode()), Some(k.clone()));
-        let first = ScheduleKey {
+        assert_eq!(DueEntry::decode(&k.encode()), Some(k.clone()));
+        let first = DueEntry {
             lane: Lane::First,
             ..k
         };
-        assert_eq!(ScheduleKey::decode(&first.encode()), Some(first));
-        assert_eq!(ScheduleKey::decode(b"sr\0nope"), None);
-        assert_eq!(ScheduleKey::decode(b"ev\0a\0b"), None);
+        assert_eq!(DueEntry::decode(&first.encode()), Some(first));
+        assert_eq!(DueEntry::decode(b"sr\0nope"), None);
+        assert_eq!(DueEntry::decode(b"ev\0a\0b"), None);
     }
 
     #[test]
@@ -244,7 +239,7 @@ mod tests {
         });
         let decoded: Vec<_> = encoded
             .iter()
-            .map(|k| ScheduleKey::decode(k).unwrap())
+            .map(|k| DueEntry::decode(k).unwrap())
             .collect();
         assert_eq!(decoded, keys);
     }

@@ -1,6 +1,8 @@
 //! What the delivery engine reads and writes: due schedule entries, and each
 //! attempt's outcome recorded in one transaction.
 
+use crate::store::DueEntry;
+use crate::store::sled::keys::ScheduleKey as _;
 use sled::transaction::{
     ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
 };
@@ -27,7 +29,7 @@ impl SledStore {
             keys::schedule_of(lane, endpoint_id)..keys::schedule_upto(lane, endpoint_id, now_ms);
         let mut out = Vec::new();
         for k in self.inner.records.range(range).keys().take(limit) {
-            if let Some(entry) = keys::ScheduleKey::decode(&k?) {
+            if let Some(entry) = DueEntry::decode(&k?) {
                 out.push(Lease(entry, 0));
             }
         }
@@ -52,7 +54,7 @@ impl SledStore {
             };
             let end = keys::schedule_end(lane, endpoint_id);
             if let Some(k) = self.inner.records.range(start..end).keys().next()
-                && let Some(e) = keys::ScheduleKey::decode(&k?)
+                && let Some(e) = DueEntry::decode(&k?)
             {
                 best = Some(best.map_or(e.due_ms, |b| b.min(e.due_ms)));
             }
@@ -164,7 +166,7 @@ impl PreparedAttempt {
             attempt: records::encode(w.attempt),
             old_entry: w.lease.0.encode(),
             next_entry: w.next_due_ms.map(|due_ms| {
-                keys::ScheduleKey {
+                DueEntry {
                     lane: Lane::Retry,
                     due_ms,
                     ..w.lease.0.clone()

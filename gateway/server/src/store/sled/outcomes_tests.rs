@@ -4,6 +4,7 @@
 //! `store::contract::leases`.
 
 use super::*;
+use crate::store::DueEntry;
 use crate::store::*;
 
 const T: &str = "t";
@@ -32,7 +33,7 @@ fn delivery(next_ms: u64) -> DeliveryRecord {
 
 fn entry(lane: Lane, due_ms: u64) -> Lease {
     Lease(
-        keys::ScheduleKey {
+        DueEntry {
             lane,
             endpoint_id: "ep_1".into(),
             due_ms,

@@ -1,6 +1,8 @@
 //! DLQ operations: replaying one delivery, or every delivery a filter matches,
 //! as a new series with the same `webhook-id`.
 
+use crate::store::DueEntry;
+use crate::store::sled::keys::ScheduleKey as _;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 use super::bulk::BulkWrites;
@@ -10,9 +12,9 @@ use super::{
 };
 
 /// Starts series `n+1` of `d`: no attempts yet, due now, in the first-attempt lane.
-fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> keys::ScheduleKey {
+fn new_series(d: &mut DeliveryRecord, now_ms: u64) -> DueEntry {
     d.begin_series(now_ms);
-    keys::ScheduleKey {
+    DueEntry {
         lane: Lane::First,
         endpoint_id: d.endpoint_id.clone(),
         due_ms: now_ms,

@@ -2,6 +2,8 @@
 //! nothing will serve: pending on a deleted endpoint, or on one disabled for longer
 //! than the DLQ retention.
 
+use crate::store::DueEntry;
+use crate::store::sled::keys::ScheduleKey as _;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
@@ -147,7 +149,7 @@ impl SledStore {
 fn end_pending(d: &mut DeliveryRecord, w: &mut Writes, reason: DeadReason, now_ms: u64) {
     let due = d.next_attempt_at_ms.unwrap_or(d.created_at_ms);
     for lane in Lane::ALL {
-        let entry = keys::ScheduleKey {
+        let entry = DueEntry {
             lane,
             endpoint_id: d.endpoint_id.clone(),
             due_ms: due,
