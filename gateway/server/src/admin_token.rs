@@ -32,7 +32,7 @@ pub(crate) async fn admin_token_hash(
     }
     eprintln!("hookgate: another gateway made the admin token first; use the one it printed");
     <[u8; 32]>::try_from(kept.as_slice())
-        .map_err(|_| StoreError::Corrupt("the stored admin token hash is not 32 bytes".into()))
+        .map_err(|_| StoreError::corrupt("the stored admin token hash is not 32 bytes"))
 }
 
 /// Replaces the admin token; returns the new token and its hash.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::address_guard::AddressGuard;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::delivery::{DeliveryHandle, ScheduleWrites};
+use crate::delivery::{CountedWrites, DeliveryHandle};
 use crate::store::Store;
 
 /// Shared state of one running gateway.
@@ -18,9 +18,9 @@ pub(crate) struct AppContext {
     pub admin_hash: [u8; 32],
     /// Answers which deliveries are in flight.
     pub delivery: DeliveryHandle,
-    /// The store writes that change what is due (ingest, replay, endpoint
-    /// changes); each tells the delivery engine.
-    pub writes: ScheduleWrites,
+    /// The store writes that move a count with them (ingest, replays); the
+    /// store's change feed, not these, tells the delivery engine.
+    pub writes: CountedWrites,
     /// Metrics, stats and alert rules.
     pub telemetry: Arc<crate::telemetry::Telemetry>,
     /// Tenants' retry-policy plugins, stored and loaded (endpoints may bind only

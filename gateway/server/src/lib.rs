@@ -102,7 +102,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::address_guard::AddressGuard;
 use crate::context::AppContext;
-use crate::delivery::{DeliveryClient, DeliveryHandle, EngineParts, Protection, ScheduleWrites};
+use crate::delivery::{CountedWrites, DeliveryClient, DeliveryHandle, EngineParts, Protection};
 use crate::plugins::{PluginLimits, PluginService, host_from_config};
 use crate::store::{Singleton, StoreError};
 use crate::telemetry::Telemetry;
@@ -255,7 +255,7 @@ pub async fn run_with(
     let plugin_watch = tokio::spawn(
         Arc::clone(&telemetry).watch_plugins(Arc::clone(&clock), plugins.host().subscribe()),
     );
-    let writes = ScheduleWrites::new(store.clone(), Arc::clone(&telemetry));
+    let writes = CountedWrites::new(store.clone(), Arc::clone(&telemetry));
     let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
     let alert_sender = tokio::spawn(alerts::sender::run(writes.clone(), alert_endpoint, alerts));
     let engine = delivery::spawn_engine(

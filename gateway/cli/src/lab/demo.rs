@@ -27,8 +27,8 @@ use tokio_util::sync::CancellationToken;
 use crate::lab::chaos::plan::{FaultPlan, Latency, parse_statuses};
 use crate::lab::chaos::receiver::{CHAOS_LIMITS, ReceiverContext, ReceiverSocket};
 use crate::lab::chaos::tally::Tally;
+use crate::lab::gateway_api::GatewayApi;
 use crate::lab::in_process::InProcessGateway;
-use api::DemoApi;
 use hookgate_server::RunOptions;
 use hookgate_server::SigningSecret;
 use hookgate_server::{Config, StoreConfig};
@@ -166,7 +166,7 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
         .map_err(|e| DemoError::Gateway(e.to_string()))?;
     let gateway_addr = gateway.addr;
     let shutdown = CancellationToken::new();
-    let admin_api = DemoApi::new(gateway_addr, &admin)?;
+    let admin_api = GatewayApi::new(gateway_addr, &admin)?;
 
     let socket = ReceiverSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
     let receiver_url = format!("http://{}/webhooks", socket.local_addr());
@@ -261,7 +261,7 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
 }
 
 /// Sends `n` events, a few at a time; each is acknowledged durable (202).
-async fn send_burst(api: &DemoApi, n: u64) -> Result<(), DemoError> {
+async fn send_burst(api: &GatewayApi, n: u64) -> Result<(), DemoError> {
     let path = format!("/v1/tenants/{TENANT}/events");
     let mut sending = JoinSet::new();
     for i in 1..=n {

@@ -16,7 +16,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::config::AlertsConfig;
-use window::RateWindow;
+use window::FailureWindow;
 
 /// The tenant id hookgate's own alert deliveries live under; it cannot be created
 /// through the API (tenant ids start with a letter or digit).
@@ -47,7 +47,7 @@ struct Incident {
 #[derive(Debug, Default)]
 struct EndpointWatch {
     streak: u32,
-    window: RateWindow,
+    window: FailureWindow,
 }
 
 #[derive(Default)]

@@ -4,12 +4,12 @@ const BUCKETS: u64 = 60;
 
 /// Attempts and failures per bucket of `window / 60`.
 #[derive(Debug, Default)]
-pub(super) struct RateWindow {
+pub(super) struct FailureWindow {
     /// (bucket number, attempts, failures)
     buckets: Vec<(u64, u64, u64)>,
 }
 
-impl RateWindow {
+impl FailureWindow {
     fn bucket(now_ms: u64, window_ms: u64) -> u64 {
         now_ms / (window_ms / BUCKETS).max(1)
     }

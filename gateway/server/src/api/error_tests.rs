@@ -30,7 +30,7 @@ async fn errors_map_to_status_code_and_shape() {
             "idempotency_key_reused",
         ),
         (
-            StoreError::Unavailable("disk".into()).into(),
+            StoreError::unavailable("disk").into(),
             503,
             "store_unavailable",
         ),

@@ -1,7 +1,7 @@
 //! One attempt as its own task, with what must happen however it ends.
 //!
 //! A panic inside an attempt is a bug in hookgate, not the receiver's failure. The
-//! lease is still released and the scheduler still hears back (with a neutral
+//! delivery still leaves the in-flight set and the scheduler still hears back (with a neutral
 //! outcome, so a half-open probe may go again). The delivery is retried a minute
 //! later without the failure counting as an attempt, and the third such failure in
 //! a series ends it `internal_error`.
@@ -23,15 +23,16 @@ pub(crate) const INTERNAL_ERROR_RETRY_MS: u64 = 60_000;
 /// Panics in one series that end the delivery.
 pub(crate) const MAX_INTERNAL_ERRORS: u32 = 3;
 
-/// Releases the lease however the task ends (finished, panicked or aborted).
-struct HeldLease {
+/// Takes the delivery out of the in-flight set however the task ends
+/// (finished, panicked or aborted).
+struct InFlightMark {
     handle: DeliveryHandle,
     delivery_id: String,
 }
 
-impl Drop for HeldLease {
+impl Drop for InFlightMark {
     fn drop(&mut self) {
-        self.handle.release(&self.delivery_id);
+        self.handle.clear_in_flight(&self.delivery_id);
     }
 }
 
@@ -47,7 +48,7 @@ pub(crate) async fn run_attempt(
         Arc::clone(&worker.endpoint),
         worker.entry.clone(),
     );
-    let held = HeldLease {
+    let held = InFlightMark {
         handle,
         delivery_id: entry.delivery_id().to_owned(),
     };
@@ -58,8 +59,8 @@ pub(crate) async fn run_attempt(
             AttemptReport::default()
         }
     };
-    // The store moved the delivery on before the lease goes, so the scheduler
-    // never re-leases the entry the panic left behind.
+    // The store moved the delivery on before it leaves the in-flight set, so the
+    // scheduler never starts the entry the panic left behind again.
     drop(held);
     drop(permits);
     let _ = done.send((endpoint.id.clone(), report));

@@ -73,7 +73,7 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
     let in_flight = super::in_flight::InFlight::default();
     let node = super::in_flight::InFlight::default();
     for round in 1..=MAX_INTERNAL_ERRORS {
-        assert!(handle.lease(&d.id));
+        assert!(handle.mark_in_flight(&d.id));
         let permits = (in_flight.try_start(1).unwrap(), node.try_start(8).unwrap());
         let task = tokio::spawn(run_attempt(
             e.worker(&ep, entry.clone()),

@@ -6,13 +6,13 @@ mod attempt_tests;
 mod breaker;
 pub(crate) mod client;
 pub(crate) mod connector;
+mod counted_writes;
+#[cfg(test)]
+mod counted_writes_tests;
 mod endpoint_policy;
 mod in_flight;
 mod rate_limit;
 mod schedule_index;
-mod schedule_writes;
-#[cfg(test)]
-mod schedule_writes_tests;
 mod scheduler;
 mod shared_breaker;
 #[cfg(test)]
@@ -28,8 +28,8 @@ use crate::clock::Clock;
 use crate::plugin_runtime::PluginHost;
 use crate::store::Store;
 pub(crate) use client::DeliveryClient;
+pub(crate) use counted_writes::{BulkReplay, CountedWrites};
 pub(crate) use endpoint_policy::effective_policy;
-pub(crate) use schedule_writes::{BulkReplay, ScheduleWrites};
 pub(crate) use scheduler::Protection;
 
 /// A hook run before each delivery request is sent, with the delivery (tests
@@ -40,30 +40,30 @@ pub type BeforeAttempt = Arc<dyn Fn(&crate::store::DeliveryRecord) + Send + Sync
 /// flight (held by this process's workers).
 #[derive(Clone, Default)]
 pub(crate) struct DeliveryHandle {
-    leases: Arc<Mutex<HashSet<String>>>,
+    in_flight: Arc<Mutex<HashSet<String>>>,
 }
 
 impl DeliveryHandle {
     /// Whether a delivery is being attempted right now.
     pub(crate) fn is_in_flight(&self, delivery_id: &str) -> bool {
-        self.leases.lock().is_ok_and(|l| l.contains(delivery_id))
+        self.in_flight.lock().is_ok_and(|l| l.contains(delivery_id))
     }
 
     /// How many attempts are in flight.
     pub(crate) fn in_flight_count(&self) -> usize {
-        self.leases.lock().map_or(0, |l| l.len())
+        self.in_flight.lock().map_or(0, |l| l.len())
     }
 
-    /// Takes the lease on a delivery; `false` if it is already held.
-    pub(crate) fn lease(&self, delivery_id: &str) -> bool {
-        self.leases
+    /// Marks a delivery in flight; `false` if it already is.
+    pub(crate) fn mark_in_flight(&self, delivery_id: &str) -> bool {
+        self.in_flight
             .lock()
             .is_ok_and(|mut l| l.insert(delivery_id.to_owned()))
     }
 
-    /// Releases a lease.
-    pub(crate) fn release(&self, delivery_id: &str) {
-        if let Ok(mut l) = self.leases.lock() {
+    /// Takes a delivery out of the in-flight set.
+    pub(crate) fn clear_in_flight(&self, delivery_id: &str) {
+        if let Ok(mut l) = self.in_flight.lock() {
             l.remove(delivery_id);
         }
     }

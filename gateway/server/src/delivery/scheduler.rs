@@ -6,7 +6,14 @@
 //! endpoint goes to the back of the due queue. Due work is a range scan of that
 //! endpoint's schedule keys, never a scan of the whole schedule. In-flight is an
 //! in-memory lease, so after a restart pending work is taken up again.
+//!
+//! A turn is one of two kinds, decided once from the store ([`TurnKind`]): a
+//! local turn keeps the endpoint's breaker, rate window and in-flight count in
+//! this process (`turn.rs`); a shared turn, on a store several gateways share,
+//! reads and changes the cluster's under the endpoint's row lock
+//! (`shared_turn.rs`). Both admit work the same way (`admission.rs`).
 
+mod admission;
 mod changes;
 mod reports;
 mod shared_turn;
@@ -47,6 +54,27 @@ pub(crate) struct Protection {
     pub disable_after_ms: u64,
 }
 
+/// Where a turn's limits live, decided once when the scheduler starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TurnKind {
+    /// The one process keeps the breaker, rate window and in-flight count.
+    Local,
+    /// Gateways share the store, and with it each endpoint's limits: a turn
+    /// claims under the endpoint's row, and outcomes count on the shared breaker.
+    Shared,
+}
+
+impl TurnKind {
+    /// The kind a store's turns take.
+    pub(crate) fn of(store: &crate::store::Store) -> Self {
+        if store.claims_due_work() {
+            Self::Shared
+        } else {
+            Self::Local
+        }
+    }
+}
+
 struct EndpointSlot {
     record: Arc<EndpointRecord>,
     /// Resolved here, once per load, for every attempt until the next.
@@ -56,12 +84,23 @@ struct EndpointSlot {
     rate: Option<RateWindow>,
 }
 
+impl EndpointSlot {
+    /// The endpoint's limits as this process keeps them (a local turn's).
+    fn limits(&mut self) -> admission::TurnLimits<'_> {
+        admission::TurnLimits {
+            breaker: &mut self.breaker,
+            rate: self.rate.as_mut(),
+        }
+    }
+}
+
 /// The scheduler task.
 pub(crate) struct Scheduler {
     ctx: Arc<EngineContext>,
     handle: DeliveryHandle,
     changes: Changes,
     protection: Protection,
+    kind: TurnKind,
     slots: HashMap<String, EndpointSlot>,
     index: ScheduleIndex,
     /// Attempts in flight on this node, over all endpoints.
@@ -83,11 +122,13 @@ impl Scheduler {
     ) -> Self {
         let (done_tx, done_rx) = mpsc::unbounded_channel();
         let node_max_in_flight = protection.node_max_in_flight.max(1);
+        let kind = TurnKind::of(&ctx.store);
         Self {
             ctx,
             handle,
             changes,
             protection,
+            kind,
             slots: HashMap::new(),
             index: ScheduleIndex::default(),
             node_in_flight: InFlight::default(),
@@ -186,10 +227,8 @@ impl Scheduler {
         // just re-enabled (which resets it). Where gateways share the breaker, the
         // stored one is as fresh as any (each transition is stored), and each
         // claim reads the shared state anyway.
-        let breaker = match old {
-            Some(s) if (!s.record.disabled || ep.disabled) && !self.ctx.store.claims_due_work() => {
-                s.breaker
-            }
+        let breaker = match (old, self.kind) {
+            (Some(s), TurnKind::Local) if !s.record.disabled || ep.disabled => s.breaker,
             _ => Breaker::from_record(&ep.breaker),
         };
         let disabled = ep.disabled;

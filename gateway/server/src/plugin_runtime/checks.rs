@@ -1,13 +1,16 @@
 //! The upload checks (steps 1–9): what a plugin must pass before it is stored
 //! and installed.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::Component;
 
+use super::componentize::PreparedPlugin;
 use super::conformance::{self, ConformanceReport};
+use super::engine::Sandbox;
 use super::versions::{PluginPre, WitVersion};
-use super::{PluginError, PluginHost, prepare};
+use super::{PluginError, prepare};
 
 /// The longest checks 1–9 of one upload may take.
 pub const COMPILE_LIMIT: Duration = Duration::from_secs(10);
@@ -94,17 +97,38 @@ impl CheckedPlugin {
     }
 }
 
-impl PluginHost {
-    /// Upload checks 1–9 (docs/plugins.md), in order: size, sha256, validation, componentizing a
-    /// core module with the host's own world, compile, no imports, `instantiate_pre`
-    /// with the typed exports, memory, and conformance. No tenant code runs before
-    /// step 9. Blocking: callers run it on a blocking thread, within
-    /// [`COMPILE_LIMIT`].
+/// Runs the upload checks: the engine to compile and instantiate with, and the
+/// largest plugin accepted.
+pub(super) struct UploadChecker {
+    sandbox: Arc<Sandbox>,
+    max_bytes: usize,
+}
+
+impl UploadChecker {
+    pub(super) fn new(sandbox: Arc<Sandbox>, max_bytes: usize) -> Self {
+        Self { sandbox, max_bytes }
+    }
+
+    /// Checks 1–8 of a preloaded file, which never runs the conformance samples:
+    /// its bytes prepared and pre-instantiated, with its SHA-256 and whether it
+    /// was componentized.
     ///
     /// # Errors
-    /// The [`PluginError`] of the first check that failed; see
-    /// [`PluginError::check`].
-    pub fn check(&self, bytes: &[u8]) -> Result<CheckedPlugin, PluginError> {
+    /// The [`PluginError`] of the first check that failed.
+    pub(super) fn prepare_preloaded(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(PluginPre, PreparedPlugin), PluginError> {
+        let prepared = prepare(bytes, self.max_bytes)?;
+        let pre = self.sandbox.prepare(&prepared.component)?;
+        Ok((pre, prepared))
+    }
+
+    /// Upload checks 1–9, in order (see [`super::PluginHost::check`]).
+    ///
+    /// # Errors
+    /// The [`PluginError`] of the first check that failed.
+    pub(super) fn check(&self, bytes: &[u8]) -> Result<CheckedPlugin, PluginError> {
         let prepared = prepare(bytes, self.max_bytes)?;
         let started = Instant::now();
         let component = self.sandbox.compile(&prepared.component)?;

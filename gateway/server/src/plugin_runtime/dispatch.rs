@@ -1,6 +1,7 @@
 //! Where a decision runs (see [`super::budget`]): inline on the calling tokio
 //! worker with the small budget, rerun on the decision pool when it overruns,
-//! or straight on the pool for a version that often does. Counts each path.
+//! or straight on the pool for a version that often does. [`Dispatch`] holds the
+//! engine and the pool it runs them on, and counts each path.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -10,8 +11,8 @@ use std::time::Duration;
 use super::budget::{Budget, Deadline, Route};
 use super::chain::{CallFailure, PluginAnswer};
 use super::clocks::thread_cpu_time;
-use super::host::PluginHost;
-use super::pool::PoolError;
+use super::decision_pool::{DecisionPool, PoolError};
+use super::engine::Sandbox;
 use super::registry::LoadedPlugin;
 use super::versions::PluginAttempt;
 
@@ -26,10 +27,11 @@ pub struct DecisionPaths {
     pub pool: u64,
 }
 
-/// The counters behind [`DecisionPaths`], whether decisions run inline at all,
-/// and the inline budget.
-#[derive(Debug)]
-pub(crate) struct Dispatch {
+/// Runs decisions: the engine, the decision pool, whether decisions run inline
+/// at all, the inline budget, and the counters behind [`DecisionPaths`].
+pub(super) struct Dispatch {
+    sandbox: Arc<Sandbox>,
+    pool: DecisionPool,
     inline_first: AtomicBool,
     /// The inline runs' wall-time limit in µs: [`super::budget::INLINE_TIME`]
     /// but in tests, where a slow machine must not turn a quick run into an
@@ -37,32 +39,40 @@ pub(crate) struct Dispatch {
     inline_time_us: AtomicU64,
     inline: AtomicU64,
     escalated: AtomicU64,
-    pool: AtomicU64,
+    pooled: AtomicU64,
 }
 
-impl Default for Dispatch {
-    fn default() -> Self {
+impl Dispatch {
+    pub(super) fn new(sandbox: Arc<Sandbox>, pool: DecisionPool) -> Self {
         Self {
+            sandbox,
+            pool,
             inline_first: AtomicBool::new(true),
             inline_time_us: AtomicU64::new(micros(super::budget::INLINE_TIME)),
             inline: AtomicU64::new(0),
             escalated: AtomicU64::new(0),
-            pool: AtomicU64::new(0),
+            pooled: AtomicU64::new(0),
         }
     }
-}
 
-impl Dispatch {
-    pub(crate) fn paths(&self) -> DecisionPaths {
+    /// How many decisions took each path since start.
+    pub(super) fn paths(&self) -> DecisionPaths {
         DecisionPaths {
             inline: self.inline.load(Ordering::Relaxed),
             escalated: self.escalated.load(Ordering::Relaxed),
-            pool: self.pool.load(Ordering::Relaxed),
+            pool: self.pooled.load(Ordering::Relaxed),
         }
     }
 
-    pub(crate) fn set_inline_first(&self, on: bool) {
+    /// Whether decisions try the inline run first.
+    pub(super) fn set_inline_first(&self, on: bool) {
         self.inline_first.store(on, Ordering::Relaxed);
+    }
+
+    /// Gives inline runs `time` of wall time instead of [`super::budget::INLINE_TIME`].
+    #[cfg(test)]
+    pub(super) fn set_inline_time(&self, time: Duration) {
+        self.inline_time_us.store(micros(time), Ordering::Relaxed);
     }
 
     fn inline_budget(&self) -> Budget {
@@ -78,28 +88,7 @@ fn micros(time: Duration) -> u64 {
     u64::try_from(time.as_micros()).unwrap_or(u64::MAX)
 }
 
-impl PluginHost {
-    /// How many plugin decisions ran inline, escalated to the pool, or went
-    /// straight to it.
-    pub fn decision_paths(&self) -> DecisionPaths {
-        self.dispatch.paths()
-    }
-
-    /// Whether decisions try the inline run first (the default); off sends each
-    /// straight to the pool, which benchmarks compare against.
-    pub fn set_inline_first(&self, on: bool) {
-        self.dispatch.set_inline_first(on);
-    }
-
-    /// Gives inline runs `time` of wall time instead of [`super::budget::INLINE_TIME`]:
-    /// tests that count paths set it long, so that only fuel and memory decide.
-    #[cfg(test)]
-    pub(crate) fn set_inline_time(&self, time: Duration) {
-        self.dispatch
-            .inline_time_us
-            .store(micros(time), Ordering::Relaxed);
-    }
-
+impl Dispatch {
     /// Runs `plugin` on `attempt` where [`super::budget`] says it should.
     pub(super) async fn run_plugin(
         &self,
@@ -107,20 +96,20 @@ impl PluginHost {
         attempt: PluginAttempt,
         builtin_retry: bool,
     ) -> Result<PluginAnswer, CallFailure> {
-        let inline_first = self.dispatch.inline_first.load(Ordering::Relaxed);
+        let inline_first = self.inline_first.load(Ordering::Relaxed);
         if inline_first && plugin.inline.route() == Route::Inline {
             if let Some(answer) = self.run_inline(plugin, &attempt, builtin_retry) {
                 plugin.inline.record(false);
-                self.dispatch.inline.fetch_add(1, Ordering::Relaxed);
+                self.inline.fetch_add(1, Ordering::Relaxed);
                 return answer;
             }
             plugin.inline.record(true);
-            self.dispatch.escalated.fetch_add(1, Ordering::Relaxed);
+            self.escalated.fetch_add(1, Ordering::Relaxed);
             return self
                 .run_on_pool(plugin, attempt, builtin_retry, false)
                 .await;
         }
-        self.dispatch.pool.fetch_add(1, Ordering::Relaxed);
+        self.pooled.fetch_add(1, Ordering::Relaxed);
         self.run_on_pool(plugin, attempt, builtin_retry, inline_first)
             .await
     }
@@ -135,12 +124,7 @@ impl PluginHost {
     ) -> Option<Result<PluginAnswer, CallFailure>> {
         let ran = catch_unwind(AssertUnwindSafe(|| {
             self.sandbox
-                .run_within(
-                    &plugin.pre,
-                    attempt,
-                    builtin_retry,
-                    self.dispatch.inline_budget(),
-                )
+                .run_within(&plugin.pre, attempt, builtin_retry, self.inline_budget())
                 .0
         }));
         match ran {
@@ -167,7 +151,7 @@ impl PluginHost {
         record: bool,
     ) -> Result<PluginAnswer, CallFailure> {
         let (sandbox, job_plugin) = (Arc::clone(&self.sandbox), Arc::clone(plugin));
-        let inline_budget = self.dispatch.inline_budget();
+        let inline_budget = self.inline_budget();
         let ran = self
             .pool
             .run(&plugin.tenant, move || {

@@ -1,5 +1,5 @@
 //! The sandbox: one wasmtime `Engine` with the pooling allocator (shaped in
-//! [`super::pooling`]), fuel and epoch interruption, an epoch ticker, and one
+//! [`super::instance_pool`]), fuel and epoch interruption, an epoch ticker, and one
 //! fresh `Store` per decision, so no state survives from one decision to the next.
 //!
 //! Plugins are compiled once into a [`PluginPre`] (an `InstancePre` with typed
@@ -17,7 +17,7 @@ use super::PluginError;
 use super::budget::{Budget, Deadline};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EpochTicker, thread_cpu_time};
-use super::pooling::{PoolShape, PoolUsage};
+use super::instance_pool::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
 use super::versions::{Plugin, PluginAttempt, PluginPre, answer_0_2};
 

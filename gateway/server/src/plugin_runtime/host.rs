@@ -1,6 +1,9 @@
-//! [`PluginHost`]: loading plugins and running the decision chain for a bound
-//! endpoint ([`BoundPlugin`], the [`PluginDecider`] the delivery worker passes to
-//! [`crate::policy::decide`]).
+//! [`PluginHost`]: the runtime's one face. It holds its parts, each a type with
+//! what it needs: [`Installs`] (the loaded plugins and their artifacts),
+//! [`Dispatch`] (where decisions run) and [`UploadChecker`] (upload checks
+//! 1–9); it runs the decision chain for a bound endpoint ([`BoundPlugin`], the
+//! [`PluginDecider`] the delivery worker passes to [`crate::policy::decide`]) and
+//! reports plugins it disables.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,31 +11,33 @@ use std::time::Duration;
 
 use super::artifacts::ArtifactCache;
 use super::chain::{self, BuiltinView, CallFailure};
-use super::dispatch::Dispatch;
+use super::checks::{CheckedPlugin, UploadChecker};
+use super::decision_pool::DecisionPool;
+use super::dispatch::{DecisionPaths, Dispatch};
 use super::engine::Sandbox;
 use super::events::{PluginEvent, PluginEvents};
 use super::health::PluginStatus;
 use super::input::{PluginInput, attempt_record};
-use super::pool::DecisionPool;
-use super::pooling::{DEFAULT_SLOTS, PoolShape, PoolUsage, ResetMode};
-use super::registry::{PluginRegistry, PluginSource, VersionInfo};
+use super::installs::{Installs, MissingBytes, StoredPlugin};
+use super::instance_pool::{DEFAULT_SLOTS, PoolShape, PoolUsage, ResetMode};
+use super::registry::{PluginSource, PluginView, VersionInfo};
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
-use super::{PluginBinding, PluginError, prepare};
+use super::{PluginBinding, PluginError};
 use crate::policy::{AttemptFacts, Decision, EffectivePolicy, PluginDecider, Verdict};
 
 /// The plugin host: one engine, the loaded plugins and the decision pool. Created
 /// once at start and shared.
 pub struct PluginHost {
+    /// The engine the parts share (its instance pool is reported from here).
     pub(super) sandbox: Arc<Sandbox>,
-    pub(super) plugins: PluginRegistry,
-    pub(super) pool: DecisionPool,
+    /// The loaded plugins.
+    pub(super) installs: Installs,
     /// Where decisions run, and how many took each path.
-    pub(super) dispatch: Dispatch,
-    pub(super) max_bytes: usize,
+    dispatch: Dispatch,
+    /// Upload checks 1–9.
+    checker: UploadChecker,
     /// Where disabling a plugin is reported.
     events: PluginEvents,
-    /// The compiled-artifact cache, once the data dir is known.
-    pub(super) artifacts: std::sync::OnceLock<ArtifactCache>,
     /// How the instance pool was sized and how it resets, and why: logged once the
     /// gateway has its data dir, so a refused start stays one line.
     pool_note: (u32, ResetMode, &'static str),
@@ -102,14 +107,13 @@ impl PluginHost {
             reset,
         };
         let pool_note = (shape.slots, reset, why);
+        let sandbox = Arc::new(Sandbox::new(shape, fuel, spinning_cpu)?);
         Ok(Self {
-            sandbox: Arc::new(Sandbox::new(shape, fuel, spinning_cpu)?),
-            plugins: PluginRegistry::default(),
-            pool: DecisionPool::new(size)?,
-            dispatch: Dispatch::default(),
-            max_bytes,
+            installs: Installs::new(Arc::clone(&sandbox)),
+            dispatch: Dispatch::new(Arc::clone(&sandbox), DecisionPool::new(size)?),
+            checker: UploadChecker::new(Arc::clone(&sandbox), max_bytes),
+            sandbox,
             events: PluginEvents::default(),
-            artifacts: std::sync::OnceLock::new(),
             pool_note,
         })
     }
@@ -184,17 +188,14 @@ impl PluginHost {
     /// Any [`PluginError`] of the checks: size, validation, componentizing, imports,
     /// compile, resources, exports.
     pub fn load(&self, tenant: &str, name: &str, bytes: &[u8]) -> Result<u32, PluginError> {
-        let prepared = prepare(bytes, self.max_bytes)?;
-        let pre = self.sandbox.prepare(&prepared.component)?;
+        let (pre, prepared) = self.checker.prepare_preloaded(bytes)?;
         let info = VersionInfo {
             version: 0,
             sha256: prepared.sha256.clone(),
             size: bytes.len() as u64,
             created_at_ms: crate::clock::Clock::now_ms(&crate::clock::SystemClock),
         };
-        let version = self
-            .plugins
-            .add(tenant, name, pre, info, PluginSource::Preload);
+        let version = self.installs.add_preloaded(tenant, name, pre, info);
         tracing::info!(
             tenant, plugin = name, version, sha256 = %prepared.sha256,
             componentized = prepared.componentized, "plugin loaded"
@@ -206,18 +207,18 @@ impl PluginHost {
     /// if it names no loaded plugin.
     pub fn resolve(&self, tenant: &str, spec: &str) -> Option<(String, u32)> {
         let b = PluginBinding::parse(tenant, spec)?;
-        let p = self.plugins.get(b.tenant, b.name, b.version)?;
+        let p = self.installs.loaded(b.tenant, b.name, b.version)?;
         Some((p.name.clone(), p.version))
     }
 
     /// The health of `tenant`'s `name` (its active version).
     pub fn status(&self, tenant: &str, name: &str) -> Option<PluginStatus> {
-        self.plugins.status(tenant, name, None)
+        self.installs.status(tenant, name, None)
     }
 
     /// The health of one version of `tenant`'s `name`.
     pub fn version_status(&self, tenant: &str, name: &str, version: u32) -> Option<PluginStatus> {
-        self.plugins.status(tenant, name, Some(version))
+        self.installs.status(tenant, name, Some(version))
     }
 
     /// The bound plugin `binding` names, ready to decide the attempt `input` describes.
@@ -245,7 +246,7 @@ impl PluginHost {
         facts: &AttemptFacts<'_>,
         input: &PluginInput<'_>,
     ) -> Decision {
-        let Some(plugin) = self.plugins.get(b.tenant, b.name, b.version) else {
+        let Some(plugin) = self.installs.loaded(b.tenant, b.name, b.version) else {
             return chain::fallback_decision(policy, facts, "not_loaded");
         };
         if plugin.health.is_disabled() {
@@ -256,7 +257,10 @@ impl PluginHost {
             .pre
             .attempt(attempt_record(policy, facts, input, &builtin));
         let builtin_retry = builtin.verdict == Verdict::Retry;
-        let answer = self.run_plugin(&plugin, attempt, builtin_retry).await;
+        let answer = self
+            .dispatch
+            .run_plugin(&plugin, attempt, builtin_retry)
+            .await;
         if plugin.health.record(answer.as_ref().map(|_| ())) {
             self.events.send(&PluginEvent::Disabled {
                 tenant: plugin.tenant.clone(),
@@ -280,6 +284,115 @@ impl PluginHost {
                 chain::fallback_decision(policy, facts, failure.reason())
             }
         }
+    }
+
+    /// Upload checks 1–9 (docs/plugins.md), in order: size, sha256, validation, componentizing a
+    /// core module with the host's own world, compile, no imports, `instantiate_pre`
+    /// with the typed exports, memory, and conformance. No tenant code runs before
+    /// step 9. Blocking: callers run it on a blocking thread, within
+    /// [`super::COMPILE_LIMIT`].
+    ///
+    /// # Errors
+    /// The [`PluginError`] of the first check that failed; see
+    /// [`PluginError::check`].
+    pub fn check(&self, bytes: &[u8]) -> Result<CheckedPlugin, PluginError> {
+        self.checker.check(bytes)
+    }
+
+    /// Makes a checked plugin version `version` of `tenant`'s `name`, active, and
+    /// caches its compiled artifact. The caller stored it first (step 10).
+    pub fn install(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: u32,
+        created_at_ms: u64,
+        checked: CheckedPlugin,
+    ) {
+        self.installs
+            .install(tenant, name, version, created_at_ms, checked);
+    }
+
+    /// Gives the host the data dir's artifact cache; only the first call counts.
+    pub fn attach_artifacts(&self, cache: ArtifactCache) {
+        self.installs.attach_artifacts(cache);
+    }
+
+    /// Loads a stored plugin's versions at start, from the artifact cache when a
+    /// verified artifact exists, else from the bytes `bytes_of` reads (steps 1–8;
+    /// conformance passed at upload). A version that no longer loads is skipped
+    /// with an error logged; returns how many loaded.
+    ///
+    /// # Errors
+    /// What `bytes_of` fails with, or [`MissingBytes`] when it finds none.
+    pub async fn restore<E, F>(
+        &self,
+        record: &StoredPlugin,
+        bytes_of: impl Fn(u32) -> F,
+    ) -> Result<usize, E>
+    where
+        E: From<MissingBytes>,
+        F: Future<Output = Result<Option<Vec<u8>>, E>>,
+    {
+        self.installs.restore(record, bytes_of).await
+    }
+
+    /// Forgets `versions` of `tenant`'s `name` (never the active one) and drops the
+    /// artifacts of `unused` sha256s. The caller dropped them from the store first.
+    pub fn remove_versions(&self, tenant: &str, name: &str, versions: &[u32], unused: &[String]) {
+        self.installs
+            .remove_versions(tenant, name, versions, unused);
+    }
+
+    /// Disables `version` of `tenant`'s `name` as stored elsewhere (another
+    /// gateway counted its failures); `false` if not loaded.
+    pub fn force_disable(&self, tenant: &str, name: &str, version: u32) -> bool {
+        self.installs.force_disable(tenant, name, version)
+    }
+
+    /// Points bindings of the bare name at `version`; `false` if not loaded.
+    pub fn set_active(&self, tenant: &str, name: &str, version: u32) -> bool {
+        self.installs.set_active(tenant, name, version)
+    }
+
+    /// Unloads every version of a plugin and drops the artifacts of `unused`
+    /// sha256s; `false` if it was not loaded.
+    pub fn unload(&self, tenant: &str, name: &str, unused: &[String]) -> bool {
+        self.installs.unload(tenant, name, unused)
+    }
+
+    /// Where a loaded plugin came from.
+    pub fn source(&self, tenant: &str, name: &str) -> Option<PluginSource> {
+        self.installs.source(tenant, name)
+    }
+
+    /// One of `tenant`'s plugins, with its versions and their health.
+    pub fn view(&self, tenant: &str, name: &str) -> Option<PluginView> {
+        self.installs.view(tenant, name)
+    }
+
+    /// `tenant`'s plugins (uploaded and preloaded), by name.
+    pub fn views(&self, tenant: &str) -> Vec<PluginView> {
+        self.installs.views(tenant)
+    }
+
+    /// How many plugin decisions ran inline, escalated to the pool, or went
+    /// straight to it.
+    pub fn decision_paths(&self) -> DecisionPaths {
+        self.dispatch.paths()
+    }
+
+    /// Whether decisions try the inline run first (the default); off sends each
+    /// straight to the pool, which benchmarks compare against.
+    pub fn set_inline_first(&self, on: bool) {
+        self.dispatch.set_inline_first(on);
+    }
+
+    /// Gives inline runs `time` of wall time instead of the inline budget's:
+    /// tests that count paths set it long, so that only fuel and memory decide.
+    #[cfg(test)]
+    pub(crate) fn set_inline_time(&self, time: Duration) {
+        self.dispatch.set_inline_time(time);
     }
 }
 

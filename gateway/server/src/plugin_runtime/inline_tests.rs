@@ -123,7 +123,7 @@ async fn only_an_overrun_escalates_and_a_failure_inline_is_final() {
 #[test]
 fn work_that_fuel_does_not_stop_ends_at_the_inline_time_limit() {
     let host = host(&["loop"]);
-    let plugin = host.plugins.get(TENANT, "loop", None).unwrap();
+    let plugin = host.installs.loaded(TENANT, "loop", None).unwrap();
     let (_, attempt, builtin_retry) = samples().swap_remove(0);
     let unlimited_fuel = Budget {
         fuel: u64::MAX / 2,

@@ -1,14 +1,21 @@
-//! Changing the loaded plugins of uploads: installing a checked version, restoring
-//! stored versions at start through the artifact cache, moving the active
-//! pointer, dropping versions, and what the API lists. What is stored is the
-//! caller's business; the host only holds what is loaded.
+//! The loaded plugins, and changing them: installing a checked version,
+//! loading a preloaded file, restoring stored versions at start through the
+//! artifact cache, moving the active pointer, dropping versions, and what the
+//! API lists. [`Installs`] holds the registry, the artifact cache and the engine
+//! it compiles with. What is stored is the caller's business; the host only
+//! holds what is loaded.
+
+use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::Component;
 
 use super::artifacts::ArtifactCache;
 use super::checks::CheckedPlugin;
-use super::registry::{PluginSource, PluginView, VersionInfo};
-use super::{PluginError, PluginHost, prepare};
+use super::engine::Sandbox;
+use super::health::PluginStatus;
+use super::registry::{LoadedPlugin, PluginRegistry, PluginSource, PluginView, VersionInfo};
+use super::versions::PluginPre;
+use super::{PluginError, prepare};
 
 /// A stored plugin as the host restores it: its versions, oldest first, and the
 /// active one.
@@ -41,10 +48,58 @@ pub struct MissingBytes {
     pub version: u32,
 }
 
-impl PluginHost {
+/// The loaded plugins, the compiled-artifact cache (once the data dir is known)
+/// and the engine that compiles stored versions.
+pub(super) struct Installs {
+    sandbox: Arc<Sandbox>,
+    plugins: PluginRegistry,
+    artifacts: OnceLock<ArtifactCache>,
+}
+
+impl Installs {
+    pub(super) fn new(sandbox: Arc<Sandbox>) -> Self {
+        Self {
+            sandbox,
+            plugins: PluginRegistry::default(),
+            artifacts: OnceLock::new(),
+        }
+    }
+
+    /// The loaded version of `tenant`'s `name` (the active one for `None`).
+    pub(super) fn loaded(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> Option<Arc<LoadedPlugin>> {
+        self.plugins.get(tenant, name, version)
+    }
+
+    /// The health of a loaded version (the active one for `None`).
+    pub(super) fn status(
+        &self,
+        tenant: &str,
+        name: &str,
+        version: Option<u32>,
+    ) -> Option<PluginStatus> {
+        self.plugins.status(tenant, name, version)
+    }
+
+    /// Adds a preloaded file's version, active; returns its number.
+    pub(super) fn add_preloaded(
+        &self,
+        tenant: &str,
+        name: &str,
+        pre: PluginPre,
+        info: VersionInfo,
+    ) -> u32 {
+        self.plugins
+            .add(tenant, name, pre, info, PluginSource::Preload)
+    }
+
     /// Makes a checked plugin version `version` of `tenant`'s `name`, active, and
     /// caches its compiled artifact. The caller stored it first (step 10).
-    pub fn install(
+    pub(super) fn install(
         &self,
         tenant: &str,
         name: &str,
@@ -67,7 +122,7 @@ impl PluginHost {
     }
 
     /// Gives the host the data dir's artifact cache; only the first call counts.
-    pub fn attach_artifacts(&self, cache: ArtifactCache) {
+    pub(super) fn attach_artifacts(&self, cache: ArtifactCache) {
         let _ = self.artifacts.set(cache);
     }
 
@@ -78,7 +133,7 @@ impl PluginHost {
     ///
     /// # Errors
     /// What `bytes_of` fails with, or [`MissingBytes`] when it finds none.
-    pub async fn restore<E, F>(
+    pub(super) async fn restore<E, F>(
         &self,
         record: &StoredPlugin,
         bytes_of: impl Fn(u32) -> F,
@@ -158,14 +213,20 @@ impl PluginHost {
 
     /// Forgets `versions` of `tenant`'s `name` (never the active one) and drops the
     /// artifacts of `unused` sha256s. The caller dropped them from the store first.
-    pub fn remove_versions(&self, tenant: &str, name: &str, versions: &[u32], unused: &[String]) {
+    pub(super) fn remove_versions(
+        &self,
+        tenant: &str,
+        name: &str,
+        versions: &[u32],
+        unused: &[String],
+    ) {
         self.plugins.remove_versions(tenant, name, versions);
         self.remove_artifacts(unused);
     }
 
     /// Disables `version` of `tenant`'s `name` as stored elsewhere (another
     /// gateway counted its failures); `false` if not loaded.
-    pub fn force_disable(&self, tenant: &str, name: &str, version: u32) -> bool {
+    pub(super) fn force_disable(&self, tenant: &str, name: &str, version: u32) -> bool {
         let Some(p) = self.plugins.get(tenant, name, Some(version)) else {
             return false;
         };
@@ -174,13 +235,13 @@ impl PluginHost {
     }
 
     /// Points bindings of the bare name at `version`; `false` if not loaded.
-    pub fn set_active(&self, tenant: &str, name: &str, version: u32) -> bool {
+    pub(super) fn set_active(&self, tenant: &str, name: &str, version: u32) -> bool {
         self.plugins.set_active(tenant, name, version)
     }
 
     /// Unloads every version of a plugin and drops the artifacts of `unused`
     /// sha256s; `false` if it was not loaded.
-    pub fn unload(&self, tenant: &str, name: &str, unused: &[String]) -> bool {
+    pub(super) fn unload(&self, tenant: &str, name: &str, unused: &[String]) -> bool {
         self.remove_artifacts(unused);
         self.plugins.remove(tenant, name)
     }
@@ -194,17 +255,17 @@ impl PluginHost {
     }
 
     /// Where a loaded plugin came from.
-    pub fn source(&self, tenant: &str, name: &str) -> Option<PluginSource> {
+    pub(super) fn source(&self, tenant: &str, name: &str) -> Option<PluginSource> {
         self.plugins.source(tenant, name)
     }
 
     /// One of `tenant`'s plugins, with its versions and their health.
-    pub fn view(&self, tenant: &str, name: &str) -> Option<PluginView> {
+    pub(super) fn view(&self, tenant: &str, name: &str) -> Option<PluginView> {
         self.plugins.view(tenant, name)
     }
 
     /// `tenant`'s plugins (uploaded and preloaded), by name.
-    pub fn views(&self, tenant: &str) -> Vec<PluginView> {
+    pub(super) fn views(&self, tenant: &str) -> Vec<PluginView> {
         self.plugins.views(tenant)
     }
 }

@@ -10,7 +10,7 @@ use super::bindings::{Delay, Verdict};
 use super::budget::{Budget, Deadline};
 use super::conformance::samples;
 use super::engine::{FUEL_PER_DECISION, Sandbox};
-use super::pooling::{PoolShape, ResetMode};
+use super::instance_pool::{PoolShape, ResetMode};
 use super::prepare;
 
 /// Every marker the fixture writes, as the bits of its `after-ms`.

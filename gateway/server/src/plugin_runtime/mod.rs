@@ -20,14 +20,16 @@
 //! [`PluginEvent`] to whoever [subscribed](PluginHost::subscribe).
 //!
 //! Files: `bindings` (the `bindgen!`s, one per version), `versions` (which
-//! version a plugin implements, and [`WitVersion`]), `engine`, `pooling`, `state` and
-//! `clocks` (engine, its instance pool and how a freed slot is reset, limits, one
-//! store per decision, the epoch and the CPU clock), `componentize`
-//! (upload steps 1–4), `conformance` (step 9), `checks` (steps 1–9), `installs`
-//! (changing the loaded uploads), `artifacts`, `events`, `chain` (the decision
-//! rules), `input` (the WIT `attempt` record), `budget` and `dispatch` (a
-//! decision runs inline with a small budget, and escalates to the pool), `pool`
-//! and `shares` (the decision threads, and each tenant's fair share of them), `registry`, `health` and `host`.
+//! version a plugin implements, and [`WitVersion`]), `engine`, `instance_pool`,
+//! `state` and `clocks` (the engine, its instance pool and how a freed slot is
+//! reset, limits, one store per decision, the epoch and the CPU clock),
+//! `componentize` (upload steps 1–4), `conformance` (step 9), `checks` (steps
+//! 1–9, the `UploadChecker`), `installs` (the loaded plugins and changing them),
+//! `artifacts`, `events`, `chain` (the decision rules), `input` (the WIT
+//! `attempt` record), `budget` and `dispatch` (a decision runs inline with a
+//! small budget, and escalates to the pool), `decision_pool` and `shares` (the
+//! decision threads, and each tenant's fair share of them), `registry`, `health`
+//! and `host` (the face, holding the parts).
 
 mod artifacts;
 mod bindings;
@@ -39,6 +41,7 @@ mod checks;
 mod clocks;
 mod componentize;
 mod conformance;
+mod decision_pool;
 mod dispatch;
 mod engine;
 mod events;
@@ -50,10 +53,9 @@ mod host;
 mod inline_tests;
 mod input;
 mod installs;
+mod instance_pool;
 #[cfg(test)]
 mod isolation_tests;
-mod pool;
-mod pooling;
 mod registry;
 mod shares;
 mod state;
@@ -80,7 +82,7 @@ pub use host::PluginHost;
 pub(crate) use host::PreloadFile;
 pub use input::PluginInput;
 pub(crate) use installs::{MissingBytes, StoredPlugin, StoredVersion};
-pub(crate) use pooling::{DEFAULT_SLOTS, PoolUsage, SLOTS_RANGE};
+pub(crate) use instance_pool::{DEFAULT_SLOTS, PoolUsage, SLOTS_RANGE};
 pub(crate) use registry::{PluginSource, PluginView, plugin_label};
 pub use versions::WitVersion;
 

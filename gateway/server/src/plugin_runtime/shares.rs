@@ -2,7 +2,7 @@
 //! threads (rounded up) at once, however many decisions it has waiting.
 //!
 //! Why a fixed cap: a decision thread cannot be taken back from a plugin before its
-//! epoch deadline (50 ms), while a decision waits only [`super::pool::POOL_WAIT`]
+//! epoch deadline (50 ms), while a decision waits only [`super::decision_pool::POOL_WAIT`]
 //! (5 ms) for a thread. So fairness has to be decided when a thread is handed out:
 //! a tenant whose plugin spins until the deadline holds at most its share, and the
 //! other half of the pool stays free for everyone else. A round-robin queue would

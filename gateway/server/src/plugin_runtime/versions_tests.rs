@@ -113,7 +113,13 @@ async fn both_versions_decide_through_the_host_and_name_the_plugin() {
         assert_eq!(d.decided_by, "builtin", "{name}: use-default both times");
         assert_eq!(d.next, NextStep::Dead(DeadReason::GiveUp), "{name}");
     }
-    let version = |name: &str| host.plugins.get(TENANT, name, None).unwrap().pre.version();
+    let version = |name: &str| {
+        host.installs
+            .loaded(TENANT, name, None)
+            .unwrap()
+            .pre
+            .version()
+    };
     assert_eq!(version("tryagain"), WitVersion::V0_1_0);
     assert_eq!(version("tryagain_0_2"), WitVersion::V0_2_0);
 }
@@ -130,7 +136,7 @@ async fn a_0_2_0_decision_calls_decide_exactly_once() {
         assert_eq!(d.next, NextStep::RetryAt { delay_ms: 5_000 }, "{status}");
     }
     // The fixture does catch a second call: in a reused instance it traps.
-    let plugin = host.plugins.get(TENANT, "once", None).unwrap();
+    let plugin = host.installs.loaded(TENANT, "once", None).unwrap();
     let attempts: Vec<_> = samples()
         .into_iter()
         .map(|(_, a, r)| (plugin.pre.attempt(a), r))

@@ -47,7 +47,7 @@ pub(crate) fn host_from_config(config: &Config) -> Result<PluginHost, PluginErro
 /// A stored version without its bytes is a corrupt store.
 impl From<MissingBytes> for StoreError {
     fn from(e: MissingBytes) -> Self {
-        StoreError::Corrupt(e.to_string())
+        StoreError::corrupt(e.to_string())
     }
 }
 

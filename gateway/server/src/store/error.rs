@@ -35,11 +35,8 @@ impl std::fmt::Display for Failure {
 /// Storage failures. The API turns them into 503 `store_unavailable`.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("storage unavailable: {0}")]
-    Unavailable(String),
-    #[error("stored data is corrupt: {0}")]
-    Corrupt(String),
-    /// A backend operation failed; `failure` says how.
+    /// A backend operation failed, or found what is stored unreadable;
+    /// `failure` says how, `source` what happened.
     #[error("storage {failure}: {source}")]
     Backend {
         failure: Failure,
@@ -62,11 +59,25 @@ impl StoreError {
     /// How this failure counts, in the store's terms.
     pub fn failure(&self) -> Failure {
         match self {
-            Self::Corrupt(_) | Self::NewerSchema { .. } => Failure::Corrupt,
+            Self::NewerSchema { .. } => Failure::Corrupt,
             Self::Backend { failure, .. } => *failure,
-            Self::Unavailable(_) | Self::InUse { .. } | Self::Unusable { .. } => {
-                Failure::Unavailable
-            }
+            Self::InUse { .. } | Self::Unusable { .. } => Failure::Unavailable,
+        }
+    }
+
+    /// Storage that cannot be read or written now, said in the store's words.
+    pub(crate) fn unavailable(message: impl Into<String>) -> Self {
+        Self::Backend {
+            failure: Failure::Unavailable,
+            source: message.into().into(),
+        }
+    }
+
+    /// What is stored does not read back, said in the store's words.
+    pub(crate) fn corrupt(message: impl Into<String>) -> Self {
+        Self::Backend {
+            failure: Failure::Corrupt,
+            source: message.into().into(),
         }
     }
 }

@@ -132,5 +132,5 @@ impl Store {
 }
 
 fn not_shared() -> StoreError {
-    StoreError::Unavailable("this backend keeps no state shared between gateways".into())
+    StoreError::unavailable("this backend keeps no state shared between gateways")
 }

@@ -9,9 +9,6 @@ use crate::lab::gateway_api::GatewayApi;
 
 use super::DemoError;
 
-/// The demo's client.
-pub(super) type DemoApi = GatewayApi;
-
 impl From<crate::lab::gateway_api::ApiCallError> for DemoError {
     fn from(e: crate::lab::gateway_api::ApiCallError) -> Self {
         Self::Api(e.0)
@@ -19,7 +16,7 @@ impl From<crate::lab::gateway_api::ApiCallError> for DemoError {
 }
 
 /// Every delivery of `tenant`, counted by state.
-pub(super) async fn counts(api: &DemoApi, tenant: &str) -> Result<Counts, DemoError> {
+pub(super) async fn counts(api: &GatewayApi, tenant: &str) -> Result<Counts, DemoError> {
     let mut counts = Counts::default();
     for d in api
         .list_all(&format!("/v1/tenants/{tenant}/deliveries"))

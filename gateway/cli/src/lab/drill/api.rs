@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
 use super::DrillError;
-pub(crate) use crate::lab::gateway_api::GatewayApi as Api;
+pub(crate) use crate::lab::gateway_api::GatewayApi;
 
 /// The tenant every drill creates.
 pub(crate) const TENANT: &str = "drill";
@@ -19,10 +19,10 @@ impl From<crate::lab::gateway_api::ApiCallError> for DrillError {
     }
 }
 
-impl Api {
+impl GatewayApi {
     /// Creates the drill tenant and one endpoint (`endpoint` is the create body);
     /// returns the tenant's client.
-    pub(crate) async fn setup(&self, endpoint: &Value) -> Result<Api, DrillError> {
+    pub(crate) async fn setup(&self, endpoint: &Value) -> Result<GatewayApi, DrillError> {
         let tenant = self
             .expect(
                 Method::POST,
@@ -80,7 +80,7 @@ impl Api {
 /// Sends one event per payload, `concurrency` at a time; every one must be
 /// acknowledged. Returns the event ids in payload order.
 pub(crate) async fn ingest_all(
-    api: &Api,
+    api: &GatewayApi,
     event_type: &str,
     payloads: Vec<Value>,
     concurrency: usize,
@@ -115,7 +115,7 @@ fn joined<T>(r: Result<Result<T, DrillError>, tokio::task::JoinError>) -> Result
 
 /// Fetches every delivery in `ids` with its attempt log, `concurrency` at a time.
 pub(crate) async fn fetch_deliveries(
-    api: &Api,
+    api: &GatewayApi,
     ids: Vec<String>,
     concurrency: usize,
 ) -> Result<Vec<Value>, DrillError> {

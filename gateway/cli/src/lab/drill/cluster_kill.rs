@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::DrillError;
-use super::api::{Api, fetch_deliveries};
+use super::api::{GatewayApi, fetch_deliveries};
 use super::cluster::{LEASE_WAIT, REATTEMPT_SLACK, lease};
 use super::cluster_node::Node;
 use super::cluster_report::Kill;
@@ -115,7 +115,10 @@ pub struct AttemptLogs {
 
 /// The attempt logs of the deliveries of `acked` (at most [`MAX_LOGS`] of
 /// them), as `api` shows them.
-pub(super) async fn attempt_logs(api: &Api, acked: &[String]) -> Result<AttemptLogs, DrillError> {
+pub(super) async fn attempt_logs(
+    api: &GatewayApi,
+    acked: &[String],
+) -> Result<AttemptLogs, DrillError> {
     let deliveries = api.deliveries_by_event().await?;
     let ids: Vec<String> = acked
         .iter()

@@ -16,7 +16,7 @@ use http::{Method, StatusCode};
 use tokio::sync::{Notify, watch};
 
 use super::DrillError;
-use super::api::Api;
+use super::api::GatewayApi;
 use crate::lab::child_gateway::{GatewayProcess, GatewaySpec};
 
 /// The setting that fixes a node's id.
@@ -31,7 +31,7 @@ pub(super) struct Node {
     spec: GatewaySpec,
     process: Option<GatewayProcess>,
     /// The tenant's client on this node, `None` while it is down.
-    current: watch::Sender<Option<Api>>,
+    current: watch::Sender<Option<GatewayApi>>,
     /// Ingest calls to this node awaiting their answer.
     pub(super) sending_now: Arc<AtomicUsize>,
     /// Woken whenever an ingest call to this node starts.
@@ -57,7 +57,7 @@ impl Node {
     }
 
     /// What its senders follow.
-    pub(super) fn follow(&self) -> watch::Receiver<Option<Api>> {
+    pub(super) fn follow(&self) -> watch::Receiver<Option<GatewayApi>> {
         self.current.subscribe()
     }
 
@@ -97,13 +97,13 @@ impl Node {
     }
 
     /// A client of this node with the admin token.
-    pub(super) fn admin(&self) -> Result<Api, DrillError> {
-        Ok(Api::new(self.process()?.addr, &self.spec.admin)?)
+    pub(super) fn admin(&self) -> Result<GatewayApi, DrillError> {
+        Ok(GatewayApi::new(self.process()?.addr, &self.spec.admin)?)
     }
 
     /// A client of this node with `token`.
-    pub(super) fn client(&self, token: &str) -> Result<Api, DrillError> {
-        Ok(Api::new(self.process()?.addr, token)?)
+    pub(super) fn client(&self, token: &str) -> Result<GatewayApi, DrillError> {
+        Ok(GatewayApi::new(self.process()?.addr, token)?)
     }
 
     /// Points its senders at it, with the tenant's `token`.

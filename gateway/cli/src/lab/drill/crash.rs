@@ -29,7 +29,7 @@ use serde_json::json;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::api::Api;
+use super::api::GatewayApi;
 pub use super::crash_report::CrashReport;
 use super::crash_store::{CrashStore, RunStore, StoreArgs};
 use super::drill_gateway;
@@ -159,7 +159,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
         "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
-    let admin = Api::new(gateway.addr, &spec.admin)?;
+    let admin = GatewayApi::new(gateway.addr, &spec.admin)?;
     let tenant = admin.setup(&endpoint).await?;
     let token = tenant.token().to_owned();
 
@@ -213,7 +213,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
         let t = Instant::now();
         gateway = spec.spawn().await?;
         restarts.push(t.elapsed());
-        let _ = current_tx.send(Some(Api::new(gateway.addr, &token)?));
+        let _ = current_tx.send(Some(GatewayApi::new(gateway.addr, &token)?));
     }
     // Ingest goes on for one more gap after the last restart, then stops.
     tokio::time::sleep(gap(&mut rng, drill.gap_ms)).await;
@@ -223,7 +223,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let healed_at = Instant::now();
 
     let acked: Vec<String> = acked.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let api = Api::new(gateway.addr, &token)?;
+    let api = GatewayApi::new(gateway.addr, &token)?;
     let settled = wait_delivered(
         &acked,
         &receiver.tally,

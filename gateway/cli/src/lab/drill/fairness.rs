@@ -19,7 +19,7 @@ use clap::Args;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::api::{Api, TENANT, ingest_all};
+use super::api::{GatewayApi, TENANT, ingest_all};
 use super::crash_store::CrashStore;
 use super::nodes::{DrillNodes, shares};
 use super::receiver::{Behavior, Receiver, Reply};
@@ -216,7 +216,10 @@ async fn run_on(drill: &FairnessDrill, nodes: usize) -> Result<FairnessRun, Dril
 /// `drill.trickle_for`, over the nodes in turn; returns how many were
 /// acknowledged, and how long each acknowledgement took (ms), which tells the
 /// ingest's share of the lateness from the delivery's.
-async fn trickle(drill: &FairnessDrill, apis: &[Api]) -> Result<(usize, Vec<u64>), DrillError> {
+async fn trickle(
+    drill: &FairnessDrill,
+    apis: &[GatewayApi],
+) -> Result<(usize, Vec<u64>), DrillError> {
     let until = Instant::now() + drill.trickle_for;
     let mut tick = tokio::time::interval(drill.every);
     let mut acks = Vec::new();

@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::api::Api;
+use super::api::GatewayApi;
 use super::receiver::{Behavior, Reply, ReplyBody};
 
 /// The event type every sent event has.
@@ -54,7 +54,7 @@ pub(super) fn flaky(seed: u64, latency_ms: (u64, u64), healed: Arc<AtomicBool>) 
 /// One ingest sender: sends paced events to whichever gateway `current` names
 /// (none while it is down) until stopped.
 pub(super) struct Sender {
-    pub(super) current: watch::Receiver<Option<Api>>,
+    pub(super) current: watch::Receiver<Option<GatewayApi>>,
     pub(super) stop: CancellationToken,
     pub(super) acked: Arc<Mutex<Vec<String>>>,
     pub(super) unacked: Arc<AtomicU64>,

@@ -7,7 +7,7 @@ use std::path::Path;
 use http::Method;
 
 use super::DrillError;
-use super::api::Api;
+use super::api::GatewayApi;
 use super::cluster_node::Node;
 use super::crash_store::{CrashStore, RunStore};
 use crate::client::ApiRequest;
@@ -45,12 +45,12 @@ impl DrillNodes {
     }
 
     /// A client of the first node with the admin token.
-    pub(super) fn admin(&self) -> Result<Api, DrillError> {
+    pub(super) fn admin(&self) -> Result<GatewayApi, DrillError> {
         self.nodes[0].admin()
     }
 
     /// A client per node, sending `token`.
-    pub(super) fn apis(&self, token: &str) -> Result<Vec<Api>, DrillError> {
+    pub(super) fn apis(&self, token: &str) -> Result<Vec<GatewayApi>, DrillError> {
         self.nodes.iter().map(|n| n.client(token)).collect()
     }
 

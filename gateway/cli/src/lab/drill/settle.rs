@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use super::DrillError;
-use super::api::Api;
+use super::api::GatewayApi;
 use super::receiver::Tally;
 
 /// How often the receiver and the APIs are read while waiting.
@@ -39,7 +39,7 @@ impl Settled {
 pub(super) async fn wait_delivered(
     acked: &[String],
     tally: &Tally,
-    apis: &[Api],
+    apis: &[GatewayApi],
     deadline: Instant,
 ) -> Result<Settled, DrillError> {
     loop {

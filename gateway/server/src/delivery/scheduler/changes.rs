@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::Scheduler;
+use super::{Scheduler, TurnKind};
 use crate::delivery::breaker::Admit;
 use crate::store::Change;
 
@@ -23,7 +23,7 @@ impl Scheduler {
                 // only pile up heap entries.
                 // Where gateways share the breaker, a probe out may be another
                 // node's, whose report this one never hears: the claim decides.
-                let shared = self.ctx.store.claims_due_work();
+                let shared = self.kind == TurnKind::Shared;
                 match slot.breaker.peek(now) {
                     _ if slot.record.disabled => {}
                     Admit::All | Admit::Probe => self.index.push(&endpoint_id, due_ms),
@@ -60,7 +60,7 @@ impl Scheduler {
         if slot.record.disabled {
             return;
         }
-        if self.ctx.store.claims_due_work() {
+        if self.kind == TurnKind::Shared {
             // The store changed the shared breaker already; the claim reads it.
             if reset {
                 slot.breaker.reset();

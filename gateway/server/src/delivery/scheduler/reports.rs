@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::Scheduler;
+use super::{Scheduler, TurnKind};
 use crate::delivery::breaker::Transition;
 use crate::delivery::worker::AttemptReport;
 use crate::store::EndpointRecord;
@@ -20,15 +20,15 @@ impl Scheduler {
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
         };
-        let transition = if self.ctx.store.claims_due_work() {
+        let transition = match self.kind {
+            TurnKind::Local => slot
+                .breaker
+                .record(report.outcome, now, &self.protection.breaker),
             // The attempt's task counted it on the shared breaker.
-            report.shared.and_then(|shared| {
+            TurnKind::Shared => report.shared.and_then(|shared| {
                 slot.breaker = shared.breaker;
                 shared.transition
-            })
-        } else {
-            slot.breaker
-                .record(report.outcome, now, &self.protection.breaker)
+            }),
         };
         let failing_too_long = slot
             .breaker

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use super::Scheduler;
+use super::admission::TurnLimits;
 use crate::clock::Clock;
 use crate::delivery::breaker::{Admit, Breaker};
 use crate::delivery::rate_limit::RateWindow;
@@ -46,31 +47,30 @@ struct SharedTurn {
 impl TurnPlan for SharedTurn {
     fn allowed(&mut self, runtime: &RuntimeRecord, live_leases: usize) -> usize {
         let now = self.now;
+        // The cluster's places, breaker and window, as the row holds them.
         let free = self.max_in_flight.saturating_sub(live_leases);
         let mut breaker = Breaker::from_shared(&runtime.breaker, runtime.probe_until_ms, now);
-        let mut allowed = match breaker.admit(now) {
-            Admit::All => free,
-            Admit::Probe => {
-                self.probing = true;
-                free.min(1)
-            }
-            Admit::Wait(until) => {
-                self.again_at = Some(until.unwrap_or(now + FULL_RETRY_MS));
-                0
-            }
+        let mut window = self
+            .rate_limit_per_s
+            .map(|per_s| RateWindow::from_starts(per_s, &runtime.starts));
+        let mut limits = TurnLimits {
+            breaker: &mut breaker,
+            rate: window.as_mut(),
         };
+        let admission = limits.admit(free, self.want, now);
+        self.probing = admission.probing;
+        // What other nodes finish is not announced: a full endpoint, or a probe
+        // out on some node, is looked at again soon.
+        if let Some(until) = admission.breaker_until {
+            self.again_at = Some(until.unwrap_or(now + FULL_RETRY_MS));
+        }
         if free == 0 {
             self.again_at = Some(now + FULL_RETRY_MS);
         }
-        if let Some(per_s) = self.rate_limit_per_s {
-            let mut window = RateWindow::from_starts(per_s, &runtime.starts);
-            let available = window.available(now);
-            if available < allowed.min(self.want) {
-                self.again_at = Some(window.next_free_at(now));
-            }
-            allowed = allowed.min(available);
+        if let Some(at) = admission.rate_free_at {
+            self.again_at = Some(at);
         }
-        self.allowed = allowed.min(self.want);
+        self.allowed = admission.allowed;
         self.allowed
     }
 

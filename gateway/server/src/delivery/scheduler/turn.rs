@@ -1,22 +1,26 @@
-//! One round-robin turn of a due endpoint: how much it may start now (breaker, rate
-//! limit, free in-flight places, this node's own cap) and which due entries,
-//! first attempts and retries interleaved.
+//! One round-robin turn of a due endpoint, and the local kind of turn: how much
+//! it may start now (admitted against the limits this process keeps) and which
+//! due entries, first attempts and retries interleaved.
 
 use std::sync::Arc;
 
-use super::Scheduler;
+use super::{Scheduler, TurnKind};
 use crate::delivery::attempt_task::run_attempt;
-use crate::delivery::breaker::Admit;
 use crate::delivery::shared_breaker::SharedBreaker;
 use crate::delivery::worker::DeliveryWorker;
 use crate::store::{Lane, Lease, interleave};
 
 impl Scheduler {
-    /// One round-robin turn for a due endpoint.
+    /// One round-robin turn for a due endpoint, of the scheduler's kind.
     pub(super) async fn serve(&mut self, endpoint_id: &str, now: u64) {
-        if self.ctx.store.claims_due_work() {
-            return self.serve_shared(endpoint_id, now).await;
+        match self.kind {
+            TurnKind::Local => self.serve_local(endpoint_id, now).await,
+            TurnKind::Shared => self.serve_shared(endpoint_id, now).await,
         }
+    }
+
+    /// A local turn: admitted against the limits this process keeps.
+    async fn serve_local(&mut self, endpoint_id: &str, now: u64) {
         let node_free = self.node_free(endpoint_id);
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
@@ -26,25 +30,17 @@ impl Scheduler {
         }
         let max_in_flight = slot.record.max_in_flight as usize;
         let free = slot.in_flight.free(max_in_flight);
-        let mut allowed = match slot.breaker.admit(now) {
-            Admit::All => free,
-            Admit::Probe => free.min(1),
-            Admit::Wait(until) => {
-                if let Some(until) = until {
-                    self.index.push(endpoint_id, until);
-                }
-                return; // a finishing probe requeues the endpoint
+        let admission = slot.limits().admit(free, node_free, now);
+        if let Some(until) = admission.breaker_until {
+            if let Some(until) = until {
+                self.index.push(endpoint_id, until);
             }
-        };
-        if let Some(rate) = &mut slot.rate {
-            allowed = allowed.min(rate.available(now));
+            return; // a finishing probe requeues the endpoint
         }
-        allowed = allowed.min(node_free);
+        let (allowed, probing) = (admission.allowed, admission.probing);
         if allowed == 0 {
-            if free > 0
-                && let Some(rate) = &slot.rate
-            {
-                self.index.push(endpoint_id, rate.next_free_at(now));
+            if let Some(at) = admission.rate_free_at {
+                self.index.push(endpoint_id, at);
             }
             return; // otherwise a finishing attempt requeues the endpoint
         }
@@ -65,7 +61,6 @@ impl Scheduler {
                 return;
             }
         };
-        let probing = matches!(slot.breaker.admit(now), Admit::Probe);
         let started = self.launch(endpoint_id, entries, allowed, probing, None);
         let Some(slot) = self.slots.get(endpoint_id) else {
             return;
@@ -109,7 +104,7 @@ impl Scheduler {
             let Some(permit) = slot.in_flight.try_start(max_in_flight) else {
                 break;
             };
-            if !self.handle.lease(entry.delivery_id()) {
+            if !self.handle.mark_in_flight(entry.delivery_id()) {
                 continue;
             }
             started += 1;

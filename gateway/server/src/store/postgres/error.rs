@@ -58,7 +58,7 @@ pub(crate) fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
 
 /// A stored record that does not read back.
 pub(crate) fn corrupt(what: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt(format!("{what}: {e}"))
+    StoreError::corrupt(format!("{what}: {e}"))
 }
 
 #[cfg(test)]

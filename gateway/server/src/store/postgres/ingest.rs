@@ -191,7 +191,7 @@ impl PgStore {
             event: prepared,
             reply,
         };
-        let gone = || StoreError::Unavailable("ingest writer stopped".into());
+        let gone = || StoreError::unavailable("ingest writer stopped");
         if self.inner.ingest.jobs.send(job).await.is_err() {
             return Err(gone());
         }
@@ -227,7 +227,7 @@ impl PgStore {
                     &key,
                     &body_hash,
                     &serde_json::to_string(&prepared.receipt)
-                        .map_err(|e| StoreError::Corrupt(format!("idempotency receipt: {e}")))?,
+                        .map_err(|e| StoreError::corrupt(format!("idempotency receipt: {e}")))?,
                     &ms(ev.now_ms),
                     &ms(IDEMPOTENCY_TTL_MS),
                 ],

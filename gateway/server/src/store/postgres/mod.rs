@@ -221,7 +221,7 @@ fn build_pool(
         .recycle_timeout(Some(CONNECT_TIMEOUT))
         .runtime(Runtime::Tokio1)
         .build()
-        .map_err(|e| StoreError::Unavailable(format!("connection pool: {e}")))
+        .map_err(|e| StoreError::unavailable(format!("connection pool: {e}")))
 }
 
 /// The parsed URL and its TLS connector.
@@ -231,16 +231,16 @@ fn connect_target(
     let url = config
         .url
         .as_deref()
-        .ok_or_else(|| StoreError::Unavailable("store.url is not set".into()))?;
+        .ok_or_else(|| StoreError::unavailable("store.url is not set"))?;
     let mut target =
-        PgTarget::parse(url).map_err(|e| StoreError::Unavailable(format!("store.url: {e}")))?;
+        PgTarget::parse(url).map_err(|e| StoreError::unavailable(format!("store.url: {e}")))?;
     target.config.connect_timeout(CONNECT_TIMEOUT);
     target
         .config
         .application_name(format!("hookgate {}", env!("CARGO_PKG_VERSION")));
     let tls = target
         .tls(config.ca_file.as_deref())
-        .map_err(StoreError::Unavailable)?;
+        .map_err(StoreError::unavailable)?;
     Ok((target, tls))
 }
 

@@ -50,10 +50,10 @@ fn bench_endpoint(tenant: &str) -> EndpointRecord {
 /// One connection, its driver on this runtime; `relaxed` commits without
 /// waiting for the disk, as the backend's outcome connections do.
 pub(super) async fn connect(url: &str, relaxed: bool) -> Result<Client, StoreError> {
-    let target = PgTarget::parse(url).map_err(StoreError::Unavailable)?;
+    let target = PgTarget::parse(url).map_err(StoreError::unavailable)?;
     let commit = if relaxed { "off" } else { "on" };
     let target = target.with_setting("synchronous_commit", commit);
-    let tls = target.tls(None).map_err(StoreError::Unavailable)?;
+    let tls = target.tls(None).map_err(StoreError::unavailable)?;
     let (client, connection) = target.config.connect(tls).await.map_err(pg_error)?;
     tokio::spawn(connection);
     Ok(client)
@@ -139,7 +139,7 @@ pub(super) async fn ingest_statements(client: &Client) -> Result<[Statement; 4],
         out.push(client.prepare(sql).await.map_err(pg_error)?);
     }
     out.try_into()
-        .map_err(|_| StoreError::Unavailable("four statements".into()))
+        .map_err(|_| StoreError::unavailable("four statements"))
 }
 
 /// Events per second ingested into the empty database at `url` for `secs` by
@@ -161,7 +161,7 @@ pub async fn raw_ingest_rate(
         "x".repeat(payload_len.saturating_sub(10))
     );
     let payload: Arc<RawValue> = RawValue::from_string(payload)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?
+        .map_err(|e| StoreError::corrupt(e.to_string()))?
         .into();
     let written = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
@@ -180,7 +180,7 @@ pub async fn raw_ingest_rate(
     }
     for task in tasks {
         task.await
-            .map_err(|e| StoreError::Unavailable(e.to_string()))??;
+            .map_err(|e| StoreError::unavailable(e.to_string()))??;
     }
     Ok(written.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64())
 }

@@ -55,7 +55,7 @@ pub async fn raw_deliver_rate(
 ) -> Result<f64, StoreError> {
     prepare(url).await?;
     let payload = RawValue::from_string("{\"pad\":\"x\"}".to_owned())
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        .map_err(|e| StoreError::corrupt(e.to_string()))?;
     let mut seeder = connect(url, false).await?;
     let statements = ingest_statements(&seeder).await?;
     for chunk in (0..n).collect::<Vec<_>>().chunks(500) {
@@ -100,7 +100,7 @@ pub async fn raw_deliver_rate(
     }
     for task in tasks {
         task.await
-            .map_err(|e| StoreError::Unavailable(e.to_string()))??;
+            .map_err(|e| StoreError::unavailable(e.to_string()))??;
     }
     Ok(n as f64 / started.elapsed().as_secs_f64())
 }
@@ -143,7 +143,7 @@ async fn settle(
     if written.get::<_, i64>(0) == 1 {
         Ok(())
     } else {
-        Err(StoreError::Corrupt(format!(
+        Err(StoreError::corrupt(format!(
             "outcome of {} not written",
             d.id
         )))

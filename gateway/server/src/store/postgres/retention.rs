@@ -14,7 +14,7 @@ use crate::store::{
 impl SweepCursor {
     /// The `(tenant, event id)` this cursor goes on after.
     fn event_key(&self) -> Result<(String, String), StoreError> {
-        let bad = || StoreError::Corrupt(format!("sweep cursor {:?}", self.0));
+        let bad = || StoreError::corrupt(format!("sweep cursor {:?}", self.0));
         let bytes = hex::decode(&self.0).map_err(|_| bad())?;
         let text = String::from_utf8(bytes).map_err(|_| bad())?;
         let (tenant, id) = text.split_once('\0').ok_or_else(bad)?;

@@ -72,7 +72,7 @@ impl SledStore {
         })
         .await;
         let (out, last_write) =
-            ran.map_err(|e| StoreError::Unavailable(format!("bulk write stopped: {e}")))?;
+            ran.map_err(|e| StoreError::unavailable(format!("bulk write stopped: {e}")))?;
         // Batches applied before an error are waited for too: they are visible now.
         if let Some(seq) = last_write {
             self.inner.commit.wait_durable(seq).await?;

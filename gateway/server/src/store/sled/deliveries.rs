@@ -86,7 +86,7 @@ impl SledStore {
         let store = self.clone();
         tokio::task::spawn_blocking(move || store.count_blocking())
             .await
-            .map_err(|e| StoreError::Unavailable(format!("count task: {e}")))?
+            .map_err(|e| StoreError::unavailable(format!("count task: {e}")))?
     }
 
     fn count_blocking(&self) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {

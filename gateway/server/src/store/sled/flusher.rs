@@ -149,11 +149,11 @@ impl GroupCommit {
                     return Ok(());
                 }
                 if p.failed_through >= seq {
-                    return Err(StoreError::Unavailable("flush failed".into()));
+                    return Err(StoreError::unavailable("flush failed"));
                 }
             }
             if rx.changed().await.is_err() {
-                return Err(StoreError::Unavailable("flusher stopped".into()));
+                return Err(StoreError::unavailable("flusher stopped"));
             }
         }
     }
@@ -240,10 +240,8 @@ mod tests {
 
         backend.fail.store(true, Ordering::SeqCst);
         let s = gc.written();
-        assert!(matches!(
-            gc.wait_durable(s).await,
-            Err(StoreError::Unavailable(_))
-        ));
+        let e = gc.wait_durable(s).await.unwrap_err();
+        assert_eq!(e.failure(), crate::store::Failure::Unavailable, "{e}");
 
         backend.fail.store(false, Ordering::SeqCst);
         let s = gc.written();

@@ -110,7 +110,7 @@ impl SledStore {
                 let found = u64::from_be_bytes(
                     v.as_ref()
                         .try_into()
-                        .map_err(|_| StoreError::Corrupt("schema_version".into()))?,
+                        .map_err(|_| StoreError::corrupt("schema_version"))?,
                 );
                 if found > SCHEMA_VERSION {
                     return Err(StoreError::NewerSchema {
@@ -177,7 +177,7 @@ impl SledStore {
     /// `Unavailable` if the write or its flush failed: the caller must not ack.
     pub(crate) async fn commit_queued(&self, writes: Writes) -> Result<WriteResult, StoreError> {
         let (result, seq) = self.apply(writer::Job::Writes(writes)).await?;
-        let seq = seq.ok_or_else(|| StoreError::Unavailable("write not sequenced".into()))?;
+        let seq = seq.ok_or_else(|| StoreError::unavailable("write not sequenced"))?;
         self.inner.commit.wait_durable(seq).await?;
         Ok(result)
     }

@@ -24,7 +24,7 @@ impl SweepCursor {
 
     /// The event key the sweep goes on after.
     fn key(&self) -> Result<Vec<u8>, StoreError> {
-        hex::decode(&self.0).map_err(|_| StoreError::Corrupt(format!("sweep cursor {:?}", self.0)))
+        hex::decode(&self.0).map_err(|_| StoreError::corrupt(format!("sweep cursor {:?}", self.0)))
     }
 }
 

@@ -129,7 +129,7 @@ impl SledStore {
             let mut s = queue
                 .state
                 .lock()
-                .map_err(|_| StoreError::Unavailable("write queue poisoned".into()))?;
+                .map_err(|_| StoreError::unavailable("write queue poisoned"))?;
             s.jobs.push((job, tx));
             !std::mem::replace(&mut s.draining, true)
         };
@@ -146,7 +146,7 @@ impl SledStore {
             self.drain(LEADER_ROUNDS);
         }
         rx.await
-            .map_err(|_| StoreError::Unavailable("the write was abandoned".into()))?
+            .map_err(|_| StoreError::unavailable("the write was abandoned"))?
     }
 
     /// Applies rounds until the queue is empty; after `max_rounds`, the drain
@@ -198,7 +198,7 @@ impl SledStore {
                         TransactionError::Storage(e) => e.to_string(),
                     };
                     for (_, reply) in jobs {
-                        let _ = reply.send(Err(StoreError::Unavailable(message.clone())));
+                        let _ = reply.send(Err(StoreError::unavailable(message.clone())));
                     }
                 }
             }

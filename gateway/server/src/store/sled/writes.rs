@@ -165,9 +165,7 @@ impl SledStore {
         });
         match applied {
             Ok(r) => Ok(r),
-            Err(TransactionError::Abort(())) => {
-                Err(StoreError::Unavailable("write aborted".into()))
-            }
+            Err(TransactionError::Abort(())) => Err(StoreError::unavailable("write aborted")),
             Err(TransactionError::Storage(e)) => Err(e.into()),
         }
     }

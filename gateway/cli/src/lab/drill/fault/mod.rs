@@ -29,7 +29,7 @@ use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::api::{Api, fetch_deliveries, ingest_all};
+use super::api::{GatewayApi, fetch_deliveries, ingest_all};
 use super::drill_gateway;
 use super::receiver::Receiver;
 use super::{DrillError, WorkDir, fresh_seed};
@@ -152,7 +152,7 @@ pub async fn run(drill: &FaultDrill) -> Result<FaultReport, DrillError> {
         "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
                    "max_attempts": 10, "retry_window_ms": 600_000}
     });
-    let api = Api::new(gateway.addr, &spec.admin)?
+    let api = GatewayApi::new(gateway.addr, &spec.admin)?
         .setup(&endpoint)
         .await?;
 

@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{DeliveryClient, DeliveryHandle, EngineParts, Protection, ScheduleWrites};
+use super::{CountedWrites, DeliveryClient, DeliveryHandle, EngineParts, Protection};
 use crate::address_guard::AddressGuard;
 use crate::alerts::{ALERT_TENANT, Alert, AlertMonitor, sender};
 use crate::clock::ManualClock;
@@ -59,7 +59,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
     let endpoint = sender::install(&store.store, &cfg, START_MS).await.unwrap();
     let handle = DeliveryHandle::default();
     let telemetry = Arc::new(Telemetry::new(false, AlertMonitor::new(cfg).0));
-    let writes = ScheduleWrites::new(store.store.clone(), Arc::clone(&telemetry));
+    let writes = CountedWrites::new(store.store.clone(), Arc::clone(&telemetry));
     let config = Config::default();
     let anywhere = AddressGuard::new(vec!["0.0.0.0/0".parse().unwrap()]);
     let shutdown = CancellationToken::new();

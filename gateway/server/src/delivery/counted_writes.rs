@@ -12,9 +12,9 @@ use crate::store::{
 };
 use crate::telemetry::Telemetry;
 
-/// Ingest and bulk replay, with what goes with them. Cheap to clone.
+/// Ingest and replays, with the counts that move with them. Cheap to clone.
 #[derive(Clone)]
-pub(crate) struct ScheduleWrites {
+pub(crate) struct CountedWrites {
     store: Store,
     telemetry: Arc<Telemetry>,
 }
@@ -27,7 +27,7 @@ pub(crate) struct BulkReplay {
     pub open_breakers: Vec<EndpointRecord>,
 }
 
-impl ScheduleWrites {
+impl CountedWrites {
     pub(crate) fn new(store: Store, telemetry: Arc<Telemetry>) -> Self {
         Self { store, telemetry }
     }
@@ -91,7 +91,7 @@ impl ScheduleWrites {
         })
     }
 
-    /// What [`ScheduleWrites::replay_matching`] would replay now, and which of
+    /// What [`CountedWrites::replay_matching`] would replay now, and which of
     /// those endpoints have a breaker that is not closed; writes nothing and wakes
     /// nothing.
     ///
@@ -131,7 +131,7 @@ impl ScheduleWrites {
     }
 }
 
-impl crate::alerts::AlertIngest for ScheduleWrites {
+impl crate::alerts::AlertIngest for CountedWrites {
     async fn ingest_alert(&self, event: NewEvent<'_>) -> Result<(), StoreError> {
         self.ingest(event).await.map(drop)
     }
