@@ -172,5 +172,4 @@ pub fn verify(
 }
 
 #[cfg(test)]
-#[path = "signing_tests.rs"]
 mod tests;

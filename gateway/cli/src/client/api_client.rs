@@ -263,5 +263,4 @@ fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 #[cfg(test)]
-#[path = "api_client_tests.rs"]
 mod tests;

@@ -127,5 +127,4 @@ mod render;
 use render::{render_svg, render_text};
 
 #[cfg(test)]
-#[path = "policy_tests.rs"]
 mod tests;

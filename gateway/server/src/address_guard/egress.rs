@@ -157,5 +157,4 @@ impl EgressAllowList {
 }
 
 #[cfg(test)]
-#[path = "egress_tests.rs"]
 mod tests;

@@ -128,5 +128,4 @@ impl From<&AttemptRecord> for AttemptView {
 }
 
 #[cfg(test)]
-#[path = "delivery_view_tests.rs"]
 mod tests;

@@ -129,5 +129,4 @@ impl EndpointSecrets {
 }
 
 #[cfg(test)]
-#[path = "endpoint_view_tests.rs"]
 mod tests;

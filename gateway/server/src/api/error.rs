@@ -218,5 +218,4 @@ impl IntoResponse for ApiError {
 }
 
 #[cfg(test)]
-#[path = "error_tests.rs"]
 mod tests;

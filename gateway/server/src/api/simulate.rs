@@ -218,5 +218,4 @@ pub(super) async fn simulate(
 }
 
 #[cfg(test)]
-#[path = "simulate_tests.rs"]
 mod tests;

@@ -190,7 +190,6 @@ pub(super) fn lift_moved_keys(layer: &mut Table, origin: &str) -> Result<Vec<Str
 }
 
 #[cfg(test)]
-#[path = "store_section_tests.rs"]
 mod postgres_tests;
 
 #[cfg(test)]

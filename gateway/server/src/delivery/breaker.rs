@@ -215,5 +215,4 @@ impl Breaker {
 }
 
 #[cfg(test)]
-#[path = "breaker_tests.rs"]
 mod tests;

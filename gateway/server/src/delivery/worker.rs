@@ -250,5 +250,4 @@ mod record;
 use record::clock_skew_ms;
 
 #[cfg(test)]
-#[path = "worker_tests.rs"]
 mod tests;

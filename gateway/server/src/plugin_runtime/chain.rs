@@ -231,5 +231,4 @@ pub(crate) fn cut_reason(reason: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "chain_tests.rs"]
 mod tests;

@@ -221,5 +221,4 @@ pub(crate) fn answer_0_2(
 }
 
 #[cfg(test)]
-#[path = "versions_tests.rs"]
 mod tests;

@@ -93,5 +93,4 @@ pub(crate) fn next_step(
 }
 
 #[cfg(test)]
-#[path = "builtin_tests.rs"]
 mod tests;

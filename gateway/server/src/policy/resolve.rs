@@ -244,5 +244,4 @@ fn validate_limits(policy: &EffectivePolicy) -> Result<(), PolicyError> {
 }
 
 #[cfg(test)]
-#[path = "resolve_tests.rs"]
 mod tests;

@@ -211,5 +211,4 @@ fn attempt_seed(seed: u64, index: usize, attempt: u32) -> u64 {
 #[cfg(test)]
 use super::simulation_report::bucket_seconds;
 #[cfg(test)]
-#[path = "simulator_tests.rs"]
 mod tests;

@@ -291,5 +291,4 @@ fn strings(value: &Value) -> Result<Vec<String>, String> {
 }
 
 #[cfg(test)]
-#[path = "spec_tests.rs"]
 mod tests;

@@ -214,5 +214,4 @@ fn splitmix64(x: u64) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

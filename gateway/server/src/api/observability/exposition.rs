@@ -207,5 +207,4 @@ pub(super) fn to_classic_text(openmetrics: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "exposition_tests.rs"]
 mod tests;

@@ -260,5 +260,4 @@ impl PgStore {
 }
 
 #[cfg(test)]
-#[path = "listen_tests.rs"]
 mod tests;

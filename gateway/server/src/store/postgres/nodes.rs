@@ -103,5 +103,4 @@ impl PgStore {
 }
 
 #[cfg(test)]
-#[path = "nodes_tests.rs"]
 mod tests;

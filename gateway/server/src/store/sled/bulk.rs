@@ -82,5 +82,4 @@ impl SledStore {
 }
 
 #[cfg(test)]
-#[path = "bulk_tests.rs"]
 mod tests;

@@ -5,7 +5,7 @@
 //! changed since its endpoint was created as `""`; builds since write `"closed"`.
 //! To write it again exactly, check out that commit and run
 //! `cargo test -p hookgate-server --lib store::compat_tests::write_fixture -- --ignored`.
-//! Here, `cargo test -p hookgate-server --lib store::compat_fixture -- --ignored`
+//! Here, `cargo test -p hookgate-server --lib store::sled::compat_fixture::write_fixture -- --ignored`
 //! writes the records of the build it runs on to the same path. A fixture is
 //! regenerated to cover new records, never to make a test pass.
 

@@ -268,5 +268,4 @@ impl SledStore {
 }
 
 #[cfg(test)]
-#[path = "endpoints_tests.rs"]
 mod tests;

@@ -195,5 +195,4 @@ fn remove_unchanged(
 }
 
 #[cfg(test)]
-#[path = "events_tests.rs"]
 mod tests;

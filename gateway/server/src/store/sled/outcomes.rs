@@ -220,5 +220,4 @@ impl PreparedAttempt {
 }
 
 #[cfg(test)]
-#[path = "outcomes_tests.rs"]
 mod tests;

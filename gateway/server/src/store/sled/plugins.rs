@@ -181,5 +181,4 @@ impl SledStore {
 }
 
 #[cfg(test)]
-#[path = "plugins_tests.rs"]
 mod tests;
