@@ -15,6 +15,146 @@ pub(crate) fn new_id(prefix: &str, now_ms: u64) -> String {
     format!("{prefix}{ulid}")
 }
 
+/// An id type: a string that says what it names, so that a tenant's id and an
+/// endpoint's cannot be swapped where both are asked for. Stored and shown as
+/// the plain string (serde `transparent`); it reads as a `&str` wherever one
+/// is wanted.
+macro_rules! typed_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(
+            Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash,
+            serde::Serialize, serde::Deserialize,
+        )]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// The id as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> Self {
+                Self(id)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                Self(id.to_owned())
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> Self {
+                id.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+    };
+}
+
+typed_id!(
+    /// A tenant's id, chosen by the platform: `^[a-z0-9][a-z0-9_-]{0,62}$`.
+    TenantId
+);
+typed_id!(
+    /// An endpoint's id: `ep_` + ULID (the alert endpoint's is fixed).
+    EndpointId
+);
+typed_id!(
+    /// An event's id: `evt_` + ULID; the `webhook-id` of its every request.
+    EventId
+);
+typed_id!(
+    /// A delivery's id (one event to one endpoint): `dlv_` + ULID.
+    DeliveryId
+);
+
+impl EndpointId {
+    /// A new endpoint id stamped `now_ms`.
+    pub(crate) fn generate(now_ms: u64) -> Self {
+        Self(new_id(ENDPOINT, now_ms))
+    }
+}
+
+impl EventId {
+    /// A new event id stamped `now_ms`.
+    pub(crate) fn generate(now_ms: u64) -> Self {
+        Self(new_id(EVENT, now_ms))
+    }
+}
+
+impl DeliveryId {
+    /// A new delivery id stamped `now_ms`.
+    pub(crate) fn generate(now_ms: u64) -> Self {
+        Self(new_id(DELIVERY, now_ms))
+    }
+}
+
 /// Whether `id` is a valid tenant id: `^[a-z0-9][a-z0-9_-]{0,62}$`.
 pub(crate) fn is_valid_tenant_id(id: &str) -> bool {
     let b = id.as_bytes();

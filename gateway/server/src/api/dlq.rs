@@ -64,8 +64,8 @@ impl DlqSummary {
         let by_endpoint = most_dead_first(counts.by_endpoint)
             .into_iter()
             .map(|((tenant_id, endpoint_id), dead)| EndpointDead {
-                tenant_id: with_tenant.then_some(tenant_id),
-                endpoint_id,
+                tenant_id: with_tenant.then_some(tenant_id.to_string()),
+                endpoint_id: endpoint_id.to_string(),
                 dead,
             })
             .collect();
@@ -104,7 +104,10 @@ pub(super) async fn all_summary(
     let mut counts = ctx.store.dead_counts_all(SUMMARY_SCAN_LIMIT).await?;
     let by_tenant = most_dead_first(std::mem::take(&mut counts.by_tenant))
         .into_iter()
-        .map(|(tenant_id, dead)| TenantDead { tenant_id, dead })
+        .map(|(tenant_id, dead)| TenantDead {
+            tenant_id: tenant_id.to_string(),
+            dead,
+        })
         .collect();
     Ok(Json(AllDlqSummary {
         summary: DlqSummary::of(counts, true),

@@ -62,7 +62,7 @@ impl EndpointView {
             disabled: ep.disabled,
             disabled_reason: ep.disabled_reason.clone(),
             event_types: ep.event_types.clone(),
-            id: ep.id.clone(),
+            id: ep.id.to_string(),
             max_in_flight: ep.max_in_flight,
             plugin: ep.plugin.clone(),
             policy: ep.policy.clone(),

@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::openapi::{ItemPath, TenantPath};
 use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
-use crate::ids;
+use crate::ids::EndpointId;
 use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
 
 type Json201 = (StatusCode, Json<EndpointView>);
@@ -51,8 +51,8 @@ pub(super) async fn create(
     let now = ctx.clock.now_ms();
     let secret = tenant_secret(input.secret.as_deref())?;
     let mut ep = EndpointRecord {
-        id: ids::new_id(ids::ENDPOINT, now),
-        tenant_id: t,
+        id: EndpointId::generate(now),
+        tenant_id: t.into(),
         url: String::new(),
         description: String::new(),
         event_types: Vec::new(),
@@ -110,7 +110,7 @@ pub(super) async fn list(
         eps.iter()
             .map(|e| EndpointView::new(e, &ctx.config.policy.default))
             .collect(),
-        next,
+        next.map(String::from),
     ))
 }
 

@@ -62,13 +62,13 @@ pub(super) struct IngestedDeliveryView {
 impl From<IngestReceipt> for IngestAnswer {
     fn from(receipt: IngestReceipt) -> Self {
         Self {
-            id: receipt.event_id,
+            id: receipt.event_id.to_string(),
             deliveries: receipt
                 .deliveries
                 .into_iter()
                 .map(|d| IngestedDeliveryView {
-                    id: d.delivery_id,
-                    endpoint_id: d.endpoint_id,
+                    id: d.delivery_id.to_string(),
+                    endpoint_id: d.endpoint_id.to_string(),
                 })
                 .collect(),
         }

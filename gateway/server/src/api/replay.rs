@@ -71,7 +71,7 @@ pub(super) struct OpenBreakerView {
 impl OpenBreakerView {
     fn of(ep: &EndpointRecord) -> Self {
         Self {
-            endpoint_id: ep.id.clone(),
+            endpoint_id: ep.id.to_string(),
             state: ep.breaker.state.clone(),
             open_until: ep.breaker.open_until_ms.map(rfc3339_ms),
         }

@@ -83,7 +83,7 @@ pub(super) async fn create(
             Json(CreatedTenant {
                 api_key: key,
                 created_at: rfc3339_ms(now),
-                id: t.id,
+                id: t.id.to_string(),
             }),
         )),
         None => Err(ApiError::conflict(format!(
@@ -117,10 +117,10 @@ pub(super) async fn list(
         .iter()
         .map(|t| TenantView {
             created_at: rfc3339_ms(t.created_at_ms),
-            id: t.id.clone(),
+            id: t.id.to_string(),
         })
         .collect();
-    Ok(list_body(data, next))
+    Ok(list_body(data, next.map(String::from)))
 }
 
 /// Gives the tenant a new API key; the old one stops working at once.

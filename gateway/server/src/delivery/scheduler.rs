@@ -210,7 +210,7 @@ impl Scheduler {
 
     async fn load(&mut self, ep: EndpointRecord) {
         let id = ep.id.clone();
-        let old = self.slots.remove(&id);
+        let old = self.slots.remove(id.as_str());
         // What is in flight and what started this second outlive the reload: a
         // changed limit applies to them, it does not start a fresh count.
         let in_flight = old
@@ -234,7 +234,7 @@ impl Scheduler {
         let disabled = ep.disabled;
         let policy = Arc::new(EndpointPolicy::load(&ep, &self.ctx.default_policy));
         self.slots.insert(
-            id.clone(),
+            id.to_string(),
             EndpointSlot {
                 record: Arc::new(ep),
                 policy,

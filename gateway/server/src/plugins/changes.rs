@@ -181,7 +181,7 @@ impl PluginService {
                     .and_then(|p| PluginBinding::parse(tenant, p))
                     .is_some_and(|b| b.name == name)
             })
-            .map(|ep| ep.id)
+            .map(|ep| ep.id.to_string())
             .collect();
         if !endpoints.is_empty() {
             return Err(PluginServiceError::Bound {

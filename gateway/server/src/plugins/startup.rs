@@ -54,7 +54,7 @@ impl From<MissingBytes> for StoreError {
 /// A stored record as the host restores it.
 pub(super) fn stored(record: &PluginRecord) -> StoredPlugin {
     StoredPlugin {
-        tenant_id: record.tenant_id.clone(),
+        tenant_id: record.tenant_id.to_string(),
         name: record.name.clone(),
         versions: record
             .versions
@@ -107,14 +107,14 @@ impl PluginService {
             let (tenant, name) = (&record.tenant_id, &record.name);
             if host.source(tenant, name) == Some(PluginSource::Preload) {
                 tracing::warn!(
-                    tenant, plugin = %name,
+                    tenant = %tenant, plugin = %name,
                     "a stored plugin has the name of a [[plugins.preload]] entry; the preloaded one is used"
                 );
                 continue;
             }
             let bytes_of = |v| store.plugin_bytes(tenant, name, v);
             let loaded = host.restore(&stored(&record), bytes_of).await?;
-            tracing::info!(tenant, plugin = %name, versions = loaded, active = record.active, "plugin restored");
+            tracing::info!(tenant = %tenant, plugin = %name, versions = loaded, active = record.active, "plugin restored");
         }
         Ok(Self {
             store,

@@ -25,7 +25,7 @@ impl DeliveryFilter {
             && self
                 .endpoint_id
                 .as_ref()
-                .is_none_or(|e| *e == d.endpoint_id)
+                .is_none_or(|e| d.endpoint_id == *e)
             && self.event_type.as_ref().is_none_or(|t| *t == d.event_type)
             && self.since_ms.is_none_or(|s| d.created_at_ms >= s)
             && self.until_ms.is_none_or(|u| d.created_at_ms < u)
@@ -78,7 +78,7 @@ impl<'a, F: Fn(&DeliveryRecord) -> bool> PageFill<'a, F> {
             let next_cursor = self.data.last().map(|d| d.id.clone());
             return Some(DeliveryPage {
                 data: std::mem::take(&mut self.data),
-                next_cursor,
+                next_cursor: next_cursor.map(String::from),
                 scanned: self.scanned,
             });
         }

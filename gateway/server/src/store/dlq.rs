@@ -2,6 +2,7 @@
 //! of one delivery or of every delivery a filter matches, as a new series with
 //! the same `webhook-id`.
 
+use crate::ids::{EndpointId, TenantId};
 use std::collections::BTreeMap;
 
 use super::{Change, DeliveryFilter, DeliveryRecord, DeliveryState, Recorded, Store, StoreError};
@@ -20,9 +21,9 @@ pub struct DeadCounts {
     /// Every known reason (zero or more), and any other name a record holds.
     pub by_reason: BTreeMap<String, u64>,
     /// Dead per (tenant, endpoint): endpoint ids are only unique per tenant.
-    pub by_endpoint: BTreeMap<(String, String), u64>,
+    pub by_endpoint: BTreeMap<(TenantId, EndpointId), u64>,
     /// Dead per tenant (one entry for a tenant's own summary).
-    pub by_tenant: BTreeMap<String, u64>,
+    pub by_tenant: BTreeMap<TenantId, u64>,
     /// Delivery records read.
     pub scanned: usize,
     /// Whether every record was read; `false` if the bound stopped the scan.
@@ -65,7 +66,7 @@ pub enum ReplayOutcome {
 #[derive(Debug, Default)]
 pub struct ReplaySummary {
     pub replayed: usize,
-    pub endpoints: std::collections::BTreeSet<String>,
+    pub endpoints: std::collections::BTreeSet<EndpointId>,
 }
 
 impl DeliveryRecord {
@@ -138,7 +139,7 @@ impl Store {
         if let ReplayOutcome::Replayed(d, _) = &outcome {
             self.probe_now(&d.endpoint_id).await?;
             self.feed.publish(Change::Replayed {
-                endpoint_id: d.endpoint_id.clone(),
+                endpoint_id: d.endpoint_id.to_string(),
             });
         }
         Ok(outcome)
@@ -162,7 +163,7 @@ impl Store {
         }
         let endpoints = summary.endpoints.iter();
         self.feed.publish_all(endpoints.map(|id| Change::Replayed {
-            endpoint_id: id.clone(),
+            endpoint_id: id.to_string(),
         }));
         Ok(summary)
     }

@@ -7,7 +7,7 @@ use super::{
     Change, DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, IngestReceipt,
     IngestedDelivery, Store, StoreError,
 };
-use crate::ids;
+use crate::ids::{DeliveryId, EventId};
 
 /// How long an `Idempotency-Key` is remembered.
 pub(crate) const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -50,13 +50,13 @@ pub(crate) struct PreparedEvent {
 
 impl PreparedEvent {
     pub(crate) fn new(ev: &NewEvent<'_>) -> Self {
-        let event_id = ids::new_id(ids::EVENT, ev.now_ms);
+        let event_id = EventId::generate(ev.now_ms);
         let deliveries: Vec<DeliveryRecord> = ev
             .endpoints
             .iter()
             .map(|ep| DeliveryRecord {
-                id: ids::new_id(ids::DELIVERY, ev.now_ms),
-                tenant_id: ev.tenant_id.to_owned(),
+                id: DeliveryId::generate(ev.now_ms),
+                tenant_id: ev.tenant_id.to_owned().into(),
                 event_id: event_id.clone(),
                 endpoint_id: ep.id.clone(),
                 event_type: ev.event_type.to_owned(),
@@ -86,7 +86,7 @@ impl PreparedEvent {
         };
         let event = EventRecord {
             id: event_id,
-            tenant_id: ev.tenant_id.to_owned(),
+            tenant_id: ev.tenant_id.to_owned().into(),
             event_type: ev.event_type.to_owned(),
             payload: ev.payload.to_owned(),
             created_at_ms: ev.now_ms,
@@ -114,7 +114,7 @@ impl Store {
         if let IngestOutcome::Created { deliveries, .. } = &outcome {
             self.feed
                 .publish_all(deliveries.iter().map(|d| Change::Due {
-                    endpoint_id: d.endpoint_id.clone(),
+                    endpoint_id: d.endpoint_id.to_string(),
                     due_ms: d.next_attempt_at_ms.unwrap_or(d.created_at_ms),
                 }));
         }

@@ -3,6 +3,8 @@
 //! the store writes the outcome only while the lease is still current (else
 //! `Stale`). What makes it current is the backend's own business.
 
+use crate::ids::{DeliveryId, EndpointId};
+
 /// Which queue due work sits in. First attempts and retries are kept in separate
 /// lanes so that new deliveries are never stuck behind a backlog of retries; the
 /// scheduler interleaves the two.
@@ -26,11 +28,11 @@ impl Lane {
 pub(crate) struct DueEntry {
     pub(crate) lane: Lane,
     /// The endpoint the delivery goes to.
-    pub(crate) endpoint_id: String,
+    pub(crate) endpoint_id: EndpointId,
     /// When the next attempt is due, Unix ms.
     pub(crate) due_ms: u64,
     /// The delivery.
-    pub(crate) delivery_id: String,
+    pub(crate) delivery_id: DeliveryId,
 }
 
 /// One delivery due at one time, as the store handed it out. Opaque: only the

@@ -52,7 +52,7 @@ pub struct NewPluginVersion<'a> {
 /// bind the bare name use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PluginRecord {
-    pub tenant_id: String,
+    pub tenant_id: crate::ids::TenantId,
     pub name: String,
     pub versions: Vec<PluginVersionRecord>,
     pub active: u32,
@@ -62,7 +62,7 @@ impl PluginRecord {
     /// A plugin with no versions yet.
     pub(crate) fn empty(tenant: &str, name: &str) -> Self {
         Self {
-            tenant_id: tenant.to_owned(),
+            tenant_id: tenant.to_owned().into(),
             name: name.to_owned(),
             versions: Vec::new(),
             active: 0,

@@ -3,6 +3,7 @@
 //! Each value is one version byte followed by JSON. The version byte lets a later
 //! schema migrate records in place; JSON keeps the payload's raw bytes verbatim.
 
+use crate::ids::{DeliveryId, EndpointId, EventId, TenantId};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
@@ -36,7 +37,7 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError>
 /// A tenant: an isolated set of endpoints, events and plugins.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TenantRecord {
-    pub id: String,
+    pub id: TenantId,
     /// SHA-256 of the tenant's current API key, hex.
     pub key_sha256: String,
     pub created_at_ms: u64,
@@ -80,8 +81,8 @@ pub struct BreakerRecord {
 /// A tenant's endpoint: where deliveries go, and how they are retried.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EndpointRecord {
-    pub id: String,
-    pub tenant_id: String,
+    pub id: EndpointId,
+    pub tenant_id: TenantId,
     /// The normalized URL.
     pub url: String,
     pub description: String,
@@ -114,13 +115,13 @@ pub struct EndpointRecord {
 /// An accepted event, with the exact payload bytes it was given.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct EventRecord {
-    pub id: String,
-    pub tenant_id: String,
+    pub id: EventId,
+    pub tenant_id: TenantId,
     pub event_type: String,
     pub payload: Box<RawValue>,
     pub created_at_ms: u64,
     /// (delivery id, endpoint id) for each endpoint the event fanned out to.
-    pub deliveries: Vec<(String, String)>,
+    pub deliveries: Vec<(DeliveryId, EndpointId)>,
 }
 
 /// Where a delivery stands. `in_flight` exists only in memory, never here.
@@ -146,10 +147,10 @@ impl DeliveryState {
 /// One event's delivery to one endpoint, across every attempt and replay series.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeliveryRecord {
-    pub id: String,
-    pub tenant_id: String,
-    pub event_id: String,
-    pub endpoint_id: String,
+    pub id: DeliveryId,
+    pub tenant_id: TenantId,
+    pub event_id: EventId,
+    pub endpoint_id: EndpointId,
     pub event_type: String,
     pub state: DeliveryState,
     /// Replay series, starting at 1.
@@ -224,7 +225,7 @@ pub(crate) struct IdempotencyRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IngestReceipt {
     #[serde(rename = "id")]
-    pub event_id: String,
+    pub event_id: EventId,
     pub deliveries: Vec<IngestedDelivery>,
 }
 
@@ -232,8 +233,8 @@ pub struct IngestReceipt {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IngestedDelivery {
     #[serde(rename = "id")]
-    pub delivery_id: String,
-    pub endpoint_id: String,
+    pub delivery_id: DeliveryId,
+    pub endpoint_id: EndpointId,
 }
 
 #[cfg(test)]

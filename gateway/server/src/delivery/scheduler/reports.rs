@@ -87,7 +87,7 @@ impl Scheduler {
             if disable {
                 tracing::warn!(
                     alert = "endpoint_disabled",
-                    endpoint_id,
+                    endpoint_id = %endpoint_id,
                     "no success for disable_after: endpoint disabled"
                 );
             }
@@ -102,7 +102,7 @@ impl Scheduler {
                 })
                 .await;
             if let Err(e) = changed {
-                tracing::warn!(error = %e, endpoint_id, "cannot store breaker state");
+                tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot store breaker state");
             }
         });
     }

@@ -4,6 +4,7 @@
 //! dead deliveries counted from a bounded scan that says when the bound cut it
 //! short, and pending and dead per tenant for the start-up gauges.
 
+use crate::ids::{EndpointId, TenantId};
 use crate::policy::DeadReason;
 use crate::store::testing::TestStore;
 use crate::store::{DeliveryFilter, DeliveryPage, DeliveryState, NewEvent, SUMMARY_SCAN_LIMIT};
@@ -233,11 +234,11 @@ async fn a_tenants_summary_counts_only_its_dead_by_reason_and_endpoint(t: TestSt
     );
     assert_eq!(counts.by_reason.len(), DeadReason::ALL.len());
     let by_endpoint: Vec<_> = counts.by_endpoint.into_iter().collect();
-    let gone = ("t1".to_owned(), "ep_t1_gone".to_owned());
+    let gone = (TenantId::from("t1"), EndpointId::from("ep_t1_gone"));
     assert_eq!(by_endpoint, [(gone, 3)]);
     assert_eq!(
         counts.by_tenant.into_iter().collect::<Vec<_>>(),
-        [("t1".to_owned(), 3)]
+        [(TenantId::from("t1"), 3)]
     );
 }
 
@@ -261,6 +262,6 @@ async fn pending_and_dead_are_counted_per_tenant(t: TestStore) {
     assert_eq!(counts.get("t1"), Some(&(3, 3)));
     assert_eq!(counts.get("t2"), Some(&(3, 3)));
     // Succeeded work is neither.
-    let t_counts = counts.get(&d.tenant_id).copied().unwrap_or_default();
+    let t_counts = counts.get(d.tenant_id.as_str()).copied().unwrap_or_default();
     assert_eq!(t_counts, (0, 0));
 }

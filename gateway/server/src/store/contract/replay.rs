@@ -61,7 +61,7 @@ async fn replay_refuses_pending_unknown_and_gone_and_needs_force_for_a_success(t
         async move { store.replay_delivery("t", &id, force, 9).await.unwrap() }
     };
     assert!(matches!(
-        replay(done.id.clone(), false).await,
+        replay(done.id.to_string(), false).await,
         ReplayOutcome::NeedsForce
     ));
     let unchanged = t.store.delivery("t", &done.id).await.unwrap().unwrap();
@@ -70,11 +70,11 @@ async fn replay_refuses_pending_unknown_and_gone_and_needs_force_for_a_success(t
         (DeliveryState::Succeeded, 1)
     );
     assert!(matches!(
-        replay(done.id.clone(), true).await,
+        replay(done.id.to_string(), true).await,
         ReplayOutcome::Replayed(_, DeliveryState::Succeeded)
     ));
     assert!(matches!(
-        replay(done.id.clone(), true).await,
+        replay(done.id.to_string(), true).await,
         ReplayOutcome::Pending
     ));
     assert!(matches!(
@@ -94,7 +94,7 @@ async fn replay_refuses_pending_unknown_and_gone_and_needs_force_for_a_success(t
     let ep = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
     t.store.delete_endpoint(&ep, 10).await.unwrap();
     assert!(matches!(
-        replay(done.id.clone(), true).await,
+        replay(done.id.to_string(), true).await,
         ReplayOutcome::EndpointGone
     ));
     let d = t.store.delivery("t", &done.id).await.unwrap().unwrap();

@@ -26,7 +26,7 @@ impl ClaimedRecords {
             if kept.len() >= MOST {
                 kept.clear();
             }
-            kept.insert((d.tenant_id.clone(), d.event_id.clone()), payload);
+            kept.insert((d.tenant_id.to_string(), d.event_id.to_string()), payload);
         }
         let Ok(mut kept) = self.records.lock() else {
             return;
@@ -34,7 +34,7 @@ impl ClaimedRecords {
         if kept.len() >= MOST {
             kept.clear();
         }
-        kept.insert((d.id.clone(), token), d);
+        kept.insert((d.id.to_string(), token), d);
     }
 
     /// The record read under `token`, once.

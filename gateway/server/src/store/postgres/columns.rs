@@ -18,8 +18,8 @@ pub(super) struct EventColumns {
 impl EventColumns {
     pub(super) fn push(&mut self, e: &PreparedEvent) {
         let ev = &e.event;
-        self.tenants.push(ev.tenant_id.clone());
-        self.ids.push(ev.id.clone());
+        self.tenants.push(ev.tenant_id.to_string());
+        self.ids.push(ev.id.to_string());
         self.types.push(ev.event_type.clone());
         self.payloads.push(ev.payload.get().to_owned());
         self.created.push(ms(ev.created_at_ms));
@@ -40,12 +40,12 @@ pub(super) struct DeliveryColumns {
 
 impl DeliveryColumns {
     pub(super) fn push(&mut self, d: &crate::store::DeliveryRecord) {
-        self.ids.push(d.id.clone());
-        self.tenants.push(d.tenant_id.clone());
-        self.endpoints.push(d.endpoint_id.clone());
+        self.ids.push(d.id.to_string());
+        self.tenants.push(d.tenant_id.to_string());
+        self.endpoints.push(d.endpoint_id.to_string());
         self.records.push(to_json(d));
         self.due
             .push(ms(d.next_attempt_at_ms.unwrap_or(d.created_at_ms)));
-        self.events.push(d.event_id.clone());
+        self.events.push(d.event_id.to_string());
     }
 }

@@ -78,7 +78,7 @@ impl PgStore {
             let read = rows.len();
             for row in rows {
                 let d: DeliveryRecord = from_json(row.get(0), "delivery")?;
-                after = Some(d.id.clone());
+                after = Some(d.id.to_string());
                 if let Some(full) = page.offer(d) {
                     return Ok(full);
                 }

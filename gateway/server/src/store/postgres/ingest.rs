@@ -7,6 +7,7 @@
 //! lot, the database's group commit. A keyed ingest runs alone: its key's row
 //! serialises repeats, and a repeat must not abort the others' batch.
 
+use crate::ids::{EndpointId, TenantId};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -119,7 +120,7 @@ async fn insert_events(
             ids.push(d.endpoint_id.as_str());
         }
     }
-    let present: HashSet<(String, String)> = tx
+    let present: HashSet<(TenantId, EndpointId)> = tx
         .query(&prepared(tx, LOCK_ENDPOINTS).await?, &[&tenants, &ids])
         .await
         .map_err(pg_error)?

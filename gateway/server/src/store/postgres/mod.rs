@@ -13,6 +13,7 @@ mod columns;
 mod deliveries;
 mod endpoints;
 mod error;
+mod id_columns;
 mod events;
 mod ingest;
 mod listen;

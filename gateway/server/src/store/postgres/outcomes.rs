@@ -64,12 +64,12 @@ impl OutcomeRow {
     pub(super) fn new(w: &AttemptWrite<'_>) -> Self {
         let (d, a) = (w.delivery, w.attempt);
         Self {
-            id: d.id.clone(),
+            id: d.id.to_string(),
             token: w.lease.1,
             series: w.expected_series as i32,
             attempts: w.expected_attempts as i32,
-            tenant: d.tenant_id.clone(),
-            endpoint: d.endpoint_id.clone(),
+            tenant: d.tenant_id.to_string(),
+            endpoint: d.endpoint_id.to_string(),
             state: d.state.as_str(),
             record: to_json(d),
             log_series: a.series as i32,

@@ -2,6 +2,7 @@
 //! series due now. A dry run plans in the same transaction and rolls it back,
 //! so it counts exactly what the replay would do.
 
+use crate::ids::EndpointId;
 use std::collections::HashSet;
 
 use deadpool_postgres::GenericClient;
@@ -133,13 +134,13 @@ impl PgStore {
             let mut batch = Vec::new();
             for row in rows {
                 let d: DeliveryRecord = from_json(row.get(0), "delivery")?;
-                after = Some(d.id.clone());
+                after = Some(d.id.to_string());
                 if filter.matches(&d) {
                     batch.push(d);
                 }
             }
             let wanted: Vec<&str> = batch.iter().map(|d| d.endpoint_id.as_str()).collect();
-            let live: HashSet<String> = tx
+            let live: HashSet<EndpointId> = tx
                 .query(
                     "SELECT id FROM endpoints WHERE tenant_id = $1 AND id = ANY($2) FOR KEY SHARE",
                     &[&tenant, &wanted],
@@ -153,7 +154,7 @@ impl PgStore {
             for d in &mut batch {
                 d.begin_series(now_ms);
                 summary.replayed += 1;
-                summary.endpoints.insert(d.endpoint_id.clone());
+                summary.endpoints.insert(d.endpoint_id.to_string().into());
             }
             if apply && !batch.is_empty() {
                 requeue(&tx, &batch).await?;

@@ -3,6 +3,7 @@
 //! with no delivery left) and what ends (pending work nothing will serve), and
 //! applies it in the same transaction that read and locked the rows.
 
+use crate::ids::{DeliveryId, EndpointId, TenantId};
 use std::collections::{HashMap, HashSet};
 
 use super::{PgStore, from_json, pg_error, unms};
@@ -44,10 +45,10 @@ impl PgStore {
             .map_err(pg_error)?;
         let mut ids = Vec::new();
         for e in &events {
-            let listed: Vec<(String, String)> = from_json(e.get(3), "event deliveries")?;
+            let listed: Vec<(DeliveryId, EndpointId)> = from_json(e.get(3), "event deliveries")?;
             ids.extend(listed.into_iter().map(|(id, _)| id));
         }
-        let deliveries: HashMap<String, DeliveryRecord> = tx
+        let deliveries: HashMap<DeliveryId, DeliveryRecord> = tx
             .query(
                 "SELECT record FROM deliveries WHERE id = ANY($1) FOR UPDATE",
                 &[&ids],
@@ -63,7 +64,7 @@ impl PgStore {
         let (mut removed, mut ended, mut events_gone) = (Vec::new(), Vec::new(), Vec::new());
         for e in &events {
             let (tenant, id): (String, String) = (e.get(0), e.get(1));
-            let listed: Vec<(String, String)> = from_json(e.get(3), "event deliveries")?;
+            let listed: Vec<(DeliveryId, EndpointId)> = from_json(e.get(3), "event deliveries")?;
             let mut remaining = 0;
             for (dlv_id, _) in listed {
                 let Some(d) = deliveries.get(&dlv_id) else {
@@ -121,12 +122,12 @@ impl PgStore {
         &self,
         tx: &deadpool_postgres::Transaction<'_>,
         deliveries: impl Iterator<Item = &DeliveryRecord>,
-    ) -> Result<HashMap<(String, String), EndpointRecord>, StoreError> {
-        let wanted: HashSet<(String, String)> = deliveries
+    ) -> Result<HashMap<(TenantId, EndpointId), EndpointRecord>, StoreError> {
+        let wanted: HashSet<(TenantId, EndpointId)> = deliveries
             .filter(|d| d.state == DeliveryState::Pending)
             .map(|d| (d.tenant_id.clone(), d.endpoint_id.clone()))
             .collect();
-        let (tenants, ids): (Vec<String>, Vec<String>) = wanted.into_iter().unzip();
+        let (tenants, ids): (Vec<TenantId>, Vec<EndpointId>) = wanted.into_iter().unzip();
         let rows = tx
             .query(
                 "SELECT record FROM endpoints

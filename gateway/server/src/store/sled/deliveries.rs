@@ -95,7 +95,7 @@ impl SledStore {
         for item in self.inner.records.scan_prefix(b"dl\0") {
             let (_, v) = item?;
             let d: DeliveryRecord = super::records::decode(&v)?;
-            let e = out.entry(d.tenant_id).or_default();
+            let e = out.entry(d.tenant_id.to_string()).or_default();
             match d.state {
                 DeliveryState::Pending => e.0 += 1,
                 DeliveryState::Dead => e.1 += 1,

@@ -167,9 +167,9 @@ impl ScheduleKey for DueEntry {
         let due_ms = u64::from_be_bytes(rest[..8].try_into().ok()?);
         Some(Self {
             lane,
-            endpoint_id: String::from_utf8(ep.to_vec()).ok()?,
+            endpoint_id: String::from_utf8(ep.to_vec()).ok()?.into(),
             due_ms,
-            delivery_id: String::from_utf8(rest[8..].to_vec()).ok()?,
+            delivery_id: String::from_utf8(rest[8..].to_vec()).ok()?.into(),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! DLQ operations: replaying one delivery, or every delivery a filter matches,
 //! as a new series with the same `webhook-id`.
 
+use crate::ids::EndpointId;
 use crate::store::DueEntry;
 use crate::store::sled::keys::ScheduleKey as _;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
@@ -155,7 +156,7 @@ const REPLAY_BATCH: usize = 500;
 fn replay_batch(
     bulk: &mut BulkWrites<'_>,
     mode: ReplayMode,
-    planned: Vec<(super::Writes, String)>,
+    planned: Vec<(super::Writes, EndpointId)>,
     replayed: &mut ReplaySummary,
 ) -> Result<(), StoreError> {
     let (groups, endpoints): (Vec<_>, Vec<_>) = planned.into_iter().unzip();

@@ -49,7 +49,7 @@ fn count(store: &SledStore, prefix: &[u8]) -> usize {
 fn seed_deliveries(store: &SledStore, template: &DeliveryRecord, state: DeliveryState) {
     for i in 0..RECORDS {
         let mut d = template.clone();
-        d.id = format!("dlv_bulk{i:05}");
+        d.id = format!("dlv_bulk{i:05}").into();
         d.state = state;
         let key = keys::delivery(&d.tenant_id, &d.id);
         store
@@ -117,7 +117,7 @@ fn idempotency_sweep_runs_off_the_runtime_workers() {
             let rec = IdempotencyRecord {
                 body_sha256: String::new(),
                 receipt: IngestReceipt {
-                    event_id: String::new(),
+                    event_id: String::new().into(),
                     deliveries: Vec::new(),
                 },
                 created_at_ms: 0,
