@@ -10,7 +10,8 @@
 //!
 //! Everything below is what other crates may use; every module is private.
 //! - **Serving:** [`run`], [`run_with`] and [`RunOptions`], [`RunError`],
-//!   [`open_store`] and the [`Store`] it opens, [`reset_admin_token`],
+//!   [`open_store`] and the [`Store`] it opens (with the typed ids its calls
+//!   take: [`TenantId`], [`EndpointId`], [`EventId`], [`DeliveryId`]), [`reset_admin_token`],
 //!   [`migrate_postgres`] and [`PgTarget`] (`hookgate migrate`).
 //! - **Config:** [`Config`] and its sections, [`ConfigError`], [`redact_password`].
 //! - **Retry policies:** [`PolicySpec`], [`EffectivePolicy`], [`decide`], the herd
@@ -63,6 +64,7 @@ pub use config::{
     StoreConfig, TlsConfig, redact_password,
 };
 pub use delivery::BeforeAttempt;
+pub use ids::{DeliveryId, EndpointId, EventId, TenantId};
 pub use pg_target::PgTarget;
 pub use plugin_runtime::{
     COMPILE_LIMIT, CheckedPlugin, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, PluginBinding,

@@ -33,7 +33,9 @@ pub(crate) async fn install(
     cfg: &AlertsConfig,
     now_ms: u64,
 ) -> Result<Option<EndpointRecord>, StoreError> {
-    let existing = store.endpoint(ALERT_TENANT, ALERT_ENDPOINT).await?;
+    let existing = store
+        .endpoint(&ALERT_TENANT.into(), &ALERT_ENDPOINT.into())
+        .await?;
     let Some(url) = &cfg.url else {
         if let Some(ep) = existing {
             store.delete_endpoint(&ep, now_ms).await?;

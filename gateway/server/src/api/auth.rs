@@ -13,6 +13,7 @@ use axum::http::request::Parts;
 use super::body::read_guard::ReadClaim;
 use super::error::ApiError;
 use crate::context::AppContext;
+use crate::ids::TenantId;
 use crate::token;
 
 /// Who is calling.
@@ -41,7 +42,7 @@ impl Principal {
     pub(crate) async fn require_tenant(
         &self,
         ctx: &AppContext,
-        tenant: &str,
+        tenant: &TenantId,
     ) -> Result<(), ApiError> {
         match self {
             Self::Tenant(t) if t == tenant => Ok(()),

@@ -15,6 +15,7 @@ use super::{ListPage, bad_query, list_body};
 use crate::clock::parse_rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::effective_policy;
+use crate::ids::{DeliveryId, TenantId};
 use crate::policy::DeadReason;
 use crate::store::{BreakerState, DeliveryFilter, DeliveryRecord, DeliveryState, EndpointRecord};
 
@@ -109,7 +110,7 @@ pub(super) fn dead_reason_named(name: &str) -> Result<DeadReason, String> {
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ListPage<DeliveryView>>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
@@ -163,7 +164,7 @@ pub(super) async fn list(
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, DeliveryId)>,
 ) -> Result<Json<DeliveryDetail>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let d = ctx

@@ -12,6 +12,7 @@ use super::auth::Principal;
 use super::error::ApiError;
 use super::openapi::TenantPath;
 use crate::context::AppContext;
+use crate::ids::TenantId;
 use crate::store::{DeadCounts, SUMMARY_SCAN_LIMIT};
 
 /// A tenant's DLQ summary; the admin's adds `tenant_id` to each endpoint.
@@ -86,7 +87,7 @@ impl DlqSummary {
 pub(super) async fn tenant_summary(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
 ) -> Result<Json<DlqSummary>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let counts = ctx.store.dead_counts(&t, SUMMARY_SCAN_LIMIT).await?;

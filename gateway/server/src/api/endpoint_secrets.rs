@@ -15,6 +15,7 @@ use super::endpoints::{load, modify};
 use super::error::ApiError;
 use super::openapi::ItemPath;
 use crate::context::AppContext;
+use crate::ids::{EndpointId, TenantId};
 use crate::store::StoredSecret;
 
 /// How long a rotated-out secret keeps signing.
@@ -30,7 +31,7 @@ const MAX_LIVE_SECRETS: usize = 5;
 pub(super) async fn secret(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, EndpointId)>,
 ) -> Result<Json<EndpointSecrets>, ApiError> {
     let ep = load(&ctx, &who, &t, &id).await?;
     Ok(Json(EndpointSecrets::new(&ep, ctx.clock.now_ms())))
@@ -54,7 +55,7 @@ pub(super) struct RotateSecret {
 pub(super) async fn rotate_secret(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, EndpointId)>,
     body: Body,
 ) -> Result<Json<EndpointSecrets>, ApiError> {
     who.require_tenant(&ctx, &t).await?;

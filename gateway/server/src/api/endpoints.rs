@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::openapi::{ItemPath, TenantPath};
 use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
-use crate::ids::EndpointId;
+use crate::ids::{EndpointId, TenantId};
 use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
 
 type Json201 = (StatusCode, Json<EndpointView>);
@@ -25,8 +25,8 @@ type Json201 = (StatusCode, Json<EndpointView>);
 pub(super) async fn load(
     ctx: &AppContext,
     who: &Principal,
-    t: &str,
-    id: &str,
+    t: &TenantId,
+    id: &EndpointId,
 ) -> Result<EndpointRecord, ApiError> {
     who.require_tenant(ctx, t).await?;
     ctx.store
@@ -42,7 +42,7 @@ pub(super) async fn load(
 pub(super) async fn create(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
     body: Body,
 ) -> Result<Json201, ApiError> {
     who.require_tenant(&ctx, &t).await?;
@@ -52,7 +52,7 @@ pub(super) async fn create(
     let secret = tenant_secret(input.secret.as_deref())?;
     let mut ep = EndpointRecord {
         id: EndpointId::generate(now),
-        tenant_id: t.into(),
+        tenant_id: t,
         url: String::new(),
         description: String::new(),
         event_types: Vec::new(),
@@ -92,7 +92,7 @@ pub(super) async fn create(
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
     page: Result<Query<Page>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ListPage<EndpointView>>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
@@ -121,7 +121,7 @@ pub(super) async fn list(
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, EndpointId)>,
 ) -> Result<Json<EndpointView>, ApiError> {
     Ok(Json(EndpointView::new(
         &load(&ctx, &who, &t, &id).await?,
@@ -140,8 +140,8 @@ const MAX_SWAP_TRIES: usize = 16;
 pub(super) async fn modify<F>(
     ctx: &AppContext,
     who: &Principal,
-    t: &str,
-    id: &str,
+    t: &TenantId,
+    id: &EndpointId,
     mut change: impl FnMut(EndpointRecord) -> F,
 ) -> Result<EndpointRecord, ApiError>
 where
@@ -175,7 +175,7 @@ where
 pub(super) async fn update(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, EndpointId)>,
     body: Body,
 ) -> Result<Json<EndpointView>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
@@ -215,7 +215,7 @@ pub(super) async fn update(
 pub(super) async fn delete(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, EndpointId)>,
 ) -> Result<StatusCode, ApiError> {
     let ep = load(&ctx, &who, &t, &id).await?;
     ctx.store.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
@@ -231,7 +231,7 @@ pub(super) async fn delete(
 pub(super) async fn reset_breaker(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, EndpointId)>,
 ) -> Result<Json<EndpointView>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     match ctx.store.reset_breaker(&t, &id).await? {

@@ -20,6 +20,7 @@ use super::openapi::{ItemPath, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::event_type;
+use crate::ids::{EventId, TenantId};
 use crate::store::{IngestOutcome, IngestReceipt, NewEvent};
 
 /// How often an ingest is retried when endpoints are deleted under it.
@@ -114,7 +115,7 @@ fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<&str>, ApiE
 pub(super) async fn ingest(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -186,7 +187,7 @@ pub(super) struct EventView<'a> {
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, EventId)>,
 ) -> Result<Response, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let ev = ctx

@@ -15,6 +15,7 @@ use super::auth::Principal;
 use super::error::ApiError;
 use super::openapi::TenantPath;
 use crate::context::AppContext;
+use crate::ids::TenantId;
 use crate::telemetry::StatsView;
 use exposition::Exposition;
 
@@ -72,7 +73,7 @@ pub(super) async fn all_stats(
 pub(super) async fn tenant_stats(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
 ) -> Result<Json<StatsView>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     Ok(Json(ctx.telemetry.stats(Some(&t))))

@@ -26,6 +26,7 @@ use super::openapi::{PluginPath, TenantPath};
 use super::plugin_view::{PluginObject, UploadChecksView, plugin_view, preloaded_view};
 use super::{ListPage, list_body};
 use crate::context::AppContext;
+use crate::ids::TenantId;
 use crate::plugins::ListedPlugin;
 
 /// Bodies up to this many times the upload limit are read (and refused by check
@@ -77,7 +78,7 @@ pub(super) struct UploadedVersion {
 pub(super) async fn upload(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, name)): Path<(String, String)>,
+    Path((t, name)): Path<(TenantId, String)>,
     body: Body,
 ) -> Result<(StatusCode, Json<UploadedVersion>), ApiError> {
     who.require_tenant(&ctx, &t).await?;
@@ -102,7 +103,7 @@ pub(super) async fn upload(
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
 ) -> Result<Json<ListPage<PluginObject>>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let items = ctx.plugins.list(&t).await?;
@@ -119,7 +120,7 @@ pub(super) async fn list(
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, name)): Path<(String, String)>,
+    Path((t, name)): Path<(TenantId, String)>,
 ) -> Result<Json<PluginObject>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let plugin = ctx.plugins.show(&t, &name).await?;
@@ -133,7 +134,7 @@ pub(super) async fn show(
 pub(super) async fn delete(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, name)): Path<(String, String)>,
+    Path((t, name)): Path<(TenantId, String)>,
 ) -> Result<StatusCode, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     ctx.plugins.delete(&t, &name).await?;
@@ -147,7 +148,7 @@ pub(super) async fn delete(
 pub(super) async fn rollback(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, name)): Path<(String, String)>,
+    Path((t, name)): Path<(TenantId, String)>,
 ) -> Result<Json<PluginObject>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let rec = ctx.plugins.rollback(&t, &name).await?;

@@ -17,6 +17,7 @@ use super::openapi::{ItemPath, ReplayableState, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::delivery::BulkReplay;
+use crate::ids::{DeliveryId, TenantId};
 use crate::policy::DeadReason;
 use crate::store::{
     BreakerState, DeliveryFilter, DeliveryState, EndpointRecord, Recorded, ReplayOutcome,
@@ -111,7 +112,7 @@ impl BulkReplayView {
 pub(super) async fn replay_one(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path((t, id)): Path<(String, String)>,
+    Path((t, id)): Path<(TenantId, DeliveryId)>,
     body: Body,
 ) -> Result<Json<DeliveryView>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
@@ -142,7 +143,7 @@ pub(super) async fn replay_one(
 pub(super) async fn replay_many(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
     body: Body,
 ) -> Result<Json<BulkReplayView>, ApiError> {
     who.require_tenant(&ctx, &t).await?;

@@ -15,6 +15,7 @@ use super::openapi::TenantPath;
 use super::{ListPage, Page, bad_query, list_body};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
+use crate::ids::TenantId;
 use crate::{ids, token};
 
 /// The body of tenant creation.
@@ -75,7 +76,7 @@ pub(super) async fn create(
     let now = ctx.clock.now_ms();
     match ctx
         .store
-        .create_tenant(&input.id, token::hash(&key), now)
+        .create_tenant(&TenantId::from(input.id.as_str()), token::hash(&key), now)
         .await?
     {
         Some(t) => Ok((
@@ -130,7 +131,7 @@ pub(super) async fn list(
 pub(super) async fn rotate_key(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
-    Path(t): Path<String>,
+    Path(t): Path<TenantId>,
 ) -> Result<Json<TenantKey>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let key = token::generate();
@@ -139,7 +140,7 @@ pub(super) async fn rotate_key(
     }
     Ok(Json(TenantKey {
         api_key: key,
-        id: t,
+        id: t.to_string(),
     }))
 }
 

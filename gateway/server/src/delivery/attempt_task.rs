@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use super::DeliveryHandle;
 use super::in_flight::InFlightGuard;
 use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
+use crate::ids::EndpointId;
 use crate::store::{EndpointRecord, Interrupted, Interruption, Lease};
 
 /// How long after a panic the delivery is tried again.
@@ -40,7 +41,7 @@ impl Drop for InFlightMark {
 pub(crate) async fn run_attempt(
     worker: DeliveryWorker,
     handle: DeliveryHandle,
-    done: mpsc::UnboundedSender<(String, AttemptReport)>,
+    done: mpsc::UnboundedSender<(EndpointId, AttemptReport)>,
     permits: (InFlightGuard, InFlightGuard),
 ) {
     let (ctx, endpoint, entry) = (
@@ -63,7 +64,7 @@ pub(crate) async fn run_attempt(
     // scheduler never starts the entry the panic left behind again.
     drop(held);
     drop(permits);
-    let _ = done.send((endpoint.id.to_string(), report));
+    let _ = done.send((endpoint.id.to_string().into(), report));
 }
 
 /// Settles the delivery after a panic: requeued a minute later, or ended.
@@ -87,7 +88,7 @@ async fn internal_error(
     {
         Ok(Interrupted::Ended(reason)) => {
             tracing::error!(
-                delivery_id,
+                delivery_id = %delivery_id,
                 endpoint_id = %endpoint.id,
                 panic = message,
                 "attempt panicked {MAX_INTERNAL_ERRORS} times: delivery ended {reason}"
@@ -96,19 +97,19 @@ async fn internal_error(
                 .ended_without_attempt(&endpoint.tenant_id, reason);
         }
         Ok(Interrupted::Requeued { due_ms }) => tracing::error!(
-            delivery_id,
+            delivery_id = %delivery_id,
             endpoint_id = %endpoint.id,
             panic = message,
             next_attempt_at_ms = due_ms,
             "attempt panicked: not counted as an attempt, retried later"
         ),
         Ok(Interrupted::NotCurrent) => tracing::error!(
-            delivery_id,
+            delivery_id = %delivery_id,
             panic = message,
             "attempt panicked after its outcome was written"
         ),
         Err(e) => tracing::error!(
-            delivery_id,
+            delivery_id = %delivery_id,
             panic = message,
             error = %e,
             "attempt panicked and could not be requeued; it is retried when due"

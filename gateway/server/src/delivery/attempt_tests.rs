@@ -2,6 +2,7 @@
 //! be built, a panic. Each drives a real worker over a real store, with the clock
 //! in the test's hands.
 
+use crate::ids::TenantId;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,7 +24,13 @@ async fn silent_fallbacks_in_the_worker_a_missing_event_ends_the_delivery() {
     let (d, entry) = e.pending(&ep).await;
     e.store.lose_event("t", &d.event_id).await;
     e.worker(&ep, entry).run().await;
-    let d = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let d = e
+        .store
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(d.state, DeliveryState::Dead);
     assert_eq!(d.dead_reason, Some(DeadReason::EventMissing.into()));
     assert_eq!(d.attempts, 0, "nothing was sent");
@@ -44,7 +51,13 @@ async fn silent_fallbacks_in_the_worker_an_unbuildable_request_ends_the_delivery
     ep.url = "http://bad host/hook".into();
     let (d, entry) = e.pending(&ep).await;
     e.worker(&ep, entry).run().await;
-    let d = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let d = e
+        .store
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (d.state, d.dead_reason),
         (DeliveryState::Dead, Some(DeadReason::InvalidRequest.into()))
@@ -88,7 +101,13 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
         assert!(!handle.is_in_flight(&d.id), "the lease is released");
         assert_eq!(in_flight.free(1), 1, "its in-flight place is given back");
         assert_eq!(node.free(8), 8, "and the node's");
-        let now = e.store.store.delivery("t", &d.id).await.unwrap().unwrap();
+        let now = e
+            .store
+            .store
+            .delivery(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(now.attempts, 0, "a panic is not an attempt");
         assert_eq!(now.internal_errors, round);
         if round < MAX_INTERNAL_ERRORS {

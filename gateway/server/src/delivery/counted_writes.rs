@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use crate::ids::{DeliveryId, TenantId};
 use crate::store::{
     DeliveryFilter, DeliveryState, EndpointRecord, IngestOutcome, NewEvent, ReplayOutcome,
     ReplaySummary, Store, StoreError,
@@ -52,8 +53,8 @@ impl CountedWrites {
     /// On a storage failure.
     pub(crate) async fn replay_delivery(
         &self,
-        tenant: &str,
-        id: &str,
+        tenant: &TenantId,
+        id: &DeliveryId,
         force: bool,
         now_ms: u64,
     ) -> Result<ReplayOutcome, StoreError> {
@@ -75,7 +76,7 @@ impl CountedWrites {
     /// On a storage failure.
     pub(crate) async fn replay_matching(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         filter: &DeliveryFilter,
         now_ms: u64,
     ) -> Result<BulkReplay, StoreError> {
@@ -99,7 +100,7 @@ impl CountedWrites {
     /// On a storage failure.
     pub(crate) async fn plan_replay_matching(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         filter: &DeliveryFilter,
         now_ms: u64,
     ) -> Result<BulkReplay, StoreError> {
@@ -116,7 +117,7 @@ impl CountedWrites {
 
     async fn open_breakers(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         summary: &ReplaySummary,
     ) -> Result<Vec<EndpointRecord>, StoreError> {
         let mut open = Vec::new();

@@ -1,6 +1,7 @@
 //! The one ingest path: an alert goes through the same ingest as the API's, so
 //! it is counted, scheduled and delivered like any event.
 
+use crate::ids::TenantId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,7 +112,13 @@ async fn an_alert_ingest_is_counted_and_delivered() {
     loop {
         let page = store
             .store
-            .list_deliveries(ALERT_TENANT, &Default::default(), |_| true, 10, None)
+            .list_deliveries(
+                &TenantId::from(ALERT_TENANT),
+                &Default::default(),
+                |_| true,
+                10,
+                None,
+            )
             .await
             .unwrap()
             .data;

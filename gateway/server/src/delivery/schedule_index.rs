@@ -1,5 +1,6 @@
 //! Endpoints ordered by when they next have work due: the scheduler's heap.
 
+use crate::ids::EndpointId;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -12,8 +13,8 @@ use std::collections::{BinaryHeap, HashMap};
 /// it never holds more than about two entries per queued endpoint.
 #[derive(Default)]
 pub(crate) struct ScheduleIndex {
-    heap: BinaryHeap<Reverse<(u64, u64, String)>>,
-    queued: HashMap<String, (u64, u64)>,
+    heap: BinaryHeap<Reverse<(u64, u64, EndpointId)>>,
+    queued: HashMap<EndpointId, (u64, u64)>,
     seq: u64,
 }
 
@@ -22,14 +23,14 @@ const COMPACT_FLOOR: usize = 64;
 
 impl ScheduleIndex {
     /// Queues `endpoint` for `due_ms` unless it is already queued no later.
-    pub(crate) fn push(&mut self, endpoint: &str, due_ms: u64) {
+    pub(crate) fn push(&mut self, endpoint: &EndpointId, due_ms: u64) {
         if self.queued.get(endpoint).is_some_and(|(q, _)| *q <= due_ms) {
             return;
         }
         self.seq += 1;
-        self.queued.insert(endpoint.to_owned(), (due_ms, self.seq));
+        self.queued.insert(endpoint.clone(), (due_ms, self.seq));
         self.heap
-            .push(Reverse((due_ms, self.seq, endpoint.to_owned())));
+            .push(Reverse((due_ms, self.seq, endpoint.clone())));
         if self.heap.len() > COMPACT_FLOOR.max(2 * self.queued.len()) {
             self.compact();
         }
@@ -45,11 +46,11 @@ impl ScheduleIndex {
     }
 
     /// When `endpoint` is queued for, if it is.
-    pub(crate) fn queued_at(&self, endpoint: &str) -> Option<u64> {
+    pub(crate) fn queued_at(&self, endpoint: &EndpointId) -> Option<u64> {
         self.queued.get(endpoint).map(|(due, _)| *due)
     }
 
-    fn is_live(&self, seq: u64, endpoint: &str) -> bool {
+    fn is_live(&self, seq: u64, endpoint: &EndpointId) -> bool {
         self.queued.get(endpoint).is_some_and(|(_, s)| *s == seq)
     }
 
@@ -65,7 +66,7 @@ impl ScheduleIndex {
     }
 
     /// Takes the next endpoint due at or before `now_ms`, in due order, FIFO among equals.
-    pub(crate) fn pop_due(&mut self, now_ms: u64) -> Option<String> {
+    pub(crate) fn pop_due(&mut self, now_ms: u64) -> Option<EndpointId> {
         let due = self.next_due()?;
         if due > now_ms {
             return None;
@@ -76,7 +77,7 @@ impl ScheduleIndex {
     }
 
     /// Forgets an endpoint.
-    pub(crate) fn remove(&mut self, endpoint: &str) {
+    pub(crate) fn remove(&mut self, endpoint: &EndpointId) {
         self.queued.remove(endpoint);
     }
 
@@ -94,14 +95,14 @@ mod tests {
     #[test]
     fn index_serves_due_endpoints_in_order_and_round_robin() {
         let mut ix = ScheduleIndex::default();
-        ix.push("b", 20);
-        ix.push("a", 10);
-        ix.push("c", 10);
-        ix.push("a", 30); // later than queued: ignored
+        ix.push(&EndpointId::from("b"), 20);
+        ix.push(&EndpointId::from("a"), 10);
+        ix.push(&EndpointId::from("c"), 10);
+        ix.push(&EndpointId::from("a"), 30); // later than queued: ignored
         assert_eq!(ix.next_due(), Some(10));
         assert_eq!(ix.pop_due(5), None);
         assert_eq!(ix.pop_due(25).as_deref(), Some("a"));
-        ix.push("a", 25); // back of the queue at the same time as nothing else
+        ix.push(&EndpointId::from("a"), 25); // back of the queue at the same time as nothing else
         assert_eq!(ix.pop_due(25).as_deref(), Some("c"));
         assert_eq!(ix.pop_due(25).as_deref(), Some("b"));
         assert_eq!(ix.pop_due(25).as_deref(), Some("a"));
@@ -111,21 +112,21 @@ mod tests {
     #[test]
     fn earlier_pushes_replace_later_ones_and_removed_endpoints_vanish() {
         let mut ix = ScheduleIndex::default();
-        ix.push("a", 50);
-        ix.push("a", 10);
+        ix.push(&EndpointId::from("a"), 50);
+        ix.push(&EndpointId::from("a"), 10);
         assert_eq!(ix.pop_due(10).as_deref(), Some("a"));
         assert_eq!(ix.pop_due(100), None, "the stale entry at 50 is skipped");
-        ix.push("b", 5);
-        ix.remove("b");
+        ix.push(&EndpointId::from("b"), 5);
+        ix.remove(&EndpointId::from("b"));
         assert_eq!(ix.next_due(), None);
     }
 
     #[test]
     fn a_removed_then_requeued_endpoint_is_served_once() {
         let mut ix = ScheduleIndex::default();
-        ix.push("a", 10);
-        ix.remove("a");
-        ix.push("a", 10);
+        ix.push(&EndpointId::from("a"), 10);
+        ix.remove(&EndpointId::from("a"));
+        ix.push(&EndpointId::from("a"), 10);
         // Same due time: only the sequence number tells the stale entry apart.
         assert_eq!(ix.pop_due(10).as_deref(), Some("a"));
         assert_eq!(ix.pop_due(10), None, "served twice");
@@ -137,9 +138,9 @@ mod tests {
         for round in 0..10_000u64 {
             for ep in ["a", "b", "c"] {
                 // Queued later, then earlier: each round leaves a stale entry.
-                ix.remove(ep);
-                ix.push(ep, 1_000_000 + round);
-                ix.push(ep, round);
+                ix.remove(&EndpointId::from(ep));
+                ix.push(&EndpointId::from(ep), 1_000_000 + round);
+                ix.push(&EndpointId::from(ep), round);
             }
             assert!(ix.heap_len() <= COMPACT_FLOOR.max(2 * 3) + 1);
         }

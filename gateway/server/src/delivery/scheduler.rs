@@ -37,6 +37,7 @@ use super::rate_limit::RateWindow;
 use super::schedule_index::ScheduleIndex;
 use super::worker::{AttemptReport, EngineContext};
 use crate::config::BreakerConfig;
+use crate::ids::EndpointId;
 use crate::store::Changes;
 use crate::store::{BreakerState, EndpointRecord};
 
@@ -101,16 +102,16 @@ pub(crate) struct Scheduler {
     changes: Changes,
     protection: Protection,
     kind: TurnKind,
-    slots: HashMap<String, EndpointSlot>,
+    slots: HashMap<EndpointId, EndpointSlot>,
     index: ScheduleIndex,
     /// Attempts in flight on this node, over all endpoints.
     node_in_flight: InFlight,
     node_max_in_flight: usize,
     /// Endpoints that found this node full; served again as attempts finish.
-    waiting_for_room: HashSet<String>,
+    waiting_for_room: HashSet<EndpointId>,
     tasks: JoinSet<()>,
-    done_tx: mpsc::UnboundedSender<(String, AttemptReport)>,
-    done_rx: mpsc::UnboundedReceiver<(String, AttemptReport)>,
+    done_tx: mpsc::UnboundedSender<(EndpointId, AttemptReport)>,
+    done_rx: mpsc::UnboundedReceiver<(EndpointId, AttemptReport)>,
 }
 
 impl Scheduler {
@@ -234,7 +235,7 @@ impl Scheduler {
         let disabled = ep.disabled;
         let policy = Arc::new(EndpointPolicy::load(&ep, &self.ctx.default_policy));
         self.slots.insert(
-            id.to_string(),
+            id.to_string().into(),
             EndpointSlot {
                 record: Arc::new(ep),
                 policy,
@@ -251,7 +252,7 @@ impl Scheduler {
     }
 
     /// Queues an endpoint for its earliest stored due time.
-    async fn requeue(&mut self, endpoint_id: &str) {
+    async fn requeue(&mut self, endpoint_id: &EndpointId) {
         if self
             .index
             .queued_at(endpoint_id)
@@ -262,7 +263,9 @@ impl Scheduler {
         match self.ctx.store.next_due(endpoint_id, None).await {
             Ok(Some(due)) => self.index.push(endpoint_id, due),
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, endpoint_id, "cannot read schedule"),
+            Err(e) => {
+                tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot read schedule")
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use super::breaker::{Breaker, RawOutcome, Transition};
 use crate::config::BreakerConfig;
+use crate::ids::EndpointId;
 use crate::store::Store;
 
 /// What an attempt's task needs to count its outcome.
@@ -31,7 +32,7 @@ impl SharedBreaker {
     pub(crate) async fn count(
         &self,
         store: &Store,
-        endpoint_id: &str,
+        endpoint_id: &EndpointId,
         outcome: RawOutcome,
         now_ms: u64,
     ) -> Option<SharedOutcome> {
@@ -61,7 +62,7 @@ impl SharedBreaker {
         match counted {
             Ok(outcome) => Some(outcome),
             Err(e) => {
-                tracing::warn!(error = %e, endpoint_id, "cannot count the outcome on the shared breaker");
+                tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot count the outcome on the shared breaker");
                 None
             }
         }

@@ -1,6 +1,7 @@
 //! A delivery engine for unit tests: a real store, a real worker context and a
 //! clock the test moves by hand.
 
+use crate::ids::{DeliveryId, TenantId};
 use std::sync::Arc;
 
 use super::endpoint_policy::EndpointPolicy;
@@ -50,7 +51,10 @@ impl Engine {
     /// The lease on the delivery's current due time, if it has one.
     pub(crate) async fn entry(&self, delivery_id: &str) -> Option<Lease> {
         let store = &self.store.store;
-        let d = store.delivery("t", delivery_id).await.unwrap()?;
+        let d = store
+            .delivery(&TenantId::from("t"), &DeliveryId::from(delivery_id))
+            .await
+            .unwrap()?;
         let due = d.next_attempt_at_ms?;
         for lane in Lane::ALL {
             let found = store.due_entries(lane, &d.endpoint_id, due, 10).await;

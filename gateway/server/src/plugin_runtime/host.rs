@@ -197,7 +197,7 @@ impl PluginHost {
         };
         let version = self.installs.add_preloaded(tenant, name, pre, info);
         tracing::info!(
-            tenant, plugin = name, version, sha256 = %prepared.sha256,
+            tenant = %tenant, plugin = name, version, sha256 = %prepared.sha256,
             componentized = prepared.componentized, "plugin loaded"
         );
         Ok(version)

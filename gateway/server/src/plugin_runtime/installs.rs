@@ -118,7 +118,7 @@ impl Installs {
         };
         self.plugins
             .add(tenant, name, checked.pre, info, PluginSource::Upload);
-        tracing::info!(tenant, plugin = name, version, "plugin uploaded");
+        tracing::info!(tenant = %tenant, plugin = name, version, "plugin uploaded");
     }
 
     /// Gives the host the data dir's artifact cache; only the first call counts.
@@ -175,7 +175,7 @@ impl Installs {
                     loaded += 1;
                 }
                 Err(e) => tracing::error!(
-                    tenant, plugin = name, version = v.version, error = %e,
+                    tenant = %tenant, plugin = name, version = v.version, error = %e,
                     "a stored plugin version no longer loads; its bindings fall back"
                 ),
             }

@@ -9,6 +9,7 @@
 
 use std::sync::OnceLock;
 
+use crate::ids::TenantId;
 use crate::plugin_runtime::{PluginBinding, UploadChecks};
 use crate::store::{NewPluginVersion, PluginRecord, StoreError, StoredChecks};
 
@@ -19,7 +20,7 @@ use super::{PluginService, PluginServiceError};
 #[derive(Debug)]
 #[must_use = "an admitted upload counts against the tenant's rate"]
 pub(crate) struct AdmittedUpload {
-    tenant: String,
+    tenant: TenantId,
     name: String,
 }
 
@@ -66,7 +67,7 @@ impl PluginService {
     /// `InvalidName`, `Preloaded`, `TooManyPlugins`, `RateLimited`, or `Store`.
     pub(crate) async fn admit_upload(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
     ) -> Result<AdmittedUpload, PluginServiceError> {
         if !valid_name(name) {
@@ -83,7 +84,7 @@ impl PluginService {
             .admit(tenant, self.clock.now_ms())
             .map_err(|wait_ms| PluginServiceError::RateLimited { wait_ms })?;
         Ok(AdmittedUpload {
-            tenant: tenant.to_owned(),
+            tenant: tenant.clone(),
             name: name.to_owned(),
         })
     }
@@ -136,7 +137,7 @@ impl PluginService {
     /// `Preloaded`, `NotFound`, `NothingToRollBackTo` at the oldest, or `Store`.
     pub(crate) async fn rollback(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
     ) -> Result<PluginRecord, PluginServiceError> {
         self.refuse_preloaded(tenant, name)?;
@@ -152,7 +153,7 @@ impl PluginService {
             });
         };
         tracing::info!(
-            tenant,
+            tenant = %tenant,
             plugin = name,
             active = previous,
             "plugin rolled back"
@@ -164,7 +165,11 @@ impl PluginService {
     ///
     /// # Errors
     /// `Preloaded`, `NotFound`, `Bound` while an endpoint binds it, or `Store`.
-    pub(crate) async fn delete(&self, tenant: &str, name: &str) -> Result<(), PluginServiceError> {
+    pub(crate) async fn delete(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<(), PluginServiceError> {
         self.refuse_preloaded(tenant, name)?;
         let _changes = self.gate.changes().await;
         if self.store.plugin(tenant, name).await?.is_none() {
@@ -196,7 +201,7 @@ impl PluginService {
             .unused_artifacts(rec.versions.iter().map(|v| &v.sha256))
             .await?;
         self.host.unload(tenant, name, &unused);
-        tracing::info!(tenant, plugin = name, "plugin deleted");
+        tracing::info!(tenant = %tenant, plugin = name, "plugin deleted");
         Ok(())
     }
 
@@ -205,7 +210,7 @@ impl PluginService {
     /// plugins. The version number is allocated here.
     async fn allocate_version(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
         new: NewPluginVersion<'_>,
         now_ms: u64,
@@ -222,7 +227,7 @@ impl PluginService {
     /// write, so two changes made at once never choose from the same record.
     async fn activate(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
         pick: impl FnOnce(&PluginRecord) -> Option<u32>,
     ) -> Result<Option<(PluginRecord, Option<u32>)>, StoreError> {
@@ -253,7 +258,11 @@ impl PluginService {
     ///
     /// # Errors
     /// On a storage failure; the host and the cache are then left as they were.
-    pub(super) async fn prune(&self, tenant: &str, name: &str) -> Result<Vec<u32>, StoreError> {
+    pub(super) async fn prune(
+        &self,
+        tenant: &TenantId,
+        name: &str,
+    ) -> Result<Vec<u32>, StoreError> {
         let pinned: Vec<u32> = self
             .store
             .endpoints_of(tenant)
@@ -277,7 +286,7 @@ impl PluginService {
             .await?;
         self.host.remove_versions(tenant, name, &versions, &unused);
         tracing::info!(
-            tenant,
+            tenant = %tenant,
             plugin = name,
             ?versions,
             "old plugin versions pruned"

@@ -1,6 +1,7 @@
 //! What the API lists: a tenant's plugins, uploaded ones from the store (with
 //! their health from the host) and preloaded ones from the host alone.
 
+use crate::ids::TenantId;
 use crate::plugin_runtime::{PluginSource, PluginView};
 use crate::store::PluginRecord;
 
@@ -31,7 +32,10 @@ impl PluginService {
     ///
     /// # Errors
     /// On a storage failure.
-    pub(crate) async fn list(&self, tenant: &str) -> Result<Vec<ListedPlugin>, PluginServiceError> {
+    pub(crate) async fn list(
+        &self,
+        tenant: &TenantId,
+    ) -> Result<Vec<ListedPlugin>, PluginServiceError> {
         let mut items: Vec<ListedPlugin> = self
             .host
             .views(tenant)
@@ -54,7 +58,7 @@ impl PluginService {
     /// `NotFound`, or on a storage failure.
     pub(crate) async fn show(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
     ) -> Result<ListedPlugin, PluginServiceError> {
         if self.source(tenant, name) == Some(PluginSource::Preload)

@@ -21,6 +21,7 @@ mod uploads;
 use std::sync::Arc;
 
 use crate::clock::Clock;
+use crate::ids::TenantId;
 use crate::plugin_runtime::{PluginError, PluginHost, PluginSource, PluginStatus};
 use crate::store::{Store, StoreError};
 
@@ -122,19 +123,19 @@ impl PluginService {
 
     /// Resolves an endpoint's `plugin` field for `tenant` to (name, version);
     /// `None` if it names no loaded plugin.
-    pub(crate) fn resolve(&self, tenant: &str, spec: &str) -> Option<(String, u32)> {
+    pub(crate) fn resolve(&self, tenant: &TenantId, spec: &str) -> Option<(String, u32)> {
         self.host.resolve(tenant, spec)
     }
 
     /// Where a loaded plugin came from.
-    pub(crate) fn source(&self, tenant: &str, name: &str) -> Option<PluginSource> {
+    pub(crate) fn source(&self, tenant: &TenantId, name: &str) -> Option<PluginSource> {
         self.host.source(tenant, name)
     }
 
     /// The health of one loaded version; `None` if it is not loaded.
     pub(crate) fn version_status(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
         version: u32,
     ) -> Option<PluginStatus> {
@@ -142,7 +143,7 @@ impl PluginService {
     }
 
     /// Refuses changes to a plugin the config owns.
-    fn refuse_preloaded(&self, tenant: &str, name: &str) -> Result<(), PluginServiceError> {
+    fn refuse_preloaded(&self, tenant: &TenantId, name: &str) -> Result<(), PluginServiceError> {
         if self.source(tenant, name) == Some(PluginSource::Preload) {
             return Err(PluginServiceError::Preloaded {
                 name: name.to_owned(),

@@ -18,6 +18,7 @@ use super::uploads::UploadGate;
 use super::{PluginLimits, PluginService};
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::ids::TenantId;
 use crate::plugin_runtime::{
     ArtifactCache, MissingBytes, PluginError, PluginEvent, PluginHost, PluginSource, PreloadFile,
     StoredPlugin, StoredVersion,
@@ -160,14 +161,14 @@ async fn record_disabled(store: Store, mut events: UnboundedReceiver<PluginEvent
             ..
         } = event;
         let marked = store
-            .update_plugin(&tenant, &name, |rec| {
+            .update_plugin(&TenantId::from(tenant.as_str()), &name, |rec| {
                 for v in rec.versions.iter_mut().filter(|v| v.version == version) {
                     v.disabled = true;
                 }
             })
             .await;
         if let Err(e) = marked {
-            tracing::warn!(error = %e, tenant, plugin = name, "cannot store that a plugin was disabled");
+            tracing::warn!(error = %e, tenant = %tenant, plugin = name, "cannot store that a plugin was disabled");
         }
     }
 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::PluginService;
 use super::startup::stored;
+use crate::ids::TenantId;
 use crate::plugin_runtime::PluginSource;
 use crate::store::{Change, StoreError};
 
@@ -36,7 +37,7 @@ impl PluginService {
     }
 
     /// Makes the host's `tenant`/`name` match the store.
-    pub(super) async fn sync(&self, tenant: &str, name: &str) -> Result<(), StoreError> {
+    pub(super) async fn sync(&self, tenant: &TenantId, name: &str) -> Result<(), StoreError> {
         if self.host.source(tenant, name) == Some(PluginSource::Preload) {
             return Ok(());
         }

@@ -64,7 +64,7 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
     let stored = store
         .store
         .add_plugin_version(
-            "acme",
+            &TenantId::from("acme"),
             "trap",
             NewPluginVersion {
                 bytes: &bytes,
@@ -135,7 +135,12 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
             .expect("a listener ends once the events close")
             .unwrap();
     }
-    let rec = store.store.plugin("acme", "trap").await.unwrap().unwrap();
+    let rec = store
+        .store
+        .plugin(&TenantId::from("acme"), "trap")
+        .await
+        .unwrap()
+        .unwrap();
     assert!(rec.versions[0].disabled, "the disabled flag was stored");
 }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use super::PluginServiceError;
+use crate::ids::TenantId;
 use crate::plugin_runtime::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
 
 /// Uploads a tenant may make in any rolling hour, refused or not.
@@ -43,14 +44,14 @@ impl UploadGate {
     /// # Errors
     /// The milliseconds until the oldest upload of the last hour ages out, when
     /// the tenant already made [`UPLOADS_PER_HOUR`].
-    pub(super) fn admit(&self, tenant: &str, now_ms: u64) -> Result<(), u64> {
+    pub(super) fn admit(&self, tenant: &TenantId, now_ms: u64) -> Result<(), u64> {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         recent.retain(|_, times| {
             times
                 .back()
                 .is_some_and(|t| now_ms.saturating_sub(*t) < HOUR_MS)
         });
-        let times = recent.entry(tenant.to_owned()).or_default();
+        let times = recent.entry(tenant.to_owned().to_string()).or_default();
         while times
             .front()
             .is_some_and(|t| now_ms.saturating_sub(*t) >= HOUR_MS)
@@ -113,15 +114,26 @@ mod tests {
     fn ten_uploads_per_tenant_in_any_rolling_hour() {
         let gate = UploadGate::default();
         for i in 0..10 {
-            assert_eq!(gate.admit("a", 1_000 + i * 60_000), Ok(()), "upload {i}");
+            assert_eq!(
+                gate.admit(&TenantId::from("a"), 1_000 + i * 60_000),
+                Ok(()),
+                "upload {i}"
+            );
         }
         assert_eq!(
-            gate.admit("a", 1_000 + 10 * 60_000),
+            gate.admit(&TenantId::from("a"), 1_000 + 10 * 60_000),
             Err(HOUR_MS - 10 * 60_000)
         );
-        assert_eq!(gate.admit("b", 1_000), Ok(()), "tenants are counted apart");
+        assert_eq!(
+            gate.admit(&TenantId::from("b"), 1_000),
+            Ok(()),
+            "tenants are counted apart"
+        );
         // An hour after the first, one slot is free again.
-        assert_eq!(gate.admit("a", 1_000 + HOUR_MS), Ok(()));
-        assert!(gate.admit("a", 1_000 + HOUR_MS + 1).is_err());
+        assert_eq!(gate.admit(&TenantId::from("a"), 1_000 + HOUR_MS), Ok(()));
+        assert!(
+            gate.admit(&TenantId::from("a"), 1_000 + HOUR_MS + 1)
+                .is_err()
+        );
     }
 }

@@ -103,7 +103,7 @@ impl PolicySpec {
         let (spec, clamped) = Self::from_stored_json(value).ok()?;
         if !clamped.is_empty() && first_warning(&format!("{tenant}/{endpoint}")) {
             tracing::warn!(
-                tenant,
+                tenant = %tenant,
                 endpoint,
                 fields = clamped.join(", "),
                 max_ms = MAX_DURATION_MS,

@@ -2,6 +2,7 @@
 //! the counts that seed the gauges.
 
 use super::{AttemptRecord, DeliveryRecord, DeliveryState, Store, StoreError};
+use crate::ids::{DeliveryId, TenantId};
 use crate::policy::DeadReason;
 
 /// Filters of `GET .../deliveries`; every given field must match.
@@ -103,8 +104,8 @@ impl Store {
     /// On a storage failure.
     pub async fn delivery(
         &self,
-        tenant: &str,
-        id: &str,
+        tenant: &TenantId,
+        id: &DeliveryId,
     ) -> Result<Option<DeliveryRecord>, StoreError> {
         on_backend!(self, s => sync s.delivery(tenant, id))
     }
@@ -113,7 +114,10 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
+    pub async fn attempt_log(
+        &self,
+        delivery_id: &DeliveryId,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
         on_backend!(self, s => sync s.attempt_log(delivery_id))
     }
 
@@ -123,7 +127,7 @@ impl Store {
     /// On a storage failure.
     pub async fn list_deliveries(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         filter: &DeliveryFilter,
         extra: impl Fn(&DeliveryRecord) -> bool,
         limit: usize,

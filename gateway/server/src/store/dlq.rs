@@ -2,7 +2,7 @@
 //! of one delivery or of every delivery a filter matches, as a new series with
 //! the same `webhook-id`.
 
-use crate::ids::{EndpointId, TenantId};
+use crate::ids::{DeliveryId, EndpointId, TenantId};
 use std::collections::BTreeMap;
 
 use super::{Change, DeliveryFilter, DeliveryRecord, DeliveryState, Recorded, Store, StoreError};
@@ -111,7 +111,11 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn dead_counts(&self, tenant: &str, limit: usize) -> Result<DeadCounts, StoreError> {
+    pub async fn dead_counts(
+        &self,
+        tenant: &TenantId,
+        limit: usize,
+    ) -> Result<DeadCounts, StoreError> {
         on_backend!(self, s => s.dead_counts(tenant, limit).await)
     }
 
@@ -130,8 +134,8 @@ impl Store {
     /// On a storage failure.
     pub async fn replay_delivery(
         &self,
-        tenant: &str,
-        id: &str,
+        tenant: &TenantId,
+        id: &DeliveryId,
         force: bool,
         now_ms: u64,
     ) -> Result<ReplayOutcome, StoreError> {
@@ -139,7 +143,7 @@ impl Store {
         if let ReplayOutcome::Replayed(d, _) = &outcome {
             self.probe_now(&d.endpoint_id).await?;
             self.feed.publish(Change::Replayed {
-                endpoint_id: d.endpoint_id.to_string(),
+                endpoint_id: d.endpoint_id.to_string().into(),
             });
         }
         Ok(outcome)
@@ -153,7 +157,7 @@ impl Store {
     /// On a storage failure; batches already written stay replayed.
     pub async fn replay_matching(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         filter: &DeliveryFilter,
         now_ms: u64,
     ) -> Result<ReplaySummary, StoreError> {
@@ -163,7 +167,7 @@ impl Store {
         }
         let endpoints = summary.endpoints.iter();
         self.feed.publish_all(endpoints.map(|id| Change::Replayed {
-            endpoint_id: id.to_string(),
+            endpoint_id: id.to_string().into(),
         }));
         Ok(summary)
     }
@@ -175,7 +179,7 @@ impl Store {
     /// On a storage failure.
     pub async fn plan_replay_matching(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         filter: &DeliveryFilter,
         now_ms: u64,
     ) -> Result<ReplaySummary, StoreError> {

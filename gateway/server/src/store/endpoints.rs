@@ -2,6 +2,7 @@
 //! change in place, delete.
 
 use super::{Backend, BreakerRecord, BreakerState, Change, EndpointRecord, Store, StoreError};
+use crate::ids::{EndpointId, TenantId};
 
 /// An endpoint and the exact stored bytes it was read from.
 #[derive(Debug, Clone)]
@@ -53,8 +54,8 @@ impl Store {
     /// On a storage failure.
     pub async fn endpoint_version(
         &self,
-        tenant: &str,
-        id: &str,
+        tenant: &TenantId,
+        id: &EndpointId,
     ) -> Result<Option<EndpointVersion>, StoreError> {
         on_backend!(self, s => sync s.endpoint_version(tenant, id))
     }
@@ -83,8 +84,8 @@ impl Store {
     /// On a storage failure.
     pub async fn endpoint(
         &self,
-        tenant: &str,
-        id: &str,
+        tenant: &TenantId,
+        id: &EndpointId,
     ) -> Result<Option<EndpointRecord>, StoreError> {
         on_backend!(self, s => sync s.endpoint(tenant, id))
     }
@@ -95,7 +96,7 @@ impl Store {
     /// On a storage failure.
     pub async fn list_endpoints(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<(Vec<EndpointRecord>, bool), StoreError> {
@@ -106,7 +107,7 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn endpoints_of(&self, tenant: &str) -> Result<Vec<EndpointRecord>, StoreError> {
+    pub async fn endpoints_of(&self, tenant: &TenantId) -> Result<Vec<EndpointRecord>, StoreError> {
         on_backend!(self, s => sync s.endpoints_of(tenant))
     }
 
@@ -145,8 +146,8 @@ impl Store {
     /// On a storage failure.
     pub async fn update_endpoint(
         &self,
-        tenant: &str,
-        id: &str,
+        tenant: &TenantId,
+        id: &EndpointId,
         change: impl Fn(&mut EndpointRecord),
     ) -> Result<bool, StoreError> {
         let found = on_backend!(self, s => s.update_endpoint(tenant, id, change).await)?;
@@ -163,7 +164,11 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn reset_breaker(&self, tenant: &str, id: &str) -> Result<Option<bool>, StoreError> {
+    pub async fn reset_breaker(
+        &self,
+        tenant: &TenantId,
+        id: &EndpointId,
+    ) -> Result<Option<bool>, StoreError> {
         let closed = BreakerRecord {
             state: BreakerState::Closed.into(),
             ..BreakerRecord::default()

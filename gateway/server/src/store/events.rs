@@ -7,7 +7,7 @@ use super::{
     Change, DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, IngestReceipt,
     IngestedDelivery, Store, StoreError,
 };
-use crate::ids::{DeliveryId, EventId};
+use crate::ids::{DeliveryId, EventId, TenantId};
 
 /// How long an `Idempotency-Key` is remembered.
 pub(crate) const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -114,7 +114,7 @@ impl Store {
         if let IngestOutcome::Created { deliveries, .. } = &outcome {
             self.feed
                 .publish_all(deliveries.iter().map(|d| Change::Due {
-                    endpoint_id: d.endpoint_id.to_string(),
+                    endpoint_id: d.endpoint_id.to_string().into(),
                     due_ms: d.next_attempt_at_ms.unwrap_or(d.created_at_ms),
                 }));
         }
@@ -125,7 +125,11 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
+    pub async fn event(
+        &self,
+        tenant: &TenantId,
+        id: &EventId,
+    ) -> Result<Option<EventRecord>, StoreError> {
         on_backend!(self, s => sync s.event(tenant, id))
     }
 
@@ -144,8 +148,8 @@ impl Store {
     /// On a storage failure.
     pub async fn event_payload(
         &self,
-        tenant: &str,
-        event_id: &str,
+        tenant: &TenantId,
+        event_id: &EventId,
     ) -> Result<Option<String>, StoreError> {
         on_backend!(self, s => sync s.event_payload(tenant, event_id))
     }

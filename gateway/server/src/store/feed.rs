@@ -12,46 +12,51 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use crate::ids::{EndpointId, TenantId};
+
 /// What a committed write changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     /// An endpoint has work due at `due_ms` (new deliveries).
-    Due { endpoint_id: String, due_ms: u64 },
+    Due {
+        endpoint_id: EndpointId,
+        due_ms: u64,
+    },
     /// Work was replayed by hand: the receiver is said to be fixed, so an open
     /// breaker lets its half-open probe go now.
-    Replayed { endpoint_id: String },
+    Replayed { endpoint_id: EndpointId },
     /// An endpoint's breaker was closed by hand.
-    BreakerReset { endpoint_id: String },
+    BreakerReset { endpoint_id: EndpointId },
     /// An endpoint was created, changed or deleted.
     Endpoint {
-        tenant_id: String,
-        endpoint_id: String,
+        tenant_id: TenantId,
+        endpoint_id: EndpointId,
     },
     /// A plugin's versions or active version changed, or it was deleted.
-    Plugin { tenant_id: String, name: String },
+    Plugin { tenant_id: TenantId, name: String },
     /// A tenant was created or its API key rotated.
-    Tenant { tenant_id: String },
+    Tenant { tenant_id: TenantId },
 }
 
 impl Change {
-    pub(crate) fn endpoint(tenant: &str, id: &str) -> Self {
+    pub(crate) fn endpoint(tenant: &TenantId, id: &EndpointId) -> Self {
         Self::Endpoint {
-            tenant_id: tenant.to_owned(),
-            endpoint_id: id.to_owned(),
+            tenant_id: tenant.clone(),
+            endpoint_id: id.clone(),
         }
     }
 
-    pub(crate) fn plugin(tenant: &str, name: &str) -> Self {
+    pub(crate) fn plugin(tenant: &TenantId, name: &str) -> Self {
         Self::Plugin {
-            tenant_id: tenant.to_owned(),
+            tenant_id: tenant.clone(),
             name: name.to_owned(),
         }
     }
 
-    pub(crate) fn tenant(id: &str) -> Self {
+    pub(crate) fn tenant(id: &TenantId) -> Self {
         Self::Tenant {
-            tenant_id: id.to_owned(),
+            tenant_id: id.clone(),
         }
     }
 }

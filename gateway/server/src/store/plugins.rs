@@ -2,6 +2,7 @@
 //! active one; version numbers are never reused while the plugin exists, and a
 //! rollback only moves the active pointer.
 
+use crate::ids::TenantId;
 use serde::{Deserialize, Serialize};
 
 use super::{Change, Store, StoreError};
@@ -122,7 +123,7 @@ impl Store {
     /// On a storage failure.
     pub async fn plugin(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
     ) -> Result<Option<PluginRecord>, StoreError> {
         on_backend!(self, s => sync s.plugin(tenant, name))
@@ -132,7 +133,7 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn plugins_of(&self, tenant: &str) -> Result<Vec<PluginRecord>, StoreError> {
+    pub async fn plugins_of(&self, tenant: &TenantId) -> Result<Vec<PluginRecord>, StoreError> {
         on_backend!(self, s => sync s.plugins_of(tenant))
     }
 
@@ -150,7 +151,7 @@ impl Store {
     /// On a storage failure.
     pub async fn plugin_bytes(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
         version: u32,
     ) -> Result<Option<Vec<u8>>, StoreError> {
@@ -165,7 +166,7 @@ impl Store {
     /// On a storage failure.
     pub async fn add_plugin_version(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
         new: NewPluginVersion<'_>,
         now_ms: u64,
@@ -184,7 +185,7 @@ impl Store {
     /// On a storage failure.
     pub async fn update_plugin(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
         change: impl FnOnce(&mut PluginRecord),
     ) -> Result<Option<PluginRecord>, StoreError> {
@@ -202,7 +203,7 @@ impl Store {
     /// On a storage failure.
     pub async fn prune_plugin_versions(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
         keep: usize,
         pinned: &[u32],
@@ -221,7 +222,7 @@ impl Store {
     /// On a storage failure.
     pub async fn delete_plugin(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         name: &str,
     ) -> Result<Option<PluginRecord>, StoreError> {
         let deleted = on_backend!(self, s => s.delete_plugin(tenant, name).await)?;

@@ -3,6 +3,7 @@
 //! a time; and which gateways are alive. Only a backend that claims due work
 //! (PostgreSQL) keeps them; on sled the one process keeps them in memory.
 
+use crate::ids::EndpointId;
 use serde::{Deserialize, Serialize};
 
 use super::{Backend, BreakerRecord, BreakerState, Lease, Store, StoreError};
@@ -67,7 +68,7 @@ impl Store {
     /// On a storage failure, or on a backend that keeps no shared state.
     pub async fn claim_turn(
         &self,
-        endpoint_id: &str,
+        endpoint_id: &EndpointId,
         now_ms: u64,
         plan: &mut dyn TurnPlan,
     ) -> Result<ClaimedTurn, StoreError> {
@@ -84,7 +85,7 @@ impl Store {
     /// As [`Store::claim_turn`].
     pub async fn update_runtime<R: Send>(
         &self,
-        endpoint_id: &str,
+        endpoint_id: &EndpointId,
         change: impl FnOnce(&mut RuntimeRecord) -> R + Send,
     ) -> Result<R, StoreError> {
         match &self.backend {
@@ -116,7 +117,7 @@ impl Store {
     /// An operator replayed work to `endpoint_id`: where every node shares the
     /// breaker, an open one lets its half-open probe go now rather than at the
     /// cool-down's end (each node's scheduler then serves the endpoint).
-    pub(crate) async fn probe_now(&self, endpoint_id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn probe_now(&self, endpoint_id: &EndpointId) -> Result<(), StoreError> {
         let Backend::Postgres(pg) = &self.backend else {
             return Ok(());
         };

@@ -2,6 +2,7 @@
 //! attempt's outcome, written only while its lease is still current.
 
 use super::{AttemptRecord, DeliveryRecord, Lane, Lease, Store, StoreError};
+use crate::ids::{EndpointId, TenantId};
 use crate::policy::DeadReason;
 
 /// Why a due attempt could not be made, and what becomes of its delivery.
@@ -86,7 +87,7 @@ impl Store {
     /// On a storage failure.
     pub async fn interrupt(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         lease: &Lease,
         now_ms: u64,
         what: Interruption,
@@ -111,7 +112,7 @@ impl Store {
     pub async fn due_entries(
         &self,
         lane: Lane,
-        endpoint_id: &str,
+        endpoint_id: &EndpointId,
         now_ms: u64,
         limit: usize,
     ) -> Result<Vec<Lease>, StoreError> {
@@ -125,7 +126,7 @@ impl Store {
     /// On a storage failure.
     pub async fn next_due(
         &self,
-        endpoint_id: &str,
+        endpoint_id: &EndpointId,
         after_ms: Option<u64>,
     ) -> Result<Option<u64>, StoreError> {
         on_backend!(self, s => sync s.next_due(endpoint_id, after_ms))
@@ -140,7 +141,7 @@ impl Store {
     /// On a storage failure.
     pub async fn due_delivery(
         &self,
-        tenant: &str,
+        tenant: &TenantId,
         lease: &Lease,
     ) -> Result<Option<DeliveryRecord>, StoreError> {
         on_backend!(self, s => sync s.due_delivery(tenant, lease))

@@ -1,6 +1,7 @@
 //! Tenants and their API keys.
 
 use super::{Change, Store, StoreError, TenantRecord};
+use crate::ids::TenantId;
 
 impl Store {
     /// Creates a tenant whose key hashes to `key_hash`. Returns `None` if the id is taken.
@@ -9,7 +10,7 @@ impl Store {
     /// On a storage failure.
     pub async fn create_tenant(
         &self,
-        id: &str,
+        id: &TenantId,
         key_hash: [u8; 32],
         now_ms: u64,
     ) -> Result<Option<TenantRecord>, StoreError> {
@@ -24,7 +25,7 @@ impl Store {
     ///
     /// # Errors
     /// On a storage failure.
-    pub async fn tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
+    pub async fn tenant(&self, id: &TenantId) -> Result<Option<TenantRecord>, StoreError> {
         on_backend!(self, s => sync s.tenant(id))
     }
 
@@ -54,7 +55,7 @@ impl Store {
     /// On a storage failure.
     pub async fn rotate_tenant_key(
         &self,
-        id: &str,
+        id: &TenantId,
         key_hash: [u8; 32],
     ) -> Result<bool, StoreError> {
         let rotated = on_backend!(self, s => s.rotate_tenant_key(id, key_hash).await)?;

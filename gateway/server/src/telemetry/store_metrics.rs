@@ -81,6 +81,7 @@ impl Telemetry {
 mod tests {
     use super::*;
     use crate::alerts::AlertMonitor;
+    use crate::ids::TenantId;
     use crate::store::testing::TestStore;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -89,7 +90,7 @@ mod tests {
         let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
         let mut telemetry = Telemetry::new(false, monitor);
         telemetry.register_store(&t.store);
-        t.store.tenant("acme").await.unwrap();
+        t.store.tenant(&TenantId::from("acme")).await.unwrap();
         telemetry.observe_store(&t.store);
         let metrics = telemetry.render_metrics(0);
         for sample in [

@@ -9,9 +9,9 @@ use serde_json::value::RawValue;
 
 use super::harness::{ADMIN, BenchGateway, CountingReceiver, call, dir_size, tenant_and_endpoint};
 use super::{Common, median, quantile};
-use hookgate_server::Store;
 use hookgate_server::StoreConfig;
 use hookgate_server::lab::NewEvent;
+use hookgate_server::{EndpointId, Store, TenantId};
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -37,8 +37,9 @@ async fn seed(
         ..StoreConfig::default()
     })
     .await?;
+    let tenant = TenantId::from("bench");
     let ep = store
-        .endpoint("bench", &ep_id)
+        .endpoint(&tenant, &EndpointId::from(ep_id.as_str()))
         .await?
         .context("the endpoint just created")?;
     let payload = RawValue::from_string(json!({"pad": "x".repeat(960)}).to_string())?;
@@ -46,11 +47,12 @@ async fn seed(
     let mut tasks = Vec::new();
     for worker in 0..64 {
         let (store, ep, payload) = (store.clone(), ep.clone(), payload.clone());
+        let tenant = tenant.clone();
         tasks.push(tokio::spawn(async move {
             for i in (worker..pending + due_now).step_by(64) {
                 let when = if i < pending { later } else { now_ms() };
                 let ev = NewEvent {
-                    tenant_id: "bench",
+                    tenant_id: &tenant,
                     event_type: "bench.event",
                     payload: &payload,
                     idempotency: None,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::{Scheduler, TurnKind};
 use crate::delivery::breaker::Admit;
+use crate::ids::EndpointId;
 use crate::store::Change;
 
 impl Scheduler {
@@ -43,7 +44,9 @@ impl Scheduler {
                     self.slots.remove(&endpoint_id);
                     self.index.remove(&endpoint_id);
                 }
-                Err(e) => tracing::warn!(error = %e, endpoint_id, "cannot reload endpoint"),
+                Err(e) => {
+                    tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot reload endpoint")
+                }
             },
             // Plugins are the plugin host's; tenants change nothing that is due.
             Change::Plugin { .. } | Change::Tenant { .. } => {}
@@ -52,7 +55,7 @@ impl Scheduler {
 
     /// An operator's replay (`reset` false) lets an open breaker probe now; a
     /// reset closes it. Either way the endpoint is served at once.
-    fn manual(&mut self, endpoint_id: &str, reset: bool) {
+    fn manual(&mut self, endpoint_id: &EndpointId, reset: bool) {
         let now = self.ctx.clock.now_ms();
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
@@ -84,7 +87,7 @@ impl Scheduler {
                     .breaker_transition(&record.tenant_id, endpoint_id, false, now);
             }
             tracing::info!(
-                endpoint_id,
+                endpoint_id = %endpoint_id,
                 tenant_id = %record.tenant_id,
                 reset,
                 "breaker opened to traffic by hand"

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use super::{Scheduler, TurnKind};
 use crate::delivery::breaker::Transition;
 use crate::delivery::worker::AttemptReport;
+use crate::ids::EndpointId;
 use crate::store::EndpointRecord;
 
 impl Scheduler {
-    pub(super) async fn finished(&mut self, endpoint_id: &str, report: AttemptReport) {
+    pub(super) async fn finished(&mut self, endpoint_id: &EndpointId, report: AttemptReport) {
         let now = self.ctx.clock.now_ms();
         if self.node_in_flight.free(self.node_max_in_flight) > 0 {
             for waiting in std::mem::take(&mut self.waiting_for_room) {
@@ -57,11 +58,11 @@ impl Scheduler {
             }
             match t {
                 Transition::Tripped { until_ms, trips } => tracing::warn!(
-                    alert = "breaker_tripped", endpoint_id, tenant_id = %record.tenant_id,
+                    alert = "breaker_tripped", endpoint_id = %endpoint_id, tenant_id = %record.tenant_id,
                     open_until_ms = until_ms, trips, "circuit breaker opened"
                 ),
                 Transition::Recovered => tracing::info!(
-                    alert = "breaker_recovered", endpoint_id, tenant_id = %record.tenant_id,
+                    alert = "breaker_recovered", endpoint_id = %endpoint_id, tenant_id = %record.tenant_id,
                     "circuit breaker closed"
                 ),
             }

@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::delivery::breaker::{Admit, Breaker};
 use crate::delivery::rate_limit::RateWindow;
 use crate::delivery::shared_breaker::SharedBreaker;
+use crate::ids::EndpointId;
 use crate::store::{ClaimedTurn, RuntimeRecord, TurnPlan};
 
 /// Another node is planning the endpoint: look again this soon.
@@ -99,7 +100,7 @@ impl TurnPlan for SharedTurn {
 
 impl Scheduler {
     /// One turn for a due endpoint, planned under the shared state.
-    pub(super) async fn serve_shared(&mut self, endpoint_id: &str, now: u64) {
+    pub(super) async fn serve_shared(&mut self, endpoint_id: &EndpointId, now: u64) {
         let node_free = self.node_free(endpoint_id);
         let Some(slot) = self.slots.get(endpoint_id) else {
             return;
@@ -130,7 +131,7 @@ impl Scheduler {
                 return;
             }
             Err(e) => {
-                tracing::warn!(error = %e, endpoint_id, "cannot claim due work");
+                tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot claim due work");
                 self.index.push(endpoint_id, now + ERROR_RETRY_MS);
                 return;
             }
@@ -150,7 +151,7 @@ impl Scheduler {
             // Claimed but not started (this node filled up meanwhile): they come
             // due again when their leases expire.
             tracing::debug!(
-                endpoint_id,
+                endpoint_id = %endpoint_id,
                 claimed,
                 started,
                 "claimed work left to its lease"

@@ -1,5 +1,6 @@
 //! The scheduler's bookkeeping, driven turn by turn over a real store.
 
+use crate::ids::EndpointId;
 use std::sync::Arc;
 
 use super::{Protection, Scheduler};
@@ -51,7 +52,10 @@ async fn scheduler_heap_growth_while_a_breaker_is_open_stays_bounded() {
             s.index.heap_len()
         );
     }
-    assert_eq!(s.index.queued_at("ep_1"), Some(START_MS + DAY_MS));
+    assert_eq!(
+        s.index.queued_at(&EndpointId::from("ep_1")),
+        Some(START_MS + DAY_MS)
+    );
     // An operator's replay is not an ordinary wake-up: the endpoint is due now.
     s.apply(Change::Replayed {
         endpoint_id: "ep_1".into(),

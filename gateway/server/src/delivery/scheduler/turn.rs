@@ -8,11 +8,12 @@ use super::{Scheduler, TurnKind};
 use crate::delivery::attempt_task::run_attempt;
 use crate::delivery::shared_breaker::SharedBreaker;
 use crate::delivery::worker::DeliveryWorker;
+use crate::ids::EndpointId;
 use crate::store::{Lane, Lease, interleave};
 
 impl Scheduler {
     /// One round-robin turn for a due endpoint, of the scheduler's kind.
-    pub(super) async fn serve(&mut self, endpoint_id: &str, now: u64) {
+    pub(super) async fn serve(&mut self, endpoint_id: &EndpointId, now: u64) {
         match self.kind {
             TurnKind::Local => self.serve_local(endpoint_id, now).await,
             TurnKind::Shared => self.serve_shared(endpoint_id, now).await,
@@ -20,7 +21,7 @@ impl Scheduler {
     }
 
     /// A local turn: admitted against the limits this process keeps.
-    async fn serve_local(&mut self, endpoint_id: &str, now: u64) {
+    async fn serve_local(&mut self, endpoint_id: &EndpointId, now: u64) {
         let node_free = self.node_free(endpoint_id);
         let Some(slot) = self.slots.get_mut(endpoint_id) else {
             return;
@@ -57,7 +58,7 @@ impl Scheduler {
         let entries = match due.await {
             Ok(entries) => entries,
             Err(e) => {
-                tracing::warn!(error = %e, endpoint_id, "cannot read due work");
+                tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot read due work");
                 return;
             }
         };
@@ -82,7 +83,7 @@ impl Scheduler {
     /// and this node's in-flight places; returns how many started.
     pub(super) fn launch(
         &mut self,
-        endpoint_id: &str,
+        endpoint_id: &EndpointId,
         entries: Vec<Lease>,
         allowed: usize,
         probing: bool,
@@ -130,7 +131,7 @@ impl Scheduler {
 
     /// This node's free in-flight places; with none, `endpoint_id` waits for
     /// the next attempt to finish.
-    pub(super) fn node_free(&mut self, endpoint_id: &str) -> usize {
+    pub(super) fn node_free(&mut self, endpoint_id: &EndpointId) -> usize {
         let free = self.node_in_flight.free(self.node_max_in_flight);
         if free == 0 {
             self.waiting_for_room.insert(endpoint_id.to_owned());
@@ -139,7 +140,7 @@ impl Scheduler {
     }
 
     /// Queues the endpoint for its next stored due time after `now`.
-    pub(super) async fn requeue_after(&mut self, endpoint_id: &str, now: u64) {
+    pub(super) async fn requeue_after(&mut self, endpoint_id: &EndpointId, now: u64) {
         if let Ok(Some(next)) = self.ctx.store.next_due(endpoint_id, Some(now)).await {
             self.index.push(endpoint_id, next);
         }

@@ -3,6 +3,7 @@
 //! changed by compare-and-swap or in place, and deleted with their pending work
 //! ended `endpoint_deleted`.
 
+use crate::ids::{EndpointId, TenantId};
 use crate::policy::DeadReason;
 use crate::store::testing::{TestStore, endpoint};
 use crate::store::{BreakerState, DeliveryFilter, DeliveryState, Swap};
@@ -19,16 +20,25 @@ contract_tests! {
 async fn a_tenant_id_is_created_only_once(t: TestStore) {
     let made = t
         .store
-        .create_tenant("acme", [1; 32], 5)
+        .create_tenant(&TenantId::from("acme"), [1; 32], 5)
         .await
         .unwrap()
         .unwrap();
     assert_eq!((made.id.as_str(), made.created_at_ms), ("acme", 5));
     assert_eq!(made.key_sha256, hex::encode([1; 32]));
-    let again = t.store.create_tenant("acme", [2; 32], 6).await.unwrap();
+    let again = t
+        .store
+        .create_tenant(&TenantId::from("acme"), [2; 32], 6)
+        .await
+        .unwrap();
     assert!(again.is_none(), "the id is taken");
     // The refused create changed nothing: the first key works, its own does not.
-    let stored = t.store.tenant("acme").await.unwrap().unwrap();
+    let stored = t
+        .store
+        .tenant(&TenantId::from("acme"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (stored.key_sha256, stored.created_at_ms),
         (hex::encode([1; 32]), 5)
@@ -38,33 +48,54 @@ async fn a_tenant_id_is_created_only_once(t: TestStore) {
         Some("acme")
     );
     assert_eq!(t.store.tenant_by_key(&[2; 32]).await.unwrap(), None);
-    assert!(t.store.tenant("beta").await.unwrap().is_none());
+    assert!(
+        t.store
+            .tenant(&TenantId::from("beta"))
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 async fn a_rotation_retires_the_old_key_at_once(t: TestStore) {
     t.store
-        .create_tenant("acme", [1; 32], 0)
+        .create_tenant(&TenantId::from("acme"), [1; 32], 0)
         .await
         .unwrap()
         .unwrap();
     t.store
-        .create_tenant("beta", [9; 32], 0)
+        .create_tenant(&TenantId::from("beta"), [9; 32], 0)
         .await
         .unwrap()
         .unwrap();
-    assert!(t.store.rotate_tenant_key("acme", [2; 32]).await.unwrap());
+    assert!(
+        t.store
+            .rotate_tenant_key(&TenantId::from("acme"), [2; 32])
+            .await
+            .unwrap()
+    );
     assert_eq!(t.store.tenant_by_key(&[1; 32]).await.unwrap(), None);
     assert_eq!(
         t.store.tenant_by_key(&[2; 32]).await.unwrap().as_deref(),
         Some("acme")
     );
-    let stored = t.store.tenant("acme").await.unwrap().unwrap();
+    let stored = t
+        .store
+        .tenant(&TenantId::from("acme"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored.key_sha256, hex::encode([2; 32]));
     assert_eq!(
         t.store.tenant_by_key(&[9; 32]).await.unwrap().as_deref(),
         Some("beta")
     );
-    assert!(!t.store.rotate_tenant_key("nope", [3; 32]).await.unwrap());
+    assert!(
+        !t.store
+            .rotate_tenant_key(&TenantId::from("nope"), [3; 32])
+            .await
+            .unwrap()
+    );
     assert_eq!(t.store.tenant_by_key(&[3; 32]).await.unwrap(), None);
 }
 
@@ -84,7 +115,11 @@ async fn endpoints_are_created_within_the_tenants_cap(t: TestStore) {
             .unwrap()
     );
     assert!(
-        t.store.endpoint("t", "ep_3").await.unwrap().is_none(),
+        t.store
+            .endpoint(&TenantId::from("t"), &EndpointId::from("ep_3"))
+            .await
+            .unwrap()
+            .is_none(),
         "nothing written"
     );
     assert!(
@@ -94,7 +129,12 @@ async fn endpoints_are_created_within_the_tenants_cap(t: TestStore) {
             .unwrap(),
         "per tenant"
     );
-    let stored = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
+    let stored = t
+        .store
+        .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (stored.url.as_str(), stored.tenant_id.as_str()),
         ("https://example.com/hook", "t")
@@ -125,7 +165,12 @@ async fn a_swap_writes_only_over_the_version_it_read(t: TestStore) {
         t.store.swap_endpoint(&read, &other).await.unwrap(),
         Swap::Changed
     );
-    let now = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
+    let now = t
+        .store
+        .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(now.description, "first");
     let fresh = t.version("t", "ep_1").await;
     assert_eq!(
@@ -134,7 +179,7 @@ async fn a_swap_writes_only_over_the_version_it_read(t: TestStore) {
     );
     assert!(
         t.store
-            .endpoint_version("t", "ep_9")
+            .endpoint_version(&TenantId::from("t"), &EndpointId::from("ep_9"))
             .await
             .unwrap()
             .is_none()
@@ -148,29 +193,69 @@ async fn an_update_changes_the_endpoint_in_place_and_a_reset_closes_its_breaker(
         e.breaker.open_until_ms = Some(99);
         e.breaker.trips = 2;
     };
-    assert!(t.store.update_endpoint("t", "ep_1", trip).await.unwrap());
-    let open = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
+    assert!(
+        t.store
+            .update_endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"), trip)
+            .await
+            .unwrap()
+    );
+    let open = t
+        .store
+        .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (open.breaker.state, open.breaker.trips),
         (BreakerState::Open.into(), 2)
     );
     assert_eq!(open.url, "https://example.com/hook", "the rest is kept");
-    assert!(!t.store.update_endpoint("t", "ep_9", trip).await.unwrap());
     assert!(
-        t.store.endpoint("t", "ep_9").await.unwrap().is_none(),
+        !t.store
+            .update_endpoint(&TenantId::from("t"), &EndpointId::from("ep_9"), trip)
+            .await
+            .unwrap()
+    );
+    assert!(
+        t.store
+            .endpoint(&TenantId::from("t"), &EndpointId::from("ep_9"))
+            .await
+            .unwrap()
+            .is_none(),
         "no endpoint made"
     );
 
-    assert!(t.store.reset_breaker("t", "ep_1").await.unwrap().is_some());
-    let closed = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
+    assert!(
+        t.store
+            .reset_breaker(&TenantId::from("t"), &EndpointId::from("ep_1"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let closed = t
+        .store
+        .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(closed.breaker.state, BreakerState::Closed);
     assert_eq!(
         (closed.breaker.open_until_ms, closed.breaker.trips),
         (None, 0)
     );
-    assert!(t.store.reset_breaker("t", "ep_9").await.unwrap().is_none());
     assert!(
-        t.store.reset_breaker("u", "ep_1").await.unwrap().is_none(),
+        t.store
+            .reset_breaker(&TenantId::from("t"), &EndpointId::from("ep_9"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        t.store
+            .reset_breaker(&TenantId::from("u"), &EndpointId::from("ep_1"))
+            .await
+            .unwrap()
+            .is_none(),
         "another tenant's id"
     );
 }
@@ -179,15 +264,32 @@ async fn an_update_changes_the_endpoint_in_place_and_a_reset_closes_its_breaker(
 /// batch (256), one delivery already succeeded, one on another endpoint.
 async fn a_delete_ends_every_pending_delivery_of_the_endpoint(t: TestStore) {
     let done = super::succeeded(&t, 5).await;
-    let ep = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
+    let ep = t
+        .store
+        .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap()
+        .unwrap();
     let other = t.endpoint("t", "ep_2").await;
     for i in 0..300 {
         t.ingest("t", &[&ep], 10 + i).await;
     }
     let kept = t.ingest("t", &[&other], 10).await.remove(0);
     assert_eq!(t.store.delete_endpoint(&ep, 1_000).await.unwrap(), 300);
-    assert!(t.store.endpoint("t", "ep_1").await.unwrap().is_none());
-    assert_eq!(t.store.next_due("ep_1", None).await.unwrap(), None);
+    assert!(
+        t.store
+            .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_1"), None)
+            .await
+            .unwrap(),
+        None
+    );
     let filter = |state| DeliveryFilter {
         state: Some(state),
         endpoint_id: Some("ep_1".into()),
@@ -197,7 +299,7 @@ async fn a_delete_ends_every_pending_delivery_of_the_endpoint(t: TestStore) {
         let store = t.store.clone();
         async move {
             store
-                .list_deliveries("t", &filter(state), |_| true, 500, None)
+                .list_deliveries(&TenantId::from("t"), &filter(state), |_| true, 500, None)
                 .await
                 .unwrap()
         }
@@ -210,17 +312,33 @@ async fn a_delete_ends_every_pending_delivery_of_the_endpoint(t: TestStore) {
             && d.updated_at_ms == 1_000
             && d.next_attempt_at_ms.is_none()
     ));
-    let done = t.store.delivery("t", &done.id).await.unwrap().unwrap();
+    let done = t
+        .store
+        .delivery(&TenantId::from("t"), &done.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         done.state,
         DeliveryState::Succeeded,
         "finished work is kept as it is"
     );
-    let kept = t.store.delivery("t", &kept.id).await.unwrap().unwrap();
+    let kept = t
+        .store
+        .delivery(&TenantId::from("t"), &kept.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         kept.state,
         DeliveryState::Pending,
         "other endpoints keep theirs"
     );
-    assert_eq!(t.store.next_due("ep_2", None).await.unwrap(), Some(10));
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_2"), None)
+            .await
+            .unwrap(),
+        Some(10)
+    );
 }

@@ -3,6 +3,7 @@
 //! that was refused or changed nothing publishes nothing.
 
 use super::{event, first_attempt, only_lease, payload};
+use crate::ids::{EndpointId, TenantId};
 use crate::store::testing::{TestStore, endpoint};
 use crate::store::{Change, Changes, DeliveryFilter, DeliveryState, Lane, NewPluginVersion};
 
@@ -51,7 +52,13 @@ async fn an_ingest_publishes_one_due_change_per_delivery(t: TestStore) {
         .unwrap();
     assert_eq!(drain(&mut changes), []);
     t.store.delete_endpoint(&b, 9).await.unwrap();
-    assert_eq!(drain(&mut changes), [Change::endpoint("t", "ep_b")]);
+    assert_eq!(
+        drain(&mut changes),
+        [Change::endpoint(
+            &TenantId::from("t"),
+            &EndpointId::from("ep_b")
+        )]
+    );
     t.store
         .ingest(event(&p, vec![&a, &b], None, 10))
         .await
@@ -77,9 +84,12 @@ async fn replays_publish_replayed_for_each_endpoint(t: TestStore) {
         state: Some(DeliveryState::Dead),
         ..DeliveryFilter::default()
     };
-    t.store.plan_replay_matching("t", &dead, 6).await.unwrap();
     t.store
-        .replay_delivery("t", &done.id, false, 6)
+        .plan_replay_matching(&TenantId::from("t"), &dead, 6)
+        .await
+        .unwrap();
+    t.store
+        .replay_delivery(&TenantId::from("t"), &done.id, false, 6)
         .await
         .unwrap();
     assert_eq!(
@@ -91,10 +101,13 @@ async fn replays_publish_replayed_for_each_endpoint(t: TestStore) {
         endpoint_id: "ep_a".into(),
     };
     // Two deliveries on one endpoint: one change for it.
-    t.store.replay_matching("t", &dead, 6).await.unwrap();
+    t.store
+        .replay_matching(&TenantId::from("t"), &dead, 6)
+        .await
+        .unwrap();
     assert_eq!(drain(&mut changes), [replayed]);
     t.store
-        .replay_delivery("t", &done.id, true, 7)
+        .replay_delivery(&TenantId::from("t"), &done.id, true, 7)
         .await
         .unwrap();
     let one = Change::Replayed {
@@ -106,7 +119,7 @@ async fn replays_publish_replayed_for_each_endpoint(t: TestStore) {
 async fn endpoint_writes_publish_endpoint_changes(t: TestStore) {
     let mut changes = t.store.changes();
     let ep = endpoint("t", "ep_1");
-    let changed = || Change::endpoint("t", "ep_1");
+    let changed = || Change::endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"));
     assert!(t.store.create_endpoint(&ep, 1).await.unwrap());
     assert!(
         !t.store
@@ -127,16 +140,26 @@ async fn endpoint_writes_publish_endpoint_changes(t: TestStore) {
     t.store.swap_endpoint(&read, &patched).await.unwrap();
     assert_eq!(drain(&mut changes), [], "a stale swap publishes nothing");
     t.store
-        .update_endpoint("t", "ep_1", |e| e.disabled = true)
+        .update_endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"), |e| {
+            e.disabled = true
+        })
         .await
         .unwrap();
     t.store
-        .update_endpoint("t", "ep_9", |e| e.disabled = true)
+        .update_endpoint(&TenantId::from("t"), &EndpointId::from("ep_9"), |e| {
+            e.disabled = true
+        })
         .await
         .unwrap();
     assert_eq!(drain(&mut changes), [changed()]);
-    t.store.reset_breaker("t", "ep_1").await.unwrap();
-    t.store.reset_breaker("t", "ep_9").await.unwrap();
+    t.store
+        .reset_breaker(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap();
+    t.store
+        .reset_breaker(&TenantId::from("t"), &EndpointId::from("ep_9"))
+        .await
+        .unwrap();
     let reset = Change::BreakerReset {
         endpoint_id: "ep_1".into(),
     };
@@ -147,7 +170,7 @@ async fn endpoint_writes_publish_endpoint_changes(t: TestStore) {
 
 async fn plugin_writes_publish_plugin_changes(t: TestStore) {
     let mut changes = t.store.changes();
-    let changed = || Change::plugin("t", "p");
+    let changed = || Change::plugin(&TenantId::from("t"), "p");
     let new = NewPluginVersion {
         bytes: b"wasm",
         sha256: "s",
@@ -155,34 +178,34 @@ async fn plugin_writes_publish_plugin_changes(t: TestStore) {
     };
     for _ in 0..3 {
         t.store
-            .add_plugin_version("t", "p", new, 0, 1)
+            .add_plugin_version(&TenantId::from("t"), "p", new, 0, 1)
             .await
             .unwrap()
             .unwrap();
     }
     let refused = t
         .store
-        .add_plugin_version("t", "q", new, 0, 1)
+        .add_plugin_version(&TenantId::from("t"), "q", new, 0, 1)
         .await
         .unwrap();
     assert!(refused.is_none());
     assert_eq!(drain(&mut changes), [changed(), changed(), changed()]);
     t.store
-        .update_plugin("t", "p", |p| p.active = 2)
+        .update_plugin(&TenantId::from("t"), "p", |p| p.active = 2)
         .await
         .unwrap()
         .unwrap();
     t.store
-        .update_plugin("t", "q", |p| p.active = 2)
+        .update_plugin(&TenantId::from("t"), "q", |p| p.active = 2)
         .await
         .unwrap();
     assert_eq!(drain(&mut changes), [changed()]);
     t.store
-        .prune_plugin_versions("t", "p", 2, &[])
+        .prune_plugin_versions(&TenantId::from("t"), "p", 2, &[])
         .await
         .unwrap();
     t.store
-        .prune_plugin_versions("t", "p", 2, &[])
+        .prune_plugin_versions(&TenantId::from("t"), "p", 2, &[])
         .await
         .unwrap();
     assert_eq!(
@@ -190,28 +213,47 @@ async fn plugin_writes_publish_plugin_changes(t: TestStore) {
         [changed()],
         "only the prune that dropped something"
     );
-    t.store.delete_plugin("t", "p").await.unwrap().unwrap();
-    t.store.delete_plugin("t", "p").await.unwrap();
+    t.store
+        .delete_plugin(&TenantId::from("t"), "p")
+        .await
+        .unwrap()
+        .unwrap();
+    t.store
+        .delete_plugin(&TenantId::from("t"), "p")
+        .await
+        .unwrap();
     assert_eq!(drain(&mut changes), [changed()]);
 }
 
 async fn tenant_writes_publish_tenant_changes(t: TestStore) {
     let mut changes = t.store.changes();
-    let changed = || Change::tenant("acme");
+    let changed = || Change::tenant(&TenantId::from("acme"));
     t.store
-        .create_tenant("acme", [1; 32], 0)
+        .create_tenant(&TenantId::from("acme"), [1; 32], 0)
         .await
         .unwrap()
         .unwrap();
-    t.store.create_tenant("acme", [2; 32], 0).await.unwrap();
+    t.store
+        .create_tenant(&TenantId::from("acme"), [2; 32], 0)
+        .await
+        .unwrap();
     assert_eq!(drain(&mut changes), [changed()]);
-    t.store.rotate_tenant_key("acme", [3; 32]).await.unwrap();
-    t.store.rotate_tenant_key("nope", [4; 32]).await.unwrap();
+    t.store
+        .rotate_tenant_key(&TenantId::from("acme"), [3; 32])
+        .await
+        .unwrap();
+    t.store
+        .rotate_tenant_key(&TenantId::from("nope"), [4; 32])
+        .await
+        .unwrap();
     assert_eq!(drain(&mut changes), [changed()]);
     // A subscriber hears only what was published after it subscribed.
     let mut late = t.store.changes();
     assert_eq!(late.try_recv(), None);
-    t.store.rotate_tenant_key("acme", [5; 32]).await.unwrap();
+    t.store
+        .rotate_tenant_key(&TenantId::from("acme"), [5; 32])
+        .await
+        .unwrap();
     assert_eq!(
         (drain(&mut changes), drain(&mut late)),
         (vec![changed()], vec![changed()])

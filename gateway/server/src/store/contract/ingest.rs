@@ -3,6 +3,7 @@
 //! the idempotency sweep forgets keys past their 24 h.
 
 use super::{at_once, created, event, payload};
+use crate::ids::{EndpointId, EventId, TenantId};
 use crate::store::testing::TestStore;
 use crate::store::{DeliveryState, IDEMPOTENCY_TTL_MS, IngestOutcome, Lane};
 
@@ -30,17 +31,31 @@ async fn one_event_fans_out_to_one_due_delivery_per_endpoint(t: TestStore) {
     };
     assert_eq!(deliveries.len(), 2);
     let event_id = receipt.event_id.as_str();
-    let ev = t.store.event("t", event_id).await.unwrap().unwrap();
+    let ev = t
+        .store
+        .event(&TenantId::from("t"), &EventId::from(event_id))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (ev.event_type.as_str(), ev.created_at_ms),
         ("order.paid", 7)
     );
     assert_eq!(ev.payload.get(), p.get(), "the payload is kept verbatim");
     assert_eq!(ev.deliveries.len(), 2);
-    let payload = t.store.event_payload("t", event_id).await.unwrap();
+    let payload = t
+        .store
+        .event_payload(&TenantId::from("t"), &EventId::from(event_id))
+        .await
+        .unwrap();
     assert_eq!(payload.as_deref(), Some(p.get()));
     for (d, ep) in deliveries.iter().zip(["ep_a", "ep_b"]) {
-        let stored = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+        let stored = t
+            .store
+            .delivery(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(
             (stored.endpoint_id.as_str(), stored.event_id.as_str()),
             (ep, event_id)
@@ -48,22 +63,32 @@ async fn one_event_fans_out_to_one_due_delivery_per_endpoint(t: TestStore) {
         assert_eq!(stored.state, DeliveryState::Pending);
         assert_eq!((stored.series, stored.attempts), (1, 0));
         assert_eq!(stored.next_attempt_at_ms, Some(7), "due now");
-        let due = t.store.due_entries(Lane::First, ep, 7, 10).await.unwrap();
+        let due = t
+            .store
+            .due_entries(Lane::First, &EndpointId::from(ep), 7, 10)
+            .await
+            .unwrap();
         assert_eq!(due.len(), 1);
         assert_eq!((due[0].delivery_id(), due[0].due_ms()), (d.id.as_str(), 7));
         assert!(
             t.store
-                .due_entries(Lane::Retry, ep, 7, 10)
+                .due_entries(Lane::Retry, &EndpointId::from(ep), 7, 10)
                 .await
                 .unwrap()
                 .is_empty()
         );
     }
     // Another tenant sees none of it.
-    assert!(t.store.event("u", event_id).await.unwrap().is_none());
     assert!(
         t.store
-            .delivery("u", &deliveries[0].id)
+            .event(&TenantId::from("u"), &EventId::from(event_id))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        t.store
+            .delivery(&TenantId::from("u"), &deliveries[0].id)
             .await
             .unwrap()
             .is_none()
@@ -92,7 +117,7 @@ async fn a_repeat_with_the_same_key_and_body_answers_the_original_response(t: Te
     }
     let due = t
         .store
-        .due_entries(Lane::First, "ep_1", 10, 10)
+        .due_entries(Lane::First, &EndpointId::from("ep_1"), 10, 10)
         .await
         .unwrap();
     assert_eq!(due.len(), 1, "the repeat scheduled nothing");
@@ -113,7 +138,7 @@ async fn a_key_reused_with_another_body_is_refused_and_writes_nothing(t: TestSto
     assert!(matches!(other.unwrap(), IngestOutcome::KeyReused));
     let due = t
         .store
-        .due_entries(Lane::First, "ep_1", 10, 10)
+        .due_entries(Lane::First, &EndpointId::from("ep_1"), 10, 10)
         .await
         .unwrap();
     assert_eq!(due.len(), 1);
@@ -152,7 +177,10 @@ async fn concurrent_repeats_of_one_key_create_exactly_one_event(t: TestStore) {
             "one answer for all"
         );
         let all = crate::store::DeliveryFilter::default();
-        let made = t.store.list_deliveries("t", &all, |_| true, 1_000, None);
+        let tenant = TenantId::from("t");
+        let made = t
+            .store
+            .list_deliveries(&tenant, &all, |_| true, 1_000, None);
         assert_eq!(
             made.await.unwrap().data.len() as u64,
             round + 1,

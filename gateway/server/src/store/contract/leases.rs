@@ -6,6 +6,7 @@
 //! records by hand; here the same states come from ingest and outcomes.
 
 use super::{first_attempt, only_lease};
+use crate::ids::{EndpointId, TenantId};
 use crate::policy::DeadReason;
 use crate::store::testing::TestStore;
 use crate::store::{DeliveryState, Interrupted, Interruption, Lane, WriteResult};
@@ -29,12 +30,30 @@ async fn the_due_scan_leases_only_what_is_due_oldest_first(t: TestStore) {
     ids.sort();
     // Before any is leased: a backend that claims moves a leased entry's due
     // time to when its lease expires.
-    assert_eq!(t.store.next_due("ep_1", None).await.unwrap(), Some(10));
-    assert_eq!(t.store.next_due("ep_1", Some(20)).await.unwrap(), Some(30));
-    assert_eq!(t.store.next_due("ep_1", Some(30)).await.unwrap(), None);
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_1"), None)
+            .await
+            .unwrap(),
+        Some(10)
+    );
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_1"), Some(20))
+            .await
+            .unwrap(),
+        Some(30)
+    );
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_1"), Some(30))
+            .await
+            .unwrap(),
+        None
+    );
     let due = t
         .store
-        .due_entries(Lane::First, "ep_1", 20, 10)
+        .due_entries(Lane::First, &EndpointId::from("ep_1"), 20, 10)
         .await
         .unwrap();
     let got: Vec<_> = due.iter().map(|l| (l.due_ms(), l.delivery_id())).collect();
@@ -46,7 +65,7 @@ async fn the_due_scan_leases_only_what_is_due_oldest_first(t: TestStore) {
     );
     assert_eq!(
         t.store
-            .due_entries(Lane::First, "ep_1", 30, 1)
+            .due_entries(Lane::First, &EndpointId::from("ep_1"), 30, 1)
             .await
             .unwrap()
             .len(),
@@ -54,12 +73,16 @@ async fn the_due_scan_leases_only_what_is_due_oldest_first(t: TestStore) {
     );
     assert!(
         t.store
-            .due_entries(Lane::First, "ep_2", 30, 10)
+            .due_entries(Lane::First, &EndpointId::from("ep_2"), 30, 10)
             .await
             .unwrap()
             .is_empty()
     );
-    let d = t.store.due_delivery("t", &due[0]).await.unwrap();
+    let d = t
+        .store
+        .due_delivery(&TenantId::from("t"), &due[0])
+        .await
+        .unwrap();
     assert_eq!(
         d.map(|d| d.id),
         Some(ids[0].1.clone()),
@@ -77,24 +100,41 @@ async fn an_outcome_moves_the_lease_to_the_retry_lane(t: TestStore) {
     assert_eq!(written, WriteResult::Written);
     assert!(
         t.store
-            .due_entries(Lane::First, "ep_1", 2000, 10)
+            .due_entries(Lane::First, &EndpointId::from("ep_1"), 2000, 10)
             .await
             .unwrap()
             .is_empty()
     );
     assert!(
         t.store
-            .due_entries(Lane::Retry, "ep_1", 1010, 10)
+            .due_entries(Lane::Retry, &EndpointId::from("ep_1"), 1010, 10)
             .await
             .unwrap()
             .is_empty()
     );
     // The retry never starts early from the old lease, which leaves it be.
-    assert!(t.store.due_delivery("t", &first).await.unwrap().is_none());
+    assert!(
+        t.store
+            .due_delivery(&TenantId::from("t"), &first)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let retry = only_lease(&t.store, Lane::Retry, "ep_1", 1011).await;
     assert_eq!((retry.due_ms(), retry.delivery_id()), (1011, d.id.as_str()));
-    assert!(t.store.due_delivery("t", &retry).await.unwrap().is_some());
-    let stored = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    assert!(
+        t.store
+            .due_delivery(&TenantId::from("t"), &retry)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let stored = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (stored.attempts, stored.next_attempt_at_ms),
         (1, Some(1011))
@@ -108,11 +148,21 @@ async fn a_second_outcome_under_the_same_lease_is_stale_and_changes_nothing(t: T
     let lease = only_lease(&t.store, Lane::First, "ep_1", 10).await;
     let retry = first_attempt(&t.store, &d, &lease, Some(1011), 11).await;
     assert_eq!(retry, WriteResult::Written);
-    let before = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let before = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     // Another worker holding the same lease reports a success.
     let again = first_attempt(&t.store, &d, &lease, None, 12).await;
     assert_eq!(again, WriteResult::Stale);
-    let after = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let after = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         serde_json::to_value(&after).unwrap(),
         serde_json::to_value(&before).unwrap()
@@ -120,7 +170,7 @@ async fn a_second_outcome_under_the_same_lease_is_stale_and_changes_nothing(t: T
     assert_eq!(t.store.attempt_log(&d.id).await.unwrap().len(), 1);
     assert_eq!(
         t.store
-            .due_entries(Lane::Retry, "ep_1", 2000, 10)
+            .due_entries(Lane::Retry, &EndpointId::from("ep_1"), 2000, 10)
             .await
             .unwrap()
             .len(),
@@ -139,17 +189,30 @@ async fn an_outcome_under_a_lease_an_interrupt_moved_is_stale(t: TestStore) {
         retry_at_ms: 500,
         max: 3,
     };
-    t.store.interrupt("t", &lease, 11, panicked).await.unwrap();
-    let requeued = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    t.store
+        .interrupt(&TenantId::from("t"), &lease, 11, panicked)
+        .await
+        .unwrap();
+    let requeued = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((requeued.series, requeued.attempts), (d.series, d.attempts));
     let late = first_attempt(&t.store, &d, &lease, Some(1011), 12).await;
     assert_eq!(late, WriteResult::Stale);
-    let now = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let now = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(now.next_attempt_at_ms, Some(500), "the requeue stands");
     assert!(t.store.attempt_log(&d.id).await.unwrap().is_empty());
     let due = t
         .store
-        .due_entries(Lane::Retry, "ep_1", 1011, 10)
+        .due_entries(Lane::Retry, &EndpointId::from("ep_1"), 1011, 10)
         .await
         .unwrap();
     assert_eq!(due.len(), 1, "no retry at 1011 was scheduled");
@@ -164,7 +227,13 @@ async fn a_succeeded_delivery_is_logged_and_leaves_the_schedule(t: TestStore) {
     let log = t.store.attempt_log(&d.id).await.unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!((log[0].series, log[0].status), (1, Some(200)));
-    assert_eq!(t.store.next_due("ep_1", None).await.unwrap(), None);
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_1"), None)
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 async fn interrupt_ends_or_requeues_only_the_current_lease(t: TestStore) {
@@ -175,16 +244,29 @@ async fn interrupt_ends_or_requeues_only_the_current_lease(t: TestStore) {
     );
     let leases = t
         .store
-        .due_entries(Lane::First, "ep_1", 1, 10)
+        .due_entries(Lane::First, &EndpointId::from("ep_1"), 1, 10)
         .await
         .unwrap();
     let ended = Interruption::End(DeadReason::EventMissing);
-    let done = t.store.interrupt("t", &leases[0], 5, ended).await.unwrap();
+    let done = t
+        .store
+        .interrupt(&TenantId::from("t"), &leases[0], 5, ended)
+        .await
+        .unwrap();
     assert_eq!(done, Interrupted::Ended(DeadReason::EventMissing));
-    let a = t.store.delivery("t", &a.id).await.unwrap().unwrap();
+    let a = t
+        .store
+        .delivery(&TenantId::from("t"), &a.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((a.state, a.updated_at_ms), (DeliveryState::Dead, 5));
     assert_eq!(a.dead_reason, Some(DeadReason::EventMissing.into()));
-    let again = t.store.interrupt("t", &leases[0], 6, ended).await.unwrap();
+    let again = t
+        .store
+        .interrupt(&TenantId::from("t"), &leases[0], 6, ended)
+        .await
+        .unwrap();
     assert_eq!(
         again,
         Interrupted::NotCurrent,
@@ -197,11 +279,16 @@ async fn interrupt_ends_or_requeues_only_the_current_lease(t: TestStore) {
     };
     let done = t
         .store
-        .interrupt("t", &leases[1], 5, panicked)
+        .interrupt(&TenantId::from("t"), &leases[1], 5, panicked)
         .await
         .unwrap();
     assert_eq!(done, Interrupted::Requeued { due_ms: 500 });
-    let b = t.store.delivery("t", &b.id).await.unwrap().unwrap();
+    let b = t
+        .store
+        .delivery(&TenantId::from("t"), &b.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (b.state, b.attempts, b.internal_errors),
         (DeliveryState::Pending, 0, 1)
@@ -214,7 +301,7 @@ async fn interrupt_ends_or_requeues_only_the_current_lease(t: TestStore) {
     );
     assert_eq!(
         t.store
-            .interrupt("t", &leases[1], 6, panicked)
+            .interrupt(&TenantId::from("t"), &leases[1], 6, panicked)
             .await
             .unwrap(),
         Interrupted::NotCurrent
@@ -232,7 +319,7 @@ async fn internal_errors_end_the_delivery_at_their_max(t: TestStore) {
         };
         let done = t
             .store
-            .interrupt("t", &lease, retry_at - 1, what)
+            .interrupt(&TenantId::from("t"), &lease, retry_at - 1, what)
             .await
             .unwrap();
         assert_eq!(done, Interrupted::Requeued { due_ms: retry_at });
@@ -242,12 +329,24 @@ async fn internal_errors_end_the_delivery_at_their_max(t: TestStore) {
         retry_at_ms: 300,
         max: 3,
     };
-    let done = t.store.interrupt("t", &lease, 250, what).await.unwrap();
+    let done = t
+        .store
+        .interrupt(&TenantId::from("t"), &lease, 250, what)
+        .await
+        .unwrap();
     assert_eq!(done, Interrupted::Ended(DeadReason::InternalError));
-    let d = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let d = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((d.state, d.internal_errors), (DeliveryState::Dead, 3));
     assert_eq!(
-        t.store.next_due("ep_1", None).await.unwrap(),
+        t.store
+            .next_due(&EndpointId::from("ep_1"), None)
+            .await
+            .unwrap(),
         None,
         "nothing left to serve"
     );

@@ -34,10 +34,11 @@ async fn deliveries_page_newest_first_with_a_cursor(t: TestStore) {
     let all = DeliveryFilter::default();
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
+    let tenant = TenantId::from("t");
     loop {
         let page = t
             .store
-            .list_deliveries("t", &all, |_| true, 2, cursor.as_deref());
+            .list_deliveries(&tenant, &all, |_| true, 2, cursor.as_deref());
         let page = page.await.unwrap();
         assert!(page.data.len() <= 2);
         seen.extend(ids(&page).into_iter().map(str::to_owned));
@@ -50,7 +51,7 @@ async fn deliveries_page_newest_first_with_a_cursor(t: TestStore) {
     // A full last page says there is no more.
     let exact = t
         .store
-        .list_deliveries("t", &all, |_| true, 5, None)
+        .list_deliveries(&TenantId::from("t"), &all, |_| true, 5, None)
         .await
         .unwrap();
     assert_eq!((exact.data.len(), exact.next_cursor), (5, None));
@@ -58,13 +59,13 @@ async fn deliveries_page_newest_first_with_a_cursor(t: TestStore) {
     let odd = |d: &crate::store::DeliveryRecord| d.created_at_ms % 2 == 1;
     let page = t
         .store
-        .list_deliveries("t", &all, odd, 10, None)
+        .list_deliveries(&TenantId::from("t"), &all, odd, 10, None)
         .await
         .unwrap();
     assert_eq!(ids(&page), [made[1].as_str(), made[3].as_str()]);
     let other = t
         .store
-        .list_deliveries("u", &all, |_| true, 10, None)
+        .list_deliveries(&TenantId::from("u"), &all, |_| true, 10, None)
         .await
         .unwrap();
     assert!(other.data.is_empty(), "tenants are isolated");
@@ -88,7 +89,7 @@ async fn delivery_filters_each_narrow_the_list(t: TestStore) {
         let store = t.store.clone();
         async move {
             let page = store
-                .list_deliveries("t", &filter, |_| true, 10, None)
+                .list_deliveries(&TenantId::from("t"), &filter, |_| true, 10, None)
                 .await;
             page.unwrap().data.len()
         }
@@ -136,7 +137,7 @@ async fn delivery_filters_each_narrow_the_list(t: TestStore) {
     };
     let page = t
         .store
-        .list_deliveries("t", &both, |_| true, 10, None)
+        .list_deliveries(&TenantId::from("t"), &both, |_| true, 10, None)
         .await
         .unwrap();
     let on_a = first.iter().find(|d| d.endpoint_id == "ep_a").unwrap();
@@ -156,7 +157,7 @@ async fn a_dead_reason_matches_only_deliveries_dead_for_that_reason(t: TestStore
                 ..DeliveryFilter::default()
             };
             let page = store
-                .list_deliveries("t", &filter, |_| true, 10, None)
+                .list_deliveries(&TenantId::from("t"), &filter, |_| true, 10, None)
                 .await;
             page.unwrap().data.len()
         }
@@ -170,29 +171,61 @@ async fn endpoints_page_newest_first_per_tenant(t: TestStore) {
         t.endpoint("t", id).await;
     }
     t.endpoint("u", "ep_9").await;
-    let (page, more) = t.store.list_endpoints("t", 2, None).await.unwrap();
+    let (page, more) = t
+        .store
+        .list_endpoints(&TenantId::from("t"), 2, None)
+        .await
+        .unwrap();
     let got: Vec<_> = page.iter().map(|e| e.id.as_str()).collect();
     assert_eq!((got, more), (vec!["ep_3", "ep_2"], true));
-    let (page, more) = t.store.list_endpoints("t", 2, Some("ep_2")).await.unwrap();
+    let (page, more) = t
+        .store
+        .list_endpoints(&TenantId::from("t"), 2, Some("ep_2"))
+        .await
+        .unwrap();
     let got: Vec<_> = page.iter().map(|e| e.id.as_str()).collect();
     assert_eq!((got, more), (vec!["ep_1"], false));
-    let (page, more) = t.store.list_endpoints("t", 3, None).await.unwrap();
+    let (page, more) = t
+        .store
+        .list_endpoints(&TenantId::from("t"), 3, None)
+        .await
+        .unwrap();
     assert_eq!(
         (page.len(), more),
         (3, false),
         "an exactly full page has no more"
     );
-    assert_eq!(t.store.endpoints_of("t").await.unwrap().len(), 3);
-    assert_eq!(t.store.endpoints_of("u").await.unwrap().len(), 1);
+    assert_eq!(
+        t.store
+            .endpoints_of(&TenantId::from("t"))
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        t.store
+            .endpoints_of(&TenantId::from("u"))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
     assert_eq!(t.store.all_endpoints().await.unwrap().len(), 4);
-    assert!(t.store.endpoint("u", "ep_1").await.unwrap().is_none());
+    assert!(
+        t.store
+            .endpoint(&TenantId::from("u"), &EndpointId::from("ep_1"))
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 async fn tenants_page_in_reverse_id_order(t: TestStore) {
     for (n, id) in (1u8..).zip(["acme", "beta", "core"]) {
         assert!(
             t.store
-                .create_tenant(id, [n; 32], 0)
+                .create_tenant(&TenantId::from(id), [n; 32], 0)
                 .await
                 .unwrap()
                 .is_some()
@@ -212,7 +245,10 @@ async fn tenants_page_in_reverse_id_order(t: TestStore) {
 /// deliveries are dead `endpoint_deleted`, the live one's still pending.
 async fn two_tenants(t: &TestStore) {
     for (n, tenant) in (1u8..).zip(["t1", "t2"]) {
-        t.store.create_tenant(tenant, [n; 32], 0).await.unwrap();
+        t.store
+            .create_tenant(&TenantId::from(tenant), [n; 32], 0)
+            .await
+            .unwrap();
         let live = t.endpoint(tenant, &format!("ep_{tenant}_live")).await;
         let gone = t.endpoint(tenant, &format!("ep_{tenant}_gone")).await;
         for at in 0..3 {
@@ -225,7 +261,11 @@ async fn two_tenants(t: &TestStore) {
 /// Moved from `sled/dlq.rs`, as the next one.
 async fn a_tenants_summary_counts_only_its_dead_by_reason_and_endpoint(t: TestStore) {
     two_tenants(&t).await;
-    let counts = t.store.dead_counts("t1", SUMMARY_SCAN_LIMIT).await.unwrap();
+    let counts = t
+        .store
+        .dead_counts(&TenantId::from("t1"), SUMMARY_SCAN_LIMIT)
+        .await
+        .unwrap();
     assert_eq!((counts.dead, counts.scanned, counts.complete), (3, 6, true));
     assert_eq!(counts.by_reason["endpoint_deleted"], 3);
     assert_eq!(
@@ -251,7 +291,7 @@ async fn the_bound_stops_the_scan_and_says_the_counts_are_incomplete(t: TestStor
     let bounded = t.store.dead_counts_all(8).await.unwrap();
     assert_eq!((bounded.scanned, bounded.complete), (8, false));
     assert!(bounded.dead < 6, "{bounded:?}");
-    let one = t.store.dead_counts("t1", 6).await.unwrap();
+    let one = t.store.dead_counts(&TenantId::from("t1"), 6).await.unwrap();
     assert!(one.complete, "exactly the bound read is still complete");
 }
 
@@ -262,6 +302,9 @@ async fn pending_and_dead_are_counted_per_tenant(t: TestStore) {
     assert_eq!(counts.get("t1"), Some(&(3, 3)));
     assert_eq!(counts.get("t2"), Some(&(3, 3)));
     // Succeeded work is neither.
-    let t_counts = counts.get(d.tenant_id.as_str()).copied().unwrap_or_default();
+    let t_counts = counts
+        .get(d.tenant_id.as_str())
+        .copied()
+        .unwrap_or_default();
     assert_eq!(t_counts, (0, 0));
 }

@@ -6,6 +6,7 @@
 //! backend. A new backend adds one `@backend` line to the macro and a
 //! `TestStore::<backend>()` constructor; no test changes.
 
+use crate::ids::{EndpointId, TenantId};
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
@@ -50,7 +51,11 @@ mod retention;
 impl TestStore {
     /// An endpoint as stored now, for a swap.
     async fn version(&self, tenant: &str, id: &str) -> EndpointVersion {
-        let read = self.store.endpoint_version(tenant, id).await.unwrap();
+        let read = self
+            .store
+            .endpoint_version(&TenantId::from(tenant), &EndpointId::from(id))
+            .await
+            .unwrap();
         read.expect("the endpoint exists")
     }
 }
@@ -81,7 +86,7 @@ fn event<'a>(
 /// The one lease due for `endpoint_id` in `lane` by `now_ms`.
 async fn only_lease(store: &Store, lane: Lane, endpoint_id: &str, now_ms: u64) -> Lease {
     let mut due = store
-        .due_entries(lane, endpoint_id, now_ms, 10)
+        .due_entries(lane, &EndpointId::from(endpoint_id), now_ms, 10)
         .await
         .unwrap();
     assert_eq!(due.len(), 1, "{due:?}");
@@ -153,7 +158,11 @@ async fn succeeded(t: &TestStore, now_ms: u64) -> DeliveryRecord {
         first_attempt(&t.store, &d, &lease, None, now_ms).await,
         WriteResult::Written
     );
-    t.store.delivery("t", &d.id).await.unwrap().unwrap()
+    t.store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap()
 }
 
 /// Runs `n` operations (each made from its index) at once, lined up on a

@@ -2,6 +2,7 @@
 //! refuses new names only; rollback moves the active pointer; pruning keeps
 //! the active and pinned versions; deleting drops every version's bytes.
 
+use crate::ids::TenantId;
 use crate::store::testing::TestStore;
 use crate::store::{NewPluginVersion, PluginRecord, Store};
 
@@ -22,7 +23,7 @@ async fn upload(store: &Store, name: &str, bytes: &[u8]) -> Option<PluginRecord>
         checks: None,
     };
     store
-        .add_plugin_version("t", name, new, 7, 10)
+        .add_plugin_version(&TenantId::from("t"), name, new, 7, 10)
         .await
         .unwrap()
 }
@@ -40,28 +41,47 @@ async fn uploads_number_versions_and_the_newest_is_active(t: TestStore) {
         let n = n as u32 + 1;
         assert_eq!((rec.active, rec.versions.len() as u32), (n, n));
     }
-    let rec = t.store.plugin("t", "p").await.unwrap().unwrap();
+    let rec = t
+        .store
+        .plugin(&TenantId::from("t"), "p")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((versions(&rec), rec.active), (vec![1, 2, 3], 3));
     let v2 = &rec.versions[1];
     assert_eq!(
         (v2.sha256.as_str(), v2.size, v2.created_at_ms),
         ("sha-two", 3, 7)
     );
-    let bytes = t.store.plugin_bytes("t", "p", 2).await.unwrap();
+    let bytes = t
+        .store
+        .plugin_bytes(&TenantId::from("t"), "p", 2)
+        .await
+        .unwrap();
     assert_eq!(
         bytes.as_deref(),
         Some(b"two".as_slice()),
         "kept as uploaded"
     );
-    assert!(t.store.plugin_bytes("t", "p", 4).await.unwrap().is_none());
     assert!(
-        t.store.plugin("u", "p").await.unwrap().is_none(),
+        t.store
+            .plugin_bytes(&TenantId::from("t"), "p", 4)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        t.store
+            .plugin(&TenantId::from("u"), "p")
+            .await
+            .unwrap()
+            .is_none(),
         "per tenant"
     );
     upload(&t.store, "a", b"x").await.unwrap();
     let names: Vec<_> = t
         .store
-        .plugins_of("t")
+        .plugins_of(&TenantId::from("t"))
         .await
         .unwrap()
         .into_iter()
@@ -77,8 +97,9 @@ async fn the_cap_refuses_a_new_name_but_not_a_new_version(t: TestStore) {
         sha256: "s",
         checks: None,
     };
+    let tenant = TenantId::from("t");
     let add = |name: &'static str, bytes: &'static [u8]| {
-        t.store.add_plugin_version("t", name, new(bytes), 0, 2)
+        t.store.add_plugin_version(&tenant, name, new(bytes), 0, 2)
     };
     assert!(add("a", b"1").await.unwrap().is_some());
     assert!(add("b", b"1").await.unwrap().is_some());
@@ -86,14 +107,26 @@ async fn the_cap_refuses_a_new_name_but_not_a_new_version(t: TestStore) {
         add("c", b"1").await.unwrap().is_none(),
         "a third name is refused"
     );
-    assert!(t.store.plugin("t", "c").await.unwrap().is_none());
-    assert!(t.store.plugin_bytes("t", "c", 1).await.unwrap().is_none());
+    assert!(
+        t.store
+            .plugin(&TenantId::from("t"), "c")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        t.store
+            .plugin_bytes(&TenantId::from("t"), "c", 1)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let more = add("a", b"2").await.unwrap().unwrap();
     assert_eq!(more.active, 2, "an existing name still takes versions");
     // Another tenant has its own cap.
     let theirs = t
         .store
-        .add_plugin_version("u", "c", new(b"1"), 0, 2)
+        .add_plugin_version(&TenantId::from("u"), "c", new(b"1"), 0, 2)
         .await
         .unwrap();
     assert!(theirs.is_some());
@@ -105,19 +138,32 @@ async fn a_rollback_moves_only_the_active_version(t: TestStore) {
     }
     let back = t
         .store
-        .update_plugin("t", "p", |p| p.active = p.previous().unwrap())
+        .update_plugin(&TenantId::from("t"), "p", |p| {
+            p.active = p.previous().unwrap()
+        })
         .await;
     let back = back.unwrap().unwrap();
     assert_eq!((versions(&back), back.active), (vec![1, 2, 3], 2));
-    let stored = t.store.plugin("t", "p").await.unwrap().unwrap();
+    let stored = t
+        .store
+        .plugin(&TenantId::from("t"), "p")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(stored, back);
-    assert!(t.store.plugin_bytes("t", "p", 3).await.unwrap().is_some());
+    assert!(
+        t.store
+            .plugin_bytes(&TenantId::from("t"), "p", 3)
+            .await
+            .unwrap()
+            .is_some()
+    );
     // The next upload still takes a new number, never a reused one.
     let next = upload(&t.store, "p", b"four").await.unwrap();
     assert_eq!((versions(&next), next.active), (vec![1, 2, 3, 4], 4));
     let none = t
         .store
-        .update_plugin("t", "nope", |p| p.active = 1)
+        .update_plugin(&TenantId::from("t"), "nope", |p| p.active = 1)
         .await
         .unwrap();
     assert!(none.is_none());
@@ -128,12 +174,12 @@ async fn pruning_keeps_the_active_and_pinned_versions(t: TestStore) {
         upload(&t.store, "p", bytes).await.unwrap();
     }
     t.store
-        .update_plugin("t", "p", |p| p.active = 2)
+        .update_plugin(&TenantId::from("t"), "p", |p| p.active = 2)
         .await
         .unwrap();
     let pruned = t
         .store
-        .prune_plugin_versions("t", "p", 2, &[3])
+        .prune_plugin_versions(&TenantId::from("t"), "p", 2, &[3])
         .await
         .unwrap();
     let pruned: Vec<_> = pruned.iter().map(|v| v.version).collect();
@@ -142,21 +188,30 @@ async fn pruning_keeps_the_active_and_pinned_versions(t: TestStore) {
         [1, 4],
         "not the active 2, the pinned 3, nor the newest two"
     );
-    let rec = t.store.plugin("t", "p").await.unwrap().unwrap();
+    let rec = t
+        .store
+        .plugin(&TenantId::from("t"), "p")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((versions(&rec), rec.active), (vec![2, 3, 5, 6], 2));
     for (v, kept) in [(1, false), (2, true), (3, true), (4, false), (6, true)] {
-        let bytes = t.store.plugin_bytes("t", "p", v).await.unwrap();
+        let bytes = t
+            .store
+            .plugin_bytes(&TenantId::from("t"), "p", v)
+            .await
+            .unwrap();
         assert_eq!(bytes.is_some(), kept, "version {v}");
     }
     let again = t
         .store
-        .prune_plugin_versions("t", "p", 2, &[3])
+        .prune_plugin_versions(&TenantId::from("t"), "p", 2, &[3])
         .await
         .unwrap();
     assert!(again.is_empty(), "nothing more to prune");
     assert!(
         t.store
-            .prune_plugin_versions("t", "nope", 0, &[])
+            .prune_plugin_versions(&TenantId::from("t"), "nope", 0, &[])
             .await
             .unwrap()
             .is_empty()
@@ -168,17 +223,42 @@ async fn deleting_a_plugin_drops_every_version(t: TestStore) {
         upload(&t.store, "p", bytes).await.unwrap();
     }
     upload(&t.store, "q", b"other").await.unwrap();
-    let gone = t.store.delete_plugin("t", "p").await.unwrap().unwrap();
+    let gone = t
+        .store
+        .delete_plugin(&TenantId::from("t"), "p")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(versions(&gone), [1, 2]);
-    assert!(t.store.plugin("t", "p").await.unwrap().is_none());
+    assert!(
+        t.store
+            .plugin(&TenantId::from("t"), "p")
+            .await
+            .unwrap()
+            .is_none()
+    );
     for v in [1, 2] {
-        assert!(t.store.plugin_bytes("t", "p", v).await.unwrap().is_none());
+        assert!(
+            t.store
+                .plugin_bytes(&TenantId::from("t"), "p", v)
+                .await
+                .unwrap()
+                .is_none()
+        );
     }
     assert!(
-        t.store.delete_plugin("t", "p").await.unwrap().is_none(),
+        t.store
+            .delete_plugin(&TenantId::from("t"), "p")
+            .await
+            .unwrap()
+            .is_none(),
         "already gone"
     );
-    let q = t.store.plugin_bytes("t", "q", 1).await.unwrap();
+    let q = t
+        .store
+        .plugin_bytes(&TenantId::from("t"), "q", 1)
+        .await
+        .unwrap();
     assert_eq!(
         q.as_deref(),
         Some(b"other".as_slice()),

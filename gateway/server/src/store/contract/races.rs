@@ -5,6 +5,7 @@
 //! The first three moved here from `sled/endpoints_tests.rs`.
 
 use super::{at_once, created, event, payload};
+use crate::ids::{EndpointId, TenantId};
 use crate::store::testing::{TestStore, endpoint};
 use crate::store::{BreakerState, DeliveryFilter, IngestOutcome, NewPluginVersion, Swap};
 
@@ -26,7 +27,7 @@ contract_tests! {
 /// not even its idempotency key.
 async fn an_ingest_from_endpoints_read_before_a_delete_writes_nothing(t: TestStore) {
     let (a, b) = (t.endpoint("t", "ep_a").await, t.endpoint("t", "ep_b").await);
-    let read_before_delete = t.store.endpoints_of("t").await.unwrap();
+    let read_before_delete = t.store.endpoints_of(&TenantId::from("t")).await.unwrap();
     t.store.delete_endpoint(&b, 1).await.unwrap();
     let p = payload();
     let stale = event(&p, read_before_delete.iter().collect(), Some(("k", "h")), 2);
@@ -36,15 +37,24 @@ async fn an_ingest_from_endpoints_read_before_a_delete_writes_nothing(t: TestSto
         "{outcome:?}"
     );
     assert_eq!(
-        t.store.next_due("ep_a", None).await.unwrap(),
+        t.store
+            .next_due(&EndpointId::from("ep_a"), None)
+            .await
+            .unwrap(),
         None,
         "not even the live one"
     );
-    assert_eq!(t.store.next_due("ep_b", None).await.unwrap(), None);
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_b"), None)
+            .await
+            .unwrap(),
+        None
+    );
     let all = DeliveryFilter::default();
     let page = t
         .store
-        .list_deliveries("t", &all, |_| true, 10, None)
+        .list_deliveries(&TenantId::from("t"), &all, |_| true, 10, None)
         .await
         .unwrap();
     assert!(page.data.is_empty());
@@ -66,14 +76,24 @@ async fn a_swap_read_before_a_disable_never_undoes_it(t: TestStore) {
         e.disabled = true;
         e.disabled_reason = Some("410 Gone".into());
     };
-    assert!(t.store.update_endpoint("t", "ep_1", gone).await.unwrap());
+    assert!(
+        t.store
+            .update_endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"), gone)
+            .await
+            .unwrap()
+    );
     let mut patched = read.record.clone();
     patched.description = "patched".into();
     assert_eq!(
         t.store.swap_endpoint(&read, &patched).await.unwrap(),
         Swap::Changed
     );
-    let now = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
+    let now = t
+        .store
+        .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(
         now.disabled && now.description.is_empty(),
         "nothing written"
@@ -86,7 +106,12 @@ async fn a_swap_read_before_a_disable_never_undoes_it(t: TestStore) {
         t.store.swap_endpoint(&again, &patched).await.unwrap(),
         Swap::Swapped
     );
-    let now = t.store.endpoint("t", "ep_1").await.unwrap().unwrap();
+    let now = t
+        .store
+        .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (now.description.as_str(), now.breaker.state, now.disabled),
         ("patched", BreakerState::Open.into(), true)
@@ -102,10 +127,16 @@ async fn a_swap_racing_a_delete_does_not_bring_the_endpoint_back(t: TestStore) {
     // The DELETE lands between the PATCH's read and its write.
     t.store.delete_endpoint(&ep, 1).await.unwrap();
     assert_eq!(t.store.swap_endpoint(&read, &ep).await.unwrap(), Swap::Gone);
-    assert!(t.store.endpoint("t", "ep_1").await.unwrap().is_none());
     assert!(
         t.store
-            .list_endpoints("t", 10, None)
+            .endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        t.store
+            .list_endpoints(&TenantId::from("t"), 10, None)
             .await
             .unwrap()
             .0
@@ -122,7 +153,14 @@ async fn concurrent_creates_never_pass_the_endpoint_cap(t: TestStore) {
         });
         let made = made.await.into_iter().filter(|m| *m).count();
         assert_eq!(made, 2, "round {round}");
-        assert_eq!(t.store.endpoints_of(&tenant).await.unwrap().len(), 2);
+        assert_eq!(
+            t.store
+                .endpoints_of(&TenantId::from(tenant.as_str()))
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
     }
 }
 
@@ -137,7 +175,9 @@ async fn concurrent_uploads_never_share_a_version_or_pass_the_plugin_cap(t: Test
                 sha256: "s",
                 checks: None,
             };
-            let added = store.add_plugin_version(&tenant, &name, new, 0, 3).await;
+            let added = store
+                .add_plugin_version(&TenantId::from(tenant.as_str()), &name, new, 0, 3)
+                .await;
             added.unwrap()
         }
     };
@@ -147,13 +187,25 @@ async fn concurrent_uploads_never_share_a_version_or_pass_the_plugin_cap(t: Test
         let mut actives: Vec<_> = same.into_iter().map(|r| r.unwrap().active).collect();
         actives.sort_unstable();
         assert_eq!(actives, [1, 2, 3, 4, 5, 6], "round {round}");
-        let rec = t.store.plugin(&tenant, "p").await.unwrap().unwrap();
+        let rec = t
+            .store
+            .plugin(&TenantId::from(tenant.as_str()), "p")
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!((rec.versions.len(), rec.active), (6, 6));
 
         let names = at_once(6, |i| upload(&tenant, format!("n{i}"))).await;
         let added = names.iter().filter(|r| r.is_some()).count();
         assert_eq!(added, 2, "room for two names beside p, round {round}");
-        assert_eq!(t.store.plugins_of(&tenant).await.unwrap().len(), 3);
+        assert_eq!(
+            t.store
+                .plugins_of(&TenantId::from(tenant.as_str()))
+                .await
+                .unwrap()
+                .len(),
+            3
+        );
     }
 }
 
@@ -165,11 +217,21 @@ async fn concurrent_creates_of_one_tenant_id_make_exactly_one(t: TestStore) {
         };
         let made = at_once(8, |i| {
             let (store, id) = (t.store.clone(), id.clone());
-            async move { store.create_tenant(&id, key(i), 0).await.unwrap() }
+            async move {
+                store
+                    .create_tenant(&TenantId::from(id.as_str()), key(i), 0)
+                    .await
+                    .unwrap()
+            }
         });
         let winners: Vec<_> = made.await.into_iter().flatten().collect();
         assert_eq!(winners.len(), 1, "round {round}");
-        let stored = t.store.tenant(&id).await.unwrap().unwrap();
+        let stored = t
+            .store
+            .tenant(&TenantId::from(id.as_str()))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(stored.key_sha256, winners[0].key_sha256, "the winner's key");
         let mut resolving = 0;
         for i in 0..8 {

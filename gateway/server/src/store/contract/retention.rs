@@ -2,6 +2,7 @@
 //! delivery is gone; pending work nothing will serve is ended; the sweep goes
 //! on from its opaque cursor until it wraps.
 
+use crate::ids::{EndpointId, TenantId};
 use crate::policy::DeadReason;
 use crate::store::testing::TestStore;
 use crate::store::{DeliveryState, Interruption, Lane, RetentionRules, SweepCursor};
@@ -31,7 +32,13 @@ async fn succeeded_deliveries_past_retention_go_with_their_event(t: TestStore) {
         .await
         .unwrap();
     assert_eq!(kept, Default::default(), "not yet past retention");
-    assert!(t.store.delivery("t", &d.id).await.unwrap().is_some());
+    assert!(
+        t.store
+            .delivery(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
     let (swept, _) = t
         .store
         .sweep_retention(None, 100, rules(1_050))
@@ -39,8 +46,20 @@ async fn succeeded_deliveries_past_retention_go_with_their_event(t: TestStore) {
         .unwrap();
     assert_eq!((swept.deliveries_removed, swept.events_removed), (1, 1));
     assert!(swept.moved.is_empty(), "a delivered one moves no count");
-    assert!(t.store.delivery("t", &d.id).await.unwrap().is_none());
-    assert!(t.store.event("t", &d.event_id).await.unwrap().is_none());
+    assert!(
+        t.store
+            .delivery(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        t.store
+            .event(&TenantId::from("t"), &d.event_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(
         t.store.attempt_log(&d.id).await.unwrap().is_empty(),
         "its attempts go too"
@@ -56,12 +75,15 @@ async fn dead_deliveries_go_after_the_dlq_retention_unless_it_is_zero(t: TestSto
     let pending = &b[0];
     let lease = t
         .store
-        .due_entries(Lane::First, "ep_1", 0, 10)
+        .due_entries(Lane::First, &EndpointId::from("ep_1"), 0, 10)
         .await
         .unwrap();
     let lease = lease.into_iter().find(|l| l.delivery_id() == a.id).unwrap();
     let end = Interruption::End(DeadReason::InvalidRequest);
-    t.store.interrupt("t", &lease, 100, end).await.unwrap();
+    t.store
+        .interrupt(&TenantId::from("t"), &lease, 100, end)
+        .await
+        .unwrap();
     let forever = RetentionRules {
         dlq_retention_ms: 0,
         ..rules(1_000_000)
@@ -80,11 +102,28 @@ async fn dead_deliveries_go_after_the_dlq_retention_unless_it_is_zero(t: TestSto
     assert_eq!((swept.deliveries_removed, swept.events_removed), (1, 1));
     let moved = [("t".to_owned(), (0, -1))].into_iter().collect();
     assert_eq!(swept.moved, moved, "the dead one leaves the DLQ count");
-    assert!(t.store.delivery("t", &a.id).await.unwrap().is_none());
+    assert!(
+        t.store
+            .delivery(&TenantId::from("t"), &a.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     // Pending work on a live endpoint is never touched, however old.
-    let p = t.store.delivery("t", &pending.id).await.unwrap().unwrap();
+    let p = t
+        .store
+        .delivery(&TenantId::from("t"), &pending.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(p.state, DeliveryState::Pending);
-    assert!(t.store.event("t", &p.event_id).await.unwrap().is_some());
+    assert!(
+        t.store
+            .event(&TenantId::from("t"), &p.event_id)
+            .await
+            .unwrap()
+            .is_some()
+    );
 }
 
 /// Moved from `sled/endpoints_tests.rs`: a pending delivery whose endpoint is
@@ -97,10 +136,21 @@ async fn pending_deliveries_on_a_deleted_endpoint_are_ended_by_retention(t: Test
     assert_eq!(stats.deliveries_ended, 1);
     let moved = [("t".to_owned(), (-1, 1))].into_iter().collect();
     assert_eq!(stats.moved, moved, "pending to the DLQ count");
-    let d = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let d = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(d.state, DeliveryState::Dead);
     assert_eq!(d.dead_reason, Some(DeadReason::EndpointDeleted.into()));
-    assert_eq!(t.store.next_due("ep_1", None).await.unwrap(), None);
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_1"), None)
+            .await
+            .unwrap(),
+        None
+    );
     let (again, _) = t.store.sweep_retention(None, 100, rules(7)).await.unwrap();
     assert_eq!(again, Default::default(), "ended once");
 }
@@ -112,7 +162,12 @@ async fn pending_deliveries_on_a_long_disabled_endpoint_are_ended(t: TestStore) 
         e.disabled = true;
         e.disabled_at_ms = Some(100);
     };
-    assert!(t.store.update_endpoint("t", "ep_1", disable).await.unwrap());
+    assert!(
+        t.store
+            .update_endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"), disable)
+            .await
+            .unwrap()
+    );
     let (kept, _) = t
         .store
         .sweep_retention(None, 100, rules(1_099))
@@ -128,9 +183,20 @@ async fn pending_deliveries_on_a_long_disabled_endpoint_are_ended(t: TestStore) 
         .await
         .unwrap();
     assert_eq!(stats.deliveries_ended, 1);
-    let d = t.store.delivery("t", &d.id).await.unwrap().unwrap();
+    let d = t
+        .store
+        .delivery(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(d.dead_reason, Some(DeadReason::EndpointDisabled.into()));
-    assert_eq!(t.store.next_due("ep_1", None).await.unwrap(), None);
+    assert_eq!(
+        t.store
+            .next_due(&EndpointId::from("ep_1"), None)
+            .await
+            .unwrap(),
+        None
+    );
 }
 
 /// Moved from `sled/retention.rs`, now checking that every batch's work is
@@ -160,7 +226,7 @@ async fn a_sweep_goes_on_from_its_opaque_cursor_until_it_wraps(t: TestStore) {
     let all = crate::store::DeliveryFilter::default();
     let left = t
         .store
-        .list_deliveries("t", &all, |_| true, 10, None)
+        .list_deliveries(&TenantId::from("t"), &all, |_| true, 10, None)
         .await
         .unwrap();
     assert!(left.data.is_empty());

@@ -133,6 +133,7 @@ impl ReadCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{EndpointId, TenantId};
 
     #[test]
     fn a_read_that_raced_a_forget_is_not_kept() {
@@ -157,7 +158,10 @@ mod tests {
             let read_at = cache.endpoints_read();
             cache.keep_endpoints(t, Vec::new(), read_at);
         }
-        cache.forget(&Change::endpoint("a", "ep_1"));
+        cache.forget(&Change::endpoint(
+            &TenantId::from("a"),
+            &EndpointId::from("ep_1"),
+        ));
         assert!(cache.endpoints("a").is_none());
         assert!(cache.endpoints("b").is_some());
     }

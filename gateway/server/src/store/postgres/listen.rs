@@ -92,7 +92,7 @@ fn coalesce(batch: Vec<Change>) -> Vec<Change> {
                 endpoint_id,
                 due_ms,
             } => {
-                let at = due.entry(endpoint_id).or_insert(due_ms);
+                let at = due.entry(endpoint_id.to_string()).or_insert(due_ms);
                 *at = (*at).min(due_ms);
             }
             c if !other.contains(&c) => other.push(c),
@@ -100,7 +100,7 @@ fn coalesce(batch: Vec<Change>) -> Vec<Change> {
         }
     }
     let due = due.into_iter().map(|(endpoint_id, due_ms)| Change::Due {
-        endpoint_id,
+        endpoint_id: endpoint_id.into(),
         due_ms,
     });
     due.chain(other).collect()

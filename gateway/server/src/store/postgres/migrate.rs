@@ -99,6 +99,7 @@ pub(crate) async fn current_version(client: &Client) -> Result<u64, StoreError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::TenantId;
     use crate::store::scratch_database::ScratchDatabase;
 
     async fn client(url: &str) -> Client {
@@ -159,7 +160,7 @@ mod tests {
         let opened = crate::store::Store::open(&config).await;
         let tenant = match &opened {
             Ok(store) => store
-                .create_tenant("acme", [1; 32], 0)
+                .create_tenant(&TenantId::from("acme"), [1; 32], 0)
                 .await
                 .map(|t| t.is_some()),
             Err(_) => Ok(false),

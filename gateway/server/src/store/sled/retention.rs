@@ -110,7 +110,8 @@ impl SledStore {
             let mut d: DeliveryRecord = records::decode(&dbytes)?;
             let remove = rules.finished_expired(&d);
             if d.state == DeliveryState::Pending {
-                let ep = match endpoints.entry((d.tenant_id.to_string(), d.endpoint_id.to_string())) {
+                let ep = match endpoints.entry((d.tenant_id.to_string(), d.endpoint_id.to_string()))
+                {
                     Entry::Occupied(e) => e.into_mut(),
                     Entry::Vacant(e) => e.insert(self.endpoint(&d.tenant_id, &d.endpoint_id)?),
                 };

@@ -3,6 +3,7 @@
 //! one node at a time against the leases every node holds.
 
 use super::*;
+use crate::ids::EndpointId;
 use crate::store::testing::TestStore;
 use crate::store::{ClaimedTurn, NODE_ALIVE_MS, RuntimeRecord, Singleton, TurnPlan};
 
@@ -133,16 +134,21 @@ async fn a_turn_counts_other_nodes_leases_and_skips_a_planned_endpoint() {
     }
     // Node b takes 3 of the 4 places; this node may take only the last one.
     let mut plan = greedy(3);
-    let ClaimedTurn::Claimed { leases, runtime } =
-        b.claim_turn("ep_1", now, &mut plan).await.unwrap()
+    let ClaimedTurn::Claimed { leases, runtime } = b
+        .claim_turn(&EndpointId::from("ep_1"), now, &mut plan)
+        .await
+        .unwrap()
     else {
         panic!("nobody else holds the endpoint");
     };
     assert_eq!((leases.len(), plan.live_seen), (3, Some(0)));
     assert_eq!(runtime.starts, [7, 7, 7], "the plan's change is stored");
     let mut plan = greedy(3);
-    let ClaimedTurn::Claimed { leases, runtime } =
-        t.store.claim_turn("ep_1", now, &mut plan).await.unwrap()
+    let ClaimedTurn::Claimed { leases, runtime } = t
+        .store
+        .claim_turn(&EndpointId::from("ep_1"), now, &mut plan)
+        .await
+        .unwrap()
     else {
         panic!("nobody else holds the endpoint");
     };
@@ -161,7 +167,7 @@ async fn a_turn_counts_other_nodes_leases_and_skips_a_planned_endpoint() {
         .unwrap();
     let busy = t
         .store
-        .claim_turn("ep_1", now, &mut greedy(1))
+        .claim_turn(&EndpointId::from("ep_1"), now, &mut greedy(1))
         .await
         .unwrap();
     assert!(matches!(busy, ClaimedTurn::Busy), "{busy:?}");
