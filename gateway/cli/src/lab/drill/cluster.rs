@@ -40,7 +40,7 @@ use super::nodes::DrillNodes;
 use super::receiver::Receiver;
 use super::settle::wait_delivered;
 pub use super::settle::{Extras, Settled};
-use super::{DrillError, WorkDir, drill_gateway, fresh_seed};
+use super::{DrillArgs, DrillError, DrillOptions, WorkDir, drill_gateway, fresh_seed};
 
 /// Gateways in the cluster.
 const NODES: usize = 3;
@@ -77,15 +77,8 @@ pub struct ClusterArgs {
     /// Longest time between a restart and picking the next node, in milliseconds.
     #[arg(long, default_value_t = 4000)]
     max_gap_ms: u64,
-    /// How long to wait, after healing the receiver, for every delivery.
-    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
-    settle: Duration,
-    /// Seed of the kills and the receiver's faults [default: from the clock].
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Keep the data dirs here instead of a scratch dir that is removed afterwards.
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
+    #[command(flatten)]
+    run: DrillOptions,
 }
 
 impl ClusterArgs {
@@ -97,18 +90,25 @@ impl ClusterArgs {
             kills: self.kills,
             rate: self.rate,
             gap_ms: (self.min_gap_ms, self.max_gap_ms.max(self.min_gap_ms)),
-            settle: self.settle,
-            seed: self.seed.unwrap_or_else(fresh_seed),
-            work_dir: self.work_dir.clone(),
+            settle: self.run.settle,
+            seed: self.run.seed(),
+            work_dir: self.run.work_dir.clone(),
         }
     }
+}
 
-    /// One line on what is about to happen.
-    pub fn describe(&self) -> String {
+impl DrillArgs for ClusterArgs {
+    type Report = ClusterReport;
+
+    fn describe(&self) -> String {
         format!(
             "cluster drill: {NODES} gateways on one PostgreSQL database; {} SIGKILLs of a random node holding leases, {}-{} ms apart, under ingest at {}/s against a flaky receiver",
             self.kills, self.min_gap_ms, self.max_gap_ms, self.rate
         )
+    }
+
+    async fn run(&self, gateway: PathBuf) -> Result<ClusterReport, DrillError> {
+        run(&self.drill(gateway)).await
     }
 }
 

@@ -36,7 +36,7 @@ use super::drill_gateway;
 use super::ingest_load::{Sender, flaky, gap};
 use super::receiver::Receiver;
 use super::settle::{Extras, wait_delivered};
-use super::{DrillError, WorkDir, fresh_seed};
+use super::{DrillArgs, DrillError, DrillOptions, WorkDir, fresh_seed};
 
 /// Concurrent ingest senders.
 const SENDERS: u32 = 8;
@@ -58,17 +58,10 @@ pub struct CrashArgs {
     /// Longest time between a (re)start and the next kill, in milliseconds.
     #[arg(long, default_value_t = 4000)]
     max_gap_ms: u64,
-    /// How long to wait, after healing the receiver, for every delivery.
-    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
-    settle: Duration,
-    /// Seed of the kill moments and the receiver's faults [default: from the clock].
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Keep the data dir here instead of a scratch dir that is removed afterwards.
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
     #[command(flatten)]
     store: StoreArgs,
+    #[command(flatten)]
+    run: DrillOptions,
 }
 
 impl CrashArgs {
@@ -79,15 +72,18 @@ impl CrashArgs {
             kills: self.kills,
             rate: self.rate,
             gap_ms: (self.min_gap_ms, self.max_gap_ms.max(self.min_gap_ms)),
-            settle: self.settle,
-            seed: self.seed.unwrap_or_else(fresh_seed),
-            work_dir: self.work_dir.clone(),
+            settle: self.run.settle,
+            seed: self.run.seed(),
+            work_dir: self.run.work_dir.clone(),
             store: self.store.store(),
         }
     }
+}
 
-    /// One line on what is about to happen.
-    pub fn describe(&self) -> String {
+impl DrillArgs for CrashArgs {
+    type Report = CrashReport;
+
+    fn describe(&self) -> String {
         format!(
             "crash drill: {} SIGKILLs {}-{} ms apart under ingest at {}/s against a flaky receiver, {}",
             self.kills,
@@ -96,6 +92,10 @@ impl CrashArgs {
             self.rate,
             self.store.store().describe()
         )
+    }
+
+    async fn run(&self, gateway: PathBuf) -> Result<CrashReport, DrillError> {
+        run(&self.drill(gateway)).await
     }
 }
 

@@ -23,7 +23,7 @@ use super::api::{GatewayApi, TENANT, ingest_all};
 use super::crash_store::CrashStore;
 use super::nodes::{DrillNodes, shares};
 use super::receiver::{Behavior, Receiver, Reply};
-use super::{DrillError, WorkDir, drill_gateway};
+use super::{DrillArgs, DrillError, WorkDir, drill_gateway};
 
 pub use super::fairness_report::{FairnessReport, FairnessRun};
 
@@ -73,13 +73,20 @@ impl FairnessArgs {
             settle: self.settle,
         }
     }
+}
 
-    /// One line on what is about to happen.
-    pub fn describe(&self) -> String {
+impl DrillArgs for FairnessArgs {
+    type Report = FairnessReport;
+
+    fn describe(&self) -> String {
         format!(
             "fairness drill: a backlog of {} on one endpoint beside {} trickling endpoints, on 1 node then {}",
             self.backlog, self.trickle, self.nodes
         )
+    }
+
+    async fn run(&self, gateway: PathBuf) -> Result<FairnessReport, DrillError> {
+        run(&self.drill(gateway)).await
     }
 }
 

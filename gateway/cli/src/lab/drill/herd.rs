@@ -28,7 +28,7 @@ use super::drill_gateway;
 pub use super::herd_report::HerdReport;
 use super::nodes::DrillNodes;
 use super::receiver::{Behavior, Receiver, Reply, ReplyBody};
-use super::{DrillError, WorkDir, fresh_seed, secs};
+use super::{DrillArgs, DrillError, DrillOptions, WorkDir, fresh_seed, secs};
 
 const EVENT_TYPE: &str = "drill.herd";
 /// Events sent at once.
@@ -55,15 +55,6 @@ pub struct HerdArgs {
     /// How long the receiver answers 503, from the start of the burst.
     #[arg(long, default_value = "25s", value_parser = humantime::parse_duration)]
     recover_after: Duration,
-    /// How long to wait, after the recovery, for every delivery.
-    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
-    settle: Duration,
-    /// Seed of the receiver's latencies [default: from the clock].
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Keep the data dir here instead of a scratch dir that is removed afterwards.
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
     /// Run the gateways on PostgreSQL: a scratch database made on this server (a
     /// URL of any database on it) and dropped afterwards, instead of sled.
     #[arg(long, value_name = "URL")]
@@ -72,6 +63,8 @@ pub struct HerdArgs {
     #[arg(long, default_value_t = 1)]
     #[arg(value_parser = clap::value_parser!(u64).range(1..=5))]
     nodes: u64,
+    #[command(flatten)]
+    run: DrillOptions,
 }
 
 impl HerdArgs {
@@ -84,9 +77,9 @@ impl HerdArgs {
             rate_limit_per_s: self.rate_limit,
             recover_after: self.recover_after,
             latency_ms: (50, 250),
-            settle: self.settle,
-            seed: self.seed.unwrap_or_else(fresh_seed),
-            work_dir: self.work_dir.clone(),
+            settle: self.run.settle,
+            seed: self.run.seed(),
+            work_dir: self.run.work_dir.clone(),
             store: match &self.store_url {
                 None => CrashStore::Sled,
                 Some(server) => CrashStore::Postgres {
@@ -97,9 +90,12 @@ impl HerdArgs {
             nodes: usize::try_from(self.nodes).unwrap_or(1),
         }
     }
+}
 
-    /// One line on what is about to happen.
-    pub fn describe(&self) -> String {
+impl DrillArgs for HerdArgs {
+    type Report = HerdReport;
+
+    fn describe(&self) -> String {
         format!(
             "herd drill: {} deliveries fail together on {} node(s) {}; the receiver recovers after {} (once each has failed); max_in_flight {}, rate_limit_per_s {}",
             self.events,
@@ -113,6 +109,10 @@ impl HerdArgs {
             self.max_in_flight,
             self.rate_limit
         )
+    }
+
+    async fn run(&self, gateway: PathBuf) -> Result<HerdReport, DrillError> {
+        run(&self.drill(gateway)).await
     }
 }
 

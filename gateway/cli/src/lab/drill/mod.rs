@@ -129,6 +129,38 @@ pub trait DrillReport: std::fmt::Display {
     fn violations(&self) -> &[String];
 }
 
+/// A drill subcommand's options: what it says it will do, and the run.
+pub trait DrillArgs {
+    type Report: DrillReport;
+    /// One line on what is about to happen.
+    fn describe(&self) -> String;
+    /// Runs the drill against the `gateway` executable.
+    fn run(&self, gateway: PathBuf) -> impl Future<Output = Result<Self::Report, DrillError>>;
+}
+
+/// The options the drills that inject faults share, flattened into each
+/// subcommand's (the fairness drill, which injects none, has only `--settle`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct DrillOptions {
+    /// How long to wait, once the fault ends, for every delivery.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    pub settle: Duration,
+    /// Seed of the drill's random choices (kill moments, the receiver's faults)
+    /// [default: from the clock].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Keep the data dir here instead of a scratch dir that is removed afterwards.
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+}
+
+impl DrillOptions {
+    /// The seed given, or a fresh one.
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(fresh_seed)
+    }
+}
+
 /// Runs a drill subcommand with this executable as the gateway; prints the summary
 /// and returns the exit code ([`EXIT_PASSED`], [`EXIT_VIOLATED`] or [`EXIT_ERROR`]).
 pub fn run(command: DrillCommand) -> i32 {
@@ -151,30 +183,21 @@ pub fn run(command: DrillCommand) -> i32 {
     };
     let outcome = runtime.block_on(async {
         match command {
-            DrillCommand::Crash(args) => {
-                println!("{}", args.describe());
-                report(crash::run(&args.drill(gateway)).await)
-            }
-            DrillCommand::Cluster(args) => {
-                println!("{}", args.describe());
-                report(cluster::run(&args.drill(gateway)).await)
-            }
-            DrillCommand::Herd(args) => {
-                println!("{}", args.describe());
-                report(herd::run(&args.drill(gateway)).await)
-            }
-            DrillCommand::Fault(args) => {
-                println!("{}", args.describe());
-                report(fault::run(&args.drill(gateway)).await)
-            }
-            DrillCommand::Fairness(args) => {
-                println!("{}", args.describe());
-                report(fairness::run(&args.drill(gateway)).await)
-            }
+            DrillCommand::Crash(args) => drill(&args, gateway).await,
+            DrillCommand::Cluster(args) => drill(&args, gateway).await,
+            DrillCommand::Herd(args) => drill(&args, gateway).await,
+            DrillCommand::Fault(args) => drill(&args, gateway).await,
+            DrillCommand::Fairness(args) => drill(&args, gateway).await,
         }
     });
     runtime.shutdown_timeout(Duration::from_secs(5));
     outcome
+}
+
+/// Says what is about to happen, runs the drill and reports it.
+async fn drill(args: &impl DrillArgs, gateway: PathBuf) -> i32 {
+    println!("{}", args.describe());
+    report(args.run(gateway).await)
 }
 
 fn report<R: DrillReport>(result: Result<R, DrillError>) -> i32 {

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::api::{GatewayApi, fetch_deliveries, ingest_all};
 use super::drill_gateway;
 use super::receiver::Receiver;
-use super::{DrillError, WorkDir, fresh_seed};
+use super::{DrillArgs, DrillError, DrillOptions, WorkDir, fresh_seed};
 use crate::lab::child_gateway::rss_kib;
 
 mod plan;
@@ -66,15 +66,8 @@ pub struct FaultArgs {
     /// How much the gateway's RSS may grow over its baseline, in MiB.
     #[arg(long, default_value_t = RSS_GROWTH_MIB)]
     rss_growth_mib: u64,
-    /// How long to wait for every event to finish.
-    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
-    settle: Duration,
-    /// Seed of the plans [default: from the clock].
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Keep the data dir here instead of a scratch dir that is removed afterwards.
-    #[arg(long)]
-    work_dir: Option<PathBuf>,
+    #[command(flatten)]
+    run: DrillOptions,
 }
 
 impl FaultArgs {
@@ -84,18 +77,25 @@ impl FaultArgs {
             gateway,
             events: usize::try_from(self.events).unwrap_or(usize::MAX),
             rss_growth_kib: self.rss_growth_mib * KIB,
-            settle: self.settle,
-            seed: self.seed.unwrap_or_else(fresh_seed),
-            work_dir: self.work_dir.clone(),
+            settle: self.run.settle,
+            seed: self.run.seed(),
+            work_dir: self.run.work_dir.clone(),
         }
     }
+}
 
-    /// One line on what is about to happen.
-    pub fn describe(&self) -> String {
+impl DrillArgs for FaultArgs {
+    type Report = FaultReport;
+
+    fn describe(&self) -> String {
         format!(
             "fault drill: {} events, each with a plan of faults; RSS may grow {} MiB at most",
             self.events, self.rss_growth_mib
         )
+    }
+
+    async fn run(&self, gateway: PathBuf) -> Result<FaultReport, DrillError> {
+        run(&self.drill(gateway)).await
     }
 }
 
