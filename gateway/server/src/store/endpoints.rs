@@ -180,14 +180,13 @@ impl Store {
         let mut shared_was_open = false;
         if let Backend::Postgres(pg) = &self.backend {
             // Every node's breaker is the shared one.
-            shared_was_open = pg
-                .update_runtime(id, |shared| {
-                    let was_open = shared.breaker.state != BreakerState::Closed;
-                    shared.breaker = closed;
-                    shared.probe_until_ms = None;
-                    was_open
-                })
-                .await?;
+            let reset = pg.update_runtime(id, |shared| {
+                let was_open = shared.breaker.state != BreakerState::Closed;
+                shared.breaker = closed;
+                shared.probe_until_ms = None;
+                was_open
+            });
+            shared_was_open = super::postgres::stats::counted(reset.await)?;
         }
         self.feed.publish(Change::BreakerReset {
             endpoint_id: id.to_owned(),

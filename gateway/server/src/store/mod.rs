@@ -8,19 +8,22 @@
 //! no locks. Each write that changes what is due, or what an endpoint, plugin or
 //! tenant is, is reported on the [`ChangeFeed`] once it has committed.
 
-/// Runs `$body` with `$s` bound to the backend in use. `sync` marks a call
-/// the embedded backend answers at once and the others await.
+/// Runs `$body`, a store operation, with `$s` bound to the backend in use. `sync`
+/// marks a call the embedded backend answers at once and the others await. A
+/// failed PostgreSQL operation is counted by kind (`hookgate_store_errors_total`).
 macro_rules! on_backend {
     ($self:ident, $s:ident => sync $body:expr) => {
         match &$self.backend {
             $crate::store::Backend::Sled($s) => $body,
-            $crate::store::Backend::Postgres($s) => $body.await,
+            $crate::store::Backend::Postgres($s) => {
+                $crate::store::postgres::stats::counted($body.await)
+            }
         }
     };
     ($self:ident, $s:ident => $body:expr) => {
         match &$self.backend {
             $crate::store::Backend::Sled($s) => $body,
-            $crate::store::Backend::Postgres($s) => $body,
+            $crate::store::Backend::Postgres($s) => $crate::store::postgres::stats::counted($body),
         }
     };
 }
@@ -228,12 +231,18 @@ impl Store {
     /// Whether storage is too full to take new work (ingest answers 507,
     /// `/healthz` 503), as last checked.
     pub fn space_low(&self) -> bool {
-        on_backend!(self, s => s.space_low())
+        match &self.backend {
+            Backend::Sled(s) => s.space_low(),
+            Backend::Postgres(s) => s.space_low(),
+        }
     }
 
     /// Checks again whether storage is too full (see [`Store::space_low`]).
     pub fn check_space(&self) {
-        on_backend!(self, s => s.check_space());
+        match &self.backend {
+            Backend::Sled(s) => s.check_space(),
+            Backend::Postgres(s) => s.check_space(),
+        }
     }
 
     /// The sled backend, for tests that look inside it.

@@ -6,6 +6,7 @@
 use crate::ids::EndpointId;
 use serde::{Deserialize, Serialize};
 
+use super::postgres::stats::counted;
 use super::{Backend, BreakerRecord, BreakerState, Lease, Store, StoreError};
 
 /// An endpoint's shared state.
@@ -73,7 +74,7 @@ impl Store {
         plan: &mut dyn TurnPlan,
     ) -> Result<ClaimedTurn, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.claim_turn(endpoint_id, now_ms, plan).await,
+            Backend::Postgres(pg) => counted(pg.claim_turn(endpoint_id, now_ms, plan).await),
             Backend::Sled(_) => Err(not_shared()),
         }
     }
@@ -89,7 +90,7 @@ impl Store {
         change: impl FnOnce(&mut RuntimeRecord) -> R + Send,
     ) -> Result<R, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.update_runtime(endpoint_id, change).await,
+            Backend::Postgres(pg) => counted(pg.update_runtime(endpoint_id, change).await),
             Backend::Sled(_) => Err(not_shared()),
         }
     }
@@ -101,7 +102,7 @@ impl Store {
     /// On a storage failure.
     pub async fn cluster_nodes(&self, now_ms: u64) -> Result<Vec<NodeRecord>, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.cluster_nodes(now_ms).await,
+            Backend::Postgres(pg) => counted(pg.cluster_nodes(now_ms).await),
             Backend::Sled(_) => Ok(vec![NodeRecord {
                 node_id: self.node_id().to_owned(),
                 started_at_ms: self.opened_at_ms,
@@ -121,14 +122,14 @@ impl Store {
         let Backend::Postgres(pg) = &self.backend else {
             return Ok(());
         };
-        pg.update_runtime(endpoint_id, |shared| {
+        let changed = pg.update_runtime(endpoint_id, |shared| {
             if shared.breaker.state == BreakerState::Open {
                 shared.breaker.state = BreakerState::HalfOpen.into();
                 shared.breaker.open_until_ms = None;
                 shared.probe_until_ms = None;
             }
-        })
-        .await
+        });
+        counted(changed.await)
     }
 }
 

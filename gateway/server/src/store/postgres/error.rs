@@ -6,7 +6,8 @@ use tokio_postgres::error::SqlState;
 
 use crate::store::{Failure, StoreError};
 
-/// How a database error counts.
+/// A database error in the store's terms. Only converts: where the error is
+/// seen, the operation counts it (`stats::counted`).
 pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
     let failure = match e.code() {
         // A unique key taken by a concurrent transaction is a race lost, too.
@@ -23,7 +24,6 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
         }
         _ => Failure::Unavailable,
     };
-    super::stats::count_error(failure);
     // The driver's own text for a server error is only "db error"; the server's
     // message (and what it names) is what an operator needs to read.
     let text = match e.as_db_error() {
@@ -46,13 +46,10 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
 pub(crate) fn pool_error(e: deadpool_postgres::PoolError) -> StoreError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => pg_error(e),
-        other => {
-            super::stats::count_error(Failure::Unavailable);
-            StoreError::Backend {
-                failure: Failure::Unavailable,
-                source: Box::new(other),
-            }
-        }
+        other => StoreError::Backend {
+            failure: Failure::Unavailable,
+            source: Box::new(other),
+        },
     }
 }
 
@@ -71,5 +68,25 @@ mod tests {
             deadpool_postgres::TimeoutType::Wait,
         ));
         assert_eq!(e.failure(), Failure::Unavailable);
+    }
+
+    /// Only an operation's failure counts, once, where it is seen; converting an
+    /// error counts nothing.
+    #[test]
+    fn an_error_is_counted_by_the_operation_that_saw_it_not_by_its_conversion() {
+        let full = || {
+            super::super::stats::error_counters()
+                .get_or_create(&super::super::stats::ErrorKindLabel { kind: "full" })
+                .get()
+        };
+        let before = full();
+        let seen: Result<(), StoreError> = Err(StoreError::Backend {
+            failure: Failure::Full,
+            source: "no space left".into(),
+        });
+        let _ = pool_error(deadpool_postgres::PoolError::Closed);
+        assert_eq!(full(), before, "a conversion counts nothing");
+        assert!(super::super::stats::counted(seen).is_err());
+        assert_eq!(full(), before + 1, "the failed operation counts once");
     }
 }

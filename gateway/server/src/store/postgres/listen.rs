@@ -75,7 +75,7 @@ async fn send_loop(
             batch.push(c);
         }
         for payload in payloads(store.node_id(), coalesce(batch)) {
-            if let Err(e) = store.notify(&payload).await {
+            if let Err(e) = super::stats::counted(store.notify(&payload).await) {
                 tracing::debug!(error = %e, "cannot notify other gateways; their poll will find the work");
             }
         }
@@ -144,7 +144,7 @@ async fn listen_loop(
 ) {
     let mut backoff = Duration::from_millis(100);
     while !stop.is_cancelled() {
-        match listen_once(store, target, tls.clone(), feed, stop).await {
+        match super::stats::counted(listen_once(store, target, tls.clone(), feed, stop).await) {
             Ok(()) => backoff = Duration::from_millis(100),
             Err(e) => tracing::debug!(error = %e, "change listener lost its connection"),
         }
@@ -215,7 +215,7 @@ async fn poll_loop(store: PgStore, feed: ChangeFeed, stop: CancellationToken) {
             _ = tick.tick() => {}
         }
         let now = SystemClock.now_ms();
-        match store.came_due(since, now).await {
+        match super::stats::counted(store.came_due(since, now).await) {
             Ok(due) => {
                 feed.publish_remote(due);
                 // Overlap a little: a row written with a slightly older time

@@ -79,7 +79,7 @@ impl PgStore {
             tokio::select! {
                 () = stop.cancelled() => break,
                 _ = tick.tick() => {
-                    if let Err(e) = self.heartbeat(started).await {
+                    if let Err(e) = super::stats::counted(self.heartbeat(started).await) {
                         tracing::debug!(error = %e, "cannot write the node's heartbeat");
                     }
                 }
@@ -96,7 +96,7 @@ impl PgStore {
                 .await
                 .map_err(pg_error)
         };
-        if let Err(e) = gone.await {
+        if let Err(e) = super::stats::counted(gone.await) {
             tracing::debug!(error = %e, "cannot remove the node's heartbeat");
         }
     }

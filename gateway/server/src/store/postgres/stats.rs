@@ -11,7 +11,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
-use crate::store::Failure;
+use crate::store::{Failure, StoreError};
 
 /// The kind of a database error: `unavailable`, `conflict`, `full` or `corrupt`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -37,6 +37,15 @@ pub(crate) fn count_error(failure: Failure) {
     if let Some((_, kind)) = KINDS.iter().find(|(f, _)| *f == failure) {
         ERRORS.get_or_create(&ErrorKindLabel { kind }).inc();
     }
+}
+
+/// An operation's result, its error counted: how the facade and the backend's
+/// own background work return what the database answered.
+pub(crate) fn counted<T>(result: Result<T, StoreError>) -> Result<T, StoreError> {
+    if let Err(e) = &result {
+        count_error(e.failure());
+    }
+    result
 }
 
 /// The error counters, each kind shown from 0.
