@@ -58,8 +58,8 @@ pub(crate) async fn install(
     let url = crate::address_guard::normalize_endpoint_url(url, usize::MAX)
         .map_or_else(|_| url.clone(), |u| u.to_string());
     let ep = EndpointRecord {
-        id: ALERT_ENDPOINT.to_owned().into(),
-        tenant_id: ALERT_TENANT.to_owned().into(),
+        id: ALERT_ENDPOINT.into(),
+        tenant_id: ALERT_TENANT.into(),
         url,
         description: "hookgate alerts".to_owned(),
         event_types: vec!["alert.*".to_owned()],

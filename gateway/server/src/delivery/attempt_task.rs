@@ -64,7 +64,7 @@ pub(crate) async fn run_attempt(
     // scheduler never starts the entry the panic left behind again.
     drop(held);
     drop(permits);
-    let _ = done.send((endpoint.id.to_string().into(), report));
+    let _ = done.send((endpoint.id.clone(), report));
 }
 
 /// Settles the delivery after a panic: requeued a minute later, or ended.

@@ -235,7 +235,7 @@ impl Scheduler {
         let disabled = ep.disabled;
         let policy = Arc::new(EndpointPolicy::load(&ep, &self.ctx.default_policy));
         self.slots.insert(
-            id.to_string().into(),
+            id.clone(),
             EndpointSlot {
                 record: Arc::new(ep),
                 policy,

@@ -51,7 +51,7 @@ impl UploadGate {
                 .back()
                 .is_some_and(|t| now_ms.saturating_sub(*t) < HOUR_MS)
         });
-        let times = recent.entry(tenant.to_owned().to_string()).or_default();
+        let times = recent.entry(tenant.to_string()).or_default();
         while times
             .front()
             .is_some_and(|t| now_ms.saturating_sub(*t) >= HOUR_MS)

@@ -143,7 +143,7 @@ impl Store {
         if let ReplayOutcome::Replayed(d, _) = &outcome {
             self.probe_now(&d.endpoint_id).await?;
             self.feed.publish(Change::Replayed {
-                endpoint_id: d.endpoint_id.to_string().into(),
+                endpoint_id: d.endpoint_id.clone(),
             });
         }
         Ok(outcome)
@@ -167,7 +167,7 @@ impl Store {
         }
         let endpoints = summary.endpoints.iter();
         self.feed.publish_all(endpoints.map(|id| Change::Replayed {
-            endpoint_id: id.to_string().into(),
+            endpoint_id: id.clone(),
         }));
         Ok(summary)
     }

@@ -56,7 +56,7 @@ impl PreparedEvent {
             .iter()
             .map(|ep| DeliveryRecord {
                 id: DeliveryId::generate(ev.now_ms),
-                tenant_id: ev.tenant_id.to_owned().into(),
+                tenant_id: ev.tenant_id.into(),
                 event_id: event_id.clone(),
                 endpoint_id: ep.id.clone(),
                 event_type: ev.event_type.to_owned(),
@@ -86,7 +86,7 @@ impl PreparedEvent {
         };
         let event = EventRecord {
             id: event_id,
-            tenant_id: ev.tenant_id.to_owned().into(),
+            tenant_id: ev.tenant_id.into(),
             event_type: ev.event_type.to_owned(),
             payload: ev.payload.to_owned(),
             created_at_ms: ev.now_ms,
@@ -114,7 +114,7 @@ impl Store {
         if let IngestOutcome::Created { deliveries, .. } = &outcome {
             self.feed
                 .publish_all(deliveries.iter().map(|d| Change::Due {
-                    endpoint_id: d.endpoint_id.to_string().into(),
+                    endpoint_id: d.endpoint_id.clone(),
                     due_ms: d.next_attempt_at_ms.unwrap_or(d.created_at_ms),
                 }));
         }

@@ -16,14 +16,18 @@ macro_rules! on_backend {
         match &$self.backend {
             $crate::store::Backend::Sled($s) => $body,
             $crate::store::Backend::Postgres($s) => {
-                $crate::store::postgres::stats::counted($body.await)
+                let result = $body.await;
+                $s.counted(result)
             }
         }
     };
     ($self:ident, $s:ident => $body:expr) => {
         match &$self.backend {
             $crate::store::Backend::Sled($s) => $body,
-            $crate::store::Backend::Postgres($s) => $crate::store::postgres::stats::counted($body),
+            $crate::store::Backend::Postgres($s) => {
+                let result = $body;
+                $s.counted(result)
+            }
         }
     };
 }

@@ -63,7 +63,7 @@ impl PluginRecord {
     /// A plugin with no versions yet.
     pub(crate) fn empty(tenant: &str, name: &str) -> Self {
         Self {
-            tenant_id: tenant.to_owned().into(),
+            tenant_id: tenant.into(),
             name: name.to_owned(),
             versions: Vec::new(),
             active: 0,

@@ -23,8 +23,8 @@ impl PgStore {
         let Some(row) = row else { return Ok(None) };
         let payload: String = row.get(1);
         Ok(Some(EventRecord {
-            id: id.to_owned().into(),
-            tenant_id: tenant.to_owned().into(),
+            id: id.into(),
+            tenant_id: tenant.into(),
             event_type: row.get(0),
             payload: RawValue::from_string(payload).map_err(|e| corrupt("event payload", e))?,
             created_at_ms: unms(row.get(2)),

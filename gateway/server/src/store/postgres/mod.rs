@@ -161,6 +161,12 @@ impl PgStore {
         self.inner.operation_seconds.clone()
     }
 
+    /// `result`, an operation's, with its error counted by kind: how the store
+    /// facade returns what this backend answered.
+    pub(crate) fn counted<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        stats::counted(result)
+    }
+
     /// The database's errors by kind, each kind shown from 0.
     pub(crate) fn error_counters(
         &self,

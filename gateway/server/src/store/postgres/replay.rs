@@ -154,7 +154,7 @@ impl PgStore {
             for d in &mut batch {
                 d.begin_series(now_ms);
                 summary.replayed += 1;
-                summary.endpoints.insert(d.endpoint_id.to_string().into());
+                summary.endpoints.insert(d.endpoint_id.clone());
             }
             if apply && !batch.is_empty() {
                 requeue(&tx, &batch).await?;

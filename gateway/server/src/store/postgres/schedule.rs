@@ -69,7 +69,7 @@ impl PgStore {
         for r in rows {
             let key = DueEntry {
                 lane,
-                endpoint_id: endpoint_id.to_owned().into(),
+                endpoint_id: endpoint_id.into(),
                 due_ms: unms(r.get(1)),
                 delivery_id: r.get(0),
             };

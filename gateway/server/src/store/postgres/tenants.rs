@@ -11,7 +11,7 @@ impl PgStore {
         now_ms: u64,
     ) -> Result<Option<TenantRecord>, StoreError> {
         let rec = TenantRecord {
-            id: id.to_owned().into(),
+            id: id.into(),
             key_sha256: hex::encode(key_hash),
             created_at_ms: now_ms,
         };
@@ -39,7 +39,7 @@ impl PgStore {
             .await
             .map_err(pg_error)?;
         Ok(row.map(|r| TenantRecord {
-            id: id.to_owned().into(),
+            id: id.into(),
             key_sha256: r.get(0),
             created_at_ms: unms(r.get(1)),
         }))

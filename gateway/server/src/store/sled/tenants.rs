@@ -18,7 +18,7 @@ impl SledStore {
             return Ok(None);
         }
         let rec = TenantRecord {
-            id: id.to_owned().into(),
+            id: id.into(),
             key_sha256: hex::encode(key_hash),
             created_at_ms: now_ms,
         };
