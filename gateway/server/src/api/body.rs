@@ -6,34 +6,64 @@
 pub(crate) mod read_guard;
 
 use axum::body::Body;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
+use hyper::body::Body as _;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
 use read_guard::BodyReadRefused;
+
+/// How much of a body over its limit is still read, and dropped, before the 413:
+/// a client still sending then reads the answer, where closing on it mid-upload
+/// would reset the connection and lose the answer. A body declared larger than
+/// the limit and this is refused at once.
+const DRAIN_PAST_LIMIT: usize = 1024 * 1024;
 
 /// Reads a whole body, refusing more than `limit` bytes with 413.
 ///
 /// # Errors
 /// 413 over the limit; 408 past the body deadline; 429 when the tenant has too
 /// many bodies being read; 400 if the body could not be read.
-pub(crate) async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    match Limited::new(body, limit).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(ApiError::too_large(limit))
+pub(crate) async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let most = limit.saturating_add(DRAIN_PAST_LIMIT);
+    if body.size_hint().lower() > most as u64 {
+        return Err(ApiError::too_large(limit));
+    }
+    let mut kept = BytesMut::new();
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(frame) => frame,
+            // Past the limit, the answer is 413 however the rest went.
+            Err(_) if read > limit => break,
+            Err(e) => return Err(read_error(&e)),
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        read = read.saturating_add(data.len());
+        if read > most {
+            break;
         }
-        Err(e) => match read_guard::refusal(e.as_ref()) {
-            Some(BodyReadRefused::TimedOut) => Err(ApiError::request_timeout()),
-            Some(BodyReadRefused::TooManyReads) => Err(ApiError::rate_limited(
-                "too many request bodies are being read at once for this tenant; retry later",
-            )),
-            None => Err(ApiError::invalid_json(format!("could not read body: {e}"))),
-        },
+        if read <= limit {
+            kept.extend_from_slice(&data);
+        }
+    }
+    if read > limit {
+        return Err(ApiError::too_large(limit));
+    }
+    Ok(kept.freeze())
+}
+
+/// What a body that failed mid-read is answered with.
+fn read_error(e: &axum::Error) -> ApiError {
+    match read_guard::refusal(e) {
+        Some(BodyReadRefused::TimedOut) => ApiError::request_timeout(),
+        Some(BodyReadRefused::TooManyReads) => ApiError::rate_limited(
+            "too many request bodies are being read at once for this tenant; retry later",
+        ),
+        None => ApiError::invalid_json(format!("could not read body: {e}")),
     }
 }
 
@@ -189,6 +219,24 @@ mod tests {
         assert_eq!(gate.reading("acme"), 0);
         let ok = read_limited(for_acme(&gate, Body::from("{}")), 1024).await;
         assert_eq!(ok.unwrap().as_ref(), b"{}");
+    }
+
+    /// A client still sending a body a little over the limit gets its 413 after
+    /// the body has been read, so the answer is not lost to a reset.
+    #[tokio::test]
+    async fn a_body_a_little_over_the_limit_is_read_to_its_end_before_the_413() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let sent = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&sent);
+        let chunks = futures_util::stream::iter(0..64).map(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(hyper::body::Frame::data(Bytes::from(vec![b'x'; 1024])))
+        });
+        let body = Body::new(http_body_util::StreamBody::new(chunks));
+        let e = read_limited(body, 10 * 1024).await.unwrap_err();
+        assert_eq!(e.status.as_u16(), 413);
+        assert_eq!(sent.load(Ordering::SeqCst), 64, "every chunk was read");
     }
 
     #[tokio::test]
