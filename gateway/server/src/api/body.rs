@@ -6,7 +6,7 @@
 pub(crate) mod read_guard;
 
 use axum::body::Body;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Body as _;
 use serde::de::DeserializeOwned;
@@ -30,7 +30,8 @@ pub(crate) async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, 
     if body.size_hint().lower() > most as u64 {
         return Err(ApiError::too_large(limit));
     }
-    let mut kept = BytesMut::new();
+    // Most bodies arrive as one frame, kept as it is; only more are joined.
+    let mut kept: Vec<Bytes> = Vec::new();
     let mut read = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = match frame {
@@ -47,13 +48,17 @@ pub(crate) async fn read_limited(mut body: Body, limit: usize) -> Result<Bytes, 
             break;
         }
         if read <= limit {
-            kept.extend_from_slice(&data);
+            kept.push(data);
         }
     }
     if read > limit {
         return Err(ApiError::too_large(limit));
     }
-    Ok(kept.freeze())
+    Ok(match kept.len() {
+        0 => Bytes::new(),
+        1 => kept.swap_remove(0),
+        _ => kept.concat().into(),
+    })
 }
 
 /// What a body that failed mid-read is answered with.

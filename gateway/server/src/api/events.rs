@@ -63,13 +63,13 @@ pub(super) struct IngestedDeliveryView {
 impl From<IngestReceipt> for IngestAnswer {
     fn from(receipt: IngestReceipt) -> Self {
         Self {
-            id: receipt.event_id.to_string(),
+            id: receipt.event_id.into(),
             deliveries: receipt
                 .deliveries
                 .into_iter()
                 .map(|d| IngestedDeliveryView {
-                    id: d.delivery_id.to_string(),
-                    endpoint_id: d.endpoint_id.to_string(),
+                    id: d.delivery_id.into(),
+                    endpoint_id: d.endpoint_id.into(),
                 })
                 .collect(),
         }

@@ -82,13 +82,7 @@ impl Dispatch {
             ..Budget::inline()
         }
     }
-}
 
-fn micros(time: Duration) -> u64 {
-    u64::try_from(time.as_micros()).unwrap_or(u64::MAX)
-}
-
-impl Dispatch {
     /// Runs `plugin` on `attempt` where [`super::budget`] says it should.
     pub(super) async fn run_plugin(
         &self,
@@ -174,4 +168,8 @@ impl Dispatch {
             Err(PoolError::Lost) => Err(CallFailure::PoolLost),
         }
     }
+}
+
+fn micros(time: Duration) -> u64 {
+    u64::try_from(time.as_micros()).unwrap_or(u64::MAX)
 }
