@@ -8,8 +8,9 @@
 
 use std::sync::Arc;
 
-use super::Scheduler;
+use super::Turn;
 use super::admission::TurnLimits;
+use super::attempt_starter::Admitted;
 use crate::clock::Clock;
 use crate::delivery::breaker::{Admit, Breaker};
 use crate::delivery::rate_limit::RateWindow;
@@ -98,76 +99,89 @@ impl TurnPlan for SharedTurn {
     }
 }
 
-impl Scheduler {
-    /// One turn for a due endpoint, planned under the shared state.
-    pub(super) async fn serve_shared(&mut self, endpoint_id: &EndpointId, now: u64) {
-        let node_free = self.node_free(endpoint_id);
-        let Some(slot) = self.slots.get(endpoint_id) else {
-            return;
-        };
-        if slot.record.disabled || node_free == 0 {
+/// One turn for a due endpoint, planned under the shared state.
+pub(super) async fn serve(turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
+    let Turn {
+        endpoints,
+        places,
+        starter,
+    } = turn;
+    let node_free = places.free_for(endpoint_id);
+    let Some(slot) = endpoints.slot(endpoint_id) else {
+        return;
+    };
+    if slot.record.disabled || node_free == 0 {
+        return;
+    }
+    let max_in_flight = slot.record.max_in_flight as usize;
+    let want = slot.in_flight.free(max_in_flight).min(node_free);
+    if want == 0 {
+        return; // a finishing attempt requeues the endpoint
+    }
+    let ctx = Arc::clone(endpoints.ctx());
+    let mut plan = SharedTurn {
+        now,
+        clock: Arc::clone(&ctx.clock),
+        want,
+        max_in_flight,
+        rate_limit_per_s: slot.record.rate_limit_per_s,
+        allowed: 0,
+        probing: false,
+        again_at: None,
+    };
+    let claimed = ctx.store.claim_turn(endpoint_id, now, &mut plan).await;
+    let (leases, runtime) = match claimed {
+        Ok(ClaimedTurn::Claimed { leases, runtime }) => (leases, runtime),
+        Ok(ClaimedTurn::Busy) => {
+            endpoints.push(endpoint_id, now + BUSY_RETRY_MS);
             return;
         }
-        let max_in_flight = slot.record.max_in_flight as usize;
-        let want = slot.in_flight.free(max_in_flight).min(node_free);
-        if want == 0 {
-            return; // a finishing attempt requeues the endpoint
+        Err(e) => {
+            tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot claim due work");
+            endpoints.push(endpoint_id, now + ERROR_RETRY_MS);
+            return;
         }
-        let mut plan = SharedTurn {
-            now,
-            clock: Arc::clone(&self.ctx.clock),
-            want,
-            max_in_flight,
-            rate_limit_per_s: slot.record.rate_limit_per_s,
-            allowed: 0,
-            probing: false,
-            again_at: None,
-        };
-        let claimed = self.ctx.store.claim_turn(endpoint_id, now, &mut plan).await;
-        let (leases, runtime) = match claimed {
-            Ok(ClaimedTurn::Claimed { leases, runtime }) => (leases, runtime),
-            Ok(ClaimedTurn::Busy) => {
-                self.index.push(endpoint_id, now + BUSY_RETRY_MS);
-                return;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot claim due work");
-                self.index.push(endpoint_id, now + ERROR_RETRY_MS);
-                return;
-            }
-        };
-        let breaker = Breaker::from_shared(&runtime.breaker, runtime.probe_until_ms, now);
-        let shared = SharedBreaker {
-            config: self.protection.breaker.clone(),
-            pristine: breaker.pristine(),
-            probe: plan.probing,
-        };
-        if let Some(slot) = self.slots.get_mut(endpoint_id) {
+    };
+    let breaker = Breaker::from_shared(&runtime.breaker, runtime.probe_until_ms, now);
+    let shared = SharedBreaker {
+        config: endpoints.protection().breaker.clone(),
+        pristine: breaker.pristine(),
+        probe: plan.probing,
+    };
+    let claimed = leases.len();
+    let started = match endpoints.slot_mut(endpoint_id) {
+        Some(slot) => {
             slot.breaker = breaker;
+            let admitted = Admitted {
+                entries: leases,
+                allowed: plan.allowed,
+                probing: false,
+                shared: Some(shared),
+            };
+            starter.start(slot, places, admitted)
         }
-        let claimed = leases.len();
-        let started = self.launch(endpoint_id, leases, plan.allowed, false, Some(shared));
-        if started < claimed {
-            // Claimed but not started (this node filled up meanwhile): they come
-            // due again when their leases expire.
-            tracing::debug!(
-                endpoint_id = %endpoint_id,
-                claimed,
-                started,
-                "claimed work left to its lease"
-            );
-        }
-        // Used this turn's share: again in the next pass, not this one (its
-        // attempts finish while it claims, so within one pass it would always
-        // have room again and the pass would never end). One that started
-        // nothing waits.
-        let later = plan.again_at.filter(|at| *at > now);
-        if claimed > 0 && claimed == plan.allowed && !plan.probing {
-            self.index.push(endpoint_id, later.unwrap_or(now + 1));
-        } else if let Some(at) = later {
-            self.index.push(endpoint_id, at);
-        } else {
-            self.requeue_after(endpoint_id, now).await;
-        }
+        None => 0,
+    };
+    if started < claimed {
+        // Claimed but not started (this node filled up meanwhile): they come
+        // due again when their leases expire.
+        tracing::debug!(
+            endpoint_id = %endpoint_id,
+            claimed,
+            started,
+            "claimed work left to its lease"
+        );
+    }
+    // Used this turn's share: again in the next pass, not this one (its
+    // attempts finish while it claims, so within one pass it would always
+    // have room again and the pass would never end). One that started
+    // nothing waits.
+    let later = plan.again_at.filter(|at| *at > now);
+    if claimed > 0 && claimed == plan.allowed && !plan.probing {
+        endpoints.push(endpoint_id, later.unwrap_or(now + 1));
+    } else if let Some(at) = later {
+        endpoints.push(endpoint_id, at);
+    } else {
+        endpoints.requeue_after(endpoint_id, now).await;
     }
 }

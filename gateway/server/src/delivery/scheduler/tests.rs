@@ -32,34 +32,39 @@ async fn scheduler_heap_growth_while_a_breaker_is_open_stays_bounded() {
         disable_after_ms: 5 * DAY_MS,
     };
     let mut s = Scheduler::new(Arc::clone(&e.ctx), handle, changes, protection);
-    s.load(ep).await;
+    s.endpoints.load(ep).await;
     for _ in 0..100_000 {
         // One ingest a millisecond, each due at once.
         e.clock.advance(std::time::Duration::from_millis(1));
         let now = e.clock_ms();
-        s.apply(Change::Due {
-            endpoint_id: "ep_1".into(),
-            due_ms: now,
-        })
-        .await;
+        s.endpoints
+            .apply(Change::Due {
+                endpoint_id: "ep_1".into(),
+                due_ms: now,
+            })
+            .await;
         // The loop's turn: whatever is due is served (and meets the open breaker).
-        while let Some(id) = s.index.pop_due(now) {
+        while let Some(id) = s.endpoints.index.pop_due(now) {
             s.serve(&id, now).await;
         }
         assert!(
-            s.index.heap_len() <= 2,
+            s.endpoints.index.heap_len() <= 2,
             "heap grew to {}",
-            s.index.heap_len()
+            s.endpoints.index.heap_len()
         );
     }
     assert_eq!(
-        s.index.queued_at(&EndpointId::from("ep_1")),
+        s.endpoints.index.queued_at(&EndpointId::from("ep_1")),
         Some(START_MS + DAY_MS)
     );
     // An operator's replay is not an ordinary wake-up: the endpoint is due now.
-    s.apply(Change::Replayed {
-        endpoint_id: "ep_1".into(),
-    })
-    .await;
-    assert_eq!(s.index.pop_due(e.clock_ms()).as_deref(), Some("ep_1"));
+    s.endpoints
+        .apply(Change::Replayed {
+            endpoint_id: "ep_1".into(),
+        })
+        .await;
+    assert_eq!(
+        s.endpoints.index.pop_due(e.clock_ms()).as_deref(),
+        Some("ep_1")
+    );
 }
