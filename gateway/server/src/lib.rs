@@ -271,6 +271,7 @@ pub async fn run_with(
             grace: Duration::from_millis(config.shutdown_grace_ms),
             protection: Protection {
                 node_max_in_flight: config.cluster.node_max_in_flight,
+                tenant_max_in_flight: config.cluster.tenant_places(),
                 breaker: config.breaker.clone(),
                 disable_after_ms: config.disable_after,
             },

@@ -66,7 +66,7 @@ async fn slow_endpoints(gw: &TestGateway, key: &str) -> usize {
         let url = format!("http://slow-dns-{n}.tenant-a.example/hook");
         let api = gw.api.with_token(key).with_timeout(Duration::from_secs(60));
         let request = ApiRequest::path(Method::POST, "/v1/tenants/tenant-a/endpoints")
-            .json(&json!({"url": url, "max_in_flight": 1024}));
+            .json(&json!({"url": url, "max_in_flight": 128}));
         created.spawn(async move { api.exchange(request).await.map(|a| a.status) });
     }
     let mut ok = 0;

@@ -37,4 +37,5 @@ mod protection;
 mod retention;
 mod security;
 mod store_outage;
+mod tenant_places;
 mod tenant_secrets;

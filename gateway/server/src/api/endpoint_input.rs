@@ -56,9 +56,11 @@ pub(super) struct EndpointInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 100, maximum = 300_000)]
     pub(super) timeout_ms: Option<u64>,
-    /// Attempts in flight at once; 16 when absent.
+    /// Attempts in flight at once; 16 when absent. At most the gateway's
+    /// `cluster.tenant_max_in_flight` (128 unless its operator set another),
+    /// the share of a gateway's places one tenant may hold.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(minimum = 1, maximum = 1024)]
+    #[schema(minimum = 1, maximum = 128)]
     pub(super) max_in_flight: Option<u32>,
     /// Attempts started per second at most; unlimited when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -191,10 +193,15 @@ impl EndpointInput {
             ));
         }
         let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
-        if !(1..=1024).contains(&max_in_flight) {
+        let tenant_places = ctx.config.cluster.tenant_places();
+        if !(1..=tenant_places).contains(&(max_in_flight as usize)) {
             return Err(ApiError::validation(
                 "max_in_flight",
-                "max_in_flight must be from 1 to 1024",
+                format!(
+                    "max_in_flight must be from 1 to {tenant_places}: one tenant holds at most \
+                     {tenant_places} of a gateway's delivery places (cluster.tenant_max_in_flight), \
+                     so that no tenant's receivers can hold every place"
+                ),
             ));
         }
         if self.rate_limit_per_s == Some(0) {

@@ -5,8 +5,15 @@ use serde::{Deserialize, Serialize};
 
 use super::ConfigError;
 
+/// The largest `max_in_flight` an endpoint may ever have.
+const TENANT_MAX_IN_FLIGHT_CEILING: usize = 1024;
+
 /// The longest node id.
 const NODE_ID_MAX: usize = 64;
+
+/// Half the default node's places: the most an endpoint's `max_in_flight`
+/// may be unless the operator says otherwise.
+const DEFAULT_TENANT_MAX_IN_FLIGHT: usize = 128;
 
 /// `[cluster]`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -19,6 +26,10 @@ pub struct ClusterConfig {
     /// Most attempts this node has in flight at once, over all endpoints, so
     /// that work spreads across nodes and no backlog holds every place.
     pub node_max_in_flight: usize,
+    /// Most of this node's places one tenant holds at once, so that one
+    /// tenant's slow receivers never take every place from the others; and the
+    /// most an endpoint's `max_in_flight` may be.
+    pub tenant_max_in_flight: usize,
 }
 
 impl Default for ClusterConfig {
@@ -26,6 +37,7 @@ impl Default for ClusterConfig {
         Self {
             node_id: None,
             node_max_in_flight: 256,
+            tenant_max_in_flight: DEFAULT_TENANT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -48,7 +60,20 @@ impl ClusterConfig {
                 "must be at least 1",
             ));
         }
+        if self.tenant_max_in_flight == 0
+            || self.tenant_max_in_flight > TENANT_MAX_IN_FLIGHT_CEILING
+        {
+            return Err(super::invalid(
+                "cluster.tenant_max_in_flight",
+                format!("must be from 1 to {TENANT_MAX_IN_FLIGHT_CEILING}"),
+            ));
+        }
         Ok(())
+    }
+
+    /// The places one tenant may hold of this node: its share, within the node.
+    pub fn tenant_places(&self) -> usize {
+        self.tenant_max_in_flight.min(self.node_max_in_flight)
     }
 
     /// The node id: the configured one, or a fresh ULID.
@@ -97,6 +122,23 @@ mod tests {
         };
         let e = zero.validate().unwrap_err().to_string();
         assert!(e.contains("cluster.node_max_in_flight"), "{e}");
+        for bad in [0, 1025] {
+            let e = ClusterConfig {
+                tenant_max_in_flight: bad,
+                ..ClusterConfig::default()
+            };
+            let e = e.validate().unwrap_err().to_string();
+            assert!(e.contains("cluster.tenant_max_in_flight"), "{e}");
+        }
+        let small_node = ClusterConfig {
+            node_max_in_flight: 64,
+            ..ClusterConfig::default()
+        };
+        assert_eq!(
+            small_node.tenant_places(),
+            64,
+            "a tenant's share is within its node"
+        );
         assert_eq!(ClusterConfig::default().resolved_node_id().len(), 26);
     }
 }

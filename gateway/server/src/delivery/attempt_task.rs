@@ -14,7 +14,6 @@ use futures_util::FutureExt as _;
 use tokio::sync::mpsc;
 
 use super::DeliveryHandle;
-use super::in_flight::InFlightGuard;
 use super::worker::{AttemptReport, DeliveryWorker, EngineContext};
 use crate::ids::EndpointId;
 use crate::store::{EndpointRecord, Interrupted, Interruption, Lease};
@@ -37,12 +36,13 @@ impl Drop for InFlightMark {
     }
 }
 
-/// Runs `worker` and reports to the scheduler through `done`.
-pub(crate) async fn run_attempt(
+/// Runs `worker` and reports to the scheduler through `done`; the `places`
+/// the attempt holds are given back before the report is sent.
+pub(crate) async fn run_attempt<P: Send>(
     worker: DeliveryWorker,
     handle: DeliveryHandle,
     done: mpsc::UnboundedSender<(EndpointId, AttemptReport)>,
-    permits: (InFlightGuard, InFlightGuard),
+    places: P,
 ) {
     let (ctx, endpoint, entry) = (
         Arc::clone(&worker.ctx),
@@ -63,7 +63,7 @@ pub(crate) async fn run_attempt(
     // The store moved the delivery on before it leaves the in-flight set, so the
     // scheduler never starts the entry the panic left behind again.
     drop(held);
-    drop(permits);
+    drop(places);
     let _ = done.send((endpoint.id.clone(), report));
 }
 

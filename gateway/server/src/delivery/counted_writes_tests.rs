@@ -75,6 +75,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
             grace: Duration::from_secs(1),
             protection: Protection {
                 node_max_in_flight: 256,
+                tenant_max_in_flight: 128,
                 breaker: config.breaker.clone(),
                 disable_after_ms: config.disable_after,
             },

@@ -17,6 +17,11 @@ pub(crate) struct InFlight(Arc<AtomicUsize>);
 pub(crate) struct InFlightGuard(Arc<AtomicUsize>);
 
 impl InFlight {
+    /// How many are in flight.
+    pub(crate) fn count(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+
     /// How many more may start under `limit`.
     pub(crate) fn free(&self, limit: usize) -> usize {
         limit.saturating_sub(self.0.load(Ordering::Acquire))

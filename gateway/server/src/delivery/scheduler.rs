@@ -54,6 +54,8 @@ pub(crate) struct Protection {
     pub breaker: BreakerConfig,
     /// Most attempts this node has in flight, over all endpoints.
     pub node_max_in_flight: usize,
+    /// Most of those one tenant holds.
+    pub tenant_max_in_flight: usize,
     /// An endpoint failing without a success for this long is disabled.
     pub disable_after_ms: u64,
 }
@@ -104,7 +106,10 @@ impl Scheduler {
         protection: Protection,
     ) -> Self {
         let kind = TurnKind::of(&ctx.store);
-        let places = NodePlaces::new(protection.node_max_in_flight);
+        let places = NodePlaces::new(
+            protection.node_max_in_flight,
+            protection.tenant_max_in_flight,
+        );
         let (starter, done_rx) = AttemptStarter::new(Arc::clone(&ctx), handle);
         Self {
             kind,
@@ -127,6 +132,7 @@ impl Scheduler {
             while let Some(ep) = self.endpoints.index.pop_due(now) {
                 self.serve(&ep, now).await;
             }
+            self.places.pass_over();
             let sleep = self
                 .endpoints
                 .index

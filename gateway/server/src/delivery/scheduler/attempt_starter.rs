@@ -60,7 +60,7 @@ impl AttemptStarter {
     pub(super) fn start(
         &mut self,
         slot: &mut EndpointSlot,
-        places: &NodePlaces,
+        places: &mut NodePlaces,
         admitted: Admitted,
     ) -> usize {
         let now = self.ctx.clock.now_ms();
@@ -70,7 +70,7 @@ impl AttemptStarter {
             if started == admitted.allowed {
                 break;
             }
-            let Some(node_place) = places.try_take() else {
+            let Some(node_place) = places.try_take(&slot.record.tenant_id) else {
                 break;
             };
             let Some(place) = slot.in_flight.try_start(max_in_flight) else {

@@ -14,11 +14,14 @@ pub(super) async fn serve(turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
         places,
         starter,
     } = turn;
-    let node_free = places.free_for(endpoint_id);
     let Some(slot) = endpoints.slot_mut(endpoint_id) else {
         return;
     };
-    if slot.record.disabled || node_free == 0 {
+    if slot.record.disabled {
+        return;
+    }
+    let node_free = places.free_for(&slot.record.tenant_id, endpoint_id);
+    if node_free == 0 {
         return;
     }
     let max_in_flight = slot.record.max_in_flight as usize;

@@ -28,6 +28,7 @@ async fn scheduler_heap_growth_while_a_breaker_is_open_stays_bounded() {
     let (handle, changes) = (DeliveryHandle::default(), e.store.store.changes());
     let protection = Protection {
         node_max_in_flight: 256,
+        tenant_max_in_flight: 128,
         breaker: BreakerConfig::default(),
         disable_after_ms: 5 * DAY_MS,
     };
