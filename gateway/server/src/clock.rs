@@ -80,8 +80,17 @@ pub(crate) fn rfc3339_ms(ms: u64) -> String {
     }
 }
 
-/// Parses an RFC 3339 time (as given in `since`/`until` filters) to Unix milliseconds.
+/// Parses an RFC 3339 time (as given in `since`/`until` filters) to Unix
+/// milliseconds: any offset (`Z`, `+01:00`, `-05:00`), `T` and `Z` in either
+/// case, and a time before 1970 as 0 (the instant is UTC either way). The
+/// looser forms parsed before (a space for `T`, no offset for UTC) still are.
 pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
+    use time::format_description::well_known::Rfc3339;
+    // T and Z are the only letters an RFC 3339 time has.
+    if let Ok(t) = time::OffsetDateTime::parse(&s.to_ascii_uppercase(), &Rfc3339) {
+        let ms = (t.unix_timestamp_nanos() / 1_000_000).max(0);
+        return Some(u64::try_from(ms).unwrap_or(u64::MAX));
+    }
     let t = humantime::parse_rfc3339_weak(s).ok()?;
     let d = t.duration_since(UNIX_EPOCH).ok()?;
     u64::try_from(d.as_millis()).ok()
@@ -90,6 +99,28 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Item 5 of tenant fairness: every RFC 3339 time is a UTC instant.
+    #[test]
+    fn since_and_until_accept_every_rfc_3339_time() {
+        let at = Some(1_614_265_330_123);
+        for s in [
+            "2021-02-25T15:02:10.123Z",
+            "2021-02-25t15:02:10.123z",
+            "2021-02-25T16:02:10.123+01:00",
+            "2021-02-25T10:02:10.123-05:00",
+            "2021-02-25 15:02:10.123Z",
+        ] {
+            assert_eq!(parse_rfc3339_ms(s), at, "{s}");
+        }
+        assert_eq!(
+            parse_rfc3339_ms("1969-12-31T23:59:59Z"),
+            Some(0),
+            "before 1970"
+        );
+        assert_eq!(parse_rfc3339_ms("2021-02-25T15:02:10+25:00"), None);
+        assert_eq!(parse_rfc3339_ms("2021-02-30T15:02:10Z"), None);
+    }
 
     #[test]
     fn formats_with_millis_and_parses_back() {

@@ -153,7 +153,17 @@ impl DeliveryId {
     pub(crate) fn generate(now_ms: u64) -> Self {
         Self(new_id(DELIVERY, now_ms))
     }
+
+    /// The least id a delivery created at `at_ms` (or later) can have: ids sort
+    /// by creation time, so a time range is an id range.
+    pub(crate) fn first_at(at_ms: u64) -> Self {
+        let ms = at_ms.min(ULID_MAX_MS);
+        Self(format!("{DELIVERY}{}", Ulid::from_parts(ms, 0)))
+    }
 }
+
+/// The latest time a ULID can carry (48 bits of milliseconds).
+const ULID_MAX_MS: u64 = (1 << 48) - 1;
 
 /// Whether `id` is a valid tenant id: `^[a-z0-9][a-z0-9_-]{0,62}$`.
 pub(crate) fn is_valid_tenant_id(id: &str) -> bool {
@@ -177,6 +187,15 @@ mod tests {
         assert!(a.starts_with("evt_") && a.len() == 30);
         assert!(a < b);
         assert!(Ulid::from_string(&a[EVENT.len()..]).is_ok());
+    }
+
+    #[test]
+    fn a_time_bounds_the_ids_of_deliveries_made_from_then_on() {
+        let at = 1_700_000_000_000;
+        let first = DeliveryId::first_at(at);
+        assert!(first.as_str() <= DeliveryId::generate(at).as_str());
+        assert!(first.as_str() > DeliveryId::generate(at - 1).as_str());
+        assert!(DeliveryId::first_at(u64::MAX).as_str() >= DeliveryId::generate(at).as_str());
     }
 
     #[test]

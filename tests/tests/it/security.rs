@@ -326,10 +326,24 @@ async fn hostile_input_never_causes_a_5xx() {
             .await;
         assert_eq!(s, 400, "{q}");
     }
-    let (s, _) = gw
+    // A control character names no delivery (tenant fairness, item 3).
+    let (s, b) = gw
         .call(
             "GET",
             "/v1/tenants/acme/deliveries?cursor=%00%01",
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (s, b["error"]["field"].as_str()),
+        (400, Some("cursor")),
+        "{b}"
+    );
+    let (s, _) = gw
+        .call(
+            "GET",
+            "/v1/tenants/acme/deliveries?cursor=dlv_no-such-one",
             Some(&key),
             None,
         )

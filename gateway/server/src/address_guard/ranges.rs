@@ -35,6 +35,10 @@ pub(super) const BLOCKED: &[(IpNet, &str)] = &[
     (v4(172, 16, 0, 0, 12), "private-use (RFC 1918)"),
     (v4(192, 0, 0, 0, 24), "IETF protocol assignments (RFC 6890)"),
     (v4(192, 0, 2, 0, 24), "documentation TEST-NET-1 (RFC 5737)"),
+    (
+        v4(192, 88, 99, 0, 24),
+        "6to4 relay anycast, deprecated (RFC 7526)",
+    ),
     (v4(192, 168, 0, 0, 16), "private-use (RFC 1918)"),
     (v4(198, 18, 0, 0, 15), "benchmarking (RFC 2544)"),
     (
@@ -57,6 +61,12 @@ pub(super) const BLOCKED: &[(IpNet, &str)] = &[
     (
         v6([0, 0, 0, 0, 0, 0, 0, 0], 96),
         "IPv4-compatible, deprecated (RFC 4291)",
+    ),
+    // `::ffff:0:a.b.c.d`: SIIT's IPv4-translated form, which a translator
+    // turns into the IPv4 address it carries, private ones included.
+    (
+        v6([0, 0, 0, 0, 0xffff, 0, 0, 0], 96),
+        "IPv4-translated (RFC 2765, RFC 6052)",
     ),
     // Never matches after `to_canonical`; kept as a backstop and as the record.
     (

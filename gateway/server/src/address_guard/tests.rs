@@ -406,3 +406,15 @@ async fn connect_reports_resolution_failure() {
         .await;
     assert!(matches!(err, Err(ConnectGuardError::Resolve(_))), "{err:?}");
 }
+
+// Item 5 of tenant fairness: ranges that led to private networks.
+range_test!(
+    v4_6to4_relay_anycast,
+    ["192.88.99.1", "192.88.99.255"],
+    ["192.88.98.255", "192.88.100.1"]
+);
+range_test!(
+    v6_ipv4_translated,
+    ["::ffff:0:7f00:1", "::ffff:0:a00:1", "::ffff:0:808:808"],
+    ["::ffff:8.8.8.8", "::1:ffff:0:808:808"]
+);

@@ -94,6 +94,14 @@ pub(crate) async fn body_or_default<T: DeserializeOwned + Default>(
 /// 400 `invalid_json` for malformed JSON, 400 `invalid_field` for a wrong type,
 /// a missing required field or an unknown field.
 pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // serde reads an array as a struct's fields in order (`["x"]` as `{"id":
+    // "x"}`); every body of this API is an object, so an array is refused.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Err(ApiError::invalid_field(
+            "",
+            "the body must be a JSON object, not an array",
+        ));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -135,26 +143,32 @@ mod tests {
     #[test]
     fn malformed_and_wrongly_typed_bodies_are_told_apart() {
         assert_eq!(
-            parse_json::<Input>(b"{\"name\":").unwrap_err().code,
+            parse_json::<Input>(b"{\"name\":").unwrap_err().code(),
             "invalid_json"
         );
         assert_eq!(
-            parse_json::<Input>(b"{\"name\":\"a\"} x").unwrap_err().code,
+            parse_json::<Input>(b"{\"name\":\"a\"} x")
+                .unwrap_err()
+                .code(),
             "invalid_json"
         );
         let e = parse_json::<Input>(b"{\"name\":\"a\",\"inner\":{\"n\":\"x\"}}").unwrap_err();
         assert_eq!(
-            (e.code, e.field.as_deref()),
+            (e.code(), e.field.as_deref()),
             ("invalid_field", Some("inner.n"))
         );
         let e = parse_json::<Input>(b"{\"name\":1}").unwrap_err();
         assert_eq!(
-            (e.code, e.field.as_deref()),
+            (e.code(), e.field.as_deref()),
             ("invalid_field", Some("name"))
         );
         let e = parse_json::<Input>(b"{\"name\":\"a\",\"extra\":1}").unwrap_err();
-        assert_eq!(e.code, "invalid_field");
+        assert_eq!(e.code(), "invalid_field");
         assert!(parse_json::<Input>(b"{\"name\":\"a\"}").is_ok());
+        // Item 5 of tenant fairness: serde would read an array as the fields in order.
+        let e = parse_json::<Input>(b" [\"a\"]").unwrap_err();
+        assert_eq!((e.status().as_u16(), e.code()), (400, "invalid_field"));
+        assert!(e.message.contains("not an array"), "{}", e.message);
     }
 
     #[tokio::test]
@@ -176,7 +190,7 @@ mod tests {
         let e = body_or_default::<Options>(Body::from("1"), 64)
             .await
             .unwrap_err();
-        assert_eq!(e.code, "invalid_field");
+        assert_eq!(e.code(), "invalid_field");
     }
 
     /// A body that never ends, like a client trickling bytes.
@@ -194,7 +208,7 @@ mod tests {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(50);
         let body = GuardedBody::new(stalled_body(), deadline, ReadClaim::new(gate));
         let e = read_limited(Body::new(body), 1024).await.unwrap_err();
-        assert_eq!((e.status.as_u16(), e.code), (408, "request_timeout"));
+        assert_eq!((e.status().as_u16(), e.code()), (408, "request_timeout"));
     }
 
     /// `body` read for tenant acme, with a deadline far away.
@@ -219,7 +233,7 @@ mod tests {
         let e = read_limited(for_acme(&gate, stalled_body()), 1024)
             .await
             .unwrap_err();
-        assert_eq!((e.status.as_u16(), e.code), (429, "rate_limited"));
+        assert_eq!((e.status().as_u16(), e.code()), (429, "rate_limited"));
         drop(first);
         assert_eq!(gate.reading("acme"), 0);
         let ok = read_limited(for_acme(&gate, Body::from("{}")), 1024).await;
@@ -240,7 +254,7 @@ mod tests {
         });
         let body = Body::new(http_body_util::StreamBody::new(chunks));
         let e = read_limited(body, 10 * 1024).await.unwrap_err();
-        assert_eq!(e.status.as_u16(), 413);
+        assert_eq!(e.status().as_u16(), 413);
         assert_eq!(sent.load(Ordering::SeqCst), 64, "every chunk was read");
     }
 
@@ -249,7 +263,7 @@ mod tests {
         let e = read_limited(Body::from(vec![b'x'; 11]), 10)
             .await
             .unwrap_err();
-        assert_eq!(e.status.as_u16(), 413);
+        assert_eq!(e.status().as_u16(), 413);
         assert_eq!(
             read_limited(Body::from("12345"), 10)
                 .await

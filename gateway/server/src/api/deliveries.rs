@@ -145,7 +145,8 @@ pub(super) async fn list(
             .transpose()
             .map_err(|m| ApiError::invalid_field("dead_reason", m))?,
     };
-    let in_flight = |d: &DeliveryRecord| !in_flight_only || ctx.delivery.is_in_flight(&d.id);
+    let handle = ctx.delivery.clone();
+    let in_flight = move |d: &DeliveryRecord| !in_flight_only || handle.is_in_flight(&d.id);
     let result = ctx
         .store
         .list_deliveries(&t, &filter, in_flight, page.limit()?, q.cursor.as_deref())

@@ -193,7 +193,7 @@ impl EndpointInput {
             ));
         }
         let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
-        let tenant_places = ctx.config.cluster.tenant_places();
+        let tenant_places = ctx.config.cluster.tenant_max_in_flight;
         if !(1..=tenant_places).contains(&(max_in_flight as usize)) {
             return Err(ApiError::validation(
                 "max_in_flight",
@@ -265,7 +265,7 @@ mod tests {
         let unpadded = padded.trim_end_matches('=');
         let err = tenant_secret(Some(unpadded)).map(|_| ()).unwrap_err();
         assert_eq!(
-            (err.status.as_u16(), err.code, err.field.as_deref()),
+            (err.status().as_u16(), err.code(), err.field.as_deref()),
             (422, "validation_failed", Some("secret")),
             "{err:?}"
         );

@@ -7,6 +7,7 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
 
+use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::body_or_default;
 use super::endpoint_input::tenant_secret;
@@ -32,9 +33,9 @@ pub(super) async fn secret(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path((t, id)): Path<(TenantId, EndpointId)>,
-) -> Result<Json<EndpointSecrets>, ApiError> {
+) -> Result<NoStore<Json<EndpointSecrets>>, ApiError> {
     let ep = load(&ctx, &who, &t, &id).await?;
-    Ok(Json(EndpointSecrets::new(&ep, ctx.clock.now_ms())))
+    Ok(NoStore(Json(EndpointSecrets::new(&ep, ctx.clock.now_ms()))))
 }
 
 /// The body of a secret rotation.
@@ -57,7 +58,7 @@ pub(super) async fn rotate_secret(
     who: Principal,
     Path((t, id)): Path<(TenantId, EndpointId)>,
     body: Body,
-) -> Result<Json<EndpointSecrets>, ApiError> {
+) -> Result<NoStore<Json<EndpointSecrets>>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let input: RotateSecret = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     let new_secret = tenant_secret(input.secret.as_deref())?;
@@ -85,5 +86,5 @@ pub(super) async fn rotate_secret(
         Ok(ep)
     })
     .await?;
-    Ok(Json(EndpointSecrets::new(&ep, now)))
+    Ok(NoStore(Json(EndpointSecrets::new(&ep, now))))
 }

@@ -1,5 +1,5 @@
-//! How an endpoint looks in the API (never its secrets, but for the one answer
-//! to create), and the view of its live signing secrets.
+//! How an endpoint looks in the API (never its secrets, but for the answer to
+//! create), and the view of its live signing secrets (`GET .../secret`).
 //!
 //! Fields are declared in alphabetical order: the `json!` bodies these replaced
 //! serialised that way (serde_json without `preserve_order`), and clients may
@@ -31,7 +31,8 @@ pub(super) struct EndpointView {
     #[serde(serialize_with = "sorted_keys")]
     policy_effective: EffectivePolicy,
     rate_limit_per_s: Option<u32>,
-    /// Only in the answer to create: the one time a generated secret is shown.
+    /// Only in the answer to create: the signing secret (generated or given).
+    /// The live secrets can be read again at `GET .../endpoints/{id}/secret`.
     #[serde(skip_serializing_if = "Option::is_none")]
     secret: Option<String>,
     timeout_ms: u64,

@@ -8,6 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde_json::Value;
 
+use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::endpoint_input::{EndpointInput, merge_patch, tenant_secret};
@@ -20,7 +21,7 @@ use crate::context::AppContext;
 use crate::ids::{EndpointId, TenantId};
 use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
 
-type Json201 = (StatusCode, Json<EndpointView>);
+type Json201 = NoStore<(StatusCode, Json<EndpointView>)>;
 
 pub(super) async fn load(
     ctx: &AppContext,
@@ -35,7 +36,8 @@ pub(super) async fn load(
         .ok_or_else(|| ApiError::not_found("endpoint"))
 }
 
-/// Registers an endpoint; the answer holds its signing secret, shown this once.
+/// Registers an endpoint; the answer holds its signing secret (its live
+/// secrets can be read again at `GET .../endpoints/{id}/secret`).
 #[utoipa::path(post, path = "/v1/tenants/{t}/endpoints", tag = "endpoints",
     operation_id = "create_endpoint", params(TenantPath), request_body = EndpointInput,
     responses((status = 201, description = "The endpoint, with its signing secret", body = EndpointView)))]
@@ -82,10 +84,10 @@ pub(super) async fn create(
         ));
     }
     let view = EndpointView::new(&ep, &ctx.config.policy.default).with_secret(secret.as_str());
-    Ok((StatusCode::CREATED, Json(view)))
+    Ok(NoStore((StatusCode::CREATED, Json(view))))
 }
 
-/// Lists the tenant's endpoints, oldest first.
+/// Lists the tenant's endpoints, newest first.
 #[utoipa::path(get, path = "/v1/tenants/{t}/endpoints", tag = "endpoints",
     operation_id = "list_endpoints", params(TenantPath, Page),
     responses((status = 200, description = "A page of endpoints", body = ListPage<EndpointView>)))]
@@ -192,6 +194,12 @@ pub(super) async fn update(
             "a merge patch must be a JSON object",
         ));
     }
+    // The patch alone must be a valid input too: a key the schema does not
+    // know is refused even when set to null, which the merge would drop.
+    let _: EndpointInput = serde_path_to_error::deserialize(patch.clone()).map_err(|e| {
+        let field = e.path().to_string();
+        ApiError::invalid_field(field, e.into_inner().to_string())
+    })?;
     let ctx = &ctx;
     let patch = &patch;
     let ep = modify(ctx, &who, &t, &id, |mut ep| async move {

@@ -7,33 +7,39 @@ pub(crate) use super::error_code::{ErrorBody, ErrorCode, ErrorDetail};
 
 use crate::plugins::PluginServiceError;
 use crate::policy::BudgetExceeded;
-use crate::store::StoreError;
+use crate::store::{Failure, StoreError};
 
-/// An API error: a status, a stable code, a message for people and, for
-/// validation errors, the offending field.
+/// An API error: a stable code (which decides the status), a message for
+/// people and, for validation errors, the offending field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
+    kind: ErrorCode,
     pub message: String,
     pub field: Option<String>,
-    kind: ErrorCode,
 }
 
 impl ApiError {
     fn new(kind: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            status: kind.status(),
-            code: kind.as_str(),
+            kind,
             message: message.into(),
             field: None,
-            kind,
         }
     }
 
     /// The code, typed.
     pub fn kind(&self) -> ErrorCode {
         self.kind
+    }
+
+    /// The HTTP status the code answers with.
+    pub fn status(&self) -> StatusCode {
+        self.kind.status()
+    }
+
+    /// The code as the body spells it.
+    pub fn code(&self) -> &'static str {
+        self.kind.as_str()
     }
 
     /// 400 `invalid_json`: the body is not JSON.
@@ -157,6 +163,15 @@ impl ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
+        if e.failure() == Failure::Refused {
+            // The request's own value, which the API's checks should have caught.
+            tracing::warn!(error = %e, "the store refused a value the request carried");
+            return Self::invalid_field(
+                "request",
+                "the request carries a value that cannot be stored or looked up \
+                 (such as a NUL character)",
+            );
+        }
         tracing::error!(error = %e, "store error");
         Self::new(
             ErrorCode::StoreUnavailable,
@@ -198,6 +213,7 @@ impl From<PluginServiceError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let status = self.status();
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.kind,
@@ -205,8 +221,8 @@ impl IntoResponse for ApiError {
                 message: self.message,
             },
         };
-        let mut response = (self.status, axum::Json(body)).into_response();
-        if self.status == StatusCode::REQUEST_TIMEOUT {
+        let mut response = (status, axum::Json(body)).into_response();
+        if status == StatusCode::REQUEST_TIMEOUT {
             // The rest of a slow body may still be coming: close rather than read it.
             response.headers_mut().insert(
                 axum::http::header::CONNECTION,

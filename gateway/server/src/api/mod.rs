@@ -1,6 +1,7 @@
 //! HTTP API v1: routing, authentication, one file per resource, and the one
 //! place errors become HTTP ([`error`]).
 
+mod answer_headers;
 pub(crate) mod auth;
 pub(crate) mod body;
 mod cluster;
@@ -19,9 +20,11 @@ pub(crate) mod events;
 mod health;
 mod observability;
 pub(crate) mod openapi;
+mod peer_connections;
 mod plugin_view;
 mod plugins;
 mod replay;
+mod request_guard;
 pub(crate) mod server;
 pub(crate) mod simulate;
 mod tenants;
@@ -78,6 +81,10 @@ pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
     router
         .merge(console::routes())
         .fallback(|| async { ApiError::not_found("route") })
+        .layer(axum::middleware::from_fn(
+            request_guard::refuse_control_characters,
+        ))
+        .layer(axum::middleware::map_response(answer_headers::nosniff))
         .with_state(ctx)
 }
 
@@ -118,7 +125,9 @@ fn bad_query(e: axum::extract::rejection::QueryRejection) -> ApiError {
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub(super) struct ListPage<T> {
     data: Vec<T>,
-    /// Pass as `cursor` for the next page; `null` on the last.
+    /// Pass as `cursor` for the next page; `null` on the last. A filtered
+    /// list reads a bounded number of records per request, so a page may hold
+    /// fewer items than `limit`, even none, and still have a next page.
     next_cursor: Option<String>,
 }
 

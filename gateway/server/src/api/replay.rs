@@ -155,6 +155,8 @@ pub(super) async fn replay_many(
             "bulk replay takes \"state\": \"dead\"",
         ));
     }
+    super::request_guard::plain_text("endpoint_id", input.endpoint_id.as_deref())?;
+    super::request_guard::plain_text("event_type", input.event_type.as_deref())?;
     let filter = DeliveryFilter {
         state: Some(DeliveryState::Dead),
         endpoint_id: input.endpoint_id,

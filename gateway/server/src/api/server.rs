@@ -1,5 +1,6 @@
-//! The HTTP server loop: hyper's HTTP/1 with header limits, a cap on concurrent
-//! connections, guarded body reads (a whole-body deadline and a per-tenant cap on
+//! The HTTP server loop: hyper's HTTP/1 with header limits and a deadline for
+//! each request head (idle time before it included), a cap on concurrent
+//! connections and on those of one address, guarded body reads (a whole-body deadline and a per-tenant cap on
 //! reads at once, see [`read_guard`]), and graceful shutdown that lets requests in
 //! progress finish.
 
@@ -20,10 +21,9 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
 use super::body::read_guard::{GuardedBody, ReadClaim, TenantReadGate};
+use super::peer_connections::PeerConnections;
 use crate::config::Limits;
 
-/// How long a client may take to send its request head.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long shutdown waits for requests in progress.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -43,6 +43,7 @@ pub(crate) async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let connections = Arc::new(Semaphore::new(limits.max_connections));
+    let peers = PeerConnections::new(limits.connections_per_peer);
     let read_gate = TenantReadGate::new(limits.body_reads_per_tenant);
     let body_deadline = Duration::from_millis(limits.body_read_timeout);
     let graceful = GracefulShutdown::new();
@@ -50,9 +51,9 @@ pub(crate) async fn serve(
     http.max_headers(limits.max_headers)
         .max_buf_size(limits.header_bytes)
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+        .header_read_timeout(Duration::from_millis(limits.header_read_timeout));
     loop {
-        let (mut stream, _) = tokio::select! {
+        let (mut stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -64,7 +65,10 @@ pub(crate) async fn serve(
             },
             () = shutdown.cancelled() => break,
         };
-        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+        let permits = peers
+            .try_open(peer.ip())
+            .and_then(|p| Some((p, Arc::clone(&connections).try_acquire_owned().ok()?)));
+        let Some(permit) = permits else {
             tokio::spawn(async move {
                 let _ = stream.write_all(TOO_MANY).await;
                 let _ = stream.shutdown().await;

@@ -30,7 +30,9 @@ use crate::policy::{
     DEFAULT_ATTEMPT_MS, EffectivePolicy, PRESET_NAMES, PolicyError, PolicySpec, PresetName,
     SimulationBudget, SimulationConfig, SimulationReport, deserialize_opt_ms, simulate_within,
 };
-use crate::simulation_slots::{SIMULATIONS_AT_ONCE, SimulationSlots};
+use crate::simulation_slots::{
+    NoSlot, SIMULATIONS_AT_ONCE, SIMULATIONS_PER_CALLER, SimulationSlots,
+};
 
 /// Events when none are given, as `hookgate policy simulate --events`.
 pub(super) const DEFAULT_EVENTS: u64 = 1_000;
@@ -178,12 +180,21 @@ fn policy_to_simulate(
 /// if the run panicked.
 pub(super) async fn run_bounded(
     slots: &SimulationSlots,
+    caller: &Principal,
     config: SimulationConfig,
 ) -> Result<SimulationReport, ApiError> {
-    let slot = slots.try_take().ok_or_else(|| {
-        ApiError::busy(format!(
+    let caller = match caller {
+        Principal::Admin => "admin".to_owned(),
+        Principal::Tenant(t) => format!("tenant:{t}"),
+    };
+    let slot = slots.try_take(&caller).map_err(|why| match why {
+        NoSlot::CallerBusy => ApiError::busy(format!(
+            "you are running {SIMULATIONS_PER_CALLER} policy simulation(s) already, the most \
+             one caller may; retry when it ends"
+        )),
+        NoSlot::AllBusy => ApiError::busy(format!(
             "{SIMULATIONS_AT_ONCE} policy simulations are already running; retry shortly"
-        ))
+        )),
     })?;
     let run = tokio::task::spawn_blocking(move || {
         let _slot = slot;
@@ -208,13 +219,13 @@ pub(super) async fn run_bounded(
     responses((status = 200, description = "The simulation's report", body = SimulationReport)))]
 pub(super) async fn simulate(
     State(ctx): State<Arc<AppContext>>,
-    _caller: Principal,
+    caller: Principal,
     body: Body,
 ) -> Result<Json<SimulationReport>, ApiError> {
     let bytes = read_limited(body, ctx.config.limits.json_body_bytes).await?;
     let request: SimulateRequest = parse_json(&bytes)?;
     let config = request.into_config(&ctx.config.policy.default)?;
-    Ok(Json(run_bounded(&ctx.simulations, config).await?))
+    Ok(Json(run_bounded(&ctx.simulations, &caller, config).await?))
 }
 
 #[cfg(test)]

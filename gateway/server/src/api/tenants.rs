@@ -8,6 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 
+use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::error::ApiError;
@@ -62,7 +63,7 @@ pub(super) async fn create(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     body: Body,
-) -> Result<(StatusCode, Json<CreatedTenant>), ApiError> {
+) -> Result<NoStore<(StatusCode, Json<CreatedTenant>)>, ApiError> {
     who.require_admin()?;
     let input: CreateTenant =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
@@ -79,14 +80,14 @@ pub(super) async fn create(
         .create_tenant(&TenantId::from(input.id.as_str()), token::hash(&key), now)
         .await?
     {
-        Some(t) => Ok((
+        Some(t) => Ok(NoStore((
             StatusCode::CREATED,
             Json(CreatedTenant {
                 api_key: key,
                 created_at: rfc3339_ms(now),
                 id: t.id.to_string(),
             }),
-        )),
+        ))),
         None => Err(ApiError::conflict(format!(
             "tenant {} already exists",
             input.id
@@ -94,7 +95,7 @@ pub(super) async fn create(
     }
 }
 
-/// Lists tenants, by id.
+/// Lists tenants, newest id first (the reverse of id order).
 #[utoipa::path(get, path = "/v1/tenants", tag = "tenants", operation_id = "list_tenants",
     params(Page),
     responses((status = 200, description = "A page of tenants", body = ListPage<TenantView>)))]
@@ -132,16 +133,16 @@ pub(super) async fn rotate_key(
     State(ctx): State<Arc<AppContext>>,
     who: Principal,
     Path(t): Path<TenantId>,
-) -> Result<Json<TenantKey>, ApiError> {
+) -> Result<NoStore<Json<TenantKey>>, ApiError> {
     who.require_tenant(&ctx, &t).await?;
     let key = token::generate();
     if !ctx.store.rotate_tenant_key(&t, token::hash(&key)).await? {
         return Err(ApiError::not_found("tenant"));
     }
-    Ok(Json(TenantKey {
+    Ok(NoStore(Json(TenantKey {
         api_key: key,
         id: t.to_string(),
-    }))
+    })))
 }
 
 #[cfg(test)]

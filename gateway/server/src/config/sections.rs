@@ -155,7 +155,7 @@ pub struct Limits {
     pub event_type_len: usize,
     /// Longest endpoint URL, in bytes.
     pub url_len: usize,
-    /// Longest description, in bytes.
+    /// Longest endpoint description, in characters.
     pub description_len: usize,
     /// Longest idempotency key, in bytes.
     pub idempotency_key_len: usize,
@@ -172,6 +172,13 @@ pub struct Limits {
     pub header_bytes: usize,
     /// Most open client connections (more: 503, then closed).
     pub max_connections: usize,
+    /// Most open connections from one client address (more: 503, then closed).
+    pub connections_per_peer: usize,
+    /// Longest time a connection may take to send a request head, from when
+    /// it opens or its last answer was sent (more: closed), so an idle or
+    /// trickling client cannot hold a connection.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub header_read_timeout: u64,
     /// Longest time to receive a whole request body, from the end of its head
     /// (more: 408, then closed), so a trickling client cannot hold a connection.
     #[serde(deserialize_with = "de_duration_ms")]
@@ -205,6 +212,8 @@ impl Default for Limits {
             max_headers: 64,
             header_bytes: 16 * 1024,
             max_connections: 1024,
+            connections_per_peer: 256,
+            header_read_timeout: 5_000,
             body_read_timeout: 10_000,
             body_reads_per_tenant: 64,
         }

@@ -95,21 +95,125 @@ impl std::fmt::Debug for StoreConfig {
     }
 }
 
-/// A connection string with its password hidden, for logs.
+/// A connection string with its password hidden, for logs and messages, in
+/// every form PostgreSQL's parser takes: a URL's user info or its `password`
+/// parameter, and a key/value string's `password`, quoted or not. As a last
+/// guard, the password the parser reads must not survive the text's
+/// redaction; if it does, the connection is described from the parsed form.
 pub fn redact_password(url: &str) -> String {
-    if let Ok(mut parsed) = url::Url::parse(url)
-        && parsed.password().is_some()
-    {
-        let _ = parsed.set_password(Some("redacted"));
-        return parsed.to_string();
+    let redacted = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        redact_url(url)
+    } else {
+        redact_key_values(url)
+    };
+    let parsed = url.parse::<tokio_postgres::Config>();
+    match parsed.as_ref().ok().and_then(|c| c.get_password()) {
+        Some(password) if !password.is_empty() => {
+            let password = String::from_utf8_lossy(password);
+            if redacted.contains(password.as_ref()) {
+                parsed.map_or_else(|_| "(a connection string)".to_owned(), |c| describe(&c))
+            } else {
+                redacted
+            }
+        }
+        _ => redacted,
     }
-    url.split_whitespace()
-        .map(|word| match word.split_once('=') {
-            Some(("password", _)) => "password=redacted",
-            _ => word,
+}
+
+/// A URL with the password of its user info and of its query hidden.
+fn redact_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return "(a connection URL that does not parse)".to_owned();
+    };
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("redacted"));
+    }
+    if parsed.query_pairs().any(|(k, _)| k == "password") {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if k == "password" {
+                    "redacted".into()
+                } else {
+                    v
+                };
+                (k.into_owned(), v.into_owned())
+            })
+            .collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    parsed.to_string()
+}
+
+/// A `key=value` string (values quoted in `'…'` with `\` escapes, or bare up
+/// to a space; spaces allowed around `=`) with its password's value hidden.
+fn redact_key_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let trimmed = rest.trim_start();
+        out.push_str(&rest[..rest.len() - trimmed.len()]);
+        rest = trimmed;
+        let Some(eq) = rest.find('=') else {
+            out.push_str(rest);
+            break;
+        };
+        let key = rest[..eq].trim_end();
+        out.push_str(&rest[..=eq]);
+        rest = &rest[eq + 1..];
+        let trimmed = rest.trim_start();
+        out.push_str(&rest[..rest.len() - trimmed.len()]);
+        rest = trimmed;
+        let end = value_end(rest);
+        if key == "password" {
+            out.push_str("redacted");
+        } else {
+            out.push_str(&rest[..end]);
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// Where a key/value string's value that starts `text` ends.
+fn value_end(text: &str) -> usize {
+    let mut chars = text.char_indices();
+    if text.starts_with('\'') {
+        chars.next();
+        let mut escaped = false;
+        for (i, c) in chars {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '\'' => return i + 1,
+                _ => {}
+            }
+        }
+        return text.len();
+    }
+    chars
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(text.len(), |(i, _)| i)
+}
+
+/// A parsed connection described without its password.
+fn describe(config: &tokio_postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
         })
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
+    format!(
+        "host={} port={} user={} dbname={} password=redacted",
+        hosts.join(","),
+        ports.join(","),
+        config.get_user().unwrap_or(""),
+        config.get_dbname().unwrap_or(""),
+    )
 }
 
 impl StoreConfig {

@@ -11,8 +11,9 @@ use std::sync::OnceLock;
 
 use crate::ids::TenantId;
 use crate::plugin_runtime::{PluginBinding, UploadChecks};
-use crate::store::{NewPluginVersion, PluginRecord, StoreError, StoredChecks};
+use crate::store::{NewPluginVersion, PluginRecord, StoreError, StoredChecks, UploadRate};
 
+use super::uploads::{HOUR_MS, UPLOADS_PER_HOUR};
 use super::{PluginService, PluginServiceError};
 
 /// An upload that passed the name, ownership, plugin-count and rate checks; its
@@ -80,8 +81,13 @@ impl PluginService {
         {
             return Err(PluginServiceError::TooManyPlugins { max });
         }
-        self.gate
-            .admit(tenant, self.clock.now_ms())
+        let rate = UploadRate {
+            most: UPLOADS_PER_HOUR,
+            window_ms: HOUR_MS,
+        };
+        self.store
+            .admit_plugin_upload(tenant, self.clock.now_ms(), rate)
+            .await?
             .map_err(|wait_ms| PluginServiceError::RateLimited { wait_ms })?;
         Ok(AdmittedUpload {
             tenant: tenant.clone(),

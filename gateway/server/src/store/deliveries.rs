@@ -5,6 +5,12 @@ use super::{AttemptRecord, DeliveryRecord, DeliveryState, Store, StoreError};
 use crate::ids::{DeliveryId, TenantId};
 use crate::policy::DeadReason;
 
+/// Most records one page of deliveries reads, however few its filters pass:
+/// ten pages of the largest size. A page that stops there answers what it
+/// found and a cursor to read on, so no request's cost grows with a tenant's
+/// history.
+pub(crate) const LIST_SCAN_LIMIT: usize = 2_500;
+
 /// Filters of `GET .../deliveries`; every given field must match.
 #[derive(Debug, Default, Clone)]
 pub struct DeliveryFilter {
@@ -20,6 +26,23 @@ pub struct DeliveryFilter {
 }
 
 impl DeliveryFilter {
+    /// The ids a page reads, newest first: below `upper` (exclusive: the
+    /// cursor's, or the first id `until` excludes, whichever is lower) and at
+    /// or above `lower` (the first id `since` lets in).
+    pub(crate) fn id_range(&self, cursor: Option<&str>) -> IdRange {
+        let until = self
+            .until_ms
+            .map(|ms| String::from(DeliveryId::first_at(ms)));
+        let upper = match (cursor.map(str::to_owned), until) {
+            (Some(c), Some(u)) => Some(c.min(u)),
+            (c, u) => c.or(u),
+        };
+        let lower = self
+            .since_ms
+            .map(|ms| String::from(DeliveryId::first_at(ms)));
+        IdRange { lower, upper }
+    }
+
     /// Whether `d` passes every given filter.
     pub fn matches(&self, d: &DeliveryRecord) -> bool {
         self.state.is_none_or(|s| s == d.state)
@@ -36,6 +59,15 @@ impl DeliveryFilter {
     }
 }
 
+/// The ids a page of deliveries may read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct IdRange {
+    /// Inclusive.
+    pub(crate) lower: Option<String>,
+    /// Exclusive.
+    pub(crate) upper: Option<String>,
+}
+
 /// One page of deliveries, newest first.
 #[derive(Debug)]
 pub struct DeliveryPage {
@@ -48,7 +80,9 @@ pub struct DeliveryPage {
 
 /// A page filled from records read newest first, as both backends read them:
 /// each record read counts as scanned; those the filters pass are kept until
-/// one more passes beyond `limit`, which says a next page exists.
+/// one more passes beyond `limit`, which says a next page exists, or until
+/// [`LIST_SCAN_LIMIT`] records were read, when the page ends early with a
+/// cursor after the last one read.
 pub(crate) struct PageFill<'a, F> {
     filter: &'a DeliveryFilter,
     extra: F,
@@ -68,23 +102,43 @@ impl<'a, F: Fn(&DeliveryRecord) -> bool> PageFill<'a, F> {
         }
     }
 
+    /// How many more records the page may read.
+    pub(crate) fn may_read(&self) -> usize {
+        LIST_SCAN_LIMIT - self.scanned
+    }
+
     /// Offers the next record read; the finished page once one passes beyond
-    /// the limit (the caller stops reading then).
+    /// the limit or the scan reached its bound (the caller stops reading then).
     pub(crate) fn offer(&mut self, d: DeliveryRecord) -> Option<DeliveryPage> {
+        if self.filter.matches(&d) && (self.extra)(&d) {
+            if self.data.len() == self.limit {
+                self.scanned += 1;
+                let next_cursor = self.data.last().map(|d| d.id.clone());
+                return Some(self.finish(next_cursor));
+            }
+            let id = d.id.clone();
+            self.data.push(d);
+            return self.read(id);
+        }
+        self.read(d.id)
+    }
+
+    /// Counts a record the backend read and its filters refused.
+    pub(crate) fn refused(&mut self, id: DeliveryId) -> Option<DeliveryPage> {
+        self.read(id)
+    }
+
+    fn read(&mut self, id: DeliveryId) -> Option<DeliveryPage> {
         self.scanned += 1;
-        if !self.filter.matches(&d) || !(self.extra)(&d) {
-            return None;
+        (self.scanned >= LIST_SCAN_LIMIT).then(|| self.finish(Some(id)))
+    }
+
+    fn finish(&mut self, next_cursor: Option<DeliveryId>) -> DeliveryPage {
+        DeliveryPage {
+            data: std::mem::take(&mut self.data),
+            next_cursor: next_cursor.map(String::from),
+            scanned: self.scanned,
         }
-        if self.data.len() == self.limit {
-            let next_cursor = self.data.last().map(|d| d.id.clone());
-            return Some(DeliveryPage {
-                data: std::mem::take(&mut self.data),
-                next_cursor: next_cursor.map(String::from),
-                scanned: self.scanned,
-            });
-        }
-        self.data.push(d);
-        None
     }
 
     /// The page once every record was read: there is no next one.
@@ -121,7 +175,9 @@ impl Store {
         on_backend!(self, s => sync s.attempt_log(delivery_id))
     }
 
-    /// A tenant's deliveries that pass `filter` and `extra`, newest first, after `cursor`.
+    /// A tenant's deliveries that pass `filter` and `extra`, newest first, after
+    /// `cursor`; at most [`LIST_SCAN_LIMIT`] records are read (sled reads them
+    /// off the runtime's workers).
     ///
     /// # Errors
     /// On a storage failure.
@@ -129,11 +185,11 @@ impl Store {
         &self,
         tenant: &TenantId,
         filter: &DeliveryFilter,
-        extra: impl Fn(&DeliveryRecord) -> bool,
+        extra: impl Fn(&DeliveryRecord) -> bool + Send + 'static,
         limit: usize,
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
-        on_backend!(self, s => sync s.list_deliveries(tenant, filter, extra, limit, cursor))
+        on_backend!(self, s => s.list_deliveries(tenant, filter, extra, limit, cursor).await)
     }
 
     /// Pending and dead deliveries per tenant (one full scan; used once at start).

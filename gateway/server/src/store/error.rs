@@ -19,6 +19,9 @@ pub enum Failure {
     /// A concurrent change won; the operation did nothing and may be retried
     /// (a shared backend's serialisation failure).
     Conflict,
+    /// The backend refused a value the request carried (a NUL character in
+    /// text, a number out of range): the client's error, not the store's.
+    Refused,
 }
 
 impl std::fmt::Display for Failure {
@@ -28,6 +31,7 @@ impl std::fmt::Display for Failure {
             Self::Corrupt => "corrupt",
             Self::Full => "full",
             Self::Conflict => "conflict",
+            Self::Refused => "refused",
         })
     }
 }

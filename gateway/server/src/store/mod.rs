@@ -72,7 +72,9 @@ pub use events::NewEvent;
 pub(crate) use events::{IDEMPOTENCY_TTL_MS, IngestOutcome};
 pub(crate) use feed::{Change, ChangeFeed, Changes};
 pub(crate) use lease::{DueEntry, Lane, Lease, interleave};
-pub(crate) use plugins::{NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks};
+pub(crate) use plugins::{
+    NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks, UploadRate, UploadTimes,
+};
 pub(crate) use recorded::Recorded;
 pub(crate) use records::*;
 pub(crate) use retention::{RetentionRules, SweepCursor, SweepStats};

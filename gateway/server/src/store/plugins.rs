@@ -59,6 +59,36 @@ pub struct PluginRecord {
     pub active: u32,
 }
 
+/// A tenant's recent plugin uploads, kept in the store so the upload rate
+/// limit holds across the nodes of a cluster and across restarts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct UploadTimes {
+    /// When each upload within the window was made, oldest first.
+    pub(crate) times_ms: Vec<u64>,
+}
+
+/// How many uploads a tenant may make within a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UploadRate {
+    pub(crate) most: usize,
+    pub(crate) window_ms: u64,
+}
+
+impl UploadTimes {
+    /// Counts an upload at `now_ms`, unless `rate.most` were made within the
+    /// window before it: then the milliseconds until the oldest ages out.
+    pub(crate) fn admit(&mut self, now_ms: u64, rate: UploadRate) -> Result<(), u64> {
+        self.times_ms
+            .retain(|t| now_ms.saturating_sub(*t) < rate.window_ms);
+        if self.times_ms.len() >= rate.most {
+            let oldest = self.times_ms.first().copied().unwrap_or(now_ms);
+            return Err((oldest + rate.window_ms).saturating_sub(now_ms));
+        }
+        self.times_ms.push(now_ms);
+        Ok(())
+    }
+}
+
 impl PluginRecord {
     /// A plugin with no versions yet.
     pub(crate) fn empty(tenant: &str, name: &str) -> Self {
@@ -117,6 +147,21 @@ impl PluginRecord {
 }
 
 impl Store {
+    /// Counts a plugin upload by `tenant` at `now_ms` against `rate`, durably
+    /// and for every gateway on the store; `Err(wait_ms)` inside the result
+    /// when the tenant made its most within the window.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub(crate) async fn admit_plugin_upload(
+        &self,
+        tenant: &TenantId,
+        now_ms: u64,
+        rate: UploadRate,
+    ) -> Result<Result<(), u64>, StoreError> {
+        on_backend!(self, s => s.admit_plugin_upload(tenant, now_ms, rate).await)
+    }
+
     /// One plugin of one tenant.
     ///
     /// # Errors

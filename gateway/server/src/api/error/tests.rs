@@ -97,3 +97,15 @@ fn every_code_is_named_and_statused_once() {
         assert!(code.status().is_client_error() || code.status().is_server_error());
     }
 }
+
+#[test]
+fn a_value_the_store_refused_is_the_clients_error_not_an_outage() {
+    let refused = StoreError::Backend {
+        failure: Failure::Refused,
+        source: "ERROR: invalid byte sequence for encoding \"UTF8\": 0x00".into(),
+    };
+    let e = ApiError::from(refused);
+    assert_eq!((e.status().as_u16(), e.code()), (400, "invalid_field"));
+    let down = StoreError::unavailable("connection refused");
+    assert_eq!(ApiError::from(down).code(), "store_unavailable");
+}

@@ -15,7 +15,7 @@ fn config(value: Value) -> Result<SimulationConfig, ApiError> {
 /// The status and field of a refused request.
 fn refused(value: Value) -> (u16, Option<String>) {
     let e = config(value).unwrap_err();
-    (e.status.as_u16(), e.field)
+    (e.status().as_u16(), e.field)
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn the_outage_is_bounded_and_reads_like_the_policy_durations() {
     assert_eq!(refused(over), (422, Some("outage".into())));
     let e = parse_json::<SimulateRequest>(br#"{"outage": "soon"}"#).unwrap_err();
     assert_eq!(
-        (e.code, e.field.as_deref()),
+        (e.code(), e.field.as_deref()),
         ("invalid_field", Some("outage"))
     );
 }
@@ -75,7 +75,7 @@ fn the_policy_is_checked_as_an_endpoints_and_the_preset_by_name() {
     let ladder = config(json!({"preset": "ladder"})).unwrap().policy;
     assert_eq!(Some(ladder), EffectivePolicy::preset("ladder"));
     let e = parse_json::<SimulateRequest>(br#"{"evnts": 5}"#).unwrap_err();
-    assert_eq!((e.status.as_u16(), e.code), (400, "invalid_field"));
+    assert_eq!((e.status().as_u16(), e.code()), (400, "invalid_field"));
 }
 
 #[test]
@@ -104,10 +104,13 @@ async fn a_run_over_its_budget_is_refused_within_the_time_budget() {
     });
     let slots = SimulationSlots::default();
     let started = Instant::now();
-    let e = run_bounded(&slots, config(worst).unwrap())
+    let e = run_bounded(&slots, &Principal::Admin, config(worst).unwrap())
         .await
         .unwrap_err();
-    assert_eq!((e.status.as_u16(), e.code), (422, "simulation_too_large"));
+    assert_eq!(
+        (e.status().as_u16(), e.code()),
+        (422, "simulation_too_large")
+    );
     assert!(
         e.field.is_none() && e.message.contains("fewer events"),
         "{e:?}"
@@ -115,22 +118,35 @@ async fn a_run_over_its_budget_is_refused_within_the_time_budget() {
     let spent = started.elapsed();
     assert!(spent < TIME_BUDGET + Duration::from_secs(1), "{spent:?}");
     let small = config(json!({"events": 10})).unwrap();
-    assert_eq!(run_bounded(&slots, small).await.unwrap().config.events, 10);
+    assert_eq!(
+        run_bounded(&slots, &Principal::Admin, small)
+            .await
+            .unwrap()
+            .config
+            .events,
+        10
+    );
 }
 
 #[tokio::test]
 async fn runs_past_the_slots_are_busy_until_one_ends() {
     let slots = SimulationSlots::default();
     let taken: Vec<_> = (0..SIMULATIONS_AT_ONCE)
-        .map(|_| slots.try_take().unwrap())
+        .map(|n| slots.try_take(&format!("tenant:{n}")).unwrap())
         .collect();
     let small = || config(json!({"events": 10})).unwrap();
-    let e = run_bounded(&slots, small()).await.unwrap_err();
-    assert_eq!((e.status.as_u16(), e.code), (503, "busy"));
+    let e = run_bounded(&slots, &Principal::Admin, small())
+        .await
+        .unwrap_err();
+    assert_eq!((e.status().as_u16(), e.code()), (503, "busy"));
     drop(taken);
-    assert!(run_bounded(&slots, small()).await.is_ok());
+    assert!(
+        run_bounded(&slots, &Principal::Admin, small())
+            .await
+            .is_ok()
+    );
     let back: Vec<_> = (0..SIMULATIONS_AT_ONCE)
-        .map_while(|_| slots.try_take())
+        .map_while(|n| slots.try_take(&format!("tenant:{n}")).ok())
         .collect();
     assert_eq!(back.len(), SIMULATIONS_AT_ONCE, "the slot came back");
 }

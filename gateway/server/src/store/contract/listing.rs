@@ -6,6 +6,7 @@
 
 use crate::ids::{EndpointId, TenantId};
 use crate::policy::DeadReason;
+use crate::store::deliveries::LIST_SCAN_LIMIT;
 use crate::store::testing::TestStore;
 use crate::store::{DeliveryFilter, DeliveryPage, DeliveryState, NewEvent, SUMMARY_SCAN_LIMIT};
 
@@ -18,6 +19,8 @@ contract_tests! {
     a_tenants_summary_counts_only_its_dead_by_reason_and_endpoint,
     the_bound_stops_the_scan_and_says_the_counts_are_incomplete,
     pending_and_dead_are_counted_per_tenant,
+    delivery_lists_bound_their_scan,
+    a_nul_in_a_lookup_is_refused_not_unavailable,
 }
 
 fn ids(page: &DeliveryPage) -> Vec<&str> {
@@ -307,4 +310,134 @@ async fn pending_and_dead_are_counted_per_tenant(t: TestStore) {
         .copied()
         .unwrap_or_default();
     assert_eq!(t_counts, (0, 0));
+}
+
+/// Item 2 of tenant fairness: a filter that matches nothing reads at most the
+/// bound, answers an empty page with a cursor to read on, and the cursor leads
+/// through the rest; a time range is an id range, read from its first id on.
+async fn delivery_lists_bound_their_scan(t: TestStore) {
+    const FAN_OUT: usize = 10;
+    let mut endpoints = Vec::new();
+    for n in 0..FAN_OUT {
+        endpoints.push(t.endpoint("t", &format!("ep_{n}")).await);
+    }
+    let fan: Vec<_> = endpoints.iter().collect();
+    // Created at 0 ms, 1 ms, …: FAN_OUT deliveries each.
+    let made = LIST_SCAN_LIMIT + 10 * FAN_OUT;
+    for now in 0..made / FAN_OUT {
+        t.ingest("t", &fan, now as u64).await;
+    }
+    let tenant = TenantId::from("t");
+    let list = |filter: DeliveryFilter, cursor: Option<String>| {
+        let (store, tenant) = (t.store.clone(), tenant.clone());
+        async move {
+            let page = store.list_deliveries(&tenant, &filter, |_| true, 250, cursor.as_deref());
+            page.await.unwrap()
+        }
+    };
+    let nothing = || DeliveryFilter {
+        event_type: Some("no.such.type".into()),
+        ..DeliveryFilter::default()
+    };
+    let first = list(nothing(), None).await;
+    assert!(first.data.is_empty());
+    assert_eq!(
+        first.scanned, LIST_SCAN_LIMIT,
+        "the scan stops at its bound"
+    );
+    assert!(first.next_cursor.is_some(), "and says where to read on");
+    let rest = list(nothing(), first.next_cursor).await;
+    assert_eq!(
+        (rest.scanned, rest.next_cursor),
+        (made - LIST_SCAN_LIMIT, None)
+    );
+
+    // The oldest end of a long history is read from there, not from the newest.
+    let t_id = |page: &DeliveryPage| {
+        page.data
+            .iter()
+            .map(|d| d.created_at_ms)
+            .collect::<Vec<_>>()
+    };
+    let oldest = DeliveryFilter {
+        endpoint_id: Some("ep_0".into()),
+        until_ms: Some(1),
+        ..DeliveryFilter::default()
+    };
+    let page = list(oldest, None).await;
+    assert_eq!(t_id(&page), [0]);
+
+    // Times outside the history read nothing; a window reads only itself.
+    let after = DeliveryFilter {
+        since_ms: Some(made as u64),
+        ..DeliveryFilter::default()
+    };
+    let before = DeliveryFilter {
+        until_ms: Some(0),
+        ..DeliveryFilter::default()
+    };
+    for empty in [after, before] {
+        let page = list(empty, None).await;
+        assert_eq!((page.data.len(), page.scanned), (0, 0));
+    }
+    let window = DeliveryFilter {
+        since_ms: Some(100),
+        until_ms: Some(110),
+        ..DeliveryFilter::default()
+    };
+    let page = list(window, None).await;
+    assert_eq!(
+        (page.data.len(), page.scanned),
+        (10 * FAN_OUT, 10 * FAN_OUT)
+    );
+    assert!(
+        page.data
+            .iter()
+            .all(|d| (100..110).contains(&d.created_at_ms))
+    );
+    // A cursor inside the window reads on from there, still within it.
+    let window = DeliveryFilter {
+        since_ms: Some(100),
+        until_ms: Some(110),
+        ..DeliveryFilter::default()
+    };
+    let cursor = Some(page.data[FAN_OUT - 1].id.to_string());
+    let on = list(window, cursor).await;
+    assert_eq!(on.scanned, 9 * FAN_OUT);
+}
+
+/// Item 3 of tenant fairness: a NUL in an id or a filter finds nothing, or is
+/// refused as the caller's value (PostgreSQL's text cannot hold it); it is
+/// never the store being unavailable.
+async fn a_nul_in_a_lookup_is_refused_not_unavailable(t: TestStore) {
+    use crate::store::{Failure, StoreError};
+    let ep = t.endpoint("t", "ep_1").await;
+    t.ingest("t", &[&ep], 1).await;
+    let tenant = TenantId::from("t");
+    let refused_or = |r: Result<bool, StoreError>| match r {
+        Ok(found) => !found,
+        Err(e) => e.failure() == Failure::Refused,
+    };
+    let got = t.store.endpoint(&tenant, &EndpointId::from("ep\0x")).await;
+    assert!(refused_or(got.map(|e| e.is_some())));
+    let got = t
+        .store
+        .endpoint(&TenantId::from("t\0"), &EndpointId::from("ep_1"))
+        .await;
+    assert!(refused_or(got.map(|e| e.is_some())));
+    let nul = DeliveryFilter {
+        endpoint_id: Some("ep\0".into()),
+        ..DeliveryFilter::default()
+    };
+    let page = t
+        .store
+        .list_deliveries(&tenant, &nul, |_| true, 10, None)
+        .await;
+    assert!(refused_or(page.map(|p| !p.data.is_empty())));
+    let all = DeliveryFilter::default();
+    let page = t
+        .store
+        .list_deliveries(&tenant, &all, |_| true, 10, Some("dlv_\0"))
+        .await;
+    assert!(refused_or(page.map(|p| !p.data.is_empty())));
 }

@@ -4,7 +4,7 @@
 
 use crate::ids::TenantId;
 use crate::store::testing::TestStore;
-use crate::store::{NewPluginVersion, PluginRecord, Store};
+use crate::store::{NewPluginVersion, PluginRecord, Store, UploadRate};
 
 contract_tests! {
     uploads_number_versions_and_the_newest_is_active,
@@ -12,6 +12,7 @@ contract_tests! {
     a_rollback_moves_only_the_active_version,
     pruning_keeps_the_active_and_pinned_versions,
     deleting_a_plugin_drops_every_version,
+    ten_uploads_per_tenant_in_any_rolling_hour,
 }
 
 /// Uploads `bytes` as the next version of `t`'s `name`, with room for 10 plugins.
@@ -264,4 +265,30 @@ async fn deleting_a_plugin_drops_every_version(t: TestStore) {
         Some(b"other".as_slice()),
         "other plugins stay"
     );
+}
+
+/// The upload rate limit, counted in the store (item 5 of tenant fairness: it
+/// holds for every gateway on the store, and after a restart).
+async fn ten_uploads_per_tenant_in_any_rolling_hour(t: TestStore) {
+    const HOUR_MS: u64 = 60 * 60 * 1_000;
+    let rate = UploadRate {
+        most: 10,
+        window_ms: HOUR_MS,
+    };
+    let (a, b) = (TenantId::from("a"), TenantId::from("b"));
+    let admit = |tenant: &TenantId, at: u64| {
+        let (store, tenant) = (t.store.clone(), tenant.clone());
+        async move { store.admit_plugin_upload(&tenant, at, rate).await.unwrap() }
+    };
+    for i in 0..10 {
+        assert_eq!(admit(&a, 1_000 + i * 60_000).await, Ok(()), "upload {i}");
+    }
+    assert_eq!(
+        admit(&a, 1_000 + 10 * 60_000).await,
+        Err(HOUR_MS - 10 * 60_000)
+    );
+    assert_eq!(admit(&b, 1_000).await, Ok(()), "tenants are counted apart");
+    // An hour after the first, one slot is free again.
+    assert_eq!(admit(&a, 1_000 + HOUR_MS).await, Ok(()));
+    assert!(admit(&a, 1_000 + HOUR_MS + 1).await.is_err());
 }

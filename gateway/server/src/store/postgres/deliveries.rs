@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::{PgStore, from_json, pg_error};
+use crate::ids::DeliveryId;
 use crate::store::deliveries::PageFill;
 use crate::store::{
     AttemptRecord, DeadCounts, DeliveryFilter, DeliveryPage, DeliveryRecord, DeliveryState,
@@ -46,8 +47,13 @@ impl PgStore {
             .collect()
     }
 
-    /// Pages newest first. State and endpoint narrow the query (both indexed);
-    /// the other filters and `extra` are applied to the records read.
+    /// Pages newest first, reading at most [`LIST_SCAN_LIMIT`] rows in chunks.
+    /// Each chunk visits the next rows of the tenant's id range that the
+    /// indexed filters (state, endpoint) let through, and answers every
+    /// visited id with its record only where event type and dead reason match
+    /// too, so the visit is bounded whatever the filters keep.
+    ///
+    /// [`LIST_SCAN_LIMIT`]: crate::store::deliveries::LIST_SCAN_LIMIT
     pub async fn list_deliveries(
         &self,
         tenant: &str,
@@ -61,29 +67,52 @@ impl PgStore {
             (Some(_), _) => Some(DeliveryState::Dead.as_str()),
             (None, s) => s.map(DeliveryState::as_str),
         };
+        let dead_reason = filter.dead_reason.map(|r| r.as_str());
+        let range = filter.id_range(cursor);
         let mut page = PageFill::new(filter, extra, limit);
-        let mut after: Option<String> = cursor.map(str::to_owned);
+        let mut upper = range.upper;
         loop {
+            let chunk = PAGE_CHUNK.min(page.may_read() as i64);
             let rows = client
                 .query(
-                    "SELECT record FROM deliveries
-                     WHERE tenant_id = $1 AND ($2::text IS NULL OR state = $2)
-                       AND ($3::text IS NULL OR endpoint_id = $3)
-                       AND ($4::text IS NULL OR id < $4)
-                     ORDER BY id DESC LIMIT $5",
-                    &[&tenant, &state, &filter.endpoint_id, &after, &PAGE_CHUNK],
+                    "WITH visited AS (
+                       SELECT id, record FROM deliveries
+                       WHERE tenant_id = $1 AND ($2::text IS NULL OR state = $2)
+                         AND ($3::text IS NULL OR endpoint_id = $3)
+                         AND ($4::text IS NULL OR id < $4)
+                         AND ($5::text IS NULL OR id >= $5)
+                       ORDER BY id DESC LIMIT $6)
+                     SELECT id, CASE WHEN ($7::text IS NULL OR record::jsonb->>'event_type' = $7)
+                                      AND ($8::text IS NULL OR record::jsonb->>'dead_reason' = $8)
+                                 THEN record END
+                     FROM visited ORDER BY id DESC",
+                    &[
+                        &tenant,
+                        &state,
+                        &filter.endpoint_id,
+                        &upper,
+                        &range.lower,
+                        &chunk,
+                        &filter.event_type,
+                        &dead_reason,
+                    ],
                 )
                 .await
                 .map_err(pg_error)?;
             let read = rows.len();
             for row in rows {
-                let d: DeliveryRecord = from_json(row.get(0), "delivery")?;
-                after = Some(d.id.to_string());
-                if let Some(full) = page.offer(d) {
+                let id: String = row.get(0);
+                let record: Option<String> = row.get(1);
+                let full = match record {
+                    Some(record) => page.offer(from_json(&record, "delivery")?),
+                    None => page.refused(DeliveryId::from(id.as_str())),
+                };
+                if let Some(full) = full {
                     return Ok(full);
                 }
+                upper = Some(id);
             }
-            if (read as i64) < PAGE_CHUNK {
+            if (read as i64) < chunk {
                 return Ok(page.last());
             }
         }

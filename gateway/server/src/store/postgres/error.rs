@@ -19,6 +19,9 @@ pub(crate) fn pg_error(e: tokio_postgres::Error) -> StoreError {
             Failure::Conflict
         }
         Some(c) if *c == SqlState::DISK_FULL || *c == SqlState::OUT_OF_MEMORY => Failure::Full,
+        // Class 22, data exception: a value the request carried (a NUL in
+        // text) that no column can hold. The database is fine.
+        Some(c) if c.code().starts_with("22") => Failure::Refused,
         Some(c) if *c == SqlState::DATA_CORRUPTED || *c == SqlState::INDEX_CORRUPTED => {
             Failure::Corrupt
         }

@@ -13,6 +13,7 @@ use crate::store::StoreError;
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_cluster.sql"),
+    include_str!("migrations/0003_plugin_uploads.sql"),
 ];
 
 /// The newest schema this build knows.

@@ -4,7 +4,9 @@
 use deadpool_postgres::GenericClient;
 
 use super::{PgStore, from_json, pg_error, retry_conflicts, to_json};
-use crate::store::{NewPluginVersion, PluginRecord, PluginVersionRecord, StoreError};
+use crate::store::{
+    NewPluginVersion, PluginRecord, PluginVersionRecord, StoreError, UploadRate, UploadTimes,
+};
 
 /// Stores a plugin's record over its row (or as a new row).
 async fn write_plugin(client: &impl GenericClient, rec: &PluginRecord) -> Result<(), StoreError> {
@@ -39,6 +41,45 @@ async fn read_plugin(
 }
 
 impl PgStore {
+    /// Counts a plugin upload of `tenant` under its row's lock, so the nodes
+    /// of a cluster count one at a time.
+    pub(crate) async fn admit_plugin_upload(
+        &self,
+        tenant: &str,
+        now_ms: u64,
+        rate: UploadRate,
+    ) -> Result<Result<(), u64>, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        tx.execute(
+            "INSERT INTO plugin_uploads (tenant_id, record) VALUES ($1, '{\"times_ms\":[]}')
+             ON CONFLICT (tenant_id) DO NOTHING",
+            &[&tenant],
+        )
+        .await
+        .map_err(pg_error)?;
+        let row = tx
+            .query_one(
+                "SELECT record FROM plugin_uploads WHERE tenant_id = $1 FOR UPDATE",
+                &[&tenant],
+            )
+            .await
+            .map_err(pg_error)?;
+        let mut times: UploadTimes = from_json(row.get(0), "plugin uploads")?;
+        let admitted = times.admit(now_ms, rate);
+        if admitted.is_ok() {
+            let record = to_json(&times);
+            tx.execute(
+                "UPDATE plugin_uploads SET record = $2 WHERE tenant_id = $1",
+                &[&tenant, &record],
+            )
+            .await
+            .map_err(pg_error)?;
+        }
+        tx.commit().await.map_err(pg_error)?;
+        Ok(admitted)
+    }
+
     pub async fn plugin(
         &self,
         tenant: &str,

@@ -51,6 +51,22 @@ impl BulkWrites<'_> {
 }
 
 impl SledStore {
+    /// Runs a read of many records on the blocking pool, so the runtime's
+    /// workers stay free to answer meanwhile.
+    ///
+    /// # Errors
+    /// `read`'s error; `Unavailable` if it panicked.
+    pub(super) async fn off_workers<T, F>(&self, read: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&SledStore) -> Result<T, StoreError> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || read(&store))
+            .await
+            .map_err(|e| StoreError::unavailable(format!("read stopped: {e}")))?
+    }
+
     /// Runs `work` on the blocking pool, then waits until what it wrote is durable.
     ///
     /// # Errors

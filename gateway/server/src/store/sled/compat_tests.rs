@@ -32,7 +32,8 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn deliveries(store: &SledStore) -> Vec<DeliveryRecord> {
-    let all = store.list_deliveries(TENANT, &DeliveryFilter::default(), |_| true, 100, None);
+    let all =
+        store.list_deliveries_blocking(TENANT, &DeliveryFilter::default(), |_| true, 100, None);
     all.unwrap().data
 }
 

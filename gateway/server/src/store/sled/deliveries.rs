@@ -4,7 +4,7 @@ use super::{
     AttemptRecord, DeliveryFilter, DeliveryPage, DeliveryRecord, DeliveryState, SledStore,
     StoreError, keys,
 };
-use crate::store::deliveries::PageFill;
+use crate::store::deliveries::{IdRange, PageFill};
 
 impl SledStore {
     /// One delivery of one tenant.
@@ -32,32 +32,40 @@ impl SledStore {
         Ok(out)
     }
 
-    /// A tenant's deliveries newest first, below `cursor`'s key if given: the scan
-    /// behind lists and the DLQ summary.
+    /// A tenant's deliveries newest first, within `range`: the scan behind
+    /// lists and the DLQ summary.
     pub(super) fn deliveries_newest_first(
         &self,
         tenant: &str,
-        cursor: Option<&str>,
+        range: &IdRange,
     ) -> impl Iterator<Item = Result<DeliveryRecord, StoreError>> + use<> {
         let prefix = keys::deliveries_of(tenant);
         // Bounded on both sides: a reverse scan of an open range would start at the
         // last key of the whole tree and walk every later tenant's records.
-        let end = match cursor {
-            // Start strictly below the cursor's key.
-            Some(c) => keys::delivery(tenant, c),
+        let end = match &range.upper {
+            // Start strictly below the upper bound's key.
+            Some(upper) => keys::delivery(tenant, upper),
             None => keys::prefix_end(&prefix),
         };
-        self.inner.records.range(prefix..end).rev().map(|item| {
+        let start = match &range.lower {
+            Some(lower) => keys::delivery(tenant, lower),
+            None => prefix,
+        };
+        let start = start.min(end.clone());
+        self.inner.records.range(start..end).rev().map(|item| {
             let (_, v) = item?;
             super::records::decode(&v)
         })
     }
 
-    /// A tenant's deliveries that pass `filter` and `extra`, newest first, after `cursor`.
+    /// A tenant's deliveries that pass `filter` and `extra`, newest first, after
+    /// `cursor`, reading at most [`LIST_SCAN_LIMIT`] records.
+    ///
+    /// [`LIST_SCAN_LIMIT`]: crate::store::deliveries::LIST_SCAN_LIMIT
     ///
     /// # Errors
     /// On a storage failure.
-    pub(crate) fn list_deliveries(
+    pub(crate) fn list_deliveries_blocking(
         &self,
         tenant: &str,
         filter: &DeliveryFilter,
@@ -66,12 +74,33 @@ impl SledStore {
         cursor: Option<&str>,
     ) -> Result<DeliveryPage, StoreError> {
         let mut page = PageFill::new(filter, extra, limit);
-        for item in self.deliveries_newest_first(tenant, cursor) {
+        let range = filter.id_range(cursor);
+        for item in self.deliveries_newest_first(tenant, &range) {
             if let Some(full) = page.offer(item?) {
                 return Ok(full);
             }
         }
         Ok(page.last())
+    }
+
+    /// [`SledStore::list_deliveries_blocking`] on the blocking pool.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub(crate) async fn list_deliveries(
+        &self,
+        tenant: &str,
+        filter: &DeliveryFilter,
+        extra: impl Fn(&DeliveryRecord) -> bool + Send + 'static,
+        limit: usize,
+        cursor: Option<&str>,
+    ) -> Result<DeliveryPage, StoreError> {
+        let (tenant, filter) = (tenant.to_owned(), filter.clone());
+        let cursor = cursor.map(str::to_owned);
+        self.off_workers(move |store| {
+            store.list_deliveries_blocking(&tenant, &filter, extra, limit, cursor.as_deref())
+        })
+        .await
     }
 }
 
@@ -83,10 +112,7 @@ impl SledStore {
     pub(crate) async fn count_deliveries(
         &self,
     ) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || store.count_blocking())
-            .await
-            .map_err(|e| StoreError::unavailable(format!("count task: {e}")))?
+        self.off_workers(SledStore::count_blocking).await
     }
 
     fn count_blocking(&self) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
@@ -123,12 +149,12 @@ mod tests {
         let all = DeliveryFilter::default();
         let empty = t
             .embedded()
-            .list_deliveries("a", &all, |_| true, 1, None)
+            .list_deliveries_blocking("a", &all, |_| true, 1, None)
             .unwrap();
         assert_eq!((empty.data.len(), empty.scanned), (0, 0));
         let first = t
             .embedded()
-            .list_deliveries("zz", &all, |_| true, 1, None)
+            .list_deliveries_blocking("zz", &all, |_| true, 1, None)
             .unwrap();
         assert_eq!(first.data.len(), 1);
         assert_eq!(
@@ -138,9 +164,42 @@ mod tests {
         let next = first.next_cursor.as_deref();
         let second = t
             .embedded()
-            .list_deliveries("zz", &all, |_| true, 1, next)
+            .list_deliveries_blocking("zz", &all, |_| true, 1, next)
             .unwrap();
         assert_eq!(second.scanned, 2);
         assert!(second.data[0].id < first.data[0].id);
+    }
+
+    /// Item 2 of tenant fairness: a list's scan runs off the runtime's workers.
+    /// On a runtime with one worker, the scan's predicate waits for a task on
+    /// that worker; it can run only if the scan does not hold the worker.
+    #[test]
+    fn a_list_leaves_the_runtime_worker_free() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let t = TestStore::new().await;
+            let ep = t.endpoint("t", "ep_1").await;
+            t.ingest("t", &[&ep], 1).await;
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let rx = std::sync::Mutex::new(rx);
+            let waited = move |_: &DeliveryRecord| {
+                let rx = rx.lock().unwrap();
+                rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok()
+            };
+            let worker = tokio::spawn(async move { tx.send(()).unwrap() });
+            let all = DeliveryFilter::default();
+            let tenant = crate::ids::TenantId::from("t");
+            let page = t.store.list_deliveries(&tenant, &all, waited, 10, None);
+            let page = page.await.unwrap();
+            assert_eq!(
+                page.data.len(),
+                1,
+                "the worker's task never ran during the scan"
+            );
+            worker.await.unwrap();
+        });
     }
 }

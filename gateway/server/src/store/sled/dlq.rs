@@ -8,6 +8,7 @@
 //! and say they are incomplete.
 
 use super::{DeadCounts, SledStore, StoreError, TenantRecord, keys};
+use crate::store::deliveries::IdRange;
 
 impl DeadCounts {
     /// Counts `tenant`'s dead deliveries, newest first, until `limit` records in
@@ -18,7 +19,7 @@ impl DeadCounts {
         tenant: &str,
         limit: usize,
     ) -> Result<(), StoreError> {
-        for item in store.deliveries_newest_first(tenant, None) {
+        for item in store.deliveries_newest_first(tenant, &IdRange::default()) {
             if self.scanned == limit {
                 self.complete = false;
                 return Ok(());

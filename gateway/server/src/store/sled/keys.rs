@@ -125,6 +125,11 @@ pub(crate) fn plugin_bytes(t: &str, name: &str, version: u32) -> Vec<u8> {
     )
 }
 
+/// `pu␀{tenant}` → the tenant's recent plugin uploads (the upload rate limit).
+pub(crate) fn plugin_uploads(t: &str) -> Vec<u8> {
+    key(b"pu", &[t.as_bytes()])
+}
+
 /// Prefix of every stored version's bytes of one plugin.
 pub(crate) fn plugin_bytes_of(t: &str, name: &str) -> Vec<u8> {
     key(b"pb", &[t.as_bytes(), name.as_bytes(), b""])

@@ -7,6 +7,7 @@
 use super::{
     NewPluginVersion, PluginRecord, PluginVersionRecord, SledStore, StoreError, keys, records,
 };
+use crate::store::{UploadRate, UploadTimes};
 
 impl SledStore {
     /// One plugin of one tenant.
@@ -100,6 +101,28 @@ impl SledStore {
         batch.insert(keys::plugin(tenant, name), records::encode(&rec));
         self.commit(batch).await?;
         Ok(Some(rec))
+    }
+
+    /// Counts a plugin upload of `tenant` (the upload rate limit), durably.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub(crate) async fn admit_plugin_upload(
+        &self,
+        tenant: &str,
+        now_ms: u64,
+        rate: UploadRate,
+    ) -> Result<Result<(), u64>, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let key = keys::plugin_uploads(tenant);
+        let mut times: UploadTimes = self.get(&key)?.unwrap_or_default();
+        let admitted = times.admit(now_ms, rate);
+        if admitted.is_ok() {
+            let mut batch = super::Writes::default();
+            batch.insert(key, records::encode(&times));
+            self.commit(batch).await?;
+        }
+        Ok(admitted)
     }
 
     /// Changes one plugin record in place; `None` if there is no such plugin.

@@ -1,0 +1,101 @@
+//! Tenant fairness, item 3: a NUL byte is a bad request, not a database
+//! outage. Every route of the OpenAPI document is called with a NUL in each of
+//! its path and query parameters in turn (the others real), and the bulk
+//! replay's body filters too; each answer is a JSON 404 or 400, never a 5xx.
+
+use hookgate_tests::receiver::Receiver;
+use hookgate_tests::{ADMIN, Backend, TestGateway};
+use serde_json::{Value, json};
+
+hookgate_tests::on_each_backend! {
+    a_nul_byte_is_a_bad_request_not_a_database_outage,
+}
+
+const NUL: &str = "x%00y";
+
+/// Real values for each path parameter, by the path's resource.
+struct Real {
+    endpoint: String,
+    event: String,
+    delivery: String,
+}
+
+impl Real {
+    fn value(&self, path: &str, param: &str) -> String {
+        match param {
+            "t" => "acme".to_owned(),
+            "name" => "json-error-code".to_owned(),
+            "id" if path.contains("/endpoints/") => self.endpoint.clone(),
+            "id" if path.contains("/events/") => self.event.clone(),
+            "id" if path.contains("/deliveries/") => self.delivery.clone(),
+            other => panic!("no real value for {{{other}}} in {path}"),
+        }
+    }
+}
+
+/// `template` with each `{param}` filled, `nul` (if any) given a NUL.
+fn fill(template: &str, real: &Real, nul: Option<&str>) -> String {
+    let mut path = template.to_owned();
+    while let Some(start) = path.find('{') {
+        let end = path[start..].find('}').unwrap() + start;
+        let param = &path[start + 1..end];
+        let value = if nul == Some(param) {
+            NUL.to_owned()
+        } else {
+            real.value(template, param)
+        };
+        path.replace_range(start..=end, &value);
+    }
+    path
+}
+
+async fn a_nul_byte_is_a_bad_request_not_a_database_outage(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
+    let key = gw.tenant("acme").await;
+    let rx = Receiver::start(Vec::new()).await;
+    let ep = gw.endpoint("acme", &key, json!({"url": rx.url()})).await;
+    let ev = gw.event("acme", &key, "order.created", json!({})).await;
+    let real = Real {
+        endpoint: ep["id"].as_str().unwrap().to_owned(),
+        event: ev["id"].as_str().unwrap().to_owned(),
+        delivery: ev["deliveries"][0]["id"].as_str().unwrap().to_owned(),
+    };
+    let doc: Value = serde_json::from_str(&hookgate_server::openapi_document()).unwrap();
+    let mut calls = 0;
+    for (template, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let method = method.to_uppercase();
+            let params = op["parameters"].as_array().cloned().unwrap_or_default();
+            for p in &params {
+                let name = p["name"].as_str().unwrap();
+                let (path, want) = match p["in"].as_str().unwrap() {
+                    "path" => (fill(template, &real, Some(name)), (404, None)),
+                    "query" => {
+                        let path = fill(template, &real, None);
+                        (format!("{path}?{name}={NUL}"), (400, Some(name)))
+                    }
+                    _ => continue,
+                };
+                let body = (method != "GET" && method != "DELETE").then(|| json!({}));
+                let (status, answer) = gw.call(&method, &path, Some(ADMIN), body).await;
+                let field = answer["error"]["field"].as_str();
+                assert_eq!((status, field), want, "{method} {path}: {answer}");
+                calls += 1;
+            }
+        }
+    }
+    assert!(calls > 30, "only {calls} parameters were tried");
+
+    // The bulk replay's filters come in its body.
+    for field in ["endpoint_id", "event_type"] {
+        let body = json!({"state": "dead", field: "x\u{0}y", "dry_run": true});
+        let (status, answer) = gw
+            .call("POST", "/v1/tenants/acme/replay", Some(&key), Some(body))
+            .await;
+        assert_eq!(
+            (status, answer["error"]["field"].as_str()),
+            (422, Some(field)),
+            "{answer}"
+        );
+    }
+}
