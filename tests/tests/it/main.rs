@@ -2,6 +2,7 @@
 //! gateway (and wasmtime) once instead of once per area.
 
 mod address_ranges;
+mod answer_rules;
 mod api_endpoints;
 mod api_events;
 mod api_tenants;
