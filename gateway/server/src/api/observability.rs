@@ -41,8 +41,9 @@ pub(super) async fn metrics(
     let format = exposition::negotiate(accept.as_deref());
     let host = ctx.plugins.host();
     ctx.telemetry
-        .observe_plugins(&host.pool_usage(), &host.decision_paths());
-    ctx.telemetry.observe_store(&ctx.store);
+        .plugins()
+        .observe(&host.pool_usage(), &host.decision_paths());
+    ctx.telemetry.store_metrics().observe(&ctx.store);
     // prometheus-client encodes OpenMetrics only; the classic text is made from it.
     let openmetrics = ctx.telemetry.render_metrics(ctx.delivery.in_flight_count());
     let body = match format {

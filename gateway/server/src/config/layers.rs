@@ -21,106 +21,75 @@ const ENV_RESERVED: [&str; 4] = [
 
 /// The PostgreSQL server the tests make their scratch databases on.
 pub(crate) const TEST_POSTGRES_ENV: &str = "HOOKGATE_TEST_POSTGRES";
-impl Config {
-    /// Loads defaults < `file` < `env`, then validates. `env` is passed in so tests
-    /// need not touch the process environment; only `HOOKGATE_*` names are read.
-    ///
-    /// # Errors
-    /// The file is unreadable or not TOML, a key is unknown, or a value is invalid.
-    pub fn load(
-        file: Option<&Path>,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
-        let text = match file {
-            Some(path) => {
-                Some(
-                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                        path: path.to_owned(),
-                        source,
-                    })?,
-                )
-            }
-            None => None,
-        };
-        Self::load_layers(text.as_deref().zip(file), env)
+/// Merges the defaults, the file's text (with its path, for messages) and the
+/// `HOOKGATE_*` variables of `env`, then validates.
+///
+/// # Errors
+/// A layer is not TOML, a key is unknown, or a value is invalid.
+pub(super) fn merged(
+    file: Option<(&str, &Path)>,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Config, ConfigError> {
+    let mut merged = to_table(&Config::default());
+    // Every key, including the optional ones the defaults leave out.
+    let mut full = Config {
+        admin_token: Some(String::new()),
+        ..Config::default()
+    };
+    full.tls.extra_ca_file = Some(PathBuf::new());
+    (full.store.url, full.store.ca_file) = (Some(String::new()), Some(PathBuf::new()));
+    full.outbound.allow_only = Some(Vec::new());
+    full.cluster.node_id = Some(String::new());
+    (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
+    full.plugins.preload = vec![PreloadPlugin {
+        tenant: String::new(),
+        name: String::new(),
+        path: PathBuf::new(),
+    }];
+    let schema = to_table(&full);
+    let mut deprecations = Vec::new();
+    if let Some((text, path)) = file {
+        let mut layer: Table = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
+        let origin = format!("file {}", path.display());
+        deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
+        merge(&mut merged, &schema, layer, "", &origin, false)?;
     }
-
-    /// [`Config::load`] with the file's text given (the fuzzer's entry point).
-    ///
-    /// # Errors
-    /// As [`Config::load`].
-    pub fn from_toml_str(
-        text: &str,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
-        Self::load_layers(Some((text, Path::new("<text>"))), env)
-    }
-
-    fn load_layers(
-        file: Option<(&str, &Path)>,
-        env: impl IntoIterator<Item = (String, String)>,
-    ) -> Result<Config, ConfigError> {
-        let mut merged = to_table(&Config::default());
-        // Every key, including the optional ones the defaults leave out.
-        let mut full = Config {
-            admin_token: Some(String::new()),
-            ..Config::default()
-        };
-        full.tls.extra_ca_file = Some(PathBuf::new());
-        (full.store.url, full.store.ca_file) = (Some(String::new()), Some(PathBuf::new()));
-        full.outbound.allow_only = Some(Vec::new());
-        full.cluster.node_id = Some(String::new());
-        (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
-        full.plugins.preload = vec![PreloadPlugin {
-            tenant: String::new(),
-            name: String::new(),
-            path: PathBuf::new(),
-        }];
-        let schema = to_table(&full);
-        let mut deprecations = Vec::new();
-        if let Some((text, path)) = file {
-            let mut layer: Table = toml::from_str(text).map_err(|e| syntax(path, text, &e))?;
-            let origin = format!("file {}", path.display());
+    let mut vars: Vec<_> = env.into_iter().filter(|(k, _)| is_server_var(k)).collect();
+    vars.sort();
+    for (var, raw) in vars {
+        // `HOOKGATE_A__B=v` becomes the layer `{ a = { b = "v" } }`.
+        let mut layer = Value::String(raw);
+        for segment in var[ENV_PREFIX.len()..].to_ascii_lowercase().rsplit("__") {
+            layer = Value::Table(Table::from_iter([(segment.to_owned(), layer)]));
+        }
+        if let Value::Table(mut layer) = layer {
+            let origin = format!("environment variable {var}");
             deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
-            merge(&mut merged, &schema, layer, "", &origin, false)?;
+            merge(&mut merged, &schema, layer, "", &origin, true)?;
         }
-        let mut vars: Vec<_> = env.into_iter().filter(|(k, _)| is_server_var(k)).collect();
-        vars.sort();
-        for (var, raw) in vars {
-            // `HOOKGATE_A__B=v` becomes the layer `{ a = { b = "v" } }`.
-            let mut layer = Value::String(raw);
-            for segment in var[ENV_PREFIX.len()..].to_ascii_lowercase().rsplit("__") {
-                layer = Value::Table(Table::from_iter([(segment.to_owned(), layer)]));
-            }
-            if let Value::Table(mut layer) = layer {
-                let origin = format!("environment variable {var}");
-                deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
-                merge(&mut merged, &schema, layer, "", &origin, true)?;
-            }
-        }
-        let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged))
-            .map_err(|e| invalid(e.path().to_string(), e.into_inner().message()))?;
-        config.validate()?;
-        config.store.node_id.clone_from(&config.cluster.node_id);
-        config.deprecations = deprecations;
-        Ok(config)
     }
+    let mut config: Config = serde_path_to_error::deserialize(Value::Table(merged))
+        .map_err(|e| invalid(e.path().to_string(), e.into_inner().message()))?;
+    config.validate()?;
+    config.store.node_id.clone_from(&config.cluster.node_id);
+    config.deprecations = deprecations;
+    Ok(config)
+}
 
-    /// [`Config::load`] with the process environment.
-    ///
-    /// # Errors
-    /// As [`Config::load`]; also a `HOOKGATE_*` variable whose value is not UTF-8.
-    pub fn from_env_and_file(file: Option<&Path>) -> Result<Config, ConfigError> {
-        let mut vars = Vec::new();
-        for (name, value) in std::env::vars_os() {
-            if let Some(name) = name.to_str().filter(|name| is_server_var(name)) {
-                let value = value.into_string();
-                let value = value.map_err(|_| invalid(name, "value is not valid UTF-8"))?;
-                vars.push((name.to_owned(), value));
-            }
+/// The process environment's `HOOKGATE_*` variables the server reads.
+///
+/// # Errors
+/// A `HOOKGATE_*` variable whose value is not UTF-8.
+pub(super) fn server_vars() -> Result<Vec<(String, String)>, ConfigError> {
+    let mut vars = Vec::new();
+    for (name, value) in std::env::vars_os() {
+        if let Some(name) = name.to_str().filter(|name| is_server_var(name)) {
+            let value = value.into_string();
+            let value = value.map_err(|_| invalid(name, "value is not valid UTF-8"))?;
+            vars.push((name.to_owned(), value));
         }
-        Self::load(file, vars)
     }
+    Ok(vars)
 }
 
 fn syntax(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {

@@ -8,7 +8,7 @@
 //! is validated once, and every refusal names the key it is about.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
@@ -163,6 +163,48 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Loads defaults < `file` < `env`, then validates. `env` is passed in so tests
+    /// need not touch the process environment; only `HOOKGATE_*` names are read.
+    ///
+    /// # Errors
+    /// The file is unreadable or not TOML, a key is unknown, or a value is invalid.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let text = match file {
+            Some(path) => {
+                Some(
+                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                        path: path.to_owned(),
+                        source,
+                    })?,
+                )
+            }
+            None => None,
+        };
+        layers::merged(text.as_deref().zip(file), env)
+    }
+
+    /// [`Config::load`] with the file's text given (the fuzzer's entry point).
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn from_toml_str(
+        text: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        layers::merged(Some((text, Path::new("<text>"))), env)
+    }
+
+    /// [`Config::load`] with the process environment.
+    ///
+    /// # Errors
+    /// As [`Config::load`]; also a `HOOKGATE_*` variable whose value is not UTF-8.
+    pub fn from_env_and_file(file: Option<&Path>) -> Result<Config, ConfigError> {
+        Self::load(file, layers::server_vars()?)
+    }
+
     /// Checks what the types alone do not; called by [`Config::load`].
     ///
     /// # Errors

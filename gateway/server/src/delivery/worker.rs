@@ -192,7 +192,7 @@ impl DeliveryWorker {
             policy_label: &self.policy.label,
             plugin_decision_us,
         };
-        self.record(d, finished).await
+        record::record(self, d, finished).await
     }
 
     /// Ends the delivery without an attempt, loudly: nothing was sent, and

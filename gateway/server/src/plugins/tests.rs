@@ -153,8 +153,12 @@ async fn the_plugin_pool_slots_show_on_metrics() {
     assert_eq!(decide_once(&host).await, "fallback:trap");
     let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
     let telemetry = Telemetry::new(false, monitor);
-    telemetry.observe_plugins(&host.pool_usage(), &host.decision_paths());
-    telemetry.observe_plugins(&host.pool_usage(), &host.decision_paths());
+    telemetry
+        .plugins()
+        .observe(&host.pool_usage(), &host.decision_paths());
+    telemetry
+        .plugins()
+        .observe(&host.pool_usage(), &host.decision_paths());
     let metrics = telemetry.render_metrics(0);
     // The decision's slot is free again, and kept warm for the plugin; the trap
     // was final inline, counted once however often the metrics are read.

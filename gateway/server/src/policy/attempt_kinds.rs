@@ -6,7 +6,7 @@
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 
-use super::{FailureKind, Verdict};
+use super::FailureKind;
 
 /// A [`Verdict`] without its details: what the attempt log records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -26,18 +26,6 @@ impl VerdictKind {
             Self::Retry => "retry",
             Self::GiveUp => "give_up",
             Self::DisableEndpoint => "disable_endpoint",
-        }
-    }
-}
-
-impl Verdict {
-    /// The verdict's kind, as the attempt log records it.
-    pub fn kind(&self) -> VerdictKind {
-        match self {
-            Self::Delivered => VerdictKind::Delivered,
-            Self::Retry => VerdictKind::Retry,
-            Self::GiveUp { .. } => VerdictKind::GiveUp,
-            Self::DisableEndpoint => VerdictKind::DisableEndpoint,
         }
     }
 }
@@ -100,6 +88,7 @@ impl TryFrom<String> for ErrorKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Verdict;
 
     const FAILURES: [FailureKind; 7] = FailureKind::ALL;
 

@@ -1,5 +1,6 @@
-//! Upper bounds of the policy's durations, and the clamping of policies stored before
-//! the bounds existed.
+//! Upper bounds of the policy's durations, and the warning once per owner when a
+//! policy stored before the bounds existed is clamped to them
+//! (`PolicySpec::clamp_durations` and `PolicySpec::load_stored` do the clamping).
 //!
 //! `base_ms`, `step_ms`, every `schedule_ms` step, `max_delay_ms` and `retry_window_ms`
 //! are at most [`MAX_DURATION_MS`] (30 days; docs/policies.md says why). A new policy
@@ -10,15 +11,13 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use serde_json::Value;
-
-use super::{EffectivePolicy, PolicyError, PolicySpec};
+use super::PolicyError;
 
 /// The longest any policy duration may be: 30 days, in milliseconds.
 pub const MAX_DURATION_MS: u64 = 30 * 24 * 60 * 60 * 1_000;
 
 /// How [`MAX_DURATION_MS`] reads in messages.
-const MAX_DURATION_TEXT: &str = "30 days";
+pub(super) const MAX_DURATION_TEXT: &str = "30 days";
 
 /// Owners remembered as already warned about; past this the memory starts afresh, so a
 /// warning may repeat but the set never grows without bound.
@@ -51,98 +50,8 @@ fn check_named(field: &str, shown: &str, ms: u64) -> Result<(), PolicyError> {
     Err(PolicyError::new(field, message))
 }
 
-impl PolicySpec {
-    /// Lowers every duration above [`MAX_DURATION_MS`] to it; returns the names of the
-    /// fields that were lowered. Clamping keeps `retry_window_ms ≥ base_ms` true when it
-    /// was, so a policy that resolved before still resolves.
-    pub fn clamp_durations(&mut self) -> Vec<&'static str> {
-        let mut clamped = Vec::new();
-        let fields = [
-            ("base_ms", &mut self.base_ms),
-            ("step_ms", &mut self.step_ms),
-            ("max_delay_ms", &mut self.max_delay_ms),
-            ("retry_window_ms", &mut self.retry_window_ms),
-        ];
-        for (name, field) in fields {
-            if let Some(ms) = field
-                && *ms > MAX_DURATION_MS
-            {
-                *ms = MAX_DURATION_MS;
-                clamped.push(name);
-            }
-        }
-        if let Some(steps) = &mut self.schedule_ms
-            && steps.iter().any(|ms| *ms > MAX_DURATION_MS)
-        {
-            for ms in steps.iter_mut() {
-                *ms = (*ms).min(MAX_DURATION_MS);
-            }
-            clamped.push("schedule_ms");
-        }
-        clamped
-    }
-
-    /// Reads a policy object as stored with an endpoint: like [`PolicySpec::from_json`],
-    /// except that durations above the bounds are clamped rather than refused. Returns
-    /// the spec and the names of the clamped fields.
-    ///
-    /// # Errors
-    /// Whatever [`PolicySpec::from_json`] refuses for a reason other than a bound.
-    pub fn from_stored_json(value: &Value) -> Result<(PolicySpec, Vec<&'static str>), PolicyError> {
-        let mut spec = Self::from_json_unresolved(value)?;
-        let clamped = spec.clamp_durations();
-        spec.resolve()?;
-        Ok((spec, clamped))
-    }
-
-    /// [`PolicySpec::from_stored_json`] for the policy stored with `tenant`'s
-    /// `endpoint`: a clamped policy is logged as a warning, once per endpoint per
-    /// process, since every attempt and every view loads it. `None` when the stored
-    /// policy no longer resolves.
-    pub fn load_stored(value: &Value, tenant: &str, endpoint: &str) -> Option<PolicySpec> {
-        let (spec, clamped) = Self::from_stored_json(value).ok()?;
-        if !clamped.is_empty() && first_warning(&format!("{tenant}/{endpoint}")) {
-            tracing::warn!(
-                tenant = %tenant,
-                endpoint,
-                fields = clamped.join(", "),
-                max_ms = MAX_DURATION_MS,
-                "stored policy has durations above the {MAX_DURATION_TEXT} bound; they are clamped to it"
-            );
-        }
-        Some(spec)
-    }
-
-    /// The policy that governs an endpoint's next decision: its own policy
-    /// (`stored`, as kept with `tenant`'s `endpoint`) laid over the config's
-    /// `default`, and a label naming it for the attempt log (`endpoint:svix`,
-    /// `config:default`, `builtin:default`). A stored policy was valid when set;
-    /// durations above today's bounds (stored before there were any) are clamped
-    /// to them, with a warning. Should it stop resolving for another reason (the
-    /// default changed), the config default alone applies.
-    pub fn effective_for(
-        stored: Option<&Value>,
-        tenant: &str,
-        endpoint: &str,
-        default: &PolicySpec,
-    ) -> (EffectivePolicy, String) {
-        let own = stored.and_then(|p| Self::load_stored(p, tenant, endpoint));
-        let (spec, source) = match &own {
-            Some(own) => (own.layered_over(default), "endpoint"),
-            None if *default != PolicySpec::default() => (default.clone(), "config"),
-            None => (PolicySpec::default(), "builtin"),
-        };
-        let policy = spec
-            .resolve()
-            .or_else(|_| default.resolve())
-            .unwrap_or_else(|_| EffectivePolicy::default_preset());
-        let label = format!("{source}:{}", policy.preset);
-        (policy, label)
-    }
-}
-
 /// Whether `owner` has not been warned about yet in this process; remembers it.
-fn first_warning(owner: &str) -> bool {
+pub(super) fn first_warning(owner: &str) -> bool {
     static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
     // A poisoned set is still a valid set: the worst case is a repeated warning.
     let mut warned = WARNED
@@ -162,7 +71,7 @@ fn first_warning(owner: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Strategy;
+    use crate::policy::{PolicySpec, Strategy};
     use serde_json::json;
 
     #[test]

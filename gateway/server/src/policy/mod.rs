@@ -78,6 +78,16 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict's kind, as the attempt log records it.
+    pub fn kind(&self) -> VerdictKind {
+        match self {
+            Self::Delivered => VerdictKind::Delivered,
+            Self::Retry => VerdictKind::Retry,
+            Self::GiveUp { .. } => VerdictKind::GiveUp,
+            Self::DisableEndpoint => VerdictKind::DisableEndpoint,
+        }
+    }
+
     /// The snake_case name recorded in the attempt log.
     pub fn as_str(&self) -> &'static str {
         self.kind().as_str()

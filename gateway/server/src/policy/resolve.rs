@@ -22,7 +22,13 @@ const DEFAULT_JITTER_RATIO: f64 = 0.3;
 /// Upper bound of `max_attempts`.
 const MAX_ATTEMPTS_LIMIT: u32 = 100;
 
-impl PolicySpec {
+/// A spec being resolved: the steps of [`PolicySpec::resolve`], each reading
+/// the spec's fields over its preset's.
+pub(super) struct Resolution<'a> {
+    pub(super) spec: &'a PolicySpec,
+}
+
+impl Resolution<'_> {
     /// Resolves to concrete values: the preset (default "default") gives the base; given
     /// fields override it; a given `strategy` replaces the preset's strategy fields
     /// wholesale (`step_ms` defaults to `base_ms`, `base_ms` to 1 s, `factor` to 2).
@@ -33,8 +39,8 @@ impl PolicySpec {
     /// a ratio outside (0, 1], `max_attempts` 0 or over 100, `max_delay_ms` 0, a window
     /// shorter than the base, an unknown preset or status pattern, and a strategy
     /// parameter given for another strategy.
-    pub fn resolve(&self) -> Result<EffectivePolicy, PolicyError> {
-        let preset_name = self.preset.as_deref().unwrap_or(DEFAULT_PRESET);
+    pub(super) fn resolve(&self) -> Result<EffectivePolicy, PolicyError> {
+        let preset_name = self.spec.preset.as_deref().unwrap_or(DEFAULT_PRESET);
         let preset = EffectivePolicy::preset(preset_name).ok_or_else(|| {
             let known = PRESET_NAMES.join(", ");
             PolicyError::new(
@@ -45,13 +51,20 @@ impl PolicySpec {
         let policy = EffectivePolicy {
             strategy: self.resolve_strategy(&preset.strategy)?,
             jitter: self.resolve_jitter(preset.jitter)?,
-            max_delay_ms: self.max_delay_ms.unwrap_or(preset.max_delay_ms),
-            max_attempts: self.max_attempts.unwrap_or(preset.max_attempts),
-            retry_window_ms: self.retry_window_ms.unwrap_or(preset.retry_window_ms),
-            retry_all_non_2xx: self.retry_all_non_2xx.unwrap_or(preset.retry_all_non_2xx),
-            honor_retry_after: self.honor_retry_after.unwrap_or(preset.honor_retry_after),
-            retry_on: patterns("retry_on", self.retry_on.as_deref())?.unwrap_or(preset.retry_on),
-            give_up_on: patterns("give_up_on", self.give_up_on.as_deref())?
+            max_delay_ms: self.spec.max_delay_ms.unwrap_or(preset.max_delay_ms),
+            max_attempts: self.spec.max_attempts.unwrap_or(preset.max_attempts),
+            retry_window_ms: self.spec.retry_window_ms.unwrap_or(preset.retry_window_ms),
+            retry_all_non_2xx: self
+                .spec
+                .retry_all_non_2xx
+                .unwrap_or(preset.retry_all_non_2xx),
+            honor_retry_after: self
+                .spec
+                .honor_retry_after
+                .unwrap_or(preset.honor_retry_after),
+            retry_on: patterns("retry_on", self.spec.retry_on.as_deref())?
+                .unwrap_or(preset.retry_on),
+            give_up_on: patterns("give_up_on", self.spec.give_up_on.as_deref())?
                 .unwrap_or(preset.give_up_on),
             preset: preset.preset,
         };
@@ -60,15 +73,16 @@ impl PolicySpec {
     }
 
     fn resolve_strategy(&self, preset: &Strategy) -> Result<Strategy, PolicyError> {
-        let kind = self.strategy.unwrap_or(preset.kind());
+        let kind = self.spec.strategy.unwrap_or(preset.kind());
         self.reject_foreign_parameters(kind)?;
         // Only an unnamed strategy inherits the preset's parameters.
-        let inherited = if self.strategy.is_none() {
+        let inherited = if self.spec.strategy.is_none() {
             Some(preset)
         } else {
             None
         };
         let base_ms = self
+            .spec
             .base_ms
             .or(inherited.map(Strategy::base_ms))
             .unwrap_or(DEFAULT_BASE_MS);
@@ -80,7 +94,7 @@ impl PolicySpec {
                 };
                 Strategy::Exponential {
                     base_ms,
-                    factor: self.factor.unwrap_or(factor),
+                    factor: self.spec.factor.unwrap_or(factor),
                 }
             }
             StrategyKind::Linear => {
@@ -90,7 +104,7 @@ impl PolicySpec {
                 };
                 Strategy::Linear {
                     base_ms,
-                    step_ms: self.step_ms.unwrap_or(step_ms),
+                    step_ms: self.spec.step_ms.unwrap_or(step_ms),
                 }
             }
             StrategyKind::Fixed => Strategy::Fixed { base_ms },
@@ -99,16 +113,17 @@ impl PolicySpec {
                     Some(Strategy::Schedule { schedule_ms }) => Some(schedule_ms.clone()),
                     _ => None,
                 };
-                let schedule_ms =
-                    self.schedule_ms
-                        .clone()
-                        .or(inherited_steps)
-                        .ok_or_else(|| {
-                            PolicyError::new(
-                                "schedule_ms",
-                                "schedule_ms is required with strategy \"schedule\"",
-                            )
-                        })?;
+                let schedule_ms = self
+                    .spec
+                    .schedule_ms
+                    .clone()
+                    .or(inherited_steps)
+                    .ok_or_else(|| {
+                        PolicyError::new(
+                            "schedule_ms",
+                            "schedule_ms is required with strategy \"schedule\"",
+                        )
+                    })?;
                 Strategy::Schedule { schedule_ms }
             }
         };
@@ -121,12 +136,12 @@ impl PolicySpec {
         let parameters: [(&str, bool, &[StrategyKind]); 4] = [
             (
                 "base_ms",
-                self.base_ms.is_some(),
+                self.spec.base_ms.is_some(),
                 &[Exponential, Linear, Fixed],
             ),
-            ("factor", self.factor.is_some(), &[Exponential]),
-            ("step_ms", self.step_ms.is_some(), &[Linear]),
-            ("schedule_ms", self.schedule_ms.is_some(), &[Schedule]),
+            ("factor", self.spec.factor.is_some(), &[Exponential]),
+            ("step_ms", self.spec.step_ms.is_some(), &[Linear]),
+            ("schedule_ms", self.spec.schedule_ms.is_some(), &[Schedule]),
         ];
         for (name, given, owners) in parameters {
             if given && !owners.contains(&kind) {
@@ -143,7 +158,7 @@ impl PolicySpec {
     }
 
     fn resolve_jitter(&self, preset: Jitter) -> Result<Jitter, PolicyError> {
-        if let Some(ratio) = self.jitter_ratio
+        if let Some(ratio) = self.spec.jitter_ratio
             && !(ratio > 0.0 && ratio <= 1.0)
         {
             return Err(PolicyError::new(
@@ -151,13 +166,14 @@ impl PolicySpec {
                 format!("jitter_ratio must be in (0, 1], got {ratio}"),
             ));
         }
-        Ok(match self.jitter.unwrap_or(preset.kind()) {
+        Ok(match self.spec.jitter.unwrap_or(preset.kind()) {
             JitterKind::None => Jitter::None,
             JitterKind::Full => Jitter::Full,
             JitterKind::Equal => Jitter::Equal,
             JitterKind::Decorrelated => Jitter::Decorrelated,
             JitterKind::Proportional => Jitter::Proportional {
                 ratio: self
+                    .spec
                     .jitter_ratio
                     .or(preset.ratio())
                     .unwrap_or(DEFAULT_JITTER_RATIO),

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::duration::DurationMs;
 use super::duration::{deserialize_opt_ms, deserialize_opt_ms_list, json_type, ms_from_json};
-use super::{JitterKind, PresetName, StatusPattern, StrategyKind};
+use super::{EffectivePolicy, JitterKind, PresetName, StatusPattern, StrategyKind, bounds};
 
 /// What a user gives (endpoint API `"policy": {...}`, config `[policy.default]`): every
 /// field optional, `_ms` fields as integer ms or humantime strings.
@@ -150,9 +150,22 @@ impl PolicySpec {
         );
         out
     }
-}
 
-impl PolicySpec {
+    /// Resolves to concrete values: the preset (default "default") gives the base;
+    /// given fields override it; a given `strategy` replaces the preset's strategy
+    /// fields wholesale (`step_ms` defaults to `base_ms`, `base_ms` to 1 s, `factor`
+    /// to 2). The steps are `resolve.rs`'s.
+    ///
+    /// # Errors
+    /// A [`PolicyError`] naming the field for: base ≤ 0, factor < 1, an empty schedule
+    /// (or a zero step), a duration over 30 days, a ratio outside (0, 1],
+    /// `max_attempts` 0 or over 100, `max_delay_ms` 0, a window shorter than the base,
+    /// an unknown preset or status pattern, and a strategy parameter given for
+    /// another strategy.
+    pub fn resolve(&self) -> Result<EffectivePolicy, PolicyError> {
+        super::resolve::Resolution { spec: self }.resolve()
+    }
+
     /// Parses a JSON object, accepting `_ms` fields as integer ms or humantime strings
     /// ("30s", "5m"); a `null` field counts as absent. The result is also resolved once,
     /// so every invalid value is reported here.
@@ -205,6 +218,95 @@ impl PolicySpec {
             }
         }
         Ok(spec)
+    }
+
+    /// Lowers every duration above [`bounds::MAX_DURATION_MS`] to it; returns the names of the
+    /// fields that were lowered. Clamping keeps `retry_window_ms ≥ base_ms` true when it
+    /// was, so a policy that resolved before still resolves.
+    pub fn clamp_durations(&mut self) -> Vec<&'static str> {
+        let mut clamped = Vec::new();
+        let fields = [
+            ("base_ms", &mut self.base_ms),
+            ("step_ms", &mut self.step_ms),
+            ("max_delay_ms", &mut self.max_delay_ms),
+            ("retry_window_ms", &mut self.retry_window_ms),
+        ];
+        for (name, field) in fields {
+            if let Some(ms) = field
+                && *ms > bounds::MAX_DURATION_MS
+            {
+                *ms = bounds::MAX_DURATION_MS;
+                clamped.push(name);
+            }
+        }
+        if let Some(steps) = &mut self.schedule_ms
+            && steps.iter().any(|ms| *ms > bounds::MAX_DURATION_MS)
+        {
+            for ms in steps.iter_mut() {
+                *ms = (*ms).min(bounds::MAX_DURATION_MS);
+            }
+            clamped.push("schedule_ms");
+        }
+        clamped
+    }
+
+    /// Reads a policy object as stored with an endpoint: like [`PolicySpec::from_json`],
+    /// except that durations above the bounds are clamped rather than refused. Returns
+    /// the spec and the names of the clamped fields.
+    ///
+    /// # Errors
+    /// Whatever [`PolicySpec::from_json`] refuses for a reason other than a bound.
+    pub fn from_stored_json(value: &Value) -> Result<(PolicySpec, Vec<&'static str>), PolicyError> {
+        let mut spec = Self::from_json_unresolved(value)?;
+        let clamped = spec.clamp_durations();
+        spec.resolve()?;
+        Ok((spec, clamped))
+    }
+
+    /// [`PolicySpec::from_stored_json`] for the policy stored with `tenant`'s
+    /// `endpoint`: a clamped policy is logged as a warning, once per endpoint per
+    /// process, since every attempt and every view loads it. `None` when the stored
+    /// policy no longer resolves.
+    pub fn load_stored(value: &Value, tenant: &str, endpoint: &str) -> Option<PolicySpec> {
+        let (spec, clamped) = Self::from_stored_json(value).ok()?;
+        if !clamped.is_empty() && bounds::first_warning(&format!("{tenant}/{endpoint}")) {
+            tracing::warn!(
+                tenant = %tenant,
+                endpoint,
+                fields = clamped.join(", "),
+                max_ms = bounds::MAX_DURATION_MS,
+                "stored policy has durations above the {} bound; they are clamped to it",
+                bounds::MAX_DURATION_TEXT
+            );
+        }
+        Some(spec)
+    }
+
+    /// The policy that governs an endpoint's next decision: its own policy
+    /// (`stored`, as kept with `tenant`'s `endpoint`) laid over the config's
+    /// `default`, and a label naming it for the attempt log (`endpoint:svix`,
+    /// `config:default`, `builtin:default`). A stored policy was valid when set;
+    /// durations above today's bounds (stored before there were any) are clamped
+    /// to them, with a warning. Should it stop resolving for another reason (the
+    /// default changed), the config default alone applies.
+    pub fn effective_for(
+        stored: Option<&Value>,
+        tenant: &str,
+        endpoint: &str,
+        default: &PolicySpec,
+    ) -> (EffectivePolicy, String) {
+        let own = stored.and_then(|p| Self::load_stored(p, tenant, endpoint));
+        let (spec, source) = match &own {
+            Some(own) => (own.layered_over(default), "endpoint"),
+            None if *default != PolicySpec::default() => (default.clone(), "config"),
+            None => (PolicySpec::default(), "builtin"),
+        };
+        let policy = spec
+            .resolve()
+            .or_else(|_| default.resolve())
+            .unwrap_or_else(|_| EffectivePolicy::default_preset());
+        let label = format!("{source}:{}", policy.preset);
+        (policy, label)
     }
 }
 

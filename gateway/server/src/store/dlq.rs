@@ -69,24 +69,6 @@ pub struct ReplaySummary {
     pub endpoints: std::collections::BTreeSet<EndpointId>,
 }
 
-impl DeliveryRecord {
-    /// Starts a new series of attempts (a replay): pending, due at `now_ms`, with
-    /// the last series' outcome cleared.
-    pub(crate) fn begin_series(&mut self, now_ms: u64) {
-        self.series += 1;
-        self.attempts = 0;
-        self.state = DeliveryState::Pending;
-        self.first_attempt_at_ms = None;
-        self.next_attempt_at_ms = Some(now_ms);
-        self.last_delay_ms = None;
-        self.last_status = None;
-        self.last_error = None;
-        self.dead_reason = None;
-        self.internal_errors = 0;
-        self.updated_at_ms = now_ms;
-    }
-}
-
 impl DeadCounts {
     /// Counts `d` if it is dead.
     pub(crate) fn count(&mut self, d: &DeliveryRecord) {

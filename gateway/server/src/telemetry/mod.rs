@@ -13,11 +13,14 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::alerts::{AlertInput, AlertMonitor};
 use crate::clock::Clock;
-use crate::plugin_runtime::{DecisionPaths, PluginEvent, plugin_label};
+use crate::plugin_runtime::{PluginEvent, plugin_label};
 use crate::policy::{DeadReason, ErrorKind, NextStep, Verdict};
+use crate::store::Store;
 use metrics::{AttemptLabels, DeciderLabel, EndpointLabels, KindLabel, Metrics, ReasonLabel};
+use plugin_metrics::PluginMetrics;
 pub(crate) use stats::StatsView;
 use stats::TenantStats;
+use store_metrics::StoreMetrics;
 
 /// One finished attempt, as telemetry sees it.
 #[derive(Debug)]
@@ -46,23 +49,41 @@ pub(crate) struct Telemetry {
     metrics: Metrics,
     tenants: Mutex<HashMap<String, TenantStats>>,
     alerts: AlertMonitor,
-    /// The decision paths already added to their counters.
-    paths_counted: Mutex<DecisionPaths>,
-    /// The database pool's connections, on a backend that has one.
-    store_pool: Option<metrics::PoolGauges>,
+    plugins: PluginMetrics,
+    store: StoreMetrics,
 }
 
 impl Telemetry {
     /// `per_endpoint_labels` adds an endpoint-labelled attempt counter (unbounded
     /// cardinality: an operator's choice).
     pub(crate) fn new(per_endpoint_labels: bool, alerts: AlertMonitor) -> Self {
+        let metrics = Metrics::new(per_endpoint_labels);
+        let plugins = PluginMetrics::new(
+            metrics.plugin_memory_slots.clone(),
+            metrics.plugin_decision_paths.clone(),
+        );
         Self {
-            metrics: Metrics::new(per_endpoint_labels),
+            metrics,
             tenants: Mutex::default(),
             alerts,
-            paths_counted: Mutex::default(),
-            store_pool: None,
+            plugins,
+            store: StoreMetrics::default(),
         }
+    }
+
+    /// Adds `store`'s metrics to the exposition; call once, before sharing.
+    pub(crate) fn register_store(&mut self, store: &Store) {
+        self.store = StoreMetrics::register(&mut self.metrics.registry, store);
+    }
+
+    /// The plugin host's metrics.
+    pub(crate) fn plugins(&self) -> &PluginMetrics {
+        &self.plugins
+    }
+
+    /// The store's metrics read at scrape time.
+    pub(crate) fn store_metrics(&self) -> &StoreMetrics {
+        &self.store
     }
 
     /// The alert rules.

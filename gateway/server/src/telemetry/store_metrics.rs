@@ -4,15 +4,21 @@
 
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
 
-use super::Telemetry;
 use super::metrics::{PoolGauges, SlotStateLabel};
 use crate::store::Store;
 
-impl Telemetry {
-    /// Adds `store`'s metrics to the exposition; call once, before sharing.
-    pub(crate) fn register_store(&mut self, store: &Store) {
-        let registry = &mut self.metrics.registry;
+/// The store's metrics that are read at scrape time: the database pool's
+/// connections, on a backend that has one.
+#[derive(Default)]
+pub(crate) struct StoreMetrics {
+    pool: Option<PoolGauges>,
+}
+
+impl StoreMetrics {
+    /// Adds `store`'s metrics to `registry`.
+    pub(super) fn register(registry: &mut Registry, store: &Store) -> Self {
         // A gauge of 1 rather than an info metric, which the classic text
         // format does not have.
         let node = Family::<Vec<(&'static str, String)>, Gauge>::default();
@@ -22,7 +28,9 @@ impl Telemetry {
         ];
         node.get_or_create(&labels).set(1);
         registry.register("node_info", "This gateway: its node id and backend", node);
-        let Some(pg) = store.postgres() else { return };
+        let Some(pg) = store.postgres() else {
+            return Self::default();
+        };
         let pool = PoolGauges::default();
         registry.register(
             "store_pool_connections",
@@ -61,12 +69,12 @@ impl Telemetry {
         for (name, help, counter) in counters {
             registry.register(name, help, counter);
         }
-        self.store_pool = Some(pool);
+        Self { pool: Some(pool) }
     }
 
     /// Reads the pool's use at scrape time.
-    pub(crate) fn observe_store(&self, store: &Store) {
-        let (Some(gauges), Some(pg)) = (&self.store_pool, store.postgres()) else {
+    pub(crate) fn observe(&self, store: &Store) {
+        let (Some(gauges), Some(pg)) = (&self.pool, store.postgres()) else {
             return;
         };
         let (open, in_use, max) = pg.pool_status();
@@ -79,10 +87,10 @@ impl Telemetry {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::alerts::AlertMonitor;
     use crate::ids::TenantId;
     use crate::store::testing::TestStore;
+    use crate::telemetry::Telemetry;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_store_on_postgres_reports_its_pool_operations_and_errors() {
@@ -91,7 +99,7 @@ mod tests {
         let mut telemetry = Telemetry::new(false, monitor);
         telemetry.register_store(&t.store);
         t.store.tenant(&TenantId::from("acme")).await.unwrap();
-        telemetry.observe_store(&t.store);
+        telemetry.store_metrics().observe(&t.store);
         let metrics = telemetry.render_metrics(0);
         for sample in [
             "hookgate_store_pool_connections{state=\"max\"} 8\n",
@@ -118,7 +126,7 @@ mod tests {
         let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
         let mut telemetry = Telemetry::new(false, monitor);
         telemetry.register_store(&t.store);
-        telemetry.observe_store(&t.store);
+        telemetry.store_metrics().observe(&t.store);
         let metrics = telemetry.render_metrics(0);
         assert!(!metrics.contains("hookgate_store_"), "{metrics}");
         let node = format!(

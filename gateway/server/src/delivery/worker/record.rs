@@ -13,146 +13,144 @@ use crate::telemetry::AttemptObservation;
 /// The first this-many bytes of a response are kept in the attempt log.
 const SNIPPET_BYTES: usize = 1024;
 
-impl DeliveryWorker {
-    pub(super) async fn record(
-        &self,
-        mut d: DeliveryRecord,
-        f: Finished<'_>,
-    ) -> Result<AttemptReport, StoreError> {
-        let Finished {
-            attempt,
-            started,
-            ended,
-            result,
-            outcome,
-            decision,
-            policy_label,
-            plugin_decision_us,
-        } = f;
-        let (expected_series, expected_attempts) = (d.series, d.attempts);
-        let (status, error_kind, snippet) = match result {
-            Ok(r) => {
-                let snip = String::from_utf8_lossy(&r.body[..r.body.len().min(SNIPPET_BYTES)])
-                    .into_owned();
-                (
-                    Some(r.status),
-                    outcome.and_then(Outcome::error_kind).map(ErrorKind::from),
-                    snip,
-                )
-            }
-            Err(SendFailure::Transport { kind, message }) => {
-                (None, Some(ErrorKind::from(*kind)), message.clone())
-            }
-            Err(SendFailure::Blocked(why)) => (None, Some(ErrorKind::BlockedAddress), why.clone()),
-        };
-        let (delay_ms, next_due, dead_reason) = match &decision.next {
-            NextStep::Done => (None, None, None),
-            NextStep::RetryAt { delay_ms } => {
-                (Some(*delay_ms), Some(ended.saturating_add(*delay_ms)), None)
-            }
-            NextStep::Dead(r) => (None, None, Some(*r)),
-        };
-        d.attempts = attempt;
-        d.first_attempt_at_ms.get_or_insert(started);
-        d.last_status = status;
-        d.last_error = error_kind.map(Into::into);
-        d.last_delay_ms = delay_ms.or(d.last_delay_ms);
-        d.next_attempt_at_ms = next_due;
-        d.dead_reason = dead_reason.map(Into::into);
-        d.updated_at_ms = ended;
-        d.state = match decision.next {
-            NextStep::Done => DeliveryState::Succeeded,
-            NextStep::RetryAt { .. } => DeliveryState::Pending,
-            NextStep::Dead(_) => DeliveryState::Dead,
-        };
-        let log = AttemptRecord {
-            series: d.series,
-            attempt,
-            started_at_ms: started,
-            duration_ms: ended.saturating_sub(started),
-            status,
-            error_kind: error_kind.map(Into::into),
-            response_snippet: snippet,
-            verdict: decision.verdict.kind().into(),
-            delay_ms,
-            next_attempt_at_ms: next_due,
-            dead_reason: dead_reason.map(Into::into),
-            decided_by: decision.decided_by.clone(),
-            policy: policy_label.to_owned(),
-            node_id: Some(self.ctx.store.node_id().to_owned()),
-        };
-        tracing::info!(
-            node_id = self.ctx.store.node_id(),
-            event_id = %d.event_id,
-            delivery_id = %d.id,
-            endpoint_id = %d.endpoint_id,
-            attempt,
-            // 0: no status (a transport failure; see `error`).
-            status = status.unwrap_or(0),
-            error = error_kind.map_or("", ErrorKind::as_str),
-            verdict = %decision.verdict.as_str(),
-            delay_ms = delay_ms.unwrap_or(0),
-            latency_ms = log.duration_ms,
-            decided_by = %log.decided_by,
-            "attempt"
-        );
-        let disable =
-            matches!(decision.verdict, Verdict::DisableEndpoint).then(|| "gone".to_owned());
-        let mut report = AttemptReport {
-            endpoint_changed: disable.is_some(),
-            outcome: match result {
-                Ok(r) if (200..300).contains(&r.status) => RawOutcome::Success,
-                Ok(_) | Err(SendFailure::Transport { .. }) => RawOutcome::Failure,
-                Err(SendFailure::Blocked(_)) => RawOutcome::Neutral,
-            },
-            shared: None,
-        };
-        if let Some(shared) = &self.shared {
-            // Counted while the lease still holds the endpoint's place, so no
-            // node starts another attempt on a breaker about to trip.
-            let endpoint_id = &self.endpoint.id;
-            let counted = shared.count(&self.ctx.store, endpoint_id, report.outcome, ended);
-            report.shared = counted.await;
+/// Writes `worker`'s finished attempt: the delivery's new state and its log entry
+/// under the lease, then the log line and the counts.
+pub(super) async fn record(
+    worker: &DeliveryWorker,
+    mut d: DeliveryRecord,
+    f: Finished<'_>,
+) -> Result<AttemptReport, StoreError> {
+    let Finished {
+        attempt,
+        started,
+        ended,
+        result,
+        outcome,
+        decision,
+        policy_label,
+        plugin_decision_us,
+    } = f;
+    let (expected_series, expected_attempts) = (d.series, d.attempts);
+    let (status, error_kind, snippet) = match result {
+        Ok(r) => {
+            let snip =
+                String::from_utf8_lossy(&r.body[..r.body.len().min(SNIPPET_BYTES)]).into_owned();
+            (
+                Some(r.status),
+                outcome.and_then(Outcome::error_kind).map(ErrorKind::from),
+                snip,
+            )
         }
-        let written = self
-            .ctx
-            .store
-            .record_attempt(AttemptWrite {
-                delivery: &d,
-                expected_series,
-                expected_attempts,
-                attempt: &log,
-                lease: &self.entry,
-                next_due_ms: next_due,
-                disable_endpoint: disable,
-            })
-            .await?;
-        if written == WriteResult::Written {
-            let date = result
-                .as_ref()
-                .ok()
-                .and_then(|r| r.headers.get("date"))
-                .and_then(|v| v.to_str().ok());
-            self.ctx.telemetry.observe_attempt(&AttemptObservation {
-                tenant_id: &d.tenant_id,
-                endpoint_id: &d.endpoint_id,
-                status,
-                error_kind,
-                duration_ms: log.duration_ms,
-                attempt,
-                created_at_ms: d.created_at_ms,
-                now_ms: ended,
-                verdict: &decision.verdict,
-                next: &decision.next,
-                decided_by: &log.decided_by,
-                plugin_decision_us,
-                clock_skew_ms: date.and_then(|v| clock_skew_ms(v, ended)),
-            });
+        Err(SendFailure::Transport { kind, message }) => {
+            (None, Some(ErrorKind::from(*kind)), message.clone())
         }
-        Ok(report)
+        Err(SendFailure::Blocked(why)) => (None, Some(ErrorKind::BlockedAddress), why.clone()),
+    };
+    let (delay_ms, next_due, dead_reason) = match &decision.next {
+        NextStep::Done => (None, None, None),
+        NextStep::RetryAt { delay_ms } => {
+            (Some(*delay_ms), Some(ended.saturating_add(*delay_ms)), None)
+        }
+        NextStep::Dead(r) => (None, None, Some(*r)),
+    };
+    d.attempts = attempt;
+    d.first_attempt_at_ms.get_or_insert(started);
+    d.last_status = status;
+    d.last_error = error_kind.map(Into::into);
+    d.last_delay_ms = delay_ms.or(d.last_delay_ms);
+    d.next_attempt_at_ms = next_due;
+    d.dead_reason = dead_reason.map(Into::into);
+    d.updated_at_ms = ended;
+    d.state = match decision.next {
+        NextStep::Done => DeliveryState::Succeeded,
+        NextStep::RetryAt { .. } => DeliveryState::Pending,
+        NextStep::Dead(_) => DeliveryState::Dead,
+    };
+    let log = AttemptRecord {
+        series: d.series,
+        attempt,
+        started_at_ms: started,
+        duration_ms: ended.saturating_sub(started),
+        status,
+        error_kind: error_kind.map(Into::into),
+        response_snippet: snippet,
+        verdict: decision.verdict.kind().into(),
+        delay_ms,
+        next_attempt_at_ms: next_due,
+        dead_reason: dead_reason.map(Into::into),
+        decided_by: decision.decided_by.clone(),
+        policy: policy_label.to_owned(),
+        node_id: Some(worker.ctx.store.node_id().to_owned()),
+    };
+    tracing::info!(
+        node_id = worker.ctx.store.node_id(),
+        event_id = %d.event_id,
+        delivery_id = %d.id,
+        endpoint_id = %d.endpoint_id,
+        attempt,
+        // 0: no status (a transport failure; see `error`).
+        status = status.unwrap_or(0),
+        error = error_kind.map_or("", ErrorKind::as_str),
+        verdict = %decision.verdict.as_str(),
+        delay_ms = delay_ms.unwrap_or(0),
+        latency_ms = log.duration_ms,
+        decided_by = %log.decided_by,
+        "attempt"
+    );
+    let disable = matches!(decision.verdict, Verdict::DisableEndpoint).then(|| "gone".to_owned());
+    let mut report = AttemptReport {
+        endpoint_changed: disable.is_some(),
+        outcome: match result {
+            Ok(r) if (200..300).contains(&r.status) => RawOutcome::Success,
+            Ok(_) | Err(SendFailure::Transport { .. }) => RawOutcome::Failure,
+            Err(SendFailure::Blocked(_)) => RawOutcome::Neutral,
+        },
+        shared: None,
+    };
+    if let Some(shared) = &worker.shared {
+        // Counted while the lease still holds the endpoint's place, so no
+        // node starts another attempt on a breaker about to trip.
+        let endpoint_id = &worker.endpoint.id;
+        let counted = shared.count(&worker.ctx.store, endpoint_id, report.outcome, ended);
+        report.shared = counted.await;
     }
+    let written = worker
+        .ctx
+        .store
+        .record_attempt(AttemptWrite {
+            delivery: &d,
+            expected_series,
+            expected_attempts,
+            attempt: &log,
+            lease: &worker.entry,
+            next_due_ms: next_due,
+            disable_endpoint: disable,
+        })
+        .await?;
+    if written == WriteResult::Written {
+        let date = result
+            .as_ref()
+            .ok()
+            .and_then(|r| r.headers.get("date"))
+            .and_then(|v| v.to_str().ok());
+        worker.ctx.telemetry.observe_attempt(&AttemptObservation {
+            tenant_id: &d.tenant_id,
+            endpoint_id: &d.endpoint_id,
+            status,
+            error_kind,
+            duration_ms: log.duration_ms,
+            attempt,
+            created_at_ms: d.created_at_ms,
+            now_ms: ended,
+            verdict: &decision.verdict,
+            next: &decision.next,
+            decided_by: &log.decided_by,
+            plugin_decision_us,
+            clock_skew_ms: date.and_then(|v| clock_skew_ms(v, ended)),
+        });
+    }
+    Ok(report)
 }
-
 /// Receiver clock minus ours, from a `Date` header (whole seconds, so ±1 s).
 pub(super) fn clock_skew_ms(date: &str, now_ms: u64) -> Option<i64> {
     let t = httpdate::parse_http_date(date).ok()?;
