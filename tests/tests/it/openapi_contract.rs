@@ -5,13 +5,12 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::Arc;
 use std::time::Duration;
 
 use hookgate_server::RunOptions;
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{
-    ADMIN, ApiRequest, TestGateway, is_final, plugin_wasm, test_config, upload_example,
+    ADMIN, ApiRequest, Backend, TestGateway, is_final, plugin_wasm, upload_example,
 };
 use http::Method;
 use serde_json::{Value, json};
@@ -140,6 +139,7 @@ async fn a_generated_python_client_drives_a_delivery() {
 /// Tenant `acme` with what the fuzzer's pinned parameters name: endpoints, one
 /// delivery succeeded and one dead, an event, and plugins.
 struct Fixtures {
+    key: String,
     endpoint: String,
     spare_endpoint: String,
     delivery: String,
@@ -176,6 +176,7 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
     upload_example(gw, &key, "fixed", "json-error-code", 2).await;
     upload_example(gw, &key, "spare", "ladder", 1).await;
     Fixtures {
+        key,
         endpoint,
         spare_endpoint,
         delivery: deliveries[0].1.clone(),
@@ -183,13 +184,34 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
     }
 }
 
-#[tokio::test]
-async fn schemathesis_finds_no_failures_and_every_operation_answers_2xx() {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = test_config(dir.path());
+hookgate_tests::on_each_backend! {
+    schemathesis_finds_no_failures_with_the_admin_token,
+    schemathesis_finds_no_failures_with_a_tenant_key,
+}
+
+/// Who the fuzzing run authenticates as.
+#[derive(Clone, Copy)]
+enum Role {
+    Admin,
+    Tenant,
+}
+
+async fn schemathesis_finds_no_failures_with_the_admin_token(backend: Backend) {
+    fuzz(backend, Role::Admin).await;
+}
+
+async fn schemathesis_finds_no_failures_with_a_tenant_key(backend: Backend) {
+    fuzz(backend, Role::Tenant).await;
+}
+
+/// Schemathesis with every check (`fuzz_api.py` lists the checks it turns off
+/// for an operation, and why each is no defect), and every operation the role
+/// may call answering 2xx at least once.
+async fn fuzz(backend: Backend, role: Role) {
+    let mut bed = backend.bed().await;
     // Generated endpoint URLs must not reach anything off this machine.
-    config.outbound.allow_only = Some(vec!["127.0.0.0/8".parse().unwrap()]);
-    let gw = TestGateway::start_with(config, dir, RunOptions::default()).await;
+    bed.config.outbound.allow_only = Some(vec!["127.0.0.0/8".parse().unwrap()]);
+    let gw = TestGateway::start_bed(bed, RunOptions::default()).await;
     let ok = Receiver::start(Vec::new()).await;
     let gone = Receiver::start(vec![Reply::status(404)]).await;
     let f = fixtures(&gw, &ok, &gone).await;
@@ -197,10 +219,15 @@ async fn schemathesis_finds_no_failures_and_every_operation_answers_2xx() {
     // What the uploads send when they should succeed (see fuzz_hooks.py).
     let wasm = work.path().join("plugin.wasm");
     std::fs::write(&wasm, plugin_wasm("ladder")).unwrap();
+    let (token, role) = match role {
+        Role::Admin => (ADMIN.to_owned(), "admin"),
+        Role::Tenant => (f.key.clone(), "tenant"),
+    };
     let args = vec![
         format!("{SCRIPTS}/fuzz_api.py"),
         format!("--base={}", gw.base),
-        format!("--token={ADMIN}"),
+        format!("--token={token}"),
+        format!("--role={role}"),
         "--tenant=acme".into(),
         format!("--endpoint={}", f.endpoint),
         format!("--spare-endpoint={}", f.spare_endpoint),
@@ -214,5 +241,10 @@ async fn schemathesis_finds_no_failures_and_every_operation_answers_2xx() {
         "--seed=20261201".into(),
         "--max-examples=25".into(),
     ];
-    run("fuzz_api.py (Schemathesis)", "python3", args).await;
+    run(
+        &format!("fuzz_api.py (Schemathesis, {role})"),
+        "python3",
+        args,
+    )
+    .await;
 }

@@ -26,9 +26,11 @@ pub(super) struct ListQuery {
     /// Only deliveries in this state; `dead` is the dead-letter queue.
     #[param(value_type = Option<DeliveryStateName>)]
     state: Option<String>,
-    /// Only this endpoint's.
+    /// Only this endpoint's (no control characters).
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     endpoint_id: Option<String>,
-    /// Only this event type (exact).
+    /// Only this event type (exact; no control characters).
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     event_type: Option<String>,
     /// Created at or after this time (RFC 3339).
     #[param(format = DateTime)]
@@ -42,7 +44,8 @@ pub(super) struct ListQuery {
     /// Items per page, 1 to 250; 50 when absent.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 250)]
     limit: Option<String>,
-    /// The `next_cursor` of the page before.
+    /// The `next_cursor` of the page before (no control characters).
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     cursor: Option<String>,
 }
 

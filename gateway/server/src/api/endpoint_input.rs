@@ -72,7 +72,9 @@ pub(super) struct EndpointInput {
     /// A tenant-chosen signing secret, on create only (rotation has its own route):
     /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
     #[serde(skip_serializing)]
-    #[schema(pattern = r"^whsec_[A-Za-z0-9+/]+={0,2}$")]
+    #[schema(
+        pattern = r"^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
+    )]
     pub(super) secret: Option<String>,
 }
 

@@ -43,7 +43,9 @@ pub(super) async fn secret(
 #[serde(deny_unknown_fields)]
 pub(super) struct RotateSecret {
     /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
-    #[schema(pattern = r"^whsec_[A-Za-z0-9+/]+={0,2}$")]
+    #[schema(
+        pattern = r"^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
+    )]
     secret: Option<String>,
 }
 

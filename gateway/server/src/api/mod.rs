@@ -95,7 +95,8 @@ pub(super) struct Page {
     /// Items per page, 1 to 250; 50 when absent.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 250)]
     limit: Option<String>,
-    /// The `next_cursor` of the page before.
+    /// The `next_cursor` of the page before (no control characters).
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     cursor: Option<String>,
 }
 

@@ -39,9 +39,11 @@ pub(super) struct ReplayMany {
     /// Always `dead`: only dead deliveries replay in bulk.
     #[schema(value_type = ReplayableState)]
     state: String,
-    /// Only this endpoint's.
+    /// Only this endpoint's (no control characters).
+    #[schema(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     endpoint_id: Option<String>,
-    /// Only this event type (exact).
+    /// Only this event type (exact; no control characters).
+    #[schema(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     event_type: Option<String>,
     /// Created at or after this time (RFC 3339).
     #[schema(format = DateTime)]

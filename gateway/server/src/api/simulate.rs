@@ -80,6 +80,7 @@ pub(super) struct SimulateRequest {
     pub(super) outage: Option<u64>,
     /// Seed of the jitter draws, default 1; the same seed gives the same report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(maximum = 9_223_372_036_854_775_807_u64)]
     pub(super) seed: Option<u64>,
 }
 
@@ -133,11 +134,19 @@ impl SimulateRequest {
                 format!("outage must be at most 7 days ({MAX_OUTAGE_MS} ms)"),
             ));
         }
+        // The document declares an int64, as most clients read a JSON integer.
+        let seed = self.seed.unwrap_or(DEFAULT_SEED);
+        if i64::try_from(seed).is_err() {
+            return Err(ApiError::validation(
+                "seed",
+                format!("seed must be from 0 to {}", i64::MAX),
+            ));
+        }
         Ok(SimulationConfig {
             policy,
             events: usize::try_from(events).unwrap_or(usize::MAX),
             outage_ms,
-            seed: self.seed.unwrap_or(DEFAULT_SEED),
+            seed,
             attempt_ms: DEFAULT_ATTEMPT_MS,
         })
     }
