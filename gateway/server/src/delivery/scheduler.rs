@@ -88,6 +88,20 @@ struct Turn<'a> {
     starter: &'a mut AttemptStarter,
 }
 
+impl Turn<'_> {
+    /// This node's places free for a due endpoint, if it is loaded, enabled
+    /// and its tenant may take one; `None` otherwise (an endpoint that found
+    /// no place is called back when one comes free).
+    fn node_room(&mut self, endpoint_id: &EndpointId) -> Option<usize> {
+        let slot = self.endpoints.slot(endpoint_id)?;
+        if slot.record.disabled {
+            return None;
+        }
+        let free = self.places.free_for(&slot.record.tenant_id, endpoint_id);
+        (free > 0).then_some(free)
+    }
+}
+
 /// The scheduler task.
 pub(crate) struct Scheduler {
     kind: TurnKind,

@@ -8,7 +8,10 @@ use crate::ids::EndpointId;
 use crate::store::{Lane, StoreError, interleave};
 
 /// One round-robin turn for a due endpoint, with its limits in this process.
-pub(super) async fn serve(turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
+pub(super) async fn serve(mut turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
+    let Some(node_free) = turn.node_room(endpoint_id) else {
+        return;
+    };
     let Turn {
         endpoints,
         places,
@@ -17,13 +20,6 @@ pub(super) async fn serve(turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
     let Some(slot) = endpoints.slot_mut(endpoint_id) else {
         return;
     };
-    if slot.record.disabled {
-        return;
-    }
-    let node_free = places.free_for(&slot.record.tenant_id, endpoint_id);
-    if node_free == 0 {
-        return;
-    }
     let max_in_flight = slot.record.max_in_flight as usize;
     let free = slot.in_flight.free(max_in_flight);
     let admission = slot.limits().admit(free, node_free, now);

@@ -100,7 +100,10 @@ impl TurnPlan for SharedTurn {
 }
 
 /// One turn for a due endpoint, planned under the shared state.
-pub(super) async fn serve(turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
+pub(super) async fn serve(mut turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
+    let Some(node_free) = turn.node_room(endpoint_id) else {
+        return;
+    };
     let Turn {
         endpoints,
         places,
@@ -109,13 +112,6 @@ pub(super) async fn serve(turn: Turn<'_>, endpoint_id: &EndpointId, now: u64) {
     let Some(slot) = endpoints.slot(endpoint_id) else {
         return;
     };
-    if slot.record.disabled {
-        return;
-    }
-    let node_free = places.free_for(&slot.record.tenant_id, endpoint_id);
-    if node_free == 0 {
-        return;
-    }
     let max_in_flight = slot.record.max_in_flight as usize;
     let want = slot.in_flight.free(max_in_flight).min(node_free);
     if want == 0 {
