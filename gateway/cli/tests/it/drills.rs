@@ -2,10 +2,11 @@
 //! ingest, on sled and on a scratch PostgreSQL database), cluster (3 gateways on
 //! one scratch PostgreSQL database, 2 SIGKILLs of a node holding leases), herd
 //! (200 deliveries failing together, on one node and on three), fairness (a
-//! backlog beside trickling endpoints, on one node and on two) and fault (150
-//! events, each with
-//! a plan of faults). They assert correctness (nothing lost, caps held, every event
-//! ends as its plan says), never speed. The long forms are `hookgate drill crash`,
+//! backlog beside trickling endpoints, on one node and on two), tenants (a
+//! victim tenant's trickle beside a hostile tenant's held backlog, on sled and
+//! on two nodes) and fault (150 events, each with a plan of faults). They assert
+//! correctness (nothing lost, caps held, every event ends as its plan says),
+//! never speed. The long forms are `hookgate drill crash`,
 //! `herd` and `fault`; their results are in BENCHMARKS.md.
 //!
 //! The drills run one at a time: each measures caps and memory, which neighbours
@@ -14,7 +15,7 @@
 use std::path::PathBuf;
 
 use hookgate::lab::drill::crash_store::CrashStore;
-use hookgate::lab::drill::{DrillReport, cluster, crash, fairness, fault, herd};
+use hookgate::lab::drill::{DrillReport, cluster, crash, fairness, fault, herd, tenants};
 use hookgate_server::lab::{DEFAULT_TEST_POSTGRES, SERVER_ENV};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -199,6 +200,47 @@ fn fairness_drill_delivers_the_trickle_beside_a_backlog_on_one_node_and_two() {
         report.cluster.attempts_per_node.iter().all(|n| *n > 0),
         "both nodes worked: {report}"
     );
+}
+
+/// The tenant drill's short form: 3 hostile endpoints whose 60 events are each
+/// held 8 s, beside a victim sending every 250 ms for 3 s; 16 places a node, 8
+/// a tenant; on sled, then on 2 nodes sharing a scratch database made on
+/// `HOOKGATE_TEST_POSTGRES`. Lateness is checked only against half the hold
+/// (4 s), which a victim event reaches only by waiting for a hostile request.
+#[test]
+fn tenant_drill_keeps_the_victim_clear_of_a_hostile_tenant_on_sled_and_two_nodes() {
+    let server = std::env::var(SERVER_ENV).unwrap_or_else(|_| DEFAULT_TEST_POSTGRES.to_owned());
+    let drill = tenants::TenantsDrill::short(gateway(), server);
+    let report = one_at_a_time(tenants::run(&drill)).expect("the tenant drill runs");
+    println!("{report}");
+    assert_eq!(report.stores.len(), 2, "{report}");
+    assert_eq!(report.stores[1].nodes, 2, "{report}");
+    for store in &report.stores {
+        for run in [&store.alone, &store.beside_hostile] {
+            assert!(run.victim_sent >= 3, "{report}");
+            assert_eq!(run.victim_refused, 0, "{report}");
+            assert_eq!(run.victim_delivered, run.victim_sent, "{report}");
+        }
+        let beside = &store.beside_hostile;
+        // The hostile tenant held requests throughout, and never more than its
+        // places on each node.
+        assert!(
+            beside.held_at_start > 0 && beside.held_at_end > 0,
+            "{report}"
+        );
+        assert!(
+            beside.most_held <= drill.tenant_places * store.nodes,
+            "{report}"
+        );
+        let half_hold_ms = drill.hold.as_millis() as u64 / 2;
+        assert!(
+            beside
+                .lateness_quantile(1.0)
+                .is_some_and(|max| max < half_hold_ms),
+            "{report}"
+        );
+    }
+    assert!(report.violations().is_empty(), "{report}");
 }
 
 #[test]

@@ -23,34 +23,57 @@ impl GatewayApi {
     /// Creates the drill tenant and one endpoint (`endpoint` is the create body);
     /// returns the tenant's client.
     pub(crate) async fn setup(&self, endpoint: &Value) -> Result<GatewayApi, DrillError> {
+        let api = self.add_tenant(TENANT).await?;
+        api.add_endpoint(TENANT, endpoint).await?;
+        Ok(api)
+    }
+
+    /// Creates tenant `id` (with the admin token); returns its client.
+    pub(crate) async fn add_tenant(&self, id: &str) -> Result<GatewayApi, DrillError> {
         let tenant = self
             .expect(
                 Method::POST,
                 "/v1/tenants",
-                Some(&json!({"id": TENANT})),
+                Some(&json!({"id": id})),
                 StatusCode::CREATED,
             )
             .await?;
         let key = tenant["api_key"].as_str().unwrap_or_default();
-        let api = self.with_token(key);
-        api.expect(
-            Method::POST,
-            &format!("/v1/tenants/{TENANT}/endpoints"),
-            Some(endpoint),
-            StatusCode::CREATED,
-        )
-        .await?;
-        Ok(api)
+        Ok(self.with_token(key))
     }
 
-    /// Sends one event; its id when acknowledged (202), `None` for any other answer.
+    /// Creates one endpoint of `tenant` (`endpoint` is the create body).
+    pub(crate) async fn add_endpoint(
+        &self,
+        tenant: &str,
+        endpoint: &Value,
+    ) -> Result<(), DrillError> {
+        let path = format!("/v1/tenants/{tenant}/endpoints");
+        self.expect(Method::POST, &path, Some(endpoint), StatusCode::CREATED)
+            .await?;
+        Ok(())
+    }
+
+    /// Sends one event of the drill tenant; its id when acknowledged (202), `None`
+    /// for any other answer.
     pub(crate) async fn send_event(
         &self,
         event_type: &str,
         payload: Value,
     ) -> Result<Option<String>, DrillError> {
+        self.send_event_for(TENANT, event_type, payload).await
+    }
+
+    /// Sends one event of `tenant`; its id when acknowledged (202), `None` for any
+    /// other answer.
+    pub(crate) async fn send_event_for(
+        &self,
+        tenant: &str,
+        event_type: &str,
+        payload: Value,
+    ) -> Result<Option<String>, DrillError> {
         let event = json!({"event_type": event_type, "payload": payload});
-        let path = format!("/v1/tenants/{TENANT}/events");
+        let path = format!("/v1/tenants/{tenant}/events");
         let (status, answer) = self.call(Method::POST, &path, Some(&event)).await?;
         Ok((status == StatusCode::ACCEPTED)
             .then(|| answer["id"].as_str().map(str::to_owned))

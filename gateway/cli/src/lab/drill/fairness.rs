@@ -246,7 +246,7 @@ async fn trickle(
 }
 
 /// 200 at once; a trickle event's lateness (arrival less `sent_ms`) is noted.
-fn note_lateness(lateness: Arc<Mutex<Vec<u64>>>) -> Behavior {
+pub(super) fn note_lateness(lateness: Arc<Mutex<Vec<u64>>>) -> Behavior {
     Arc::new(move |arrival| {
         if arrival.attempt == 0
             && let Ok(body) = serde_json::from_slice::<Value>(arrival.body)
@@ -259,7 +259,8 @@ fn note_lateness(lateness: Arc<Mutex<Vec<u64>>>) -> Behavior {
     })
 }
 
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch: what a payload's `sent_ms` carries.
+pub(super) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

@@ -36,7 +36,7 @@ impl FairnessRun {
 }
 
 /// The `q` quantile of `sorted`.
-fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
+pub(super) fn quantile(sorted: &[u64], q: f64) -> Option<u64> {
     let n = sorted.len();
     let i = ((n as f64 * q).ceil() as usize).clamp(1, n.max(1)) - 1;
     sorted.get(i).copied()

@@ -1,5 +1,5 @@
-//! `hookgate drill crash|cluster|herd|fault`: the drills that show, under stress, that the
-//! product keeps its promises.
+//! `hookgate drill crash|cluster|herd|fault|fairness|tenants`: the drills that
+//! show, under stress, that the product keeps its promises.
 //!
 //! - [`crash`]: under continuous ingest against a flaky receiver the gateway is
 //!   SIGKILLed at random moments and restarted; once the receiver heals, every
@@ -19,6 +19,10 @@
 //! - [`fairness`]: one endpoint's backlog beside trickling endpoints, on one node
 //!   and then on several sharing PostgreSQL: every trickle event arrives, and each
 //!   node does an even share of the attempts.
+//! - [`tenants`]: a hostile tenant whose slow receivers hold every request and
+//!   whose backlog wants more places than a node has, beside a victim tenant's
+//!   trickle, on one node (sled) and on several (PostgreSQL): every victim event
+//!   arrives, and none waits for a hostile request to finish.
 //!
 //! Each drill runs the real `hookgate serve` as a child process (the current
 //! executable here, `CARGO_BIN_EXE_hookgate` in the test suite, which runs the short
@@ -35,6 +39,9 @@ mod fairness_report;
 pub mod fault;
 pub mod herd;
 mod herd_report;
+pub mod tenants;
+mod tenants_report;
+mod tenants_run;
 
 mod api;
 mod cluster_kill;
@@ -76,6 +83,10 @@ pub enum DrillCommand {
     /// One endpoint's backlog beside trickling endpoints, on one node then on
     /// several (PostgreSQL): the trickle's lateness, and each node's share.
     Fairness(fairness::FairnessArgs),
+    /// A hostile tenant's held backlog beside a victim tenant's trickle, on one
+    /// node then on several (PostgreSQL): the victim's lateness alone and
+    /// beside it, which must stay below half the hold.
+    Tenants(tenants::TenantsArgs),
 }
 
 /// Exit code: the drill ran and every check held.
@@ -188,6 +199,7 @@ pub fn run(command: DrillCommand) -> i32 {
             DrillCommand::Herd(args) => drill(&args, gateway).await,
             DrillCommand::Fault(args) => drill(&args, gateway).await,
             DrillCommand::Fairness(args) => drill(&args, gateway).await,
+            DrillCommand::Tenants(args) => drill(&args, gateway).await,
         }
     });
     runtime.shutdown_timeout(Duration::from_secs(5));
