@@ -57,8 +57,11 @@ pub enum Command {
     /// memory against the gateway's limits (no gateway needed).
     #[command(name = "plugin-check")]
     PluginCheck(ops::plugin_check::PluginCheckArgs),
-    /// Drills that prove nothing is lost: crash (SIGKILLs under ingest), herd (a
-    /// recovering receiver is not flooded), fault (every fault ends right).
+    /// Drills that show the promises hold under stress: crash (nothing is lost
+    /// to SIGKILLs under ingest), cluster (nor to killed nodes), herd (a
+    /// recovering receiver is not flooded), fault (every fault ends right),
+    /// fairness (a backlog stalls no other endpoint), tenants (a hostile tenant
+    /// stalls no other tenant).
     Drill {
         #[command(subcommand)]
         command: lab::drill::DrillCommand,

@@ -170,3 +170,16 @@ async fn max_in_flight_above_a_tenants_share_is_refused() {
         .await;
     assert_eq!(status, 201, "{body}");
 }
+
+/// Where a tenant may hold fewer places than the default `max_in_flight` (16),
+/// an endpoint created without one takes what the tenant may hold: a field the
+/// caller never sent is never why it is refused.
+#[tokio::test]
+async fn an_endpoint_without_max_in_flight_takes_the_default_within_the_tenants_share() {
+    let gw = gateway(Backend::Sled, 8).await;
+    let key = gw.tenant("acme").await;
+    let ep = gw
+        .endpoint("acme", &key, json!({"url": "http://127.0.0.1:9/hook"}))
+        .await;
+    assert_eq!(ep["max_in_flight"], 8, "{ep}");
+}

@@ -6,8 +6,8 @@
 //! victim tenant's trickle beside a hostile tenant's held backlog, on sled and
 //! on two nodes) and fault (150 events, each with a plan of faults). They assert
 //! correctness (nothing lost, caps held, every event ends as its plan says),
-//! never speed. The long forms are `hookgate drill crash`,
-//! `herd` and `fault`; their results are in BENCHMARKS.md.
+//! never speed. The long forms are `hookgate drill crash`, `cluster`, `herd`,
+//! `fault`, `fairness` and `tenants`; their results are in BENCHMARKS.md.
 //!
 //! The drills run one at a time: each measures caps and memory, which neighbours
 //! competing for two cores should not blur.

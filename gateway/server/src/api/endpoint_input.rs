@@ -194,8 +194,12 @@ impl EndpointInput {
                 "timeout_ms must be from 100 to 300000",
             ));
         }
-        let max_in_flight = self.max_in_flight.unwrap_or(DEFAULT_MAX_IN_FLIGHT);
         let tenant_places = ctx.config.cluster.tenant_max_in_flight;
+        // Absent, the default, within what the gateway lets a tenant hold: a
+        // field the caller never sent is never the reason for a refusal.
+        let max_in_flight = self
+            .max_in_flight
+            .unwrap_or(DEFAULT_MAX_IN_FLIGHT.min(u32::try_from(tenant_places).unwrap_or(u32::MAX)));
         if !(1..=tenant_places).contains(&(max_in_flight as usize)) {
             return Err(ApiError::validation(
                 "max_in_flight",
