@@ -1,41 +1,52 @@
 //! This machine's PostgreSQL server, as the crash drill's long form handles it:
-//! restarted with `pg_ctlcluster` (the one cluster under /etc/postgresql), and probed
-//! with a plain connection to tell how long it did not answer; and the queue
-//! entries a killed node still holds there.
+//! restarted with `pg_ctlcluster` (the cluster `pg_lsclusters` lists on the port
+//! the drill's URL names, which must be on this machine), and probed with a plain
+//! connection to tell how long it did not answer; and the queue entries a killed
+//! node still holds there.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::NoTls;
+use tokio_postgres::config::Host;
 
 use super::{DrillError, secs};
 
-/// Where the Debian/Ubuntu packaging keeps one directory per installed version.
-const CLUSTERS: &str = "/etc/postgresql";
-/// The cluster the machine's server runs as.
-const CLUSTER: &str = "main";
 /// How often the server is probed while it restarts.
 const PROBE_EVERY: Duration = Duration::from_millis(50);
 /// How long one probe may take (a server mid-restart may accept and then stall).
 const PROBE_LIMIT: Duration = Duration::from_secs(1);
 
-/// Restarts the machine's PostgreSQL server and waits for the command; how long it
-/// took. Blocking.
+/// A PostgreSQL cluster of this machine, as `pg_ctlcluster` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LocalCluster {
+    version: String,
+    name: String,
+}
+
+/// Restarts the server `url` names, and waits for the command; how long it took.
+/// Blocking.
 ///
 /// # Errors
-/// When the version cannot be found or the command fails or exits non-zero: the
-/// drill must not pass without the restart it promised.
-pub(super) fn restart_server() -> Result<Duration, DrillError> {
-    let version = version(Path::new(CLUSTERS))?;
+/// When the URL names no cluster of this machine, or the command fails or exits
+/// non-zero: the drill must not pass without the restart it promised, nor restart
+/// a server it was not aimed at.
+pub(super) fn restart_server(url: &str) -> Result<Duration, DrillError> {
+    let listed = Command::new("pg_lsclusters")
+        .arg("--no-header")
+        .output()
+        .map_err(|e| DrillError::Database(format!("cannot run pg_lsclusters: {e}")))?;
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let cluster = cluster_for(url, &listed).map_err(DrillError::Database)?;
+    let LocalCluster { version, name } = &cluster;
     let began = Instant::now();
     let output = Command::new("pg_ctlcluster")
-        .args(["--skip-systemctl-redirect", &version, CLUSTER, "restart"])
+        .args(["--skip-systemctl-redirect", version, name, "restart"])
         .output()
         .map_err(|e| DrillError::Database(format!("cannot run pg_ctlcluster: {e}")))?;
     if !output.status.success() {
         return Err(DrillError::Database(format!(
-            "`pg_ctlcluster --skip-systemctl-redirect {version} {CLUSTER} restart` failed ({}): {}",
+            "`pg_ctlcluster --skip-systemctl-redirect {version} {name} restart` failed ({}): {}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         )));
@@ -43,25 +54,39 @@ pub(super) fn restart_server() -> Result<Duration, DrillError> {
     Ok(began.elapsed())
 }
 
-/// The one PostgreSQL version installed (`ls /etc/postgresql`).
-fn version(clusters: &Path) -> Result<String, DrillError> {
-    let entries = std::fs::read_dir(clusters).map_err(|e| {
-        DrillError::Database(format!(
-            "cannot list {}: {e} (is PostgreSQL installed on this machine?)",
-            clusters.display()
-        ))
-    })?;
-    let mut versions: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    match versions.len() {
-        1 => Ok(versions.remove(0)),
-        n => Err(DrillError::Database(format!(
-            "{} holds {n} PostgreSQL versions ({versions:?}); the restart needs exactly one",
-            clusters.display()
-        ))),
+/// The cluster of this machine that serves `url`: the one `pg_lsclusters` (its
+/// `listed` lines: version, name, port, …) shows on the URL's port, when the URL's
+/// host is this machine.
+///
+/// # Errors
+/// A message saying why no cluster can be named: the URL does not parse, names
+/// another host, or no listed cluster has its port.
+pub(super) fn cluster_for(url: &str, listed: &str) -> Result<LocalCluster, String> {
+    let config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| format!("the store URL does not parse: {e}"))?;
+    let local = config.get_hosts().iter().all(|host| match host {
+        Host::Tcp(name) => matches!(name.as_str(), "127.0.0.1" | "localhost" | "::1" | "[::1]"),
+        Host::Unix(_) => true,
+    });
+    if !local {
+        return Err(
+            "the store URL names another machine; the drill restarts only a server of this one"
+                .to_owned(),
+        );
     }
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let mut found = listed.lines().filter_map(|line| {
+        let mut columns = line.split_whitespace();
+        let (version, name, listens) = (columns.next()?, columns.next()?, columns.next()?);
+        (listens.parse::<u16>().ok()? == port).then(|| LocalCluster {
+            version: version.to_owned(),
+            name: name.to_owned(),
+        })
+    });
+    found.next().ok_or_else(|| {
+        format!("no PostgreSQL cluster of this machine listens on port {port} (pg_lsclusters)")
+    })
 }
 
 /// Probes the database until it has failed at least once and answers again: the
@@ -152,19 +177,35 @@ pub(super) async fn leased_by(url: &str, node_id: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    const LISTED: &str = "15 main 5432 online postgres /var/lib/postgresql/15/main /var/log/a.log\n\
+                          15 drill 5433 online postgres /var/lib/postgresql/15/drill /var/log/b.log\n";
+
+    fn cluster(version: &str, name: &str) -> LocalCluster {
+        LocalCluster {
+            version: version.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// Item 3 of issue 37: the restart target follows `--store-url`.
     #[test]
-    fn the_version_is_the_one_directory_and_anything_else_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(version(dir.path()).is_err());
-        std::fs::create_dir(dir.path().join("15")).unwrap();
-        assert_eq!(version(dir.path()).unwrap(), "15");
-        std::fs::create_dir(dir.path().join("16")).unwrap();
-        assert!(
-            version(dir.path())
-                .unwrap_err()
-                .to_string()
-                .contains("2 PostgreSQL versions")
+    fn the_drills_restart_target_follows_the_store_url() {
+        let on = |url: &str| cluster_for(url, LISTED);
+        assert_eq!(
+            on("postgres://postgres@127.0.0.1:5433/test"),
+            Ok(cluster("15", "drill"))
         );
-        assert!(version(&dir.path().join("none")).is_err());
+        assert_eq!(
+            on("postgres://postgres@localhost/test"),
+            Ok(cluster("15", "main"))
+        );
+        assert_eq!(
+            on("host=127.0.0.1 port=5433 user=postgres"),
+            Ok(cluster("15", "drill"))
+        );
+        let elsewhere = on("postgres://postgres@db.internal:5432/test").unwrap_err();
+        assert!(elsewhere.contains("another machine"), "{elsewhere}");
+        let none = on("postgres://postgres@127.0.0.1:6000/test").unwrap_err();
+        assert!(none.contains("port 6000"), "{none}");
     }
 }

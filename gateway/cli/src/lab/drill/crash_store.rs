@@ -31,8 +31,9 @@ pub struct StoreArgs {
     /// of any database on it) and dropped afterwards, instead of sled.
     #[arg(long, value_name = "URL")]
     store_url: Option<String>,
-    /// Also restart this machine's PostgreSQL server once, between two kills, with
-    /// `pg_ctlcluster ... restart` (needs --store-url and --kills 2 or more).
+    /// Also restart the PostgreSQL server --store-url names once, between two
+    /// kills, with `pg_ctlcluster ... restart`: the cluster pg_lsclusters lists on
+    /// the URL's port, on this machine (needs --kills 2 or more).
     #[arg(long, requires = "store_url")]
     restart_database: bool,
 }
@@ -165,7 +166,8 @@ impl RunStore {
         let url = scratch.url.clone();
         let probe =
             tokio::spawn(async move { super::crash_pg::watch_downtime(&url, BACK_LIMIT).await });
-        let command = tokio::task::spawn_blocking(super::crash_pg::restart_server);
+        let server = scratch.url.clone();
+        let command = tokio::task::spawn_blocking(move || super::crash_pg::restart_server(&server));
         // The counts are sampled throughout: the command returns well after the
         // server is back (pg_ctl polls), so the gateway's recovery is read off them.
         let mut samples = vec![(Instant::now(), counts())];
