@@ -69,12 +69,13 @@ impl NodePlaces {
 
     /// Takes one place for `tenant`, within the node's and the tenant's caps.
     pub(super) fn try_take(&mut self, tenant: &TenantId) -> Option<NodePlace> {
-        let count = self.tenants.entry(tenant.clone()).or_default();
-        if count.free(self.tenant_max) == 0 {
-            return None;
+        // On every attempt's start: the tenant's id is cloned only the first time.
+        if !self.tenants.contains_key(tenant) {
+            self.tenants.insert(tenant.clone(), InFlight::default());
         }
+        let tenant = self.tenants.get(tenant)?.try_start(self.tenant_max)?;
+        // A place of the tenant's taken without the node's is given back on drop.
         let node = self.node.try_start(self.max)?;
-        let tenant = count.try_start(self.tenant_max)?;
         Some(NodePlace {
             _node: node,
             _tenant: tenant,
