@@ -18,6 +18,7 @@ mod console_seen;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;
+mod disk_full;
 mod dlq;
 mod documented_orders;
 mod durability;

@@ -37,7 +37,8 @@ pub(super) async fn healthz(State(ctx): State<Arc<AppContext>>) -> impl IntoResp
             StatusCode::SERVICE_UNAVAILABLE,
             HealthStatus::InsufficientStorage,
         )
-    } else if ctx.store.meta_get("schema_version").await.is_err() {
+    } else if ctx.store.health().is_failing() || ctx.store.meta_get("schema_version").await.is_err()
+    {
         (
             StatusCode::SERVICE_UNAVAILABLE,
             HealthStatus::StoreUnavailable,

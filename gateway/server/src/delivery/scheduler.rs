@@ -140,26 +140,31 @@ impl Scheduler {
     pub(crate) async fn run(mut self, shutdown: CancellationToken, grace: Duration) {
         self.endpoints.load_all().await;
         let clock = Arc::clone(&self.endpoints.ctx().clock);
+        // While storage fails, no attempt starts: its outcome could not be
+        // recorded, so it would be sent again and again. Due work waits, and
+        // the store's own probe says when it may go.
+        let mut storage_failing = self.endpoints.ctx().store.health().watch();
         loop {
             self.starter.reap();
             let now = clock.now_ms();
-            while let Some(ep) = self.endpoints.index.pop_due(now) {
-                self.serve(&ep, now).await;
+            let paused = *storage_failing.borrow_and_update();
+            if !paused {
+                while let Some(ep) = self.endpoints.index.pop_due(now) {
+                    self.serve(&ep, now).await;
+                }
             }
             self.places.pass_over();
-            let sleep = self
-                .endpoints
-                .index
-                .next_due()
-                .map_or(Duration::from_secs(3600), |due| {
-                    Duration::from_millis(due.saturating_sub(now).max(1))
-                });
+            let sleep = match self.endpoints.index.next_due() {
+                Some(due) if !paused => Duration::from_millis(due.saturating_sub(now).max(1)),
+                _ => Duration::from_secs(3600),
+            };
             let busy = self.starter.is_busy();
             tokio::select! {
                 () = shutdown.cancelled() => break,
                 Some(change) = self.changes.recv() => self.endpoints.apply(change).await,
                 Some((ep, report)) = self.done_rx.recv() => self.finished(&ep, report).await,
                 () = self.starter.join_next(), if busy => {}
+                Ok(()) = storage_failing.changed() => {}
                 () = tokio::time::sleep(sleep) => {}
             }
             self.take_queued().await;

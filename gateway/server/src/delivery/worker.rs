@@ -93,9 +93,10 @@ fn attempt_seed(delivery_id: &str, series: u32, attempt: u32) -> u64 {
 }
 
 impl DeliveryWorker {
-    /// Runs the attempt and reports what the scheduler needs to know. Storage
-    /// errors leave the delivery pending and scheduled, so it is attempted again;
-    /// nothing is lost.
+    /// Runs the attempt and reports what the scheduler needs to know. A storage
+    /// error leaves the delivery pending and scheduled, and the store in its
+    /// failing state: the attempt is made again once storage works, not before
+    /// (the scheduler starts nothing meanwhile); nothing is lost.
     pub(crate) async fn run(self) -> AttemptReport {
         match self.attempt().await {
             Ok(report) => report,

@@ -186,7 +186,7 @@ impl Store {
                 shared.probe_until_ms = None;
                 was_open
             });
-            shared_was_open = pg.counted(reset.await)?;
+            shared_was_open = self.observed(reset.await)?;
         }
         self.feed.publish(Change::BreakerReset {
             endpoint_id: id.to_owned(),

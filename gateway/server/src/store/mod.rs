@@ -10,26 +10,23 @@
 
 /// Runs `$body`, a store operation, with `$s` bound to the backend in use. `sync`
 /// marks a call the embedded backend answers at once and the others await. A
-/// failed PostgreSQL operation is counted by kind (`hookgate_store_errors_total`).
+/// failed operation is counted by kind (`hookgate_store_errors_total`), and
+/// storage found down puts the store in the failing state ([`StoreHealth`]).
 macro_rules! on_backend {
-    ($self:ident, $s:ident => sync $body:expr) => {
-        match &$self.backend {
+    ($self:ident, $s:ident => sync $body:expr) => {{
+        let result = match &$self.backend {
             $crate::store::Backend::Sled($s) => $body,
-            $crate::store::Backend::Postgres($s) => {
-                let result = $body.await;
-                $s.counted(result)
-            }
-        }
-    };
-    ($self:ident, $s:ident => $body:expr) => {
-        match &$self.backend {
+            $crate::store::Backend::Postgres($s) => $body.await,
+        };
+        $self.observed(result)
+    }};
+    ($self:ident, $s:ident => $body:expr) => {{
+        let result = match &$self.backend {
             $crate::store::Backend::Sled($s) => $body,
-            $crate::store::Backend::Postgres($s) => {
-                let result = $body;
-                $s.counted(result)
-            }
-        }
-    };
+            $crate::store::Backend::Postgres($s) => $body,
+        };
+        $self.observed(result)
+    }};
 }
 
 #[cfg(test)]
@@ -40,11 +37,13 @@ mod endpoints;
 mod error;
 mod events;
 mod feed;
+mod health;
 mod lease;
 mod plugins;
 pub(crate) mod postgres;
 mod recorded;
 pub(crate) mod records;
+mod recovery;
 mod retention;
 mod runtime;
 mod schedule;
@@ -71,6 +70,7 @@ pub(crate) use error::{Failure, StoreError};
 pub use events::NewEvent;
 pub(crate) use events::{IDEMPOTENCY_TTL_MS, IngestOutcome};
 pub(crate) use feed::{Change, ChangeFeed, Changes};
+pub(crate) use health::{StoreHealth, count_error, error_counters};
 pub(crate) use lease::{DueEntry, Lane, Lease, interleave};
 pub(crate) use plugins::{
     NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks, UploadRate, UploadTimes,
@@ -109,15 +109,17 @@ pub struct Store {
     node_id: Arc<str>,
     /// When this handle opened the store (this node's start).
     opened_at_ms: u64,
+    /// Whether storage is failing now.
+    health: Arc<StoreHealth>,
     pub(crate) background: Arc<Background>,
 }
 
-/// The backend's own background work (sled: group commit; PostgreSQL: ingest
-/// batching and wake-ups), stopped by
+/// The store's background work (sled: group commit; PostgreSQL: ingest
+/// batching and wake-ups; both: the recovery probe), stopped by
 /// [`Store::close`].
 pub(crate) struct Background {
     pub(crate) stop: CancellationToken,
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Store {
@@ -181,9 +183,10 @@ impl Store {
             feed,
             node_id,
             opened_at_ms: crate::clock::Clock::now_ms(&crate::clock::SystemClock),
+            health: Arc::default(),
             background: Arc::new(Background {
                 stop,
-                task: Mutex::new(Some(task)),
+                tasks: Mutex::new(vec![task]),
             }),
         }
     }
@@ -213,8 +216,11 @@ impl Store {
     /// every writer has finished; writes after it may not be durable.
     pub async fn close(&self) {
         self.background.stop.cancel();
-        let task = self.background.task.lock().ok().and_then(|mut t| t.take());
-        if let Some(task) = task {
+        let tasks = match self.background.tasks.lock() {
+            Ok(mut tasks) => std::mem::take(&mut *tasks),
+            Err(_) => Vec::new(),
+        };
+        for task in tasks {
             let _ = task.await;
         }
     }
@@ -249,6 +255,11 @@ impl Store {
             Backend::Sled(s) => s.check_space(),
             Backend::Postgres(s) => s.check_space(),
         }
+    }
+
+    /// Whether storage is failing now, and the state's metrics.
+    pub(crate) fn health(&self) -> &StoreHealth {
+        &self.health
     }
 
     /// The sled backend, for tests that look inside it.

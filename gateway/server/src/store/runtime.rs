@@ -73,7 +73,7 @@ impl Store {
         plan: &mut dyn TurnPlan,
     ) -> Result<ClaimedTurn, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.counted(pg.claim_turn(endpoint_id, now_ms, plan).await),
+            Backend::Postgres(pg) => self.observed(pg.claim_turn(endpoint_id, now_ms, plan).await),
             Backend::Sled(_) => Err(not_shared()),
         }
     }
@@ -89,7 +89,7 @@ impl Store {
         change: impl FnOnce(&mut RuntimeRecord) -> R + Send,
     ) -> Result<R, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.counted(pg.update_runtime(endpoint_id, change).await),
+            Backend::Postgres(pg) => self.observed(pg.update_runtime(endpoint_id, change).await),
             Backend::Sled(_) => Err(not_shared()),
         }
     }
@@ -101,7 +101,7 @@ impl Store {
     /// On a storage failure.
     pub async fn cluster_nodes(&self, now_ms: u64) -> Result<Vec<NodeRecord>, StoreError> {
         match &self.backend {
-            Backend::Postgres(pg) => pg.counted(pg.cluster_nodes(now_ms).await),
+            Backend::Postgres(pg) => self.observed(pg.cluster_nodes(now_ms).await),
             Backend::Sled(_) => Ok(vec![NodeRecord {
                 node_id: self.node_id().to_owned(),
                 started_at_ms: self.opened_at_ms,
@@ -128,7 +128,7 @@ impl Store {
                 shared.probe_until_ms = None;
             }
         });
-        pg.counted(changed.await)
+        self.observed(changed.await)
     }
 }
 

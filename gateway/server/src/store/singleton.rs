@@ -43,7 +43,7 @@ impl Store {
     pub async fn singleton(&self, work: Singleton) -> Result<Option<Grant>, StoreError> {
         match &self.backend {
             Backend::Sled(_) => Ok(Some(Grant { work })),
-            Backend::Postgres(pg) => pg.counted(pg.singleton(work).await),
+            Backend::Postgres(pg) => self.observed(pg.singleton(work).await),
         }
     }
 }

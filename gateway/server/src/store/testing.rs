@@ -156,7 +156,14 @@ impl TestStore {
         match &self._place {
             Place::Dir { .. } => {
                 let key = super::sled::keys::endpoint(tenant, id);
-                assert!(self.embedded().inner.records.remove(key).unwrap().is_some());
+                assert!(
+                    self.embedded()
+                        .records()
+                        .unwrap()
+                        .remove(key)
+                        .unwrap()
+                        .is_some()
+                );
             }
             Place::Database(db) => {
                 let (client, connection) = tokio_postgres::connect(&db.url, tokio_postgres::NoTls)

@@ -1,6 +1,7 @@
-//! The store's own metrics: which node this is (`hookgate_node_info`), and, on a
-//! backend that has them (PostgreSQL), its pool's connections, read at scrape
-//! time, how long each operation held a connection, and its errors by kind.
+//! The store's own metrics: which node this is (`hookgate_node_info`), its
+//! errors by kind and whether storage is failing now, on every backend; and, on
+//! a backend that has them (PostgreSQL), its pool's connections, read at scrape
+//! time, and how long each operation held a connection.
 
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -28,6 +29,16 @@ impl StoreMetrics {
         ];
         node.get_or_create(&labels).set(1);
         registry.register("node_info", "This gateway: its node id and backend", node);
+        registry.register(
+            "store_errors",
+            "Storage errors by kind: unavailable, conflict, full, corrupt",
+            crate::store::error_counters(),
+        );
+        registry.register(
+            "store_failing",
+            "1 while storage fails (deliveries pause, /healthz answers 503) until a probe write succeeds",
+            store.health().gauge(),
+        );
         let Some(pg) = store.postgres() else {
             return Self::default();
         };
@@ -41,11 +52,6 @@ impl StoreMetrics {
             "store_operation_seconds",
             "Time each store operation held its database connection",
             pg.operation_seconds(),
-        );
-        registry.register(
-            "store_errors",
-            "Database errors by kind: unavailable, conflict, full, corrupt",
-            pg.error_counters(),
         );
         let batches = pg.batch_counters();
         let counters = [
@@ -121,14 +127,19 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_embedded_store_adds_only_the_node_metric() {
+    async fn the_embedded_store_adds_the_node_its_errors_and_its_state() {
         let t = TestStore::sled().await;
         let (monitor, _alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
         let mut telemetry = Telemetry::new(false, monitor);
         telemetry.register_store(&t.store);
         telemetry.store_metrics().observe(&t.store);
         let metrics = telemetry.render_metrics(0);
-        assert!(!metrics.contains("hookgate_store_"), "{metrics}");
+        assert!(!metrics.contains("hookgate_store_pool"), "{metrics}");
+        assert!(metrics.contains("hookgate_store_failing 0\n"), "{metrics}");
+        assert!(
+            metrics.contains("hookgate_store_errors_total{kind=\"full\"} "),
+            "{metrics}"
+        );
         let node = format!(
             "hookgate_node_info{{node_id=\"{}\",backend=\"sled\"}} 1\n",
             t.store.node_id()

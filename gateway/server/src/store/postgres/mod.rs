@@ -161,22 +161,6 @@ impl PgStore {
         self.inner.operation_seconds.clone()
     }
 
-    /// `result`, an operation's, with its error counted by kind: how the store
-    /// facade returns what this backend answered.
-    pub(crate) fn counted<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
-        stats::counted(result)
-    }
-
-    /// The database's errors by kind, each kind shown from 0.
-    pub(crate) fn error_counters(
-        &self,
-    ) -> prometheus_client::metrics::family::Family<
-        stats::ErrorKindLabel,
-        prometheus_client::metrics::counter::Counter,
-    > {
-        stats::error_counters()
-    }
-
     /// What the pools hold now: (connections open, connections in use, most allowed).
     pub fn pool_status(&self) -> (usize, usize, usize) {
         let (a, b) = (self.inner.pool.status(), self.inner.relaxed.status());

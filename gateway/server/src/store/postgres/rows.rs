@@ -28,7 +28,7 @@ where
         match op().await {
             Err(e) if e.failure() == Failure::Conflict && tries < CONFLICT_RETRIES => {
                 // Retried, so the caller never sees it: counted here.
-                super::stats::count_error(Failure::Conflict);
+                crate::store::count_error(Failure::Conflict);
                 let pause = rand::rng().random_range(1..=5 * tries);
                 tokio::time::sleep(Duration::from_millis(pause)).await;
             }

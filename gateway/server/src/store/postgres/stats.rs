@@ -2,58 +2,21 @@
 //! held its connection (a histogram), its errors by kind, and the pool's use.
 //! The gateway registers them beside its own metrics when it runs on PostgreSQL.
 
-use std::sync::LazyLock;
 use std::time::Instant;
 
 use deadpool_postgres::Object;
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
-use crate::store::{Failure, StoreError};
+use crate::store::StoreError;
 
-/// The kind of a database error: `unavailable`, `conflict`, `full` or `corrupt`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct ErrorKindLabel {
-    pub kind: &'static str,
-}
-
-/// Database errors by kind, counted where they are mapped to store errors (one
-/// gateway per process, so one count per process).
-pub(crate) static ERRORS: LazyLock<Family<ErrorKindLabel, Counter>> =
-    LazyLock::new(Family::default);
-
-/// The kinds, as the label names them.
-const KINDS: [(Failure, &str); 4] = [
-    (Failure::Unavailable, "unavailable"),
-    (Failure::Conflict, "conflict"),
-    (Failure::Full, "full"),
-    (Failure::Corrupt, "corrupt"),
-];
-
-/// Counts one error of `failure`'s kind.
-pub(crate) fn count_error(failure: Failure) {
-    if let Some((_, kind)) = KINDS.iter().find(|(f, _)| *f == failure) {
-        ERRORS.get_or_create(&ErrorKindLabel { kind }).inc();
-    }
-}
-
-/// An operation's result, its error counted: how the facade and the backend's
-/// own background work return what the database answered.
+/// An operation's result, its error counted: how the backend's own background
+/// work returns what the database answered.
 pub(crate) fn counted<T>(result: Result<T, StoreError>) -> Result<T, StoreError> {
     if let Err(e) = &result {
-        count_error(e.failure());
+        crate::store::count_error(e.failure());
     }
     result
-}
-
-/// The error counters, each kind shown from 0.
-pub(crate) fn error_counters() -> Family<ErrorKindLabel, Counter> {
-    for (_, kind) in KINDS {
-        drop(ERRORS.get_or_create(&ErrorKindLabel { kind }));
-    }
-    ERRORS.clone()
 }
 
 /// How the backend's batching works out: claims and the rows they took, ingest

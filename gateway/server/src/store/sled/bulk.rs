@@ -30,9 +30,9 @@ impl BulkWrites<'_> {
     /// # Errors
     /// On a storage failure; earlier batches stay applied.
     pub(super) fn apply_each(&mut self, groups: &[Writes]) -> Result<Vec<WriteResult>, StoreError> {
-        let results = self.store.transact_each(groups)?;
-        if results.contains(&WriteResult::Written) {
-            self.last_write = Some(self.store.inner.commit.written());
+        let (results, seq) = self.store.transact_each(groups)?;
+        if seq.is_some() {
+            self.last_write = seq;
         }
         Ok(results)
     }
@@ -43,10 +43,8 @@ impl BulkWrites<'_> {
     /// # Errors
     /// On a storage failure.
     pub(super) fn check_each(&self, groups: &[Writes]) -> Result<Vec<WriteResult>, StoreError> {
-        groups
-            .iter()
-            .map(|g| g.would_apply(&self.store.inner.records))
-            .collect()
+        let records = self.store.records()?;
+        groups.iter().map(|g| g.would_apply(&records)).collect()
     }
 }
 

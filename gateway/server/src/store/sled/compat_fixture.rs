@@ -302,6 +302,6 @@ async fn write_fixture() {
     store.delete_endpoint(deleted, at + 500).await.unwrap();
 
     store.wait_durable().await.unwrap();
-    store.inner.db.flush().unwrap();
+    store.inner.db.db().unwrap().flush().unwrap();
     stop.cancel();
 }

@@ -38,7 +38,7 @@ fn deliveries(store: &SledStore) -> Vec<DeliveryRecord> {
 }
 
 fn stored(store: &SledStore, key: &[u8]) -> Vec<u8> {
-    store.inner.records.get(key).unwrap().unwrap().to_vec()
+    store.records().unwrap().get(key).unwrap().unwrap().to_vec()
 }
 
 fn failure(kind: FailureKind) -> Option<ErrorKind> {
@@ -231,7 +231,7 @@ fn breakers_read_back_and_an_empty_state_is_closed() {
 #[test]
 fn names_no_variant_knows_are_kept_and_lose_no_delivery() {
     let (store, _dir) = open_copy();
-    let records = &store.inner.records;
+    let records = &store.records().unwrap();
     let dead = deliveries(&store);
     let dead = dead.iter().find(|d| d.event_type == "case.max_attempts");
     let dead = dead.unwrap();

@@ -52,10 +52,11 @@ impl SledStore {
             None => prefix,
         };
         let start = start.min(end.clone());
-        self.inner.records.range(start..end).rev().map(|item| {
-            let (_, v) = item?;
-            super::records::decode(&v)
-        })
+        self.scan(|records| records.range(start..end).rev())
+            .map(|item| {
+                let (_, v) = item?;
+                super::records::decode(&v)
+            })
     }
 
     /// A tenant's deliveries that pass `filter` and `extra`, newest first, after
@@ -118,7 +119,7 @@ impl SledStore {
     fn count_blocking(&self) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
         let mut out: std::collections::HashMap<String, (i64, i64)> =
             std::collections::HashMap::new();
-        for item in self.inner.records.scan_prefix(b"dl\0") {
+        for item in self.records()?.scan_prefix(b"dl\0") {
             let (_, v) = item?;
             let d: DeliveryRecord = super::records::decode(&v)?;
             let e = out.entry(d.tenant_id.to_string()).or_default();

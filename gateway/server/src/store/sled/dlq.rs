@@ -59,7 +59,7 @@ impl SledStore {
         self.in_bulk(move |bulk| {
             let store = bulk.store();
             let mut counts = DeadCounts::default();
-            let tenants = store.inner.records.scan_prefix(keys::tenants());
+            let tenants = store.records()?.scan_prefix(keys::tenants());
             for item in tenants {
                 let (_, v) = item?;
                 let tenant: TenantRecord = super::records::decode(&v)?;

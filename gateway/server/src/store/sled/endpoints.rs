@@ -23,8 +23,7 @@ impl SledStore {
     ) -> Result<bool, StoreError> {
         let _guard = self.inner.write_lock.lock().await;
         let count = self
-            .inner
-            .records
+            .records()?
             .scan_prefix(keys::endpoints_of(&ep.tenant_id))
             .keys()
             .take(max)
@@ -56,7 +55,7 @@ impl SledStore {
         tenant: &str,
         id: &str,
     ) -> Result<Option<EndpointVersion>, StoreError> {
-        let Some(bytes) = self.inner.records.get(keys::endpoint(tenant, id))? else {
+        let Some(bytes) = self.records()?.get(keys::endpoint(tenant, id))? else {
             return Ok(None);
         };
         Ok(Some(EndpointVersion {
@@ -83,7 +82,7 @@ impl SledStore {
         if self.commit(w).await? == WriteResult::Written {
             return Ok(Swap::Swapped);
         }
-        Ok(if self.inner.records.contains_key(&key)? {
+        Ok(if self.records()?.contains_key(&key)? {
             Swap::Changed
         } else {
             Swap::Gone
@@ -192,9 +191,9 @@ impl SledStore {
         endpoint_id: &str,
         now_ms: u64,
     ) -> Result<Vec<(super::Writes, bool)>, StoreError> {
+        let records = self.records()?;
         let entries = Lane::ALL.map(|lane| {
-            self.inner
-                .records
+            records
                 .scan_prefix(keys::schedule_of(lane, endpoint_id))
                 .keys()
         });
@@ -206,7 +205,7 @@ impl SledStore {
             let mut ends = false;
             if let Some(entry) = DueEntry::decode(&key) {
                 let dkey = keys::delivery(tenant, &entry.delivery_id);
-                if let Some(bytes) = self.inner.records.get(&dkey)? {
+                if let Some(bytes) = self.records()?.get(&dkey)? {
                     let mut d: DeliveryRecord = records::decode(&bytes)?;
                     w.require_unchanged(&dkey, bytes.to_vec());
                     if d.state == DeliveryState::Pending {
@@ -249,16 +248,23 @@ impl SledStore {
         key: &[u8],
         change: impl Fn(&[u8]) -> Option<Vec<u8>>,
     ) -> Result<bool, StoreError> {
-        let done = self.inner.records.transaction(|tx| {
-            let Some(new) = tx.get(key)?.and_then(|old| change(&old)) else {
-                return Ok(false);
-            };
-            tx.insert(key, new)?;
-            Ok::<_, sled::transaction::ConflictableTransactionError<()>>(true)
-        });
+        let (done, seq) = {
+            let db = self.held()?;
+            let done = db.records.transaction(|tx| {
+                let Some(new) = tx.get(key)?.and_then(|old| change(&old)) else {
+                    return Ok(false);
+                };
+                tx.insert(key, new)?;
+                Ok::<_, sled::transaction::ConflictableTransactionError<()>>(true)
+            });
+            let seq = matches!(done, Ok(true)).then(|| self.sequence(&db));
+            (done, seq)
+        };
         match done {
             Ok(true) => {
-                self.wait_own_write().await?;
+                if let Some(seq) = seq {
+                    self.wait_written(seq).await?;
+                }
                 Ok(true)
             }
             Ok(false) | Err(sled::transaction::TransactionError::Abort(())) => Ok(false),

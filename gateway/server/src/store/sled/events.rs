@@ -156,7 +156,7 @@ impl SledStore {
         let mut planned = Vec::new();
         let mut seen = 0;
         let mut last = None;
-        for item in self.inner.records.range(start..keys::prefix_end(&prefix)) {
+        for item in self.records()?.range(start..keys::prefix_end(&prefix)) {
             let (k, v) = item?;
             seen += 1;
             let rec: IdempotencyRecord = records::decode(&v)?;

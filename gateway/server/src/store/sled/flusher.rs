@@ -19,6 +19,7 @@ use tokio::sync::{Notify, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::StoreError;
+use super::open_db::OpenDb;
 
 /// A future returned by [`DurabilityBackend::persist`].
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
@@ -35,7 +36,8 @@ pub trait DurabilityBackend: Send + Sync + 'static {
 /// on the durability thread.
 pub(crate) struct SledDurability {
     jobs: mpsc::Sender<PersistJob>,
-    db: sled::Db,
+    /// The database, as it is when each persist starts (a reopen replaces it).
+    open: Arc<OpenDb>,
     dir: Arc<std::fs::File>,
 }
 
@@ -68,7 +70,7 @@ impl SledDurability {
     ///
     /// # Errors
     /// If the thread cannot be spawned.
-    pub(crate) fn start(db: sled::Db, dir: std::fs::File) -> std::io::Result<Self> {
+    pub(crate) fn start(open: Arc<OpenDb>, dir: std::fs::File) -> std::io::Result<Self> {
         let (jobs, queue) = mpsc::channel::<PersistJob>();
         std::thread::Builder::new()
             .name("hookgate-durability".into())
@@ -79,7 +81,7 @@ impl SledDurability {
             })?;
         Ok(Self {
             jobs,
-            db,
+            open,
             dir: Arc::new(dir),
         })
     }
@@ -90,8 +92,9 @@ impl DurabilityBackend for SledDurability {
         Box::pin(async move {
             let stopped = || std::io::Error::other("the durability thread stopped");
             let (reply, answer) = oneshot::channel();
+            let db = self.open.db().map_err(std::io::Error::other)?;
             let job = PersistJob {
-                db: self.db.clone(),
+                db,
                 dir: Arc::clone(&self.dir),
                 reply,
             };
@@ -128,6 +131,14 @@ impl GroupCommit {
         let seq = self.write_seq.fetch_add(1, Ordering::SeqCst) + 1;
         self.wake.notify_one();
         seq
+    }
+
+    /// Fails every write sequenced so far that is not durable yet: the
+    /// database they were applied to is being closed without a flush.
+    pub(crate) fn fail_unflushed(&self) {
+        let latest = self.latest();
+        self.progress
+            .send_modify(|p| p.failed_through = p.failed_through.max(latest));
     }
 
     /// The sequence of the newest applied write (what a read-only request that
@@ -253,8 +264,9 @@ mod tests {
     #[test]
     fn sled_durability_does_not_wait_for_the_blocking_pool() {
         let dir = tempfile::tempdir().unwrap();
-        let db = sled::open(dir.path().join("sled")).unwrap();
-        let backend = SledDurability::start(db, std::fs::File::open(dir.path()).unwrap()).unwrap();
+        let open = Arc::new(OpenDb::open(dir.path(), 1 << 20).unwrap());
+        let backend =
+            SledDurability::start(open, std::fs::File::open(dir.path()).unwrap()).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .max_blocking_threads(1)

@@ -26,33 +26,42 @@ impl SledStore {
     ) -> Result<Interrupted, StoreError> {
         let entry = &lease.0;
         let (ekey, dkey) = (entry.encode(), keys::delivery(tenant, &entry.delivery_id));
-        let done = self.inner.records.transaction(|tx| {
-            let current = tx
-                .get(&dkey)?
-                .and_then(|v| records::decode::<DeliveryRecord>(&v).ok())
-                .filter(|d| {
-                    d.state == DeliveryState::Pending && d.next_attempt_at_ms == Some(entry.due_ms)
-                });
-            let (Some(mut d), Some(_)) = (current, tx.get(&ekey)?) else {
-                return Ok(Interrupted::NotCurrent);
-            };
-            tx.remove(ekey.as_slice())?;
-            let result = what.settle(&mut d, now_ms);
-            if let Interrupted::Requeued { due_ms } = result {
-                let next = DueEntry {
-                    lane: Lane::Retry,
-                    due_ms,
-                    ..entry.clone()
+        let (done, seq) = {
+            let db = self.held()?;
+            let done = db.records.transaction(|tx| {
+                let current = tx
+                    .get(&dkey)?
+                    .and_then(|v| records::decode::<DeliveryRecord>(&v).ok())
+                    .filter(|d| {
+                        d.state == DeliveryState::Pending
+                            && d.next_attempt_at_ms == Some(entry.due_ms)
+                    });
+                let (Some(mut d), Some(_)) = (current, tx.get(&ekey)?) else {
+                    return Ok(Interrupted::NotCurrent);
                 };
-                tx.insert(next.encode(), tenant.as_bytes())?;
-            }
-            tx.insert(dkey.as_slice(), records::encode(&d))?;
-            Ok::<_, ConflictableTransactionError<()>>(result)
-        });
+                tx.remove(ekey.as_slice())?;
+                let result = what.settle(&mut d, now_ms);
+                if let Interrupted::Requeued { due_ms } = result {
+                    let next = DueEntry {
+                        lane: Lane::Retry,
+                        due_ms,
+                        ..entry.clone()
+                    };
+                    tx.insert(next.encode(), tenant.as_bytes())?;
+                }
+                tx.insert(dkey.as_slice(), records::encode(&d))?;
+                Ok::<_, ConflictableTransactionError<()>>(result)
+            });
+            let seq =
+                matches!(&done, Ok(r) if *r != Interrupted::NotCurrent).then(|| self.sequence(&db));
+            (done, seq)
+        };
         match done {
             Ok(Interrupted::NotCurrent) => Ok(Interrupted::NotCurrent),
             Ok(r) => {
-                self.wait_own_write().await?;
+                if let Some(seq) = seq {
+                    self.wait_written(seq).await?;
+                }
                 Ok(r)
             }
             Err(TransactionError::Abort(())) => Ok(Interrupted::NotCurrent),

@@ -19,6 +19,7 @@ mod events;
 mod flusher;
 mod interruptions;
 pub(crate) mod keys;
+mod open_db;
 mod outcomes;
 mod plugins;
 #[cfg(feature = "lab")]
@@ -48,6 +49,7 @@ pub use flusher::DurabilityBackend;
 #[cfg(feature = "lab")]
 pub use flusher::PersistFuture;
 use flusher::{GroupCommit, SledDurability};
+use open_db::OpenDb;
 pub(crate) use space::SpaceWatch;
 pub(crate) use writes::Writes;
 
@@ -55,9 +57,8 @@ pub(crate) use writes::Writes;
 pub(crate) const SCHEMA_VERSION: u64 = 1;
 
 pub(crate) struct Inner {
-    db: sled::Db,
-    pub(crate) records: sled::Tree,
-    meta: sled::Tree,
+    /// The database, replaced when the store is reopened after a failure.
+    pub(crate) db: Arc<OpenDb>,
     commit: Arc<GroupCommit>,
     data_dir: PathBuf,
     /// Serialises read-check-write sequences that must not interleave (tenant
@@ -95,13 +96,8 @@ impl SledStore {
                 e.to_string()
             },
         })?;
-        let db = sled::Config::new()
-            .path(data_dir.join("sled"))
-            .cache_capacity(cache_capacity)
-            .open()
-            .map_err(|e| error::open_failure(data_dir, e))?;
-        let records = db.open_tree("records")?;
-        let meta = db.open_tree("meta")?;
+        let db = OpenDb::open(data_dir, cache_capacity)?;
+        let meta = db.held()?.meta.clone();
         match meta.get("schema_version")? {
             None => {
                 meta.insert("schema_version", &SCHEMA_VERSION.to_be_bytes())?;
@@ -122,9 +118,7 @@ impl SledStore {
             }
         }
         let inner = Inner {
-            db,
-            records,
-            meta,
+            db: Arc::new(db),
             commit: GroupCommit::new(),
             data_dir: data_dir.to_path_buf(),
             write_lock: tokio::sync::Mutex::new(()),
@@ -144,7 +138,8 @@ impl SledStore {
     /// cannot be started.
     pub(crate) fn sled_durability(&self) -> Result<Arc<dyn DurabilityBackend>, StoreError> {
         let dir = std::fs::File::open(&self.inner.data_dir)?;
-        Ok(Arc::new(SledDurability::start(self.inner.db.clone(), dir)?))
+        let open = Arc::clone(&self.inner.db);
+        Ok(Arc::new(SledDurability::start(open, dir)?))
     }
 
     /// Starts the group-commit flusher; it makes a last flush on `shutdown`.
@@ -182,9 +177,25 @@ impl SledStore {
         Ok(result)
     }
 
-    /// Waits until a write just applied outside [`SledStore::commit`] (a transaction) is durable.
-    async fn wait_own_write(&self) -> Result<(), StoreError> {
-        let seq = self.inner.commit.written();
+    /// The open database, held while a write is applied and sequenced (see
+    /// `open_db.rs`: no reopen can come between them).
+    fn held(&self) -> Result<open_db::Held<'_>, StoreError> {
+        self.inner.db.held()
+    }
+
+    /// The records tree, for reads.
+    pub(crate) fn records(&self) -> Result<sled::Tree, StoreError> {
+        self.inner.db.records()
+    }
+
+    /// Sequences a write just applied while the database is held; the
+    /// number to wait for with [`SledStore::wait_written`].
+    fn sequence(&self, _held: &open_db::Held<'_>) -> u64 {
+        self.inner.commit.written()
+    }
+
+    /// Waits until the write sequenced `seq` is durable.
+    async fn wait_written(&self, seq: u64) -> Result<(), StoreError> {
         self.inner.commit.wait_durable(seq).await
     }
 
@@ -201,7 +212,7 @@ impl SledStore {
     }
 
     fn get<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>, StoreError> {
-        self.inner
+        self.held()?
             .records
             .get(key)?
             .map(|v| records::decode(&v))
@@ -213,10 +224,33 @@ impl SledStore {
         &self,
         prefix: &[u8],
     ) -> impl Iterator<Item = Result<(sled::IVec, T), StoreError>> + '_ {
-        self.inner.records.scan_prefix(prefix).rev().map(|kv| {
-            let (k, v) = kv?;
-            Ok((k, records::decode(&v)?))
-        })
+        let prefix = prefix.to_vec();
+        self.scan(move |records| records.scan_prefix(prefix).rev())
+            .map(|kv| {
+                let (k, v) = kv?;
+                Ok((k, records::decode(&v)?))
+            })
+    }
+
+    /// The records `scan` yields from the records tree; one error, and nothing
+    /// else, if the tree cannot be had.
+    fn scan<I, F>(
+        &self,
+        scan: F,
+    ) -> impl Iterator<Item = Result<(sled::IVec, sled::IVec), StoreError>> + use<I, F>
+    where
+        I: Iterator<Item = sled::Result<(sled::IVec, sled::IVec)>>,
+        F: FnOnce(sled::Tree) -> I,
+    {
+        let (scan, refused) = match self.records() {
+            Ok(records) => (Some(scan(records)), None),
+            Err(e) => (None, Some(Err(e))),
+        };
+        let scanned = scan
+            .into_iter()
+            .flatten()
+            .map(|kv| kv.map_err(StoreError::from));
+        refused.into_iter().chain(scanned)
     }
 
     /// Reads a value from the `meta` tree.
@@ -224,7 +258,7 @@ impl SledStore {
     /// # Errors
     /// On a storage failure.
     pub(crate) fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.inner.meta.get(key)?.map(|v| v.to_vec()))
+        Ok(self.held()?.meta.get(key)?.map(|v| v.to_vec()))
     }
 
     /// Writes a value to the `meta` tree and flushes it before returning.
@@ -232,8 +266,9 @@ impl SledStore {
     /// # Errors
     /// On a storage failure.
     pub(crate) fn meta_put(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.meta.insert(key, value)?;
-        self.inner.db.flush()?;
+        let db = self.held()?;
+        db.meta.insert(key, value)?;
+        db.db.flush()?;
         Ok(())
     }
 
@@ -242,15 +277,12 @@ impl SledStore {
     /// # Errors
     /// On a storage failure.
     pub(crate) fn meta_put_first(&self, key: &str, value: &[u8]) -> Result<Vec<u8>, StoreError> {
-        let kept = match self
-            .inner
-            .meta
-            .compare_and_swap(key, None::<&[u8]>, Some(value))?
-        {
+        let db = self.held()?;
+        let kept = match db.meta.compare_and_swap(key, None::<&[u8]>, Some(value))? {
             Ok(()) => value.to_vec(),
             Err(e) => e.current.map(|v| v.to_vec()).unwrap_or_default(),
         };
-        self.inner.db.flush()?;
+        db.db.flush()?;
         Ok(kept)
     }
 }

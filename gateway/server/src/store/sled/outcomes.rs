@@ -28,7 +28,7 @@ impl SledStore {
         let range =
             keys::schedule_of(lane, endpoint_id)..keys::schedule_upto(lane, endpoint_id, now_ms);
         let mut out = Vec::new();
-        for k in self.inner.records.range(range).keys().take(limit) {
+        for k in self.records()?.range(range).keys().take(limit) {
             if let Some(entry) = DueEntry::decode(&k?) {
                 out.push(Lease(entry, 0));
             }
@@ -53,7 +53,7 @@ impl SledStore {
                 None => keys::schedule_of(lane, endpoint_id),
             };
             let end = keys::schedule_end(lane, endpoint_id);
-            if let Some(k) = self.inner.records.range(start..end).keys().next()
+            if let Some(k) = self.records()?.range(start..end).keys().next()
                 && let Some(e) = DueEntry::decode(&k?)
             {
                 best = Some(best.map_or(e.due_ms, |b| b.min(e.due_ms)));
@@ -76,7 +76,7 @@ impl SledStore {
     ) -> Result<Option<DeliveryRecord>, StoreError> {
         let entry = &lease.0;
         let ekey = entry.encode();
-        if !self.inner.records.contains_key(&ekey)? {
+        if !self.records()?.contains_key(&ekey)? {
             // Already attempted and moved on (another lease got there first).
             return Ok(None);
         }
@@ -90,7 +90,7 @@ impl SledStore {
             return Ok(Some(d));
         }
         // Re-checked in a transaction, so a concurrent re-schedule is never undone.
-        let removed = self.inner.records.transaction(|tx| {
+        let removed = self.records()?.transaction(|tx| {
             let d = tx.get(&dkey)?.and_then(|v| records::decode(&v).ok());
             if !d.as_ref().is_some_and(current) {
                 tx.remove(ekey.as_slice())?;

@@ -58,8 +58,7 @@ impl SledStore {
         version: u32,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(self
-            .inner
-            .records
+            .records()?
             .get(keys::plugin_bytes(tenant, name, version))?
             .map(|v| v.to_vec()))
     }
@@ -83,8 +82,7 @@ impl SledStore {
             Some(rec) => rec,
             None => {
                 let count = self
-                    .inner
-                    .records
+                    .records()?
                     .scan_prefix(keys::plugins_of(tenant))
                     .keys()
                     .take(max_plugins)
@@ -190,8 +188,7 @@ impl SledStore {
         };
         let mut batch = super::Writes::default();
         for key in self
-            .inner
-            .records
+            .records()?
             .scan_prefix(keys::plugin_bytes_of(tenant, name))
             .keys()
         {

@@ -36,31 +36,40 @@ impl SledStore {
         now_ms: u64,
     ) -> Result<ReplayOutcome, StoreError> {
         let dkey = keys::delivery(tenant, id);
-        let result = self.inner.records.transaction(|tx| {
-            // Refusals carry no record, so the error type stays small.
-            let abort = ConflictableTransactionError::Abort;
-            let Some(bytes) = tx.get(&dkey)? else {
-                return Err(abort(ReplayOutcome::NotFound));
-            };
-            let mut d: DeliveryRecord =
-                records::decode(&bytes).map_err(|_| abort(ReplayOutcome::NotFound))?;
-            match d.state {
-                DeliveryState::Pending => return Err(abort(ReplayOutcome::Pending)),
-                DeliveryState::Succeeded if !force => return Err(abort(ReplayOutcome::NeedsForce)),
-                _ => {}
-            }
-            if tx.get(keys::endpoint(tenant, &d.endpoint_id))?.is_none() {
-                return Err(abort(ReplayOutcome::EndpointGone));
-            }
-            let left = d.state;
-            let entry = new_series(&mut d, now_ms);
-            tx.insert(dkey.as_slice(), records::encode(&d))?;
-            tx.insert(entry.encode(), tenant.as_bytes())?;
-            Ok((Box::new(d), left))
-        });
+        let (result, seq) = {
+            let db = self.held()?;
+            let result = db.records.transaction(|tx| {
+                // Refusals carry no record, so the error type stays small.
+                let abort = ConflictableTransactionError::Abort;
+                let Some(bytes) = tx.get(&dkey)? else {
+                    return Err(abort(ReplayOutcome::NotFound));
+                };
+                let mut d: DeliveryRecord =
+                    records::decode(&bytes).map_err(|_| abort(ReplayOutcome::NotFound))?;
+                match d.state {
+                    DeliveryState::Pending => return Err(abort(ReplayOutcome::Pending)),
+                    DeliveryState::Succeeded if !force => {
+                        return Err(abort(ReplayOutcome::NeedsForce));
+                    }
+                    _ => {}
+                }
+                if tx.get(keys::endpoint(tenant, &d.endpoint_id))?.is_none() {
+                    return Err(abort(ReplayOutcome::EndpointGone));
+                }
+                let left = d.state;
+                let entry = new_series(&mut d, now_ms);
+                tx.insert(dkey.as_slice(), records::encode(&d))?;
+                tx.insert(entry.encode(), tenant.as_bytes())?;
+                Ok((Box::new(d), left))
+            });
+            let seq = result.is_ok().then(|| self.sequence(&db));
+            (result, seq)
+        };
         match result {
             Ok((d, left)) => {
-                self.wait_own_write().await?;
+                if let Some(seq) = seq {
+                    self.wait_written(seq).await?;
+                }
                 Ok(ReplayOutcome::Replayed(d, left))
             }
             Err(TransactionError::Abort(o)) => Ok(o),
@@ -114,8 +123,7 @@ impl SledStore {
             let mut planned = Vec::new();
             let scan = bulk
                 .store()
-                .inner
-                .records
+                .records()?
                 .scan_prefix(keys::deliveries_of(&tenant));
             for item in scan {
                 let (k, v) = item?;

@@ -74,8 +74,7 @@ impl SledStore {
         let mut planned = Vec::new();
         let mut last = None;
         for item in self
-            .inner
-            .records
+            .records()?
             .range(start..keys::prefix_end(&prefix))
             .take(limit)
         {
@@ -104,7 +103,7 @@ impl SledStore {
         let mut remaining = 0;
         for (dlv_id, _) in &ev.deliveries {
             let dkey = keys::delivery(&ev.tenant_id, dlv_id);
-            let Some(dbytes) = self.inner.records.get(&dkey)? else {
+            let Some(dbytes) = self.records()?.get(&dkey)? else {
                 continue;
             };
             let mut d: DeliveryRecord = records::decode(&dbytes)?;
@@ -125,8 +124,7 @@ impl SledStore {
                 w.require_unchanged(&dkey, dbytes.to_vec());
                 w.remove(&dkey);
                 for k in self
-                    .inner
-                    .records
+                    .records()?
                     .scan_prefix(keys::attempts_of(dlv_id))
                     .keys()
                 {

@@ -14,7 +14,7 @@ impl SledStore {
         now_ms: u64,
     ) -> Result<Option<TenantRecord>, StoreError> {
         let _guard = self.inner.write_lock.lock().await;
-        if self.inner.records.contains_key(keys::tenant(id))? {
+        if self.records()?.contains_key(keys::tenant(id))? {
             return Ok(None);
         }
         let rec = TenantRecord {
@@ -68,8 +68,7 @@ impl SledStore {
     /// On a storage failure.
     pub(crate) fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
         Ok(self
-            .inner
-            .records
+            .records()?
             .get(keys::api_key(key_hash))?
             .map(|v| String::from_utf8_lossy(&v).into_owned()))
     }

@@ -175,7 +175,17 @@ impl SledStore {
                 Err(_) => return,
             };
             rounds += 1;
-            let applied = self.inner.records.transaction(|tx| {
+            let db = match self.held() {
+                Ok(db) => db,
+                Err(e) => {
+                    let message = e.to_string();
+                    for (_, reply) in jobs {
+                        let _ = reply.send(Err(StoreError::unavailable(message.clone())));
+                    }
+                    continue;
+                }
+            };
+            let applied = db.records.transaction(|tx| {
                 jobs.iter()
                     .map(|(job, _)| apply_job(tx, job))
                     .collect::<Result<Vec<_>, _>>()
@@ -187,18 +197,21 @@ impl SledStore {
                     let seq = jobs
                         .iter()
                         .any(|(job, _)| matches!(job, Job::Writes(_)))
-                        .then(|| self.inner.commit.written());
+                        .then(|| self.sequence(&db));
+                    drop(db);
                     for ((_, reply), r) in jobs.into_iter().zip(results) {
                         let _ = reply.send(Ok((r, seq)));
                     }
                 }
                 Err(e) => {
-                    let message = match e {
-                        TransactionError::Abort(()) => "write aborted".to_owned(),
-                        TransactionError::Storage(e) => e.to_string(),
+                    drop(db);
+                    // Each writer is told how it failed (a full disk stays `Full`).
+                    let failure = |e: &TransactionError<()>| match e {
+                        TransactionError::Abort(()) => StoreError::unavailable("write aborted"),
+                        TransactionError::Storage(e) => e.clone().into(),
                     };
                     for (_, reply) in jobs {
-                        let _ = reply.send(Err(StoreError::unavailable(message.clone())));
+                        let _ = reply.send(Err(failure(&e)));
                     }
                 }
             }
@@ -246,21 +259,21 @@ mod tests {
             assert!(first.as_mut().poll(&mut cx).is_pending());
             let mut second = Box::pin(store.apply(writes("b")));
             assert!(second.as_mut().poll(&mut cx).is_pending());
-            assert!(!store.inner.records.contains_key("a").unwrap());
+            assert!(!store.records().unwrap().contains_key("a").unwrap());
             // The leader's request goes away while it yields: its drop drains.
             drop(first);
             assert!(matches!(
                 second.as_mut().poll(&mut cx),
                 Poll::Ready(Ok((WriteResult::Written, Some(_))))
             ));
-            assert!(store.inner.records.contains_key("a").unwrap());
-            assert!(store.inner.records.contains_key("b").unwrap());
+            assert!(store.records().unwrap().contains_key("a").unwrap());
+            assert!(store.records().unwrap().contains_key("b").unwrap());
             // Nobody is draining any more: the next writer leads again.
             assert_eq!(
                 store.apply(writes("c")).await.unwrap().0,
                 WriteResult::Written
             );
-            assert!(store.inner.records.contains_key("c").unwrap());
+            assert!(store.records().unwrap().contains_key("c").unwrap());
         });
     }
 
@@ -282,7 +295,7 @@ mod tests {
             // A leader with no rounds left hands over at once.
             store.drain(0);
             assert_eq!(rx.await.unwrap().unwrap().0, WriteResult::Written);
-            assert!(store.inner.records.contains_key("x").unwrap());
+            assert!(store.records().unwrap().contains_key("x").unwrap());
             // The drain thread lets go once the queue is empty.
             for _ in 0..200 {
                 if !store.inner.writes.state.lock().unwrap().draining {

@@ -128,8 +128,12 @@ impl SledStore {
             let results = self.commit_each(vec![writes]).await?;
             return Ok(results.into_iter().next().unwrap_or(WriteResult::Stale));
         }
-        self.inner.records.apply_batch(writes.into_batch())?;
-        self.wait_own_write().await?;
+        let seq = {
+            let db = self.held()?;
+            db.records.apply_batch(writes.into_batch())?;
+            self.sequence(&db)
+        };
+        self.wait_written(seq).await?;
         Ok(WriteResult::Written)
     }
 
@@ -143,20 +147,25 @@ impl SledStore {
         &self,
         groups: Vec<Writes>,
     ) -> Result<Vec<WriteResult>, StoreError> {
-        let results = self.transact_each(&groups)?;
-        if results.contains(&WriteResult::Written) {
-            self.wait_own_write().await?;
+        let (results, seq) = self.transact_each(&groups)?;
+        if let Some(seq) = seq {
+            self.wait_written(seq).await?;
         }
         Ok(results)
     }
 
     /// Applies each of `groups` that is still current, in one transaction, and
-    /// returns each group's result; durability is the caller's to wait for.
-    pub(super) fn transact_each(&self, groups: &[Writes]) -> Result<Vec<WriteResult>, StoreError> {
+    /// returns each group's result, and the write's sequence if one wrote
+    /// anything; durability is the caller's to wait for.
+    pub(super) fn transact_each(
+        &self,
+        groups: &[Writes],
+    ) -> Result<(Vec<WriteResult>, Option<u64>), StoreError> {
         if groups.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
-        let applied = self.inner.records.transaction(|tx| {
+        let db = self.held()?;
+        let applied = db.records.transaction(|tx| {
             groups
                 .iter()
                 .map(|g| g.apply_if_current(tx))
@@ -164,7 +173,12 @@ impl SledStore {
                 .map_err(ConflictableTransactionError::<()>::from)
         });
         match applied {
-            Ok(r) => Ok(r),
+            Ok(r) => {
+                let seq = r
+                    .contains(&WriteResult::Written)
+                    .then(|| self.sequence(&db));
+                Ok((r, seq))
+            }
             Err(TransactionError::Abort(())) => Err(StoreError::unavailable("write aborted")),
             Err(TransactionError::Storage(e)) => Err(e.into()),
         }
@@ -181,7 +195,7 @@ mod tests {
         let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
         let stop = tokio_util::sync::CancellationToken::new();
         let flusher = store.start_flusher(store.sled_durability().unwrap(), stop.clone());
-        store.inner.records.insert("rec", "v1").unwrap();
+        store.records().unwrap().insert("rec", "v1").unwrap();
         let planned = |expect: &str, key: &str| {
             let mut w = Writes::default();
             w.require_unchanged("rec", expect.as_bytes());
@@ -199,9 +213,9 @@ mod tests {
             results,
             [WriteResult::Written, WriteResult::Stale, WriteResult::Stale]
         );
-        assert!(store.inner.records.contains_key("a").unwrap());
-        assert!(!store.inner.records.contains_key("b").unwrap());
-        assert!(!store.inner.records.contains_key("never").unwrap());
+        assert!(store.records().unwrap().contains_key("a").unwrap());
+        assert!(!store.records().unwrap().contains_key("b").unwrap());
+        assert!(!store.records().unwrap().contains_key("never").unwrap());
         assert_eq!(
             store.commit(planned("v1", "c")).await.unwrap(),
             WriteResult::Written

@@ -41,7 +41,7 @@ async fn worker_held_until(done: impl Fn() -> bool) -> bool {
 }
 
 fn count(store: &SledStore, prefix: &[u8]) -> usize {
-    store.inner.records.scan_prefix(prefix).count()
+    store.records().unwrap().scan_prefix(prefix).count()
 }
 
 /// Copies of `template` written straight to the records tree, as `state`, each

@@ -107,7 +107,7 @@ async fn whole_record_write_back_retention_keeps_a_racing_replay() {
     w.insert(keys::delivery("t", &d.id), records::encode(&dead));
     store.commit(w).await.unwrap();
     let ev_key = keys::event("t", &d.event_id);
-    let ev_bytes = store.inner.records.get(&ev_key).unwrap().unwrap();
+    let ev_bytes = store.records().unwrap().get(&ev_key).unwrap().unwrap();
     let mut cache = std::collections::HashMap::new();
     let (plan, stats) = store
         .plan_event(&ev_key, &ev_bytes, &rules(5_000), &mut cache)
@@ -121,7 +121,7 @@ async fn whole_record_write_back_retention_keeps_a_racing_replay() {
     assert_eq!(store.commit(plan).await.unwrap(), WriteResult::Stale);
     let d = store.delivery("t", &d.id).unwrap().unwrap();
     assert_eq!((d.state, d.series), (DeliveryState::Pending, 2));
-    assert!(store.inner.records.contains_key(&ev_key).unwrap());
+    assert!(store.records().unwrap().contains_key(&ev_key).unwrap());
 }
 
 #[test]

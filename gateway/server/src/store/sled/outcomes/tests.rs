@@ -47,7 +47,7 @@ fn entry(lane: Lane, due_ms: u64) -> Lease {
 fn store_with(d: &DeliveryRecord, entries: &[&Lease]) -> (SledStore, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path(), 1 << 20, 0).unwrap();
-    let records = &store.inner.records;
+    let records = &store.records().unwrap();
     records
         .insert(keys::delivery(T, &d.id), records::encode(d))
         .unwrap();
@@ -61,7 +61,7 @@ fn store_with(d: &DeliveryRecord, entries: &[&Lease]) -> (SledStore, tempfile::T
 }
 
 fn has(store: &SledStore, e: &Lease) -> bool {
-    store.inner.records.contains_key(e.0.encode()).unwrap()
+    store.records().unwrap().contains_key(e.0.encode()).unwrap()
 }
 
 #[test]
