@@ -37,7 +37,7 @@ mod endpoints;
 mod error;
 mod events;
 mod feed;
-mod health;
+pub(crate) mod health;
 mod lease;
 mod plugins;
 pub(crate) mod postgres;
