@@ -126,7 +126,11 @@ pub(super) async fn record(
             next_due_ms: next_due,
             disable_endpoint: disable,
         })
-        .await?;
+        .await
+        .inspect_err(|_| {
+            // Sent, but not recorded: it will be sent again once storage works.
+            worker.ctx.telemetry.internal_error("outcome_unrecorded");
+        })?;
     if written == WriteResult::Written {
         let date = result
             .as_ref()
