@@ -184,6 +184,19 @@ impl GatewayProcess {
         None
     }
 
+    /// SIGSTOP: the process stops where it is, its connections left open
+    /// (a frozen VM, a stalled host), until [`Self::thaw`].
+    pub fn freeze(&self) {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::STOP);
+    }
+
+    /// SIGCONT: a frozen process carries on.
+    pub fn thaw(&self) {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::CONT);
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

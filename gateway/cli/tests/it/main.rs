@@ -13,6 +13,7 @@ mod docs_architecture;
 mod docs_config;
 mod docs_plugins;
 mod drills;
+mod frozen_node;
 mod fuzz_equivalents;
 mod json_logs;
 mod migrate_command;

@@ -89,6 +89,10 @@ pub(super) struct AttemptView {
     /// One of the names of [`ErrorKind`]; a name written by another build is shown as it is.
     #[schema(value_type = Option<String>)]
     error_kind: Option<Recorded<ErrorKind>>,
+    /// The attempt's lease had passed to another attempt when its outcome
+    /// came (its gateway was paused): it reached the receiver, but its outcome
+    /// changed nothing.
+    late: bool,
     #[schema(format = DateTime)]
     next_attempt_at: Option<String>,
     /// The gateway that made the attempt (absent for attempts made before
@@ -115,6 +119,7 @@ impl From<&AttemptRecord> for AttemptView {
             delay_ms: a.delay_ms,
             duration_ms: a.duration_ms,
             error_kind: a.error_kind.clone(),
+            late: a.late,
             next_attempt_at: a.next_attempt_at_ms.map(rfc3339_ms),
             node_id: a.node_id.clone(),
             policy: a.policy.clone(),

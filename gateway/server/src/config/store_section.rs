@@ -57,6 +57,12 @@ pub struct StoreConfig {
     /// claimed; a gateway that dies holding work gives it back after this.
     #[serde(rename = "lease_margin", deserialize_with = "de_duration_ms")]
     pub lease_margin_ms: u64,
+    /// PostgreSQL: how long past its end a lease still holds its endpoint's
+    /// place while the gateway that took it is alive on the database but
+    /// silent (paused, stopped: it may still have the request open at the
+    /// receiver). A gateway that dies gives its session up, and with it this.
+    #[serde(rename = "paused_node_hold", deserialize_with = "de_duration_ms")]
+    pub paused_node_hold_ms: u64,
     /// This node's id (`cluster.node_id`, copied here when the layers are
     /// loaded); a fresh one at each open when unset.
     #[serde(skip)]
@@ -74,6 +80,7 @@ impl Default for StoreConfig {
             pool_size: 16,
             ca_file: None,
             lease_margin_ms: 30_000,
+            paused_node_hold_ms: 300_000,
             node_id: None,
         }
     }
@@ -90,6 +97,7 @@ impl std::fmt::Debug for StoreConfig {
             .field("pool_size", &self.pool_size)
             .field("ca_file", &self.ca_file)
             .field("lease_margin_ms", &self.lease_margin_ms)
+            .field("paused_node_hold_ms", &self.paused_node_hold_ms)
             .field("node_id", &self.node_id)
             .finish()
     }

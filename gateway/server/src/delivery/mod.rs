@@ -10,6 +10,8 @@ mod counted_writes;
 #[cfg(test)]
 mod counted_writes_tests;
 mod endpoint_policy;
+#[cfg(test)]
+mod fenced_outcome_tests;
 mod in_flight;
 mod rate_limit;
 mod schedule_index;

@@ -20,9 +20,18 @@ pub(crate) struct Engine {
 }
 
 pub(crate) async fn engine(before_attempt: Option<crate::delivery::BeforeAttempt>) -> Engine {
-    let store = TestStore::new().await;
+    engine_on(TestStore::new().await, before_attempt)
+}
+
+/// An engine on `store`, whose client may reach this machine's loopback
+/// (where the tests' receivers listen).
+pub(crate) fn engine_on(
+    store: TestStore,
+    before_attempt: Option<crate::delivery::BeforeAttempt>,
+) -> Engine {
     let clock = ManualClock::new(START_MS);
-    let client = super::DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap();
+    let loopback = vec!["127.0.0.0/8".parse().unwrap()];
+    let client = super::DeliveryClient::new(AddressGuard::new(loopback), None).unwrap();
     let config = crate::config::Config::default();
     let (alerts, _) = crate::alerts::AlertMonitor::new(config.alerts.clone());
     let ctx = Arc::new(EngineContext {

@@ -1,7 +1,7 @@
 //! One attempt of one delivery: sign, send, decide, record (`worker/record.rs`).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::Request;
@@ -62,6 +62,8 @@ struct Finished<'a> {
     attempt: u32,
     started: u64,
     ended: u64,
+    /// Measured on the monotonic clock: the wall clock may jump meanwhile.
+    duration_ms: u64,
     result: &'a Result<HttpResponse, SendFailure>,
     outcome: Option<&'a Outcome>,
     decision: Decision,
@@ -133,9 +135,16 @@ impl DeliveryWorker {
         } else {
             &ctx.client
         };
-        let result = client
-            .send(request, Duration::from_millis(ep.timeout_ms))
-            .await;
+        // A node paused past its lease (its monotonic clock says so) sends
+        // nothing: another node may hold the endpoint's place by now.
+        let timeout = Duration::from_millis(ep.timeout_ms);
+        let Some(timeout) = self.entry.time_left(Instant::now(), timeout) else {
+            tracing::warn!(delivery_id = %d.id, "lease ended before the request was sent: not sent");
+            return Ok(AttemptReport::default());
+        };
+        let sent_at = Instant::now();
+        let result = client.send(request, timeout).await;
+        let duration_ms = u64::try_from(sent_at.elapsed().as_millis()).unwrap_or(u64::MAX);
         let ended = ctx.clock.now_ms();
         let attempt = d.attempts + 1;
         let policy = &self.policy.effective;
@@ -187,6 +196,7 @@ impl DeliveryWorker {
             attempt,
             started,
             ended,
+            duration_ms,
             result: &result,
             outcome: outcome.as_ref(),
             decision,

@@ -3,6 +3,8 @@
 //! the store writes the outcome only while the lease is still current (else
 //! `Stale`). What makes it current is the backend's own business.
 
+use std::time::{Duration, Instant};
+
 use crate::ids::{DeliveryId, EndpointId};
 
 /// Which queue due work sits in. First attempts and retries are kept in separate
@@ -36,10 +38,16 @@ pub(crate) struct DueEntry {
 }
 
 /// One delivery due at one time, as the store handed it out. Opaque: only the
-/// store that made it reads what it holds: the schedule entry, and the token
-/// of a backend that fences claims (0 where the entry itself is the fence).
+/// store that made it reads what it holds: the schedule entry, the token of a
+/// backend that fences claims (0 where the entry itself is the fence), and,
+/// where other nodes may retake the work, when the lease ends on this
+/// process's monotonic clock (no earlier than the store's own expiry).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lease(pub(crate) DueEntry, pub(crate) i64);
+pub struct Lease(
+    pub(crate) DueEntry,
+    pub(crate) i64,
+    pub(crate) Option<Instant>,
+);
 
 impl Lease {
     /// The delivery this lease is for.
@@ -61,6 +69,21 @@ impl Lease {
     pub fn lane(&self) -> Lane {
         self.0.lane
     }
+
+    /// How long a request sent `now` may take: `timeout`, cut to what is
+    /// left of the lease; `None` once the lease has ended, when nothing may be
+    /// sent (a node paused past it may find another node in its place). The
+    /// monotonic clock keeps counting while a process is stopped, so a node
+    /// that wakes late knows it.
+    pub(crate) fn time_left(&self, now: Instant, timeout: Duration) -> Option<Duration> {
+        match self.2 {
+            None => Some(timeout),
+            Some(end) => end
+                .checked_duration_since(now)
+                .filter(|left| !left.is_zero())
+                .map(|left| left.min(timeout)),
+        }
+    }
 }
 
 /// Alternates first attempts and retries, first attempts first, so neither lane
@@ -79,6 +102,32 @@ pub(crate) fn interleave<T>(first: Vec<T>, retry: Vec<T>) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_is_sent_once_the_lease_has_ended_and_a_request_ends_with_it() {
+        let entry = DueEntry {
+            lane: Lane::First,
+            endpoint_id: "ep".into(),
+            due_ms: 0,
+            delivery_id: "d".into(),
+        };
+        let now = Instant::now();
+        let timeout = Duration::from_secs(5);
+        let unfenced = Lease(entry.clone(), 0, None);
+        assert_eq!(unfenced.time_left(now, timeout), Some(timeout));
+        let lease = Lease(entry, 1, Some(now + Duration::from_secs(2)));
+        assert_eq!(lease.time_left(now, timeout), Some(Duration::from_secs(2)));
+        let later = now + Duration::from_secs(1);
+        assert_eq!(
+            lease.time_left(later, Duration::from_millis(300)),
+            Some(Duration::from_millis(300))
+        );
+        assert_eq!(lease.time_left(now + Duration::from_secs(2), timeout), None);
+        assert_eq!(
+            lease.time_left(now + Duration::from_secs(60), timeout),
+            None
+        );
+    }
 
     #[test]
     fn new_first_attempts_are_not_stuck_behind_retries() {

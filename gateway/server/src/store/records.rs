@@ -222,6 +222,11 @@ pub struct AttemptRecord {
     /// had ids).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_id: Option<String>,
+    /// The attempt reached the receiver after its lease had been given to
+    /// another attempt (its node was paused): logged, but its outcome changed
+    /// nothing. Absent in records written before late attempts were logged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub late: bool,
 }
 
 /// The first answer to an `Idempotency-Key`, replayed to repeats.

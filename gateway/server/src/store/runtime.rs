@@ -6,7 +6,9 @@
 use crate::ids::EndpointId;
 use serde::{Deserialize, Serialize};
 
-use super::{Backend, BreakerRecord, BreakerState, Lease, Store, StoreError};
+use super::{
+    AttemptWrite, Backend, BreakerRecord, BreakerState, Lease, Store, StoreError, WriteResult,
+};
 
 /// An endpoint's shared state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,6 +92,25 @@ impl Store {
     ) -> Result<R, StoreError> {
         match &self.backend {
             Backend::Postgres(pg) => self.observed(pg.update_runtime(endpoint_id, change).await),
+            Backend::Sled(_) => Err(not_shared()),
+        }
+    }
+
+    /// Records an attempt as [`Store::record_attempt`] does and, only if it
+    /// was written, changes `endpoint_id`'s shared state with `change` (counts
+    /// the outcome on the shared breaker), in one transaction: a stale outcome
+    /// is never counted, and no node plans the endpoint between the outcome
+    /// giving up its lease and the count. Claiming backends only.
+    ///
+    /// # Errors
+    /// As [`Store::claim_turn`].
+    pub async fn record_counted_attempt<R: Send>(
+        &self,
+        w: AttemptWrite<'_>,
+        change: impl FnOnce(&mut RuntimeRecord) -> R + Send,
+    ) -> Result<(WriteResult, Option<R>), StoreError> {
+        match &self.backend {
+            Backend::Postgres(pg) => self.observed(pg.record_counted_attempt(w, change).await),
             Backend::Sled(_) => Err(not_shared()),
         }
     }

@@ -2,7 +2,7 @@
 //! attempt's outcome, written only while its lease is still current.
 
 use super::{AttemptRecord, DeliveryRecord, Lane, Lease, Store, StoreError};
-use crate::ids::{EndpointId, TenantId};
+use crate::ids::{DeliveryId, EndpointId, TenantId};
 use crate::policy::DeadReason;
 
 /// Why a due attempt could not be made, and what becomes of its delivery.
@@ -158,5 +158,27 @@ impl Store {
     /// `Unavailable` if the write failed.
     pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
         on_backend!(self, s => s.record_attempt(w).await)
+    }
+
+    /// Appends an attempt whose outcome was `Stale` to its delivery's log,
+    /// marked late: it reached the receiver, so the log shows it, but it
+    /// changes nothing else (the fencing stands). Kept apart from the attempts
+    /// written under their lease, so it never takes the place of the attempt
+    /// with the same number that the current lease made. `Stale` if the
+    /// delivery no longer exists.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn record_late_attempt(
+        &self,
+        tenant: &TenantId,
+        delivery_id: &DeliveryId,
+        attempt: &AttemptRecord,
+    ) -> Result<WriteResult, StoreError> {
+        let late = AttemptRecord {
+            late: true,
+            ..attempt.clone()
+        };
+        on_backend!(self, s => s.record_late_attempt(tenant, delivery_id, &late).await)
     }
 }

@@ -53,6 +53,16 @@ impl Gateway {
         self.process.logs()
     }
 
+    /// SIGSTOP, until [`Self::thaw`] (a frozen node).
+    pub fn freeze(&self) {
+        self.process.freeze();
+    }
+
+    /// SIGCONT.
+    pub fn thaw(&self) {
+        self.process.thaw();
+    }
+
     /// SIGKILL: no shutdown work at all.
     pub fn kill(self) {
         self.process.kill();

@@ -45,6 +45,7 @@ fn attempt() -> AttemptRecord {
         decided_by: "builtin".into(),
         policy: "endpoint:svix".into(),
         node_id: None,
+        late: false,
     }
 }
 
@@ -90,6 +91,7 @@ fn attempt_json(a: &AttemptRecord) -> Value {
         "decided_by": a.decided_by,
         "policy": a.policy,
         "node_id": a.node_id,
+        "late": a.late,
     })
 }
 

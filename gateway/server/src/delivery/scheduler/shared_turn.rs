@@ -118,6 +118,9 @@ pub(super) async fn serve(mut turn: Turn<'_>, endpoint_id: &EndpointId, now: u64
         return; // a finishing attempt requeues the endpoint
     }
     let ctx = Arc::clone(endpoints.ctx());
+    // The claim's own time, not the pass's (which may be old by now): leases
+    // run from it, and this node's monotonic lease end with them.
+    let now = ctx.clock.now_ms().max(now);
     let mut plan = SharedTurn {
         now,
         clock: Arc::clone(&ctx.clock),

@@ -1,5 +1,7 @@
 //! The record of an attempt: the delivery's new state and its attempt log
-//! entry, written under the lease, then logged and counted.
+//! entry, written under the lease (and counted on a shared breaker in the same
+//! transaction), then logged and counted. An outcome whose lease had passed on
+//! changes nothing, but its attempt is logged, marked late.
 
 use super::{AttemptReport, DeliveryWorker, Finished};
 use crate::delivery::breaker::RawOutcome;
@@ -24,6 +26,7 @@ pub(super) async fn record(
         attempt,
         started,
         ended,
+        duration_ms,
         result,
         outcome,
         decision,
@@ -70,7 +73,7 @@ pub(super) async fn record(
         series: d.series,
         attempt,
         started_at_ms: started,
-        duration_ms: ended.saturating_sub(started),
+        duration_ms,
         status,
         error_kind: error_kind.map(Into::into),
         response_snippet: snippet,
@@ -81,6 +84,7 @@ pub(super) async fn record(
         decided_by: decision.decided_by.clone(),
         policy: policy_label.to_owned(),
         node_id: Some(worker.ctx.store.node_id().to_owned()),
+        late: false,
     };
     tracing::info!(
         node_id = worker.ctx.store.node_id(),
@@ -107,30 +111,46 @@ pub(super) async fn record(
         },
         shared: None,
     };
-    if let Some(shared) = &worker.shared {
-        // Counted while the lease still holds the endpoint's place, so no
-        // node starts another attempt on a breaker about to trip.
-        let endpoint_id = &worker.endpoint.id;
-        let counted = shared.count(&worker.ctx.store, endpoint_id, report.outcome, ended);
-        report.shared = counted.await;
+    let write = AttemptWrite {
+        delivery: &d,
+        expected_series,
+        expected_attempts,
+        attempt: &log,
+        lease: &worker.entry,
+        next_due_ms: next_due,
+        disable_endpoint: disable,
+    };
+    let store = &worker.ctx.store;
+    let recorded = match &worker.shared {
+        // Counted on the shared breaker in the outcome's own transaction, only
+        // if the fenced write succeeds, and before this node gives up its place.
+        Some(shared) if shared.counts(report.outcome) => {
+            let count = shared.count(report.outcome, ended);
+            store
+                .record_counted_attempt(write, count)
+                .await
+                .map(|(written, counted)| {
+                    report.shared = counted;
+                    written
+                })
+        }
+        _ => store.record_attempt(write).await,
+    };
+    let written = recorded.inspect_err(|_| {
+        // Sent, but not recorded: it will be sent again once storage works.
+        worker.ctx.telemetry.internal_error("outcome_unrecorded");
+    })?;
+    if written == WriteResult::Stale && !matches!(result, Err(SendFailure::Blocked(_))) {
+        // It was sent, and its outcome came after its lease had passed on
+        // (its node was paused): logged as late, changing nothing else.
+        tracing::warn!(
+            node_id = store.node_id(),
+            delivery_id = %d.id,
+            attempt,
+            "late attempt: its lease had passed to another attempt; logged as late"
+        );
+        store.record_late_attempt(&d.tenant_id, &d.id, &log).await?;
     }
-    let written = worker
-        .ctx
-        .store
-        .record_attempt(AttemptWrite {
-            delivery: &d,
-            expected_series,
-            expected_attempts,
-            attempt: &log,
-            lease: &worker.entry,
-            next_due_ms: next_due,
-            disable_endpoint: disable,
-        })
-        .await
-        .inspect_err(|_| {
-            // Sent, but not recorded: it will be sent again once storage works.
-            worker.ctx.telemetry.internal_error("outcome_unrecorded");
-        })?;
     if written == WriteResult::Written {
         let date = result
             .as_ref()

@@ -114,6 +114,7 @@ fn attempt(series: u32, status: u16, next_ms: Option<u64>) -> AttemptRecord {
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
         node_id: None,
+        late: false,
     }
 }
 

@@ -37,7 +37,14 @@ impl PgStore {
             .client()
             .await?
             .query(
-                "SELECT record FROM attempts WHERE delivery_id = $1 ORDER BY series, attempt",
+                // A late attempt follows the one with its number.
+                "SELECT record FROM (
+                     SELECT series, attempt, 0 AS late, record FROM attempts
+                     WHERE delivery_id = $1
+                     UNION ALL
+                     SELECT series, attempt, 1, record FROM late_attempts
+                     WHERE delivery_id = $1) log
+                 ORDER BY series, attempt, late",
                 &[&delivery_id],
             )
             .await

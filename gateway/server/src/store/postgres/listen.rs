@@ -16,6 +16,7 @@ use tokio_postgres::AsyncMessage;
 use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_util::sync::CancellationToken;
 
+use super::statements::PRESENCE_LOCK_CLASS;
 use super::{PgStore, PgTarget, ms, pg_error, unms};
 use crate::clock::{Clock, SystemClock};
 use crate::store::{Change, ChangeFeed, StoreError};
@@ -180,6 +181,23 @@ async fn listen_once(
         .batch_execute(&format!("LISTEN {CHANNEL}"))
         .await
         .map_err(pg_error)?;
+    // The node's presence lock, held for as long as this session lives: while
+    // it is held, a lease of this node that ended still holds its place for the
+    // others (the node may be paused with a request open at the receiver).
+    let present: bool = client
+        .query_one(
+            "SELECT pg_try_advisory_lock($1, hashtext($2))",
+            &[&PRESENCE_LOCK_CLASS, &store.node_id()],
+        )
+        .await
+        .map_err(pg_error)?
+        .get(0);
+    if !present {
+        tracing::warn!(
+            node_id = store.node_id(),
+            "another session holds this node id's presence lock (a paused gateway with the same cluster.node_id?)"
+        );
+    }
     loop {
         tokio::select! {
             () = stop.cancelled() => break,

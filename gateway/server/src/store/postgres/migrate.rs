@@ -14,12 +14,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_cluster.sql"),
     include_str!("migrations/0003_plugin_uploads.sql"),
+    include_str!("migrations/0004_late_attempts.sql"),
 ];
 
 /// The newest schema this build knows.
 pub(crate) const SCHEMA_VERSION: u64 = MIGRATIONS.len() as u64;
 
-/// The advisory lock key migrations run under (the only advisory lock hookgate takes).
+/// The advisory lock key migrations run under (one bigint key; the only other
+/// advisory locks hookgate takes are the nodes' presence locks, two int keys).
 const MIGRATION_LOCK: i64 = 0x686f_6f6b_6761_7465; // "hookgate"
 
 /// Brings the schema up to [`SCHEMA_VERSION`]; returns the versions applied.

@@ -79,6 +79,9 @@ struct Inner {
     /// This process, in leases (`leased_by`) and singleton grants.
     node_id: String,
     lease_margin_ms: u64,
+    /// `store.paused_node_hold`: how long a paused node's expired lease still
+    /// holds its place (`statements.rs`).
+    paused_node_hold_ms: u64,
     ingest: ingest::Batcher,
 }
 
@@ -123,6 +126,7 @@ impl PgStore {
                 batches,
                 node_id,
                 lease_margin_ms: config.lease_margin_ms,
+                paused_node_hold_ms: config.paused_node_hold_ms,
                 ingest,
             }),
         };

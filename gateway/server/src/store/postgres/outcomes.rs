@@ -8,7 +8,10 @@ use tokio_postgres::types::ToSql;
 
 use super::statements::{OUTCOME_FINAL, OUTCOME_RETRY};
 use super::{PgStore, from_json, ms, pg_error, to_json};
-use crate::store::{AttemptWrite, DeliveryRecord, EndpointRecord, StoreError, WriteResult};
+use crate::store::{
+    AttemptRecord, AttemptWrite, DeliveryRecord, EndpointRecord, RuntimeRecord, StoreError,
+    WriteResult,
+};
 
 impl PgStore {
     /// Records an attempt under its lease, in one statement on a connection
@@ -39,6 +42,71 @@ impl PgStore {
         tx.commit().await.map_err(pg_error)?;
         self.inner.cache.forget_endpoints(&d.tenant_id);
         Ok(WriteResult::Written)
+    }
+}
+
+impl PgStore {
+    /// See [`crate::store::Store::record_counted_attempt`]: the endpoint's
+    /// shared state is locked first, so no node plans a turn between the
+    /// outcome giving up its lease and the breaker counting it.
+    pub async fn record_counted_attempt<R: Send>(
+        &self,
+        w: AttemptWrite<'_>,
+        change: impl FnOnce(&mut RuntimeRecord) -> R + Send,
+    ) -> Result<(WriteResult, Option<R>), StoreError> {
+        let d = w.delivery;
+        self.inner.claimed.take(&d.id, w.lease.1);
+        let row = OutcomeRow::new(&w);
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let mut runtime = super::runtime::lock_runtime(&tx, &d.endpoint_id).await?;
+        let count = tx.query_one(row.sql(), &row.params()).await;
+        if written(count.map_err(pg_error)?.get(0)) == WriteResult::Stale {
+            // A stale outcome is not counted: the attempt holding the lease is.
+            return Ok((WriteResult::Stale, None));
+        }
+        let before = runtime.clone();
+        let answer = change(&mut runtime);
+        if runtime != before {
+            super::runtime::save(&tx, &d.endpoint_id, &runtime).await?;
+        }
+        if let Some(reason) = &w.disable_endpoint {
+            disable_endpoint(&tx, d, reason).await?;
+        }
+        tx.commit().await.map_err(pg_error)?;
+        if w.disable_endpoint.is_some() {
+            self.inner.cache.forget_endpoints(&d.tenant_id);
+        }
+        Ok((WriteResult::Written, Some(answer)))
+    }
+
+    /// See [`crate::store::Store::record_late_attempt`].
+    pub async fn record_late_attempt(
+        &self,
+        tenant: &str,
+        delivery_id: &str,
+        late: &AttemptRecord,
+    ) -> Result<WriteResult, StoreError> {
+        let client = self.relaxed_client().await?;
+        let node = late.node_id.clone().unwrap_or_default();
+        let count = client
+            .execute(
+                "INSERT INTO late_attempts (delivery_id, series, attempt, node_id, record)
+                 SELECT $1, $2, $3, $4, $5
+                 WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = $1 AND tenant_id = $6)
+                 ON CONFLICT DO NOTHING",
+                &[
+                    &delivery_id,
+                    &(late.series as i32),
+                    &(late.attempt as i32),
+                    &node,
+                    &to_json(late),
+                    &tenant,
+                ],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(written(i64::try_from(count).unwrap_or(0)))
     }
 }
 

@@ -36,6 +36,7 @@ fn bench_attempt(series: u32) -> AttemptRecord {
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
         node_id: None,
+        late: false,
     }
 }
 
@@ -78,7 +79,7 @@ pub async fn raw_deliver_rate(
             loop {
                 let now = ms(crate::clock::Clock::now_ms(&crate::clock::SystemClock));
                 let size = claim_size.max(1) as i64;
-                let params: [&(dyn ToSql + Sync); 7] = [
+                let params: [&(dyn ToSql + Sync); 8] = [
                     &"ep_reference",
                     &0i16,
                     &now,
@@ -86,6 +87,7 @@ pub async fn raw_deliver_rate(
                     &token,
                     &"reference",
                     &30_000i64,
+                    &300_000i64,
                 ];
                 let rows = client.query(&claim, &params).await.map_err(pg_error)?;
                 if rows.is_empty() {
@@ -124,6 +126,7 @@ async fn settle(
             delivery_id: d.id.clone(),
         },
         token,
+        None,
     );
     let row = OutcomeRow::new(&AttemptWrite {
         delivery: d,

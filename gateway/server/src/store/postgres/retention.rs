@@ -93,6 +93,7 @@ impl PgStore {
         stats.events_removed = events_gone.len();
         for sql in [
             "DELETE FROM attempts WHERE delivery_id = ANY($1)",
+            "DELETE FROM late_attempts WHERE delivery_id = ANY($1)",
             "DELETE FROM queue WHERE delivery_id = ANY($1)",
             "DELETE FROM deliveries WHERE id = ANY($1)",
         ] {

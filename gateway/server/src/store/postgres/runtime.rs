@@ -6,6 +6,7 @@
 
 use deadpool_postgres::GenericClient;
 
+use super::statements::LIVE_LEASES;
 use super::{PgStore, from_json, ms, pg_error, to_json};
 use crate::store::{ClaimedTurn, Lane, RuntimeRecord, StoreError, TurnPlan};
 
@@ -17,13 +18,10 @@ const LOCK_RUNTIME: &str = "SELECT record FROM endpoint_runtime
 const CREATE_RUNTIME: &str = "INSERT INTO endpoint_runtime (endpoint_id, record)
      VALUES ($1, '{}') ON CONFLICT (endpoint_id) DO NOTHING";
 
-/// The endpoint's unexpired leases on every node, and its timeout: a statement
-/// of its own, after the lock, so that its snapshot sees every claim committed
-/// before the lock was taken (a snapshot taken with the lock's statement may
-/// predate the last holder's commit). `$1` endpoint, `$2` now.
-const LIVE_LEASES: &str = "SELECT (SELECT count(*) FROM queue
-         WHERE endpoint_id = $1 AND lease_token IS NOT NULL AND due_ms > $2),
-     (SELECT max(timeout_ms) FROM endpoints WHERE id = $1)";
+// The endpoint's live leases (`statements::LIVE_LEASES`) are counted in a
+// statement of its own, after the lock, so that its snapshot sees every claim
+// committed before the lock was taken (a snapshot taken with the lock's
+// statement may predate the last holder's commit).
 
 const SAVE_RUNTIME: &str = "UPDATE endpoint_runtime SET record = $2 WHERE endpoint_id = $1";
 
@@ -35,6 +33,8 @@ impl PgStore {
         now_ms: u64,
         plan: &mut dyn TurnPlan,
     ) -> Result<ClaimedTurn, StoreError> {
+        // This process's clock at `now_ms`, near enough (read before any wait).
+        let anchor = std::time::Instant::now();
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
         let now = ms(now_ms);
@@ -54,7 +54,10 @@ impl PgStore {
             }
         };
         let count = tx.prepare_cached(LIVE_LEASES).await.map_err(pg_error)?;
-        let row = tx.query_one(&count, &[&endpoint_id, &now]).await;
+        let hold = ms(self.inner.paused_node_hold_ms);
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
+            [&endpoint_id, &now, &self.inner.node_id, &hold];
+        let row = tx.query_one(&count, &params).await;
         let row = row.map_err(pg_error)?;
         let live: i64 = row.get(0);
         let timeout_ms: Option<i64> = row.get(1);
@@ -63,7 +66,9 @@ impl PgStore {
             .saturating_add(timeout_ms.map_or(0, super::unms));
         let before = runtime.clone();
         let allowed = plan.allowed(&runtime, usize::try_from(live).unwrap_or(0));
-        let leases = self.claim_lanes(&tx, endpoint_id, now_ms, allowed).await?;
+        let leases = self
+            .claim_lanes(&tx, endpoint_id, now_ms, allowed, anchor)
+            .await?;
         plan.started(&mut runtime, leases.len(), lease_until_ms);
         if runtime != before {
             save(&tx, endpoint_id, &runtime).await?;
@@ -80,18 +85,19 @@ impl PgStore {
         endpoint_id: &str,
         now_ms: u64,
         allowed: usize,
+        anchor: std::time::Instant,
     ) -> Result<Vec<crate::store::Lease>, StoreError> {
         let half = allowed.div_ceil(2);
         let mut first = self
-            .claim_rows(tx, Lane::First, endpoint_id, now_ms, half)
+            .claim_rows(tx, Lane::First, endpoint_id, now_ms, half, anchor)
             .await?;
         let retry_room = allowed - first.len();
         let retry = self
-            .claim_rows(tx, Lane::Retry, endpoint_id, now_ms, retry_room)
+            .claim_rows(tx, Lane::Retry, endpoint_id, now_ms, retry_room, anchor)
             .await?;
         let room = allowed - first.len() - retry.len();
         if room > 0 && first.len() == half {
-            let more = self.claim_rows(tx, Lane::First, endpoint_id, now_ms, room);
+            let more = self.claim_rows(tx, Lane::First, endpoint_id, now_ms, room, anchor);
             first.extend(more.await?);
         }
         Ok(crate::store::interleave(first, retry))
@@ -105,24 +111,7 @@ impl PgStore {
     ) -> Result<R, StoreError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
-        let lock = "SELECT record FROM endpoint_runtime WHERE endpoint_id = $1 FOR UPDATE";
-        let row = match tx
-            .query_opt(lock, &[&endpoint_id])
-            .await
-            .map_err(pg_error)?
-        {
-            Some(row) => row,
-            // The first change of an endpoint no turn has planned yet.
-            None => {
-                tx.execute(CREATE_RUNTIME, &[&endpoint_id])
-                    .await
-                    .map_err(pg_error)?;
-                tx.query_one(lock, &[&endpoint_id])
-                    .await
-                    .map_err(pg_error)?
-            }
-        };
-        let mut runtime = decode(row.get(0))?;
+        let mut runtime = lock_runtime(&tx, endpoint_id).await?;
         let before = runtime.clone();
         let answer = change(&mut runtime);
         if runtime != before {
@@ -133,11 +122,37 @@ impl PgStore {
     }
 }
 
+/// The endpoint's shared state, locked for `tx` (waiting for any node
+/// planning it), created if no turn has planned the endpoint yet.
+pub(super) async fn lock_runtime(
+    tx: &impl GenericClient,
+    endpoint_id: &str,
+) -> Result<RuntimeRecord, StoreError> {
+    let lock = "SELECT record FROM endpoint_runtime WHERE endpoint_id = $1 FOR UPDATE";
+    let row = match tx
+        .query_opt(lock, &[&endpoint_id])
+        .await
+        .map_err(pg_error)?
+    {
+        Some(row) => row,
+        // The first change of an endpoint no turn has planned yet.
+        None => {
+            tx.execute(CREATE_RUNTIME, &[&endpoint_id])
+                .await
+                .map_err(pg_error)?;
+            tx.query_one(lock, &[&endpoint_id])
+                .await
+                .map_err(pg_error)?
+        }
+    };
+    decode(row.get(0))
+}
+
 fn decode(text: &str) -> Result<RuntimeRecord, StoreError> {
     from_json(text, "endpoint runtime")
 }
 
-async fn save(
+pub(super) async fn save(
     tx: &impl GenericClient,
     endpoint_id: &str,
     runtime: &RuntimeRecord,

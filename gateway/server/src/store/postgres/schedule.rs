@@ -4,10 +4,14 @@
 //! the work of a gateway that died becomes due again with no reaper. An outcome
 //! is written only where the row still holds its token, series and attempts
 //! (`outcomes`); a late one, from an expired lease, is `Stale` and changes nothing.
+//! An expired lease of a node that is paused, not dead, is not claimed (see
+//! `held_by_a_paused_node!`), and each lease carries its end on this process's
+//! monotonic clock for the worker.
 
 use crate::store::DueEntry;
 use deadpool_postgres::GenericClient;
 use rand::RngExt;
+use std::time::{Duration, Instant};
 
 use tokio_postgres::types::ToSql;
 
@@ -16,6 +20,10 @@ use super::{PgStore, from_json, ms, pg_error, to_json, unms};
 use crate::store::{
     DeliveryRecord, DeliveryState, Interrupted, Interruption, Lane, Lease, StoreError,
 };
+
+/// How much earlier than the store's expiry a lease ends for the node that
+/// holds it.
+const END_GUARD: Duration = Duration::from_millis(50);
 
 /// A lane as the queue stores it.
 pub(super) fn lane_code(lane: Lane) -> i16 {
@@ -34,12 +42,14 @@ impl PgStore {
         now_ms: u64,
         limit: usize,
     ) -> Result<Vec<Lease>, StoreError> {
+        let anchor = Instant::now();
         let client = self.client().await?;
-        self.claim_rows(&*client, lane, endpoint_id, now_ms, limit)
+        self.claim_rows(&*client, lane, endpoint_id, now_ms, limit, anchor)
             .await
     }
 
-    /// [`PgStore::due_entries`] on `client` (a transaction, for a turn).
+    /// [`PgStore::due_entries`] on `client` (a transaction, for a turn);
+    /// `anchor` is this process's monotonic clock at `now_ms`.
     pub(super) async fn claim_rows(
         &self,
         client: &impl GenericClient,
@@ -47,13 +57,15 @@ impl PgStore {
         endpoint_id: &str,
         now_ms: u64,
         limit: usize,
+        anchor: Instant,
     ) -> Result<Vec<Lease>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
         let token: i64 = rand::rng().random_range(1..i64::MAX);
         let statement = client.prepare_cached(CLAIM).await.map_err(pg_error)?;
-        let params: [&(dyn ToSql + Sync); 7] = [
+        let hold = ms(self.inner.paused_node_hold_ms);
+        let params: [&(dyn ToSql + Sync); 8] = [
             &endpoint_id,
             &lane_code(lane),
             &ms(now_ms),
@@ -61,6 +73,7 @@ impl PgStore {
             &token,
             &self.inner.node_id,
             &ms(self.inner.lease_margin_ms),
+            &hold,
         ];
         let rows = client.query(&statement, &params).await.map_err(pg_error)?;
         self.inner.batches.claims.inc();
@@ -75,7 +88,11 @@ impl PgStore {
             };
             let d: DeliveryRecord = from_json(r.get(2), "delivery")?;
             self.inner.claimed.keep(token, d, r.get(3));
-            leases.push(Lease(key, token));
+            // The lease's end on this process's clock, a little early, so that
+            // this node stops before another may start.
+            let held_for = unms(r.get(4)).saturating_sub(now_ms);
+            let end = anchor + Duration::from_millis(held_for).saturating_sub(END_GUARD);
+            leases.push(Lease(key, token, Some(end)));
         }
         leases.sort_by(|a, b| (a.0.due_ms, &a.0.delivery_id).cmp(&(b.0.due_ms, &b.0.delivery_id)));
         Ok(leases)

@@ -28,14 +28,63 @@ pub(crate) const INSERT_QUEUE: &str = "INSERT INTO queue
      SELECT id, t, e, 0, due, due, 1, 0
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[]) AS u(id, t, e, due)";
 
+/// The advisory lock's first key of a node's presence lock; the second is
+/// `hashtext(node_id)`. Each node holds its own on its dedicated listening
+/// connection: a process that dies gives it up with its session, one that is
+/// paused (stopped, frozen) keeps it.
+/// (`held_by_a_paused_node!` spells it out: 26727.)
+pub(crate) const PRESENCE_LOCK_CLASS: i32 = 0x6867; // "hg"
+const _: () = assert!(
+    PRESENCE_LOCK_CLASS == 26727,
+    "held_by_a_paused_node! spells it"
+);
+
+/// Whether a queue row's expired lease still holds its endpoint's place: it is
+/// another node's (`$node`), that node still holds its presence lock, so it may
+/// be paused with the request open at the receiver, and the lease ended less
+/// than `store.paused_node_hold` (`$hold`) ago. A macro, so that the
+/// statements below stay one literal each; `$now`, `$node` and `$hold` are
+/// each statement's own parameters.
+macro_rules! held_by_a_paused_node {
+    ($now:literal, $node:literal, $hold:literal) => {
+        concat!(
+            "(lease_token IS NOT NULL AND leased_by <> ",
+            $node,
+            " AND due_ms <= ",
+            $now,
+            " AND due_ms > ",
+            $now,
+            " - ",
+            $hold,
+            " AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'",
+            " AND classid = 26727 AND objsubid = 2 AND granted",
+            " AND objid = (hashtext(leased_by)::bigint & 4294967295)::oid))"
+        )
+    };
+}
+
+/// The endpoint's leases that hold its places on every node: unexpired, or
+/// expired but held by a paused node. `$1` endpoint, `$2` now, `$3` this node,
+/// `$4` the hold; and the endpoint's timeout.
+pub(crate) const LIVE_LEASES: &str = concat!(
+    "SELECT (SELECT count(*) FROM queue WHERE endpoint_id = $1 AND ",
+    "((lease_token IS NOT NULL AND due_ms > $2) OR ",
+    held_by_a_paused_node!("$2", "$3", "$4"),
+    ")), (SELECT max(timeout_ms) FROM endpoints WHERE id = $1)"
+);
+
 /// A claim: up to `$4` rows of endpoint `$1` in lane `$2` due by `$3`, oldest
-/// first, skipping rows another claim holds; each gets token `$5` and holder
-/// `$6`, and is due again when its lease expires (`$3` + margin `$7` + the
-/// endpoint's timeout). Returns each row's delivery, scheduled time and record,
-/// and its event's payload (what the attempt sends).
-pub(crate) const CLAIM: &str = "WITH due AS (
+/// first, skipping rows another claim holds and rows a paused node's lease
+/// still holds (`$8` the hold); each gets token `$5` and holder `$6`, and is
+/// due again when its lease expires (`$3` + margin `$7` + the endpoint's
+/// timeout). Returns each row's delivery, scheduled time and record, its
+/// event's payload (what the attempt sends), and when its lease expires.
+pub(crate) const CLAIM: &str = concat!(
+    "WITH due AS (
          SELECT delivery_id FROM queue
-         WHERE endpoint_id = $1 AND lane = $2 AND due_ms <= $3
+         WHERE endpoint_id = $1 AND lane = $2 AND due_ms <= $3 AND NOT ",
+    held_by_a_paused_node!("$3", "$6", "$8"),
+    "
          ORDER BY due_ms, delivery_id LIMIT $4
          FOR UPDATE SKIP LOCKED),
      claimed AS (
@@ -43,10 +92,11 @@ pub(crate) const CLAIM: &str = "WITH due AS (
              due_ms = $3 + $7 + COALESCE(
                  (SELECT max(timeout_ms) FROM endpoints WHERE id = $1), 0)
          FROM due WHERE q.delivery_id = due.delivery_id
-         RETURNING q.delivery_id, q.scheduled_ms)
-     SELECT c.delivery_id, c.scheduled_ms, d.record, e.payload
+         RETURNING q.delivery_id, q.scheduled_ms, q.due_ms)
+     SELECT c.delivery_id, c.scheduled_ms, d.record, e.payload, c.due_ms
      FROM claimed c JOIN deliveries d ON d.id = c.delivery_id
-     LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id";
+     LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id"
+);
 
 /// A leased delivery's record, while `$2` is still its lease: `$1` delivery,
 /// `$3` tenant.

@@ -113,6 +113,7 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
         node_id: None,
+        late: false,
     };
     let written = store
         .record_attempt(AttemptWrite {
@@ -120,7 +121,7 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
             expected_series,
             expected_attempts,
             attempt: &log,
-            lease: &Lease(entry.clone(), 0),
+            lease: &Lease(entry.clone(), 0, None),
             next_due_ms: next_due,
             disable_endpoint: disable.map(str::to_owned),
         })
@@ -159,6 +160,7 @@ async fn interrupt(store: &SledStore, d: &DeliveryRecord, what: Interruption) {
             delivery_id: d.id.clone(),
         },
         0,
+        None,
     );
     let done = store.interrupt(TENANT, &entry, d.created_at_ms + 5, what);
     assert!(matches!(done.await.unwrap(), Interrupted::Ended(_)));

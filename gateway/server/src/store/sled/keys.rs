@@ -87,6 +87,15 @@ pub(crate) fn attempt(dlv: &str, series: u32, attempt: u32) -> Vec<u8> {
     key(b"at", &[dlv.as_bytes(), &n])
 }
 
+/// `at␀{delivery}␀{series BE}{attempt BE}␀late␀{node}` → a late attempt
+/// (its outcome was fenced off): under the delivery's log prefix, sorting right
+/// after the attempt with the same number, which it never overwrites.
+pub(crate) fn late_attempt(dlv: &str, series: u32, attempt: u32, node: &str) -> Vec<u8> {
+    let mut k = self::attempt(dlv, series, attempt);
+    k.extend_from_slice(&key(b"", &[b"late", node.as_bytes()]));
+    k
+}
+
 /// Prefix of one delivery's attempt log.
 pub(crate) fn attempts_of(dlv: &str) -> Vec<u8> {
     key(b"at", &[dlv.as_bytes(), b""])

@@ -9,8 +9,8 @@ use sled::transaction::{
 
 use super::writer::Job;
 use super::{
-    AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Lane, Lease, SledStore,
-    StoreError, WriteResult, keys, records,
+    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, EndpointRecord, Lane, Lease,
+    SledStore, StoreError, WriteResult, keys, records,
 };
 
 impl SledStore {
@@ -30,7 +30,7 @@ impl SledStore {
         let mut out = Vec::new();
         for k in self.records()?.range(range).keys().take(limit) {
             if let Some(entry) = DueEntry::decode(&k?) {
-                out.push(Lease(entry, 0));
+                out.push(Lease(entry, 0, None));
             }
         }
         Ok(out)
@@ -134,6 +134,48 @@ impl SledStore {
             .apply(Job::Attempt(Box::new(PreparedAttempt::new(&w))))
             .await?;
         Ok(written)
+    }
+
+    /// See [`crate::store::Store::record_late_attempt`]: through the write
+    /// queue, like any outcome.
+    ///
+    /// # Errors
+    /// `Unavailable` if the write failed.
+    pub(crate) async fn record_late_attempt(
+        &self,
+        tenant: &str,
+        delivery_id: &str,
+        late: &AttemptRecord,
+    ) -> Result<WriteResult, StoreError> {
+        let node = late.node_id.as_deref().unwrap_or_default();
+        let prepared = PreparedLateAttempt {
+            delivery_key: keys::delivery(tenant, delivery_id),
+            key: keys::late_attempt(delivery_id, late.series, late.attempt, node),
+            attempt: records::encode(late),
+        };
+        let (written, _) = self.apply(Job::LateAttempt(Box::new(prepared))).await?;
+        Ok(written)
+    }
+}
+
+/// A late attempt's log entry, encoded ahead of its round.
+pub(crate) struct PreparedLateAttempt {
+    delivery_key: Vec<u8>,
+    key: Vec<u8>,
+    attempt: Vec<u8>,
+}
+
+impl PreparedLateAttempt {
+    /// Writes the entry while the delivery exists (a deleted one keeps no log).
+    pub(crate) fn apply(
+        &self,
+        tx: &TransactionalTree,
+    ) -> Result<WriteResult, UnabortableTransactionError> {
+        if tx.get(&self.delivery_key)?.is_none() {
+            return Ok(WriteResult::Stale);
+        }
+        tx.insert(self.key.as_slice(), self.attempt.as_slice())?;
+        Ok(WriteResult::Written)
     }
 }
 

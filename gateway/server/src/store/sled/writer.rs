@@ -23,7 +23,7 @@ use sled::transaction::{
 use tokio::sync::oneshot;
 
 use super::WriteResult;
-use super::outcomes::PreparedAttempt;
+use super::outcomes::{PreparedAttempt, PreparedLateAttempt};
 use super::writes::Writes;
 use super::{SledStore, StoreError};
 
@@ -33,6 +33,8 @@ pub(crate) enum Job {
     Writes(Writes),
     /// Applied only if the delivery is still where the attempt left it.
     Attempt(Box<PreparedAttempt>),
+    /// A late attempt's log entry, if its delivery still exists.
+    LateAttempt(Box<PreparedLateAttempt>),
 }
 
 /// A job's result, and the write sequence of its round when the round held plain
@@ -227,6 +229,9 @@ fn apply_job(
     match job {
         Job::Writes(w) => Ok(w.apply_if_current(tx)?),
         Job::Attempt(a) => a
+            .apply(tx)
+            .map_err(|e: UnabortableTransactionError| e.into()),
+        Job::LateAttempt(a) => a
             .apply(tx)
             .map_err(|e: UnabortableTransactionError| e.into()),
     }

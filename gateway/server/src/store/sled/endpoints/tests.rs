@@ -25,6 +25,7 @@ fn success(series: u32) -> AttemptRecord {
         decided_by: "builtin".into(),
         policy: "builtin:default".into(),
         node_id: None,
+        late: false,
     }
 }
 
@@ -58,6 +59,7 @@ async fn whole_record_write_back_delete_keeps_a_racing_outcome() {
             delivery_id: d.id.clone(),
         },
         0,
+        None,
     );
     let written = store
         .record_attempt(AttemptWrite {

@@ -40,6 +40,7 @@ fn entry(lane: Lane, due_ms: u64) -> Lease {
             delivery_id: "dlv_1".into(),
         },
         0,
+        None,
     )
 }
 
