@@ -21,6 +21,7 @@ mod delivery_retries;
 mod dlq;
 mod documented_orders;
 mod durability;
+mod early_answers;
 mod egress;
 mod fair_dns;
 mod fair_limits;
