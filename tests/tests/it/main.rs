@@ -22,6 +22,7 @@ mod disk_full;
 mod dlq;
 mod documented_orders;
 mod durability;
+mod early_answers;
 mod egress;
 mod fair_dns;
 mod fair_limits;

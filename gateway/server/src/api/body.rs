@@ -4,6 +4,7 @@
 //! or too many at once for the tenant) gets 408 or 429.
 
 pub(crate) mod read_guard;
+pub(crate) mod unread;
 
 use axum::body::Body;
 use bytes::Bytes;

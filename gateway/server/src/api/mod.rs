@@ -18,6 +18,7 @@ pub(crate) mod error;
 mod error_code;
 pub(crate) mod events;
 mod health;
+mod lingering_close;
 mod observability;
 pub(crate) mod openapi;
 mod peer_connections;

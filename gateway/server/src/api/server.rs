@@ -1,10 +1,14 @@
 //! The HTTP server loop: hyper's HTTP/1 with header limits and a deadline for
 //! each request head (idle time before it included), a cap on concurrent
 //! connections and on those of one address, guarded body reads (a whole-body deadline and a per-tenant cap on
-//! reads at once, see [`read_guard`]), and graceful shutdown that lets requests in
-//! progress finish.
+//! reads at once, see [`read_guard`]), answers sent before their body's end
+//! marked `Connection: close` and their connection closed without a reset (see
+//! `body/unread.rs` and `lingering_close.rs`), and graceful shutdown that lets requests
+//! in progress finish.
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::Router;
@@ -21,6 +25,8 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service;
 
 use super::body::read_guard::{GuardedBody, ReadClaim, TenantReadGate};
+use super::body::unread::{self, BodyEnd, EndTracked};
+use super::lingering_close::LingeringClose;
 use super::peer_connections::PeerConnections;
 use crate::config::Limits;
 
@@ -78,9 +84,19 @@ pub(crate) async fn serve(
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let read_gate = Arc::clone(&read_gate);
+        let stream = LingeringClose::new(stream);
+        let linger = stream.wanted();
         let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-            let request = guard_body(request, &read_gate, body_deadline);
-            app.clone().call(request)
+            let (request, end) = guard_body(request, &read_gate, body_deadline);
+            let answer = app.clone().call(request);
+            let linger = Arc::clone(&linger);
+            async move {
+                let mut response = answer.await?;
+                if unread::close_if_unread(&mut response, &end) {
+                    linger.store(true, Ordering::Relaxed);
+                }
+                Ok::<_, Infallible>(response)
+            }
         });
         let conn = http.serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
@@ -100,17 +116,20 @@ pub(crate) async fn serve(
 }
 
 /// Wraps the body in the read guards; the deadline runs from the end of the head.
+/// The [`BodyEnd`] says, once answered, whether the body was read to its end.
 fn guard_body(
     request: Request<Incoming>,
     read_gate: &Arc<TenantReadGate>,
     deadline: Duration,
-) -> Request<Body> {
+) -> (Request<Body>, BodyEnd) {
     let (mut parts, body) = request.into_parts();
     let claim = ReadClaim::new(Arc::clone(read_gate));
     // Authentication finds the claim here and names the tenant on it.
     parts.extensions.insert(claim.clone());
     let deadline = tokio::time::Instant::now() + deadline;
-    Request::from_parts(parts, Body::new(GuardedBody::new(body, deadline, claim)))
+    let (body, end) = EndTracked::new(body);
+    let body = Body::new(GuardedBody::new(body, deadline, claim));
+    (Request::from_parts(parts, body), end)
 }
 
 #[cfg(test)]
