@@ -184,6 +184,11 @@ impl GatewayProcess {
         None
     }
 
+    /// Whether the process still runs (it has not exited).
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
