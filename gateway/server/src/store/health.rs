@@ -151,7 +151,7 @@ mod tests {
             assert!(!health.note(&e));
             assert!(!health.is_failing(), "{failure}");
         }
-        let mut seen = health.watch();
+        let seen = health.watch();
         let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
         assert!(
             health.note(&full.into()),

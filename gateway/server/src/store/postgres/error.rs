@@ -78,8 +78,8 @@ mod tests {
     #[test]
     fn an_error_is_counted_by_the_operation_that_saw_it_not_by_its_conversion() {
         let full = || {
-            super::super::stats::error_counters()
-                .get_or_create(&super::super::stats::ErrorKindLabel { kind: "full" })
+            crate::store::error_counters()
+                .get_or_create(&crate::store::health::ErrorKindLabel { kind: "full" })
                 .get()
         };
         let before = full();

@@ -53,8 +53,8 @@ fn seed_deliveries(store: &SledStore, template: &DeliveryRecord, state: Delivery
         d.state = state;
         let key = keys::delivery(&d.tenant_id, &d.id);
         store
-            .inner
-            .records
+            .records()
+            .unwrap()
             .insert(key, records::encode(&d))
             .unwrap();
         if state == DeliveryState::Pending {
@@ -65,8 +65,8 @@ fn seed_deliveries(store: &SledStore, template: &DeliveryRecord, state: Delivery
                 delivery_id: d.id.clone(),
             };
             store
-                .inner
-                .records
+                .records()
+                .unwrap()
                 .insert(entry.encode(), d.tenant_id.as_bytes())
                 .unwrap();
         }
@@ -124,8 +124,8 @@ fn idempotency_sweep_runs_off_the_runtime_workers() {
             };
             let key = keys::idempotency("t", &format!("key-{i}"));
             t.embedded()
-                .inner
-                .records
+                .records()
+                .unwrap()
                 .insert(key, records::encode(&rec))
                 .unwrap();
         }
