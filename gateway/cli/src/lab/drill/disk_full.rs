@@ -23,18 +23,20 @@
 //! meanwhile, 200 and 0 after; ingest acknowledges again within 30 s; the same
 //! process serves throughout and exits 0 on SIGTERM.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use http::Method;
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 use serde_json::{Value, json};
 
-use super::api::GatewayApi;
+use super::api::{GatewayApi, TENANT};
 use super::disk_full_disk::SmallDisk;
-use super::disk_full_load::{Load, Outcome};
+use super::disk_full_load::{Answer, Load, Outcome};
 pub use super::disk_full_report::DiskFullReport;
 use super::disk_full_report::{Observed, RECOVER_LIMIT, Settings};
 use super::disk_full_watch::Watch;
@@ -253,6 +255,16 @@ pub async fn run(drill: &DiskFullDrill) -> Result<DiskFullReport, DrillError> {
     .await?;
     let settled_in = stopped_at.elapsed();
     let per_id = receiver.tally.per_id();
+    let acked_ids: HashSet<&String> = acked.iter().collect();
+    let mut delivered_unacknowledged: Vec<String> = receiver
+        .tally
+        .delivered()
+        .into_iter()
+        .filter(|id| !acked_ids.contains(id))
+        .collect();
+    delivered_unacknowledged.sort();
+    let delivered_unacknowledged =
+        describe_unacknowledged(&tenant, delivered_unacknowledged, &answers, fill_at).await;
     let store_errors = watch.store_errors().await;
     let same_process = gateway.running();
     let final_exit = gateway.terminate().await.map(|s| s.code().unwrap_or(-1));
@@ -268,6 +280,7 @@ pub async fn run(drill: &DiskFullDrill) -> Result<DiskFullReport, DrillError> {
         extras: Extras::count(&receiver.tally, &acked),
         max_requests_per_id: per_id.values().map(|n| n.requests).max().unwrap_or(0),
         ids_repeated: per_id.values().filter(|n| n.requests > 1).count(),
+        delivered_unacknowledged,
         answers,
         fill_at,
         full_at,
@@ -287,4 +300,48 @@ pub async fn run(drill: &DiskFullDrill) -> Result<DiskFullReport, DrillError> {
         settled_in,
     };
     Ok(DiskFullReport::judge(settings, observed, started.elapsed()))
+}
+
+/// Events shown in the report at most among those delivered though refused.
+const UNACKNOWLEDGED_SHOWN: usize = 5;
+
+/// For each event the receiver got though no 202 named it (the first few),
+/// what its ingest call got and when, found by the `seq` in its payload.
+async fn describe_unacknowledged(
+    api: &GatewayApi,
+    ids: Vec<String>,
+    answers: &[Answer],
+    fill_at: Instant,
+) -> Vec<String> {
+    let since_fill = |t: Instant| {
+        let (ms, sign) = match t.checked_duration_since(fill_at) {
+            Some(d) => (d.as_millis(), "+"),
+            None => (fill_at.saturating_duration_since(t).as_millis(), "-"),
+        };
+        format!("{sign}{ms} ms")
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for (i, id) in ids.into_iter().enumerate() {
+        if i >= UNACKNOWLEDGED_SHOWN {
+            out.push(id);
+            continue;
+        }
+        let path = format!("/v1/tenants/{TENANT}/events/{id}");
+        let seq = match api.call(Method::GET, &path, None).await {
+            Ok((_, event)) => event["payload"]["seq"].as_u64(),
+            Err(_) => None,
+        };
+        let call = seq.and_then(|seq| answers.iter().find(|a| a.seq == seq));
+        out.push(match call {
+            Some(a) => format!(
+                "{id} (seq {}: sent {} from the fill's start, answered {:?} at {})",
+                a.seq,
+                since_fill(a.sent),
+                a.outcome,
+                since_fill(a.answered)
+            ),
+            None => format!("{id} (its ingest call not found)"),
+        });
+    }
+    out
 }

@@ -36,6 +36,8 @@ pub(super) enum Outcome {
 /// One ingest call.
 #[derive(Debug, Clone)]
 pub(super) struct Answer {
+    /// The event's `seq` in its payload.
+    pub(super) seq: u64,
     pub(super) sent: Instant,
     pub(super) answered: Instant,
     pub(super) outcome: Outcome,
@@ -142,6 +144,7 @@ async fn send_one(api: &GatewayApi, sender: u32, n: u64) -> Answer {
         Err(e) => Outcome::NoAnswer(e.to_string()),
     };
     Answer {
+        seq: n,
         sent,
         answered: Instant::now(),
         outcome,

@@ -43,6 +43,9 @@ pub(super) struct Observed {
     /// The most requests one `webhook-id` got, and how many ids got two or more.
     pub(super) max_requests_per_id: u32,
     pub(super) ids_repeated: usize,
+    /// Ids the receiver got that no 202 named: events stored though refused
+    /// (the first few with what their ingest call got).
+    pub(super) delivered_unacknowledged: Vec<String>,
     /// Whether the gateway started at the beginning still ran at the end.
     pub(super) same_process: bool,
     pub(super) final_exit: Option<i32>,
@@ -100,6 +103,10 @@ pub struct DiskFullReport {
     pub extras: Extras,
     pub max_requests_per_id: u32,
     pub ids_repeated: usize,
+    /// Events delivered though no 202 named them: every call was answered,
+    /// so each was answered 503 and stored nevertheless (allowed: a sender
+    /// that retries it makes a duplicate, which at-least-once allows).
+    pub delivered_unacknowledged: Vec<String>,
     pub same_process: bool,
     pub final_exit: Option<i32>,
     pub settled_in: Duration,
@@ -174,6 +181,7 @@ impl DiskFullReport {
             extras: seen.extras,
             max_requests_per_id: seen.max_requests_per_id,
             ids_repeated: seen.ids_repeated,
+            delivered_unacknowledged: seen.delivered_unacknowledged,
             same_process: seen.same_process,
             final_exit: seen.final_exit,
             settled_in: seen.settled_in,
@@ -339,6 +347,17 @@ impl fmt::Display for DiskFullReport {
             "  per webhook-id     at most {} requests; {} ids sent more than once; {} extra 2xx",
             self.max_requests_per_id, self.ids_repeated, self.extras.duplicates
         )?;
+        if !self.delivered_unacknowledged.is_empty() {
+            let ids = &self.delivered_unacknowledged;
+            writeln!(
+                f,
+                "  also delivered     {} events no 202 named (refused, yet stored):",
+                ids.len()
+            )?;
+            for id in ids.iter().take(3) {
+                writeln!(f, "                     {id}")?;
+            }
+        }
         writeln!(
             f,
             "  receiver           {} requests, {} answered 2xx",
