@@ -61,7 +61,8 @@ pub enum Command {
     /// to SIGKILLs under ingest), cluster (nor to killed nodes), herd (a
     /// recovering receiver is not flooded), fault (every fault ends right),
     /// fairness (a backlog stalls no other endpoint), tenants (a hostile tenant
-    /// stalls no other tenant).
+    /// stalls no other tenant), disk-full (a full disk is reported, storms no
+    /// receiver and is recovered from without a restart).
     Drill {
         #[command(subcommand)]
         command: lab::drill::DrillCommand,

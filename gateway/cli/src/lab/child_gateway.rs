@@ -197,6 +197,11 @@ impl GatewayProcess {
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::CONT);
     }
 
+    /// Whether the process still runs (it has not exited).
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// The process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

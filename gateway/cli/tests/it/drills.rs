@@ -4,10 +4,12 @@
 //! (200 deliveries failing together, on one node and on three), fairness (a
 //! backlog beside trickling endpoints, on one node and on two), tenants (a
 //! victim tenant's trickle beside a hostile tenant's held backlog, on sled and
-//! on two nodes) and fault (150 events, each with a plan of faults). They assert
+//! on two nodes), fault (150 events, each with a plan of faults) and disk-full
+//! (sled on a 64 MiB tmpfs filled for 3 s under ingest). They assert
 //! correctness (nothing lost, caps held, every event ends as its plan says),
 //! never speed. The long forms are `hookgate drill crash`, `cluster`, `herd`,
-//! `fault`, `fairness` and `tenants`; their results are in BENCHMARKS.md.
+//! `fault`, `fairness`, `tenants` and `disk-full`; their results are in
+//! BENCHMARKS.md.
 //!
 //! The drills run one at a time: each measures caps and memory, which neighbours
 //! competing for two cores should not blur.
@@ -15,7 +17,9 @@
 use std::path::PathBuf;
 
 use hookgate::lab::drill::crash_store::CrashStore;
-use hookgate::lab::drill::{DrillReport, cluster, crash, fairness, fault, herd, tenants};
+use hookgate::lab::drill::{
+    DrillReport, cluster, crash, disk_full, fairness, fault, herd, tenants,
+};
 use hookgate_server::lab::{DEFAULT_TEST_POSTGRES, SERVER_ENV};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -273,5 +277,34 @@ fn fault_drill_ends_every_event_delivered_or_rightly_dead_with_bounded_memory() 
         report.rss_peak_kib - report.rss_baseline_kib <= drill.rss_growth_kib,
         "{report}"
     );
+    assert!(report.violations().is_empty(), "{report}");
+}
+
+/// The disk-full drill's short form: sled on a 64 MiB tmpfs the drill mounts
+/// (this project's machines run the tests as root; elsewhere the drill cannot
+/// run and this test fails, rather than skip), filled for 3 s under ingest at
+/// 40 events/s, then freed.
+#[test]
+fn disk_full_drill_refuses_reports_and_recovers_without_a_restart() {
+    let drill = disk_full::DiskFullDrill::short(gateway());
+    let report = one_at_a_time(disk_full::run(&drill)).expect("the disk-full drill runs");
+    println!("{report}");
+    assert!(report.acked_before_fill > 0, "{report}");
+    assert!(report.refused.values().sum::<usize>() > 0, "{report}");
+    assert!(report.other_answers.is_empty(), "{report}");
+    assert!(report.healthz_503_after_refusal > 0, "{report}");
+    assert!(report.failing_seen_while_full, "{report}");
+    assert!(
+        report.requests_while_full <= u64::from(drill.max_in_flight),
+        "{report}"
+    );
+    assert!(report.healthy_after.is_some(), "{report}");
+    assert!(report.acked_after.is_some(), "{report}");
+    assert!(report.acked_after_free > 0, "{report}");
+    assert!(report.same_process, "{report}");
+    assert!(report.settled.lost.is_empty(), "{report}");
+    assert_eq!(report.delivered, report.acknowledged, "{report}");
+    assert!(report.max_requests_per_id <= 2, "{report}");
+    assert_eq!(report.final_exit, Some(0), "{report}");
     assert!(report.violations().is_empty(), "{report}");
 }

@@ -1,4 +1,4 @@
-//! `hookgate drill crash|cluster|herd|fault|fairness|tenants`: the drills that
+//! `hookgate drill crash|cluster|herd|fault|fairness|tenants|disk-full`: the drills that
 //! show, under stress, that the product keeps its promises.
 //!
 //! - [`crash`]: under continuous ingest against a flaky receiver the gateway is
@@ -19,6 +19,10 @@
 //! - [`fairness`]: one endpoint's backlog beside trickling endpoints, on one node
 //!   and then on several sharing PostgreSQL: every trickle event arrives, and each
 //!   node does an even share of the attempts.
+//! - [`disk_full`]: the disk under a gateway on sled fills up (a small tmpfs,
+//!   the low-disk guard off) and is freed again: ingest refuses and `/healthz`
+//!   says so while it is full, the receiver sees no storm, the same process
+//!   recovers by itself, and every acknowledged event is delivered.
 //! - [`tenants`]: a hostile tenant whose slow receivers hold every request and
 //!   whose backlog wants more places than a node has, beside a victim tenant's
 //!   trickle, on one node (sled) and on several (PostgreSQL): every victim event
@@ -34,6 +38,11 @@
 pub mod cluster;
 pub mod crash;
 pub mod crash_store;
+pub mod disk_full;
+mod disk_full_disk;
+mod disk_full_load;
+mod disk_full_report;
+mod disk_full_watch;
 pub mod fairness;
 mod fairness_report;
 pub mod fault;
@@ -87,6 +96,11 @@ pub enum DrillCommand {
     /// node then on several (PostgreSQL): the victim's lateness alone and
     /// beside it, which must stay below half the hold.
     Tenants(tenants::TenantsArgs),
+    /// The disk under a gateway on sled fills up (a tmpfs the drill mounts, as
+    /// root) and is freed: ingest and /healthz must refuse while it is full,
+    /// the receiver must see no storm, and the same process must recover by
+    /// itself and deliver everything it acknowledged.
+    DiskFull(disk_full::DiskFullArgs),
 }
 
 /// Exit code: the drill ran and every check held.
@@ -112,6 +126,10 @@ pub enum DrillError {
     /// The PostgreSQL server: no scratch database, or its restart failed.
     #[error("{0}")]
     Database(String),
+    /// The drill's own set-up: the disk-full drill's tmpfs could not be mounted
+    /// (not root), filled or freed.
+    #[error("{0}")]
+    Setup(String),
 }
 
 impl From<SpawnError> for DrillError {
@@ -200,6 +218,7 @@ pub fn run(command: DrillCommand) -> i32 {
             DrillCommand::Fault(args) => drill(&args, gateway).await,
             DrillCommand::Fairness(args) => drill(&args, gateway).await,
             DrillCommand::Tenants(args) => drill(&args, gateway).await,
+            DrillCommand::DiskFull(args) => drill(&args, gateway).await,
         }
     });
     runtime.shutdown_timeout(Duration::from_secs(5));

@@ -14,7 +14,7 @@ use super::receiver::Tally;
 const POLL_EVERY: Duration = Duration::from_millis(500);
 
 /// Acknowledged events that were not (yet) where they should be when the wait ended.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Settled {
     /// Never answered 2xx by the receiver.
     pub lost: Vec<String>,

@@ -157,6 +157,19 @@ impl Tally {
         times.iter().copied().find(|t| *t > after)
     }
 
+    /// Requests that arrived from `from` until (not including) `to`.
+    pub(crate) fn arrived_between(&self, from: Instant, to: Instant) -> u64 {
+        let from = from.saturating_duration_since(self.started);
+        let to = to.saturating_duration_since(self.started);
+        let c = self.counts();
+        let within = c
+            .arrivals
+            .values()
+            .flatten()
+            .filter(|t| **t >= from && **t < to);
+        within.count() as u64
+    }
+
     /// Counts per second since the receiver started.
     pub(crate) fn per_second(&self) -> Vec<PerSecond> {
         self.counts().per_second.clone()
