@@ -1,7 +1,8 @@
-//! Periodic upkeep off the delivery path: free-disk checks and alert rules every
-//! two seconds; every `sweep_interval`, retention (in small batches, yielding
-//! between them) and the expiry of idempotency keys. Alert rules and the sweeps
-//! are singleton work: they run only while the store grants them.
+//! Periodic upkeep off the delivery path: free-disk checks, alert rules and (on
+//! PostgreSQL) vacuuming a churned delivery queue every two seconds; every
+//! `sweep_interval`, retention (in small batches, yielding between them) and the
+//! expiry of idempotency keys. Alert rules, the vacuum and the sweeps are
+//! singleton work: they run only while the store grants them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +26,12 @@ pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
                 ctx.store.check_space();
                 if granted(&ctx, Singleton::AlertRules).await {
                     ctx.telemetry.alerts().tick(ctx.clock.now_ms());
+                }
+                if ctx.store.postgres().is_some()
+                    && granted(&ctx, Singleton::QueueVacuum).await
+                    && let Err(e) = ctx.store.tidy_queue().await
+                {
+                    tracing::warn!(error = %e, "queue vacuum failed; trying again next round");
                 }
             }
             _ = sweep_tick.tick() => sweep(&ctx, &shutdown).await,

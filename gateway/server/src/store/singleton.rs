@@ -1,5 +1,6 @@
 //! Work that one gateway at a time must do for the whole store: the retention
-//! sweep, the idempotency sweep, seeding the gauges and evaluating alert rules.
+//! sweep, the idempotency sweep, seeding the gauges, evaluating alert rules and
+//! vacuuming the delivery queue.
 //! Run by several gateways on one shared store, such work would be done (and
 //! alerts fired) once per gateway. The store grants it: the embedded backend,
 //! which one process owns, always does; a shared backend grants each name to
@@ -14,6 +15,7 @@ pub enum Singleton {
     IdempotencySweep,
     GaugeSeed,
     AlertRules,
+    QueueVacuum,
 }
 
 impl Singleton {
@@ -24,6 +26,21 @@ impl Singleton {
             Self::IdempotencySweep => "idempotency_sweep",
             Self::GaugeSeed => "gauge_seed",
             Self::AlertRules => "alert_rules",
+            Self::QueueVacuum => "queue_vacuum",
+        }
+    }
+}
+
+impl Store {
+    /// Vacuums the delivery queue if it has churned (PostgreSQL; the embedded
+    /// store has nothing to vacuum); true if it did. Singleton work.
+    ///
+    /// # Errors
+    /// On a storage failure; the caller tries again next round.
+    pub async fn tidy_queue(&self) -> Result<bool, StoreError> {
+        match &self.backend {
+            Backend::Sled(_) => Ok(false),
+            Backend::Postgres(pg) => self.observed(pg.vacuum_queue_if_churned().await),
         }
     }
 }

@@ -22,6 +22,7 @@ pub(crate) mod migrate;
 mod nodes;
 mod outcomes;
 mod plugins;
+mod queue_vacuum;
 #[cfg(feature = "lab")]
 pub(crate) mod reference;
 #[cfg(feature = "lab")]
