@@ -23,8 +23,11 @@ impl PgStore {
         let client = self.client().await?;
         let row = client
             .query_opt(
-                "SELECT n_dead_tup, n_live_tup FROM pg_stat_user_tables
-                 WHERE relid = to_regclass('queue')",
+                // Only the table's owner may vacuum it (anyone else gets a
+                // warning, not an error): a user that is not is left to autovacuum.
+                "SELECT s.n_dead_tup, s.n_live_tup, pg_has_role(c.relowner, 'USAGE')
+                 FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+                 WHERE s.relid = to_regclass('queue')",
                 &[],
             )
             .await
@@ -32,8 +35,8 @@ impl PgStore {
         let Some(row) = row else {
             return Ok(false);
         };
-        let (dead, live): (i64, i64) = (row.get(0), row.get(1));
-        if dead < DEAD_FLOOR.max(live / 5) {
+        let (dead, live, owner): (i64, i64, bool) = (row.get(0), row.get(1), row.get(2));
+        if !owner || dead < DEAD_FLOOR.max(live / 5) {
             return Ok(false);
         }
         client
