@@ -181,6 +181,10 @@ pub(super) async fn e2e(o: &E2eOptions) -> anyhow::Result<()> {
             all.push(f);
         }
         latencies.push(create_to_receipt(&http, &url, &key, &rx, &plan).await?);
+        if db.is_some() {
+            // So the next round's "before" counts this phase's writes too.
+            tokio::time::sleep(plan.stats_settle).await;
+        }
     }
     for &clients in &plan.concurrency {
         let of: Vec<&Figures> = all.iter().filter(|f| f.clients == clients).collect();
