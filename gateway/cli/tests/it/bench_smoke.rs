@@ -98,3 +98,49 @@ fn the_cluster_scenario_measures_one_two_and_three_nodes() {
         }
     }
 }
+
+/// `e2e --smoke` on sled and on PostgreSQL: a row per load and a create→receipt
+/// row, and every accepted event delivered (behaviour only; no speed asserted).
+#[test]
+fn the_e2e_scenario_delivers_every_accepted_event_on_both_backends() {
+    let server = std::env::var(hookgate_server::lab::SERVER_ENV)
+        .unwrap_or_else(|_| hookgate_server::lab::DEFAULT_TEST_POSTGRES.into());
+    for extra in [&[][..], &["--store-url", &server][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
+            .args(["bench", "e2e", "--smoke"])
+            .args(extra)
+            .output()
+            .expect("run hookgate bench e2e");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // | 1 | 4 | accepted/s | refused | kept up | arrived/accepted | s until all | ...
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("| 1 | 4 |"))
+            .unwrap_or_else(|| panic!("{extra:?}: no load row: {text}"));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let accepted_per_s: f64 = cells[3].parse().unwrap_or_else(|_| panic!("{row}"));
+        assert!(accepted_per_s > 0.0, "nothing accepted: {row}");
+        let (arrived, accepted) = cells[6].split_once('/').unwrap_or_else(|| panic!("{row}"));
+        assert_eq!(arrived, accepted, "not every accepted event arrived: {row}");
+        assert!(cells[7].parse::<f64>().is_ok(), "{row}");
+        if !extra.is_empty() {
+            assert!(cells[9].contains('/'), "no tuples on PostgreSQL: {row}");
+        }
+        let latency = text
+            .lines()
+            .find(|l| l.starts_with("| 1 | 50 |"))
+            .unwrap_or_else(|| panic!("{extra:?}: no create→receipt row: {text}"));
+        let cells: Vec<&str> = latency.split('|').map(str::trim).collect();
+        let (arrived, sent) = cells[3]
+            .split_once('/')
+            .unwrap_or_else(|| panic!("{latency}"));
+        assert_eq!(arrived, sent, "{latency}");
+        let p99: f64 = cells[5].parse().unwrap_or_else(|_| panic!("{latency}"));
+        assert!(p99 > 0.0, "{latency}");
+    }
+}

@@ -5,6 +5,9 @@
 mod cluster;
 mod cluster_measure;
 mod decision;
+mod e2e;
+mod e2e_host;
+mod e2e_load;
 mod harness;
 mod ingest;
 mod on_postgres;
@@ -14,6 +17,7 @@ mod schedule;
 use clap::{Args, Subcommand};
 pub use cluster::ClusterOptions;
 pub use decision::DecisionPath;
+pub use e2e::E2eOptions;
 
 /// Options every scenario takes.
 #[derive(Args, Debug, Clone)]
@@ -77,6 +81,11 @@ pub enum BenchCommand {
         #[command(flatten)]
         options: ClusterOptions,
     },
+    /// The whole path under sustained load: closed-loop clients at each concurrency
+    /// for a fixed time, then kept up, seconds until all delivered, CPU per message,
+    /// PostgreSQL's dead tuples and create→receipt p50/p99 at a fixed rate;
+    /// `--rounds` repeats it on the same gateway and database.
+    E2e(E2eOptions),
     /// RSS and data-dir size with many deliveries pending, and restart to first delivery.
     Footprint {
         #[command(flatten)]
@@ -113,6 +122,7 @@ pub fn run(command: BenchCommand) -> i32 {
                 path,
             } => decision::decision(&common, &plugin, path).await,
             BenchCommand::Cluster { common, options } => cluster::cluster(&common, &options).await,
+            BenchCommand::E2e(options) => e2e::e2e(&options).await,
             BenchCommand::Footprint { common, pending } => {
                 schedule::footprint(&common, pending).await
             }

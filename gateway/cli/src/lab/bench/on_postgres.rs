@@ -22,12 +22,12 @@ use super::{Common, median, quantile};
 const POOL_SIZE: usize = 16;
 
 /// A scratch database on `server`.
-async fn scratch(server: &str) -> anyhow::Result<ScratchDatabase> {
+pub(super) async fn scratch(server: &str) -> anyhow::Result<ScratchDatabase> {
     Ok(ScratchDatabase::create_on(server).await?)
 }
 
 /// Points `cfg` at `db` with the default pool.
-fn on(db: &ScratchDatabase, cfg: &mut Config) {
+pub(super) fn on(db: &ScratchDatabase, cfg: &mut Config) {
     cfg.store.backend = StoreBackend::Postgres;
     cfg.store.url = Some(db.url.clone());
     cfg.store.pool_size = POOL_SIZE;
