@@ -10,9 +10,9 @@
 //! machine's CPU time (`/proc/stat`) from the load's start until all arrived
 //! per accepted event, and on PostgreSQL the live/dead tuples of `queue` and
 //! `deliveries` before and after (read 11 s after all arrived, as PostgreSQL's
-//! statistics lag; the smoke form does not wait, so its figures lag). After the loads, an open-loop phase posts at
-//! `--rate` per second: create→receipt p50/p99, from each POST's send to its
-//! first arrival at the receiver.
+//! statistics lag; the smoke form does not wait, so its figures lag). After the
+//! loads, an open-loop phase posts at `--rate` per second: create→receipt
+//! p50/p99, from each POST's send to its first arrival at the receiver.
 
 use std::time::Duration;
 
