@@ -25,17 +25,7 @@ fn the_postgres_scenarios_run_against_their_reference() {
 /// succeeds and prints a median row with a figure in it.
 fn smoke(scenario: &str, extra: &[&str]) {
     {
-        let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
-            .args(["bench", scenario, "--smoke", "--runs", "1"])
-            .args(extra)
-            .output()
-            .expect("run hookgate bench");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{scenario}: {}{text}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = run_bench(&[&["bench", scenario, "--smoke", "--runs", "1"], extra].concat());
         let median = text
             .lines()
             .find(|l| l.starts_with("| median |"))
@@ -57,24 +47,15 @@ fn smoke(scenario: &str, extra: &[&str]) {
 fn the_cluster_scenario_measures_one_two_and_three_nodes() {
     let server = std::env::var(hookgate_server::lab::SERVER_ENV)
         .unwrap_or_else(|_| hookgate_server::lab::DEFAULT_TEST_POSTGRES.into());
-    let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
-        .args([
-            "bench",
-            "cluster",
-            "--smoke",
-            "--runs",
-            "1",
-            "--store-url",
-            &server,
-        ])
-        .output()
-        .expect("run hookgate bench cluster");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = run_bench(&[
+        "bench",
+        "cluster",
+        "--smoke",
+        "--runs",
+        "1",
+        "--store-url",
+        &server,
+    ]);
     for variant in ["latency-bound:", "CPU-bound:"] {
         assert!(text.contains(variant), "no {variant} table: {text}");
     }
@@ -106,17 +87,7 @@ fn the_e2e_scenario_delivers_every_accepted_event_on_both_backends() {
     let server = std::env::var(hookgate_server::lab::SERVER_ENV)
         .unwrap_or_else(|_| hookgate_server::lab::DEFAULT_TEST_POSTGRES.into());
     for extra in [&[][..], &["--store-url", &server][..]] {
-        let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
-            .args(["bench", "e2e", "--smoke"])
-            .args(extra)
-            .output()
-            .expect("run hookgate bench e2e");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{extra:?}: {}{text}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = run_bench(&[&["bench", "e2e", "--smoke"], extra].concat());
         // | 1 | 4 | accepted/s | refused | kept up | arrived/accepted | s until all | ...
         let row = text
             .lines()
@@ -143,4 +114,19 @@ fn the_e2e_scenario_delivers_every_accepted_event_on_both_backends() {
         let p99: f64 = cells[5].parse().unwrap_or_else(|_| panic!("{latency}"));
         assert!(p99 > 0.0, "{latency}");
     }
+}
+
+/// Runs `hookgate` with `args`; checks that it succeeds and returns what it printed.
+fn run_bench(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hookgate"))
+        .args(args)
+        .output()
+        .expect("run hookgate bench");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
 }

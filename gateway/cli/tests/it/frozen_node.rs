@@ -14,7 +14,7 @@ use hookgate_server::lab::ScratchDatabase;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use crate::common::{ADMIN, Gateway, call, wait_all_succeeded};
+use crate::common::{Gateway, tenant_with_endpoint_events, wait_all_succeeded};
 
 const MAX_IN_FLIGHT: usize = 4;
 const EVENTS: usize = 8;
@@ -158,33 +158,13 @@ fn node(dir: &std::path::Path, url: &str, node_id: &str) -> Gateway {
 
 /// Tenant `acme`, an endpoint with the cap and timeout above, and the events.
 async fn tenant_endpoint_events(base: &str, url: &str) -> (String, Vec<String>) {
-    let (s, t) = call(
-        "POST",
-        &format!("{base}/v1/tenants"),
-        ADMIN,
-        Some(serde_json::json!({"id": "acme"})),
-    )
-    .await;
-    assert_eq!(s, 201, "{t}");
-    let key = t["api_key"].as_str().unwrap().to_owned();
-    let body = serde_json::json!({
+    let endpoint = serde_json::json!({
         "url": url,
         "max_in_flight": MAX_IN_FLIGHT,
         "timeout_ms": TIMEOUT_MS,
         "policy": {"jitter": "none", "base_ms": 200, "max_delay_ms": 1000},
     });
-    let endpoints = format!("{base}/v1/tenants/acme/endpoints");
-    let (s, e) = call("POST", &endpoints, &key, Some(body)).await;
-    assert_eq!(s, 201, "{e}");
-    let mut ids = Vec::new();
-    for i in 0..EVENTS {
-        let body = serde_json::json!({"event_type": "drill", "payload": {"i": i}});
-        let events = format!("{base}/v1/tenants/acme/events");
-        let (s, ev) = call("POST", &events, &key, Some(body)).await;
-        assert_eq!(s, 202, "{ev}");
-        ids.push(ev["id"].as_str().unwrap().to_owned());
-    }
-    (key, ids)
+    tenant_with_endpoint_events(base, endpoint, EVENTS).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,7 +5,7 @@ use crate::ids::TenantId;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -25,24 +25,7 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Answers one request 200 and hands its head and body over.
 async fn receive_one(listener: TcpListener) -> String {
     let (mut conn, _) = listener.accept().await.unwrap();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = conn.read(&mut buf).await.unwrap();
-        got.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&got).to_lowercase();
-        if let Some(head_end) = text.find("\r\n\r\n") {
-            let length = text[..head_end]
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if got.len() >= head_end + 4 + length || n == 0 {
-                break;
-            }
-        }
-        assert!(n > 0, "connection closed mid-request");
-    }
+    let got = super::testing::read_request(&mut conn).await;
     conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
         .await
         .unwrap();

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -36,24 +36,7 @@ async fn held_receiver(status: u16) -> HeldReceiver {
     let (answer, answer_rx) = oneshot::channel::<()>();
     tokio::spawn(async move {
         let (mut conn, _) = listener.accept().await.unwrap();
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = conn.read(&mut buf).await.unwrap();
-            got.extend_from_slice(&buf[..n]);
-            let text = String::from_utf8_lossy(&got).to_lowercase();
-            if let Some(head_end) = text.find("\r\n\r\n") {
-                let length = text[..head_end]
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-                    .unwrap_or(0);
-                if got.len() >= head_end + 4 + length {
-                    break;
-                }
-            }
-            assert!(n > 0, "connection closed mid-request");
-        }
+        super::testing::read_request(&mut conn).await;
         let _ = arrived_tx.send(());
         let _ = answer_rx.await;
         let head = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");

@@ -99,3 +99,27 @@ impl Engine {
         self.clock.now_ms()
     }
 }
+
+/// Reads one HTTP/1.1 request from `conn`, its head and its `Content-Length`
+/// body, as the tests' own receivers take it.
+pub(crate) async fn read_request(conn: &mut tokio::net::TcpStream) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = conn.read(&mut buf).await.unwrap();
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_lowercase();
+        if let Some(head_end) = text.find("\r\n\r\n") {
+            let length = text[..head_end]
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if got.len() >= head_end + 4 + length || n == 0 {
+                return got;
+            }
+        }
+        assert!(n > 0, "connection closed mid-request");
+    }
+}

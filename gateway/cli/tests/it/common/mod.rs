@@ -169,6 +169,17 @@ impl Drop for SlowReceiver {
 /// Creates tenant `acme` with an endpoint at `url` and sends `n` events; returns the
 /// tenant key and the acknowledged event ids.
 pub async fn tenant_endpoint_events(base: &str, url: &str, n: usize) -> (String, Vec<String>) {
+    let endpoint = serde_json::json!({"url": url, "max_in_flight": 4, "policy": {"jitter": "none", "base_ms": 200, "max_delay_ms": 1000}});
+    tenant_with_endpoint_events(base, endpoint, n).await
+}
+
+/// Creates tenant `acme` with the endpoint `endpoint` describes and sends `n`
+/// events; returns the tenant key and the acknowledged event ids.
+pub async fn tenant_with_endpoint_events(
+    base: &str,
+    endpoint: serde_json::Value,
+    n: usize,
+) -> (String, Vec<String>) {
     let (s, t) = call(
         "POST",
         &format!("{base}/v1/tenants"),
@@ -178,12 +189,11 @@ pub async fn tenant_endpoint_events(base: &str, url: &str, n: usize) -> (String,
     .await;
     assert_eq!(s, 201, "{t}");
     let key = t["api_key"].as_str().unwrap().to_owned();
-    let body = serde_json::json!({"url": url, "max_in_flight": 4, "policy": {"jitter": "none", "base_ms": 200, "max_delay_ms": 1000}});
     let (s, e) = call(
         "POST",
         &format!("{base}/v1/tenants/acme/endpoints"),
         &key,
-        Some(body),
+        Some(endpoint),
     )
     .await;
     assert_eq!(s, 201, "{e}");
