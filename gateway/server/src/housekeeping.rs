@@ -28,10 +28,10 @@ pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
                     ctx.telemetry.alerts().tick(ctx.clock.now_ms());
                 }
                 if ctx.store.postgres().is_some()
-                    && granted(&ctx, Singleton::QueueVacuum).await
-                    && let Err(e) = ctx.store.tidy_queue().await
+                    && granted(&ctx, Singleton::TableUpkeep).await
+                    && let Err(e) = ctx.store.tidy_tables().await
                 {
-                    tracing::warn!(error = %e, "queue vacuum failed; trying again next round");
+                    tracing::warn!(error = %e, "table upkeep failed; trying again next round");
                 }
             }
             _ = sweep_tick.tick() => sweep(&ctx, &shutdown).await,

@@ -1,6 +1,6 @@
 //! Work that one gateway at a time must do for the whole store: the retention
 //! sweep, the idempotency sweep, seeding the gauges, evaluating alert rules and
-//! vacuuming the delivery queue.
+//! keeping PostgreSQL's tables fit for the hot path.
 //! Run by several gateways on one shared store, such work would be done (and
 //! alerts fired) once per gateway. The store grants it: the embedded backend,
 //! which one process owns, always does; a shared backend grants each name to
@@ -15,7 +15,7 @@ pub enum Singleton {
     IdempotencySweep,
     GaugeSeed,
     AlertRules,
-    QueueVacuum,
+    TableUpkeep,
 }
 
 impl Singleton {
@@ -26,21 +26,22 @@ impl Singleton {
             Self::IdempotencySweep => "idempotency_sweep",
             Self::GaugeSeed => "gauge_seed",
             Self::AlertRules => "alert_rules",
-            Self::QueueVacuum => "queue_vacuum",
+            Self::TableUpkeep => "table_upkeep",
         }
     }
 }
 
 impl Store {
-    /// Vacuums the delivery queue if it has churned (PostgreSQL; the embedded
-    /// store has nothing to vacuum); true if it did. Singleton work.
+    /// Keeps the tables fit for the hot path: vacuums the delivery queue if it
+    /// has churned, analyzes a table that outgrew its statistics (PostgreSQL;
+    /// the embedded store has nothing to keep). Singleton work.
     ///
     /// # Errors
     /// On a storage failure; the caller tries again next round.
-    pub async fn tidy_queue(&self) -> Result<bool, StoreError> {
+    pub async fn tidy_tables(&self) -> Result<(), StoreError> {
         match &self.backend {
-            Backend::Sled(_) => Ok(false),
-            Backend::Postgres(pg) => self.observed(pg.vacuum_queue_if_churned().await),
+            Backend::Sled(_) => Ok(()),
+            Backend::Postgres(pg) => self.observed(pg.tidy_tables().await).map(drop),
         }
     }
 }

@@ -15,6 +15,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_cluster.sql"),
     include_str!("migrations/0003_plugin_uploads.sql"),
     include_str!("migrations/0004_late_attempts.sql"),
+    include_str!("migrations/0005_autovacuum.sql"),
 ];
 
 /// The newest schema this build knows.

@@ -22,7 +22,6 @@ pub(crate) mod migrate;
 mod nodes;
 mod outcomes;
 mod plugins;
-mod queue_vacuum;
 #[cfg(feature = "lab")]
 pub(crate) mod reference;
 #[cfg(feature = "lab")]
@@ -34,6 +33,7 @@ mod runtime;
 mod schedule;
 pub(crate) mod statements;
 pub(crate) mod stats;
+mod table_upkeep;
 mod tenants;
 
 use std::sync::Arc;
