@@ -257,7 +257,15 @@ pub async fn run_with(
     let plugin_watch = tokio::spawn(
         Arc::clone(&telemetry).watch_plugins(Arc::clone(&clock), plugins.host().subscribe()),
     );
-    let writes = CountedWrites::new(store.clone(), Arc::clone(&telemetry));
+    let holds = Arc::new(delivery::EndpointHolds::default());
+    let admission = delivery::IngestAdmission::new(
+        store.clone(),
+        Arc::clone(&clock),
+        Arc::clone(&holds),
+        Arc::clone(&telemetry),
+        &config.ingest,
+    );
+    let writes = CountedWrites::new(store.clone(), Arc::clone(&telemetry), Arc::new(admission));
     let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
     let alert_sender = tokio::spawn(alerts::sender::run(writes.clone(), alert_endpoint, alerts));
     let engine = delivery::spawn_engine(
@@ -278,6 +286,7 @@ pub async fn run_with(
             telemetry: Arc::clone(&telemetry),
             plugins: Arc::clone(plugins.host()),
             before_attempt: options.before_attempt,
+            holds,
         },
         shutdown.clone(),
     );

@@ -24,6 +24,7 @@ pub use cluster_section::ClusterConfig;
 pub(crate) use layers::TEST_POSTGRES_ENV;
 pub use sections::AlertsConfig;
 pub use sections::BreakerConfig;
+pub use sections::IngestConfig;
 pub use sections::Limits;
 pub use sections::MetricsConfig;
 pub use sections::OutboundConfig;
@@ -84,6 +85,8 @@ pub struct Config {
     pub sweep_interval: u64,
     /// The per-endpoint circuit breaker.
     pub breaker: BreakerConfig,
+    /// `[ingest]`: slowing a tenant's ingest while its backlog is deep.
+    pub ingest: IngestConfig,
     /// `[metrics]`.
     pub metrics: MetricsConfig,
     /// `[alerts]`: the alert rules, and where alerts are delivered.
@@ -153,6 +156,7 @@ impl Default for Config {
             disable_after: 5 * DAY_MS,
             sweep_interval: 60_000,
             breaker: BreakerConfig::default(),
+            ingest: IngestConfig::default(),
             metrics: MetricsConfig::default(),
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),

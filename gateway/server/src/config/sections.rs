@@ -96,6 +96,30 @@ impl Default for AlertsConfig {
     }
 }
 
+/// `[ingest]`: admission, which slows a tenant's ingest (never refuses it)
+/// while its delivery backlog is larger than delivery can work off.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IngestConfig {
+    /// A tenant's first attempts due and not started (over its endpoints that
+    /// their own breaker or rate limit does not hold) above which its next
+    /// ingest waits; 0 turns admission off.
+    pub backlog_per_tenant: u64,
+    /// The longest one ingest waits for its tenant's backlog to fall; it is
+    /// accepted then regardless.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub admission_wait: u64,
+}
+
+impl Default for IngestConfig {
+    fn default() -> Self {
+        Self {
+            backlog_per_tenant: 10_000,
+            admission_wait: 2_000,
+        }
+    }
+}
+
 /// `[policy]`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]

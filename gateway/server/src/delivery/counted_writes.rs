@@ -13,11 +13,14 @@ use crate::store::{
 };
 use crate::telemetry::Telemetry;
 
+use super::ingest_admission::IngestAdmission;
+
 /// Ingest and replays, with the counts that move with them. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct CountedWrites {
     store: Store,
     telemetry: Arc<Telemetry>,
+    admission: Arc<IngestAdmission>,
 }
 
 /// What a bulk replay did, and the replayed endpoints whose breaker was not
@@ -29,16 +32,28 @@ pub(crate) struct BulkReplay {
 }
 
 impl CountedWrites {
-    pub(crate) fn new(store: Store, telemetry: Arc<Telemetry>) -> Self {
-        Self { store, telemetry }
+    pub(crate) fn new(
+        store: Store,
+        telemetry: Arc<Telemetry>,
+        admission: Arc<IngestAdmission>,
+    ) -> Self {
+        Self {
+            store,
+            telemetry,
+            admission,
+        }
     }
 
-    /// Commits an ingest; a new event is counted.
+    /// Commits an ingest, once its tenant's backlog admits it; a new event is
+    /// counted.
     ///
     /// # Errors
     /// On a storage failure.
     pub(crate) async fn ingest(&self, event: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
         let tenant = event.tenant_id;
+        if !event.endpoints.is_empty() {
+            self.admission.admit(tenant).await;
+        }
         let outcome = self.store.ingest(event).await?;
         if let IngestOutcome::Created { deliveries, .. } = &outcome {
             self.telemetry.ingested(tenant, deliveries.len());

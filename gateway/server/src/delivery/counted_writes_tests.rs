@@ -43,8 +43,20 @@ async fn an_alert_ingest_is_counted_and_delivered() {
     let endpoint = sender::install(&store.store, &cfg, START_MS).await.unwrap();
     let handle = DeliveryHandle::default();
     let telemetry = Arc::new(Telemetry::new(false, AlertMonitor::new(cfg).0));
-    let writes = CountedWrites::new(store.store.clone(), Arc::clone(&telemetry));
     let config = Config::default();
+    let holds = Arc::new(super::EndpointHolds::default());
+    let admission = super::IngestAdmission::new(
+        store.store.clone(),
+        ManualClock::new(START_MS),
+        Arc::clone(&holds),
+        Arc::clone(&telemetry),
+        &config.ingest,
+    );
+    let writes = CountedWrites::new(
+        store.store.clone(),
+        Arc::clone(&telemetry),
+        Arc::new(admission),
+    );
     let anywhere = AddressGuard::new(vec!["0.0.0.0/0".parse().unwrap()]);
     let shutdown = CancellationToken::new();
     let engine = super::spawn_engine(
@@ -67,6 +79,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
                 crate::plugin_runtime::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
             ),
             before_attempt: None,
+            holds,
         },
         shutdown.clone(),
     );

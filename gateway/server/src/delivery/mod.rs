@@ -9,10 +9,14 @@ pub(crate) mod connector;
 mod counted_writes;
 #[cfg(test)]
 mod counted_writes_tests;
+mod endpoint_holds;
 mod endpoint_policy;
 #[cfg(test)]
 mod fenced_outcome_tests;
 mod in_flight;
+mod ingest_admission;
+#[cfg(test)]
+mod ingest_admission_tests;
 mod rate_limit;
 mod schedule_index;
 mod scheduler;
@@ -31,7 +35,9 @@ use crate::plugin_runtime::PluginHost;
 use crate::store::Store;
 pub(crate) use client::DeliveryClient;
 pub(crate) use counted_writes::{BulkReplay, CountedWrites};
+pub(crate) use endpoint_holds::EndpointHolds;
 pub(crate) use endpoint_policy::effective_policy;
+pub(crate) use ingest_admission::IngestAdmission;
 pub(crate) use scheduler::Protection;
 
 /// A hook run before each delivery request is sent, with the delivery (tests
@@ -91,6 +97,8 @@ pub(crate) struct EngineParts {
     pub plugins: Arc<PluginHost>,
     /// Runs before each request is sent (tests inject failures here).
     pub before_attempt: Option<BeforeAttempt>,
+    /// Where turns mark the endpoints their own limits hold, for admission.
+    pub holds: Arc<EndpointHolds>,
 }
 
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
@@ -111,6 +119,7 @@ pub(crate) fn spawn_engine(
         telemetry,
         plugins,
         before_attempt,
+        holds,
     } = parts;
     // Subscribed before the scheduler's first scan, so no change falls between.
     let changes = store.changes();
@@ -123,6 +132,7 @@ pub(crate) fn spawn_engine(
         decider: plugins,
         default_policy,
         before_attempt,
+        holds,
     });
     tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes, protection).run(shutdown, grace))
 }

@@ -45,6 +45,7 @@ pub(crate) fn engine_on(
         default_policy: config.policy.default.clone(),
         telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),
         before_attempt,
+        holds: Arc::default(),
     });
     Engine { store, clock, ctx }
 }

@@ -34,6 +34,8 @@ pub(crate) struct EngineContext {
     pub(crate) telemetry: Arc<crate::telemetry::Telemetry>,
     /// Runs before each request is sent (tests inject failures here).
     pub(crate) before_attempt: Option<crate::delivery::BeforeAttempt>,
+    /// Where turns mark the endpoints their own limits hold.
+    pub(crate) holds: Arc<crate::delivery::EndpointHolds>,
 }
 
 /// What the scheduler learns from a finished attempt.

@@ -119,6 +119,22 @@ impl Store {
         on_backend!(self, s => sync s.due_entries(lane, endpoint_id, now_ms, limit))
     }
 
+    /// How many first attempts of `endpoints` are due by `now_ms` and not yet
+    /// started, counted up to `cap` (the backlog an ingest admission weighs).
+    /// The embedded store also counts those in flight, at most each endpoint's
+    /// `max_in_flight`.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn due_first_attempts(
+        &self,
+        endpoints: &[EndpointId],
+        now_ms: u64,
+        cap: usize,
+    ) -> Result<usize, StoreError> {
+        on_backend!(self, s => sync s.due_first_attempts(endpoints, now_ms, cap))
+    }
+
     /// The earliest due time in either lane of `endpoint_id` after `after_ms`
     /// (`None`: from the start), if any.
     ///

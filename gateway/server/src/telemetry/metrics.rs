@@ -78,6 +78,8 @@ pub(crate) struct Metrics {
     pub(crate) decision_seconds: Histogram,
     pub(crate) clock_skew_seconds: Gauge,
     pub(crate) plugins_disabled: Counter,
+    pub(crate) ingest_held: Counter,
+    pub(crate) ingest_held_seconds: Counter<f64, std::sync::atomic::AtomicU64>,
     pub(crate) plugin_memory_slots: Family<SlotStateLabel, Gauge>,
     pub(crate) plugin_decision_paths: Family<PathLabel, Counter>,
 }
@@ -197,6 +199,18 @@ impl Metrics {
             "Plugin versions disabled after repeated failures",
             plugins_disabled.clone(),
         );
+        let ingest_held = Counter::default();
+        registry.register(
+            "ingest_held",
+            "Ingests that waited for their tenant's delivery backlog to fall",
+            ingest_held.clone(),
+        );
+        let ingest_held_seconds = Counter::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "ingest_held_seconds",
+            "Time ingests waited for their tenant's delivery backlog to fall",
+            ingest_held_seconds.clone(),
+        );
         let plugin_memory_slots = Family::<SlotStateLabel, Gauge>::default();
         registry.register(
             "plugin_memory_slots",
@@ -229,6 +243,8 @@ impl Metrics {
             decision_seconds,
             clock_skew_seconds,
             plugins_disabled,
+            ingest_held,
+            ingest_held_seconds,
             plugin_memory_slots,
             plugin_decision_paths,
         }

@@ -103,6 +103,14 @@ impl Telemetry {
         self.counts_changed(tenant, deliveries as i64, 0);
     }
 
+    /// An ingest waited `waited` for its tenant's delivery backlog to fall.
+    pub(crate) fn ingest_held(&self, waited: std::time::Duration) {
+        self.metrics.ingest_held.inc();
+        self.metrics
+            .ingest_held_seconds
+            .inc_by(waited.as_secs_f64());
+    }
+
     /// Pending and dead counts moved (replays, retention, deleted endpoints).
     pub(crate) fn counts_changed(&self, tenant: &str, pending: i64, dead: i64) {
         self.metrics.pending.inc_by(pending);

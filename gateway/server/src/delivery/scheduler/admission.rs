@@ -26,6 +26,14 @@ pub(super) struct Admission {
     pub(super) rate_free_at: Option<u64>,
 }
 
+impl Admission {
+    /// The endpoint's own breaker or rate window holds back some of its work:
+    /// its backlog waits on the receiver's pace, not on this machine.
+    pub(super) fn held_by_own_limits(&self) -> bool {
+        self.breaker_until.is_some() || self.rate_free_at.is_some()
+    }
+}
+
 impl TurnLimits<'_> {
     /// What may start now, given the endpoint's `free` in-flight places and the
     /// `room` this node has for it.

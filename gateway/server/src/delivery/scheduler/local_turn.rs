@@ -23,6 +23,8 @@ pub(super) async fn serve(mut turn: Turn<'_>, endpoint_id: &EndpointId, now: u64
     let max_in_flight = slot.record.max_in_flight as usize;
     let free = slot.in_flight.free(max_in_flight);
     let admission = slot.limits().admit(free, node_free, now);
+    let held = admission.held_by_own_limits();
+    endpoints.ctx().holds.set(endpoint_id, held);
     if let Some(until) = admission.breaker_until {
         if let Some(until) = until {
             endpoints.push(endpoint_id, until);

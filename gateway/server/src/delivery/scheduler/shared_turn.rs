@@ -42,6 +42,8 @@ struct SharedTurn {
     rate_limit_per_s: Option<u32>,
     allowed: usize,
     probing: bool,
+    /// The endpoint's breaker or rate window held some of its work back.
+    held: bool,
     /// Why nothing more may start, and when to look again.
     again_at: Option<u64>,
 }
@@ -61,6 +63,7 @@ impl TurnPlan for SharedTurn {
         };
         let admission = limits.admit(free, self.want, now);
         self.probing = admission.probing;
+        self.held = admission.held_by_own_limits();
         // What other nodes finish is not announced: a full endpoint, or a probe
         // out on some node, is looked at again soon.
         if let Some(until) = admission.breaker_until {
@@ -129,9 +132,11 @@ pub(super) async fn serve(mut turn: Turn<'_>, endpoint_id: &EndpointId, now: u64
         rate_limit_per_s: slot.record.rate_limit_per_s,
         allowed: 0,
         probing: false,
+        held: false,
         again_at: None,
     };
     let claimed = ctx.store.claim_turn(endpoint_id, now, &mut plan).await;
+    ctx.holds.set(endpoint_id, plan.held);
     let (leases, runtime) = match claimed {
         Ok(ClaimedTurn::Claimed { leases, runtime }) => (leases, runtime),
         Ok(ClaimedTurn::Busy) => {

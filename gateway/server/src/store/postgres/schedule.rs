@@ -8,6 +8,7 @@
 //! `held_by_a_paused_node!`), and each lease carries its end on this process's
 //! monotonic clock for the worker.
 
+use crate::ids::EndpointId;
 use crate::store::DueEntry;
 use deadpool_postgres::GenericClient;
 use rand::RngExt;
@@ -96,6 +97,28 @@ impl PgStore {
         }
         leases.sort_by(|a, b| (a.0.due_ms, &a.0.delivery_id).cmp(&(b.0.due_ms, &b.0.delivery_id)));
         Ok(leases)
+    }
+
+    /// See [`crate::store::Store::due_first_attempts`]: a leased row is due
+    /// only when its lease expires, so it is not counted.
+    pub async fn due_first_attempts(
+        &self,
+        endpoints: &[EndpointId],
+        now_ms: u64,
+        cap: usize,
+    ) -> Result<usize, StoreError> {
+        let ids: Vec<&str> = endpoints.iter().map(EndpointId::as_str).collect();
+        let row = self
+            .client()
+            .await?
+            .query_one(
+                "SELECT count(*) FROM (SELECT 1 FROM queue
+                     WHERE endpoint_id = ANY($1) AND lane = 0 AND due_ms <= $2 LIMIT $3) s",
+                &[&ids, &ms(now_ms), &(cap as i64)],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(usize::try_from(row.get::<_, i64>(0)).unwrap_or(0))
     }
 
     /// The earliest time a row of `endpoint_id` is due (or its lease expires),

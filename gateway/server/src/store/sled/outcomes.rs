@@ -1,6 +1,7 @@
 //! What the delivery engine reads and writes: due schedule entries, and each
 //! attempt's outcome recorded in one transaction.
 
+use crate::ids::EndpointId;
 use crate::store::DueEntry;
 use crate::store::sled::keys::ScheduleKey as _;
 use sled::transaction::{
@@ -34,6 +35,29 @@ impl SledStore {
             }
         }
         Ok(out)
+    }
+
+    /// See [`crate::store::Store::due_first_attempts`].
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub(crate) fn due_first_attempts(
+        &self,
+        endpoints: &[EndpointId],
+        now_ms: u64,
+        cap: usize,
+    ) -> Result<usize, StoreError> {
+        let records = self.records()?;
+        let mut counted = 0;
+        for ep in endpoints {
+            if counted >= cap {
+                break;
+            }
+            let range =
+                keys::schedule_of(Lane::First, ep)..keys::schedule_upto(Lane::First, ep, now_ms);
+            counted += records.range(range).keys().take(cap - counted).count();
+        }
+        Ok(counted)
     }
 
     /// The earliest due time in either lane of `endpoint_id` after `after_ms`
