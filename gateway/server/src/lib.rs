@@ -59,9 +59,9 @@ pub use api::document_json as openapi_document;
 pub use api::events::parse_ingest_body;
 pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms};
 pub use config::{
-    AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, Limits, LogFormat,
-    MetricsConfig, OutboundConfig, PluginsConfig, PolicyConfig, PreloadPlugin, StoreBackend,
-    StoreConfig, TlsConfig, redact_password,
+    AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, IngestConfig, Limits,
+    LogFormat, MetricsConfig, OutboundConfig, PluginsConfig, PolicyConfig, PreloadPlugin,
+    StoreBackend, StoreConfig, TlsConfig, redact_password,
 };
 pub use delivery::BeforeAttempt;
 pub use ids::{DeliveryId, EndpointId, EventId, TenantId};

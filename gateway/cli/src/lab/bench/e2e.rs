@@ -12,7 +12,13 @@
 //! `deliveries` before and after (read 11 s after all arrived, as PostgreSQL's
 //! statistics lag; the smoke form does not wait, so its figures lag). After the
 //! loads, an open-loop phase posts at `--rate` per second: create→receipt
-//! p50/p99, from each POST's send to its first arrival at the receiver.
+//! p50/p99, from each POST's send to its first arrival at the receiver. Last in
+//! each round, a backlog of `--backlog` events (a tenant of its own, held by a
+//! rate limit while it is posted) is drained, and its deliveries per second
+//! reported. On PostgreSQL, after the rounds, the same backlog is drained by
+//! the reference (the backend's claim and outcome statements through
+//! `tokio-postgres` alone, at the gateway's pool size) on the churned database
+//! and on a fresh one.
 
 use std::time::Duration;
 
@@ -23,6 +29,8 @@ use serde_json::json;
 use super::e2e_host::{Cpu, QueueTuples, queue_tuples};
 use super::e2e_load::{await_arrivals, closed_loop, forget_arrivals, open_loop};
 use super::harness::{BenchGateway, CountingReceiver, client, tenant_and_endpoint};
+use super::ingest::drain_backlog;
+use super::on_postgres::{average, reference_drain};
 use super::{median, quantile};
 
 /// Arrivals later than this after the load's end do not count as kept up.
@@ -45,6 +53,9 @@ pub struct E2eOptions {
     /// Events per second of the open-loop phase that measures create→receipt.
     #[arg(long, default_value_t = 200.0)]
     pub rate: f64,
+    /// Events in the backlog each round drains.
+    #[arg(long, default_value_t = 20_000)]
+    pub backlog: usize,
     /// Run on PostgreSQL: a scratch database on this server, kept for every round.
     #[arg(long)]
     pub store_url: Option<String>,
@@ -59,6 +70,7 @@ struct Plan {
     seconds: f64,
     rounds: usize,
     rate: f64,
+    backlog: usize,
     /// How long the open-loop phase lasts.
     latency_secs: f64,
     /// The most to wait for every accepted event to arrive.
@@ -76,6 +88,7 @@ impl Plan {
                 seconds: 1.5,
                 rounds: 1,
                 rate: 50.0,
+                backlog: 256,
                 latency_secs: 1.0,
                 drain_bound: Duration::from_secs(60),
                 stats_settle: Duration::ZERO,
@@ -86,6 +99,7 @@ impl Plan {
             seconds: o.seconds,
             rounds: o.rounds.max(1),
             rate: o.rate,
+            backlog: o.backlog.max(64),
             latency_secs: 5.0,
             drain_bound: Duration::from_secs(120),
             stats_settle: Duration::from_secs(11),
@@ -126,7 +140,7 @@ pub(super) async fn e2e(o: &E2eOptions) -> anyhow::Result<()> {
          | CPU ms per msg | queue live/dead before | after | deliveries live/dead before | after |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let (mut all, mut latencies) = (Vec::new(), Vec::new());
+    let (mut all, mut latencies, mut drains) = (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=plan.rounds {
         for &clients in &plan.concurrency {
             let before = tuples(db.as_ref()).await?;
@@ -181,6 +195,9 @@ pub(super) async fn e2e(o: &E2eOptions) -> anyhow::Result<()> {
             all.push(f);
         }
         latencies.push(create_to_receipt(&http, &url, &key, &rx, &plan).await?);
+        forget_arrivals(&rx);
+        let tenant = format!("drain{round}");
+        drains.push(drain_backlog(&gw, &rx, &tenant, plan.backlog).await?);
         if db.is_some() {
             // So the next round's "before" counts this phase's writes too.
             tokio::time::sleep(plan.stats_settle).await;
@@ -211,8 +228,46 @@ pub(super) async fn e2e(o: &E2eOptions) -> anyhow::Result<()> {
             plan.rate
         );
     }
+    println!();
+    println!("| round | backlog | drained deliveries/s |");
+    println!("|---|---|---|");
+    for (round, (n, rate)) in drains.iter().enumerate() {
+        println!("| {} | {n} | {rate:.0} |", round + 1);
+    }
+    let per_claim = average(&gw, "store_claimed_rows", "store_claims").await;
     gw.stop().await.context("stopping the gateway")?;
+    if let (Some(db), Some(server), Some((n, last))) = (&db, &o.store_url, drains.last()) {
+        references(db, server, *n, per_claim?, *last).await?;
+    }
     drop(db);
+    Ok(())
+}
+
+/// The reference drains after the rounds, on the churned database and on a
+/// fresh one, and the last round's drain as a share of each.
+async fn references(
+    churned: &ScratchDatabase,
+    server: &str,
+    n: usize,
+    per_claim: usize,
+    last: f64,
+) -> anyhow::Result<()> {
+    let on_churned = reference_drain(&churned.url, n, per_claim).await?;
+    let fresh = super::on_postgres::scratch(server).await?;
+    let on_fresh = reference_drain(&fresh.url, n, per_claim).await?;
+    println!();
+    println!(
+        "| reference ({per_claim} rows per claim) | deliveries/s | last round's drain ÷ reference |"
+    );
+    println!("|---|---|---|");
+    println!(
+        "| churned database | {on_churned:.0} | {:.2} |",
+        last / on_churned
+    );
+    println!(
+        "| fresh database | {on_fresh:.0} | {:.2} |",
+        last / on_fresh
+    );
     Ok(())
 }
 

@@ -100,13 +100,23 @@ pub(super) async fn tenant_and_endpoint(
     gw: &BenchGateway,
     endpoint: Value,
 ) -> anyhow::Result<(String, String)> {
+    tenant_named_with_endpoint(gw, "bench", endpoint).await
+}
+
+/// Creates tenant `tenant` and one endpoint with `endpoint` fields; returns the
+/// key and endpoint id.
+pub(super) async fn tenant_named_with_endpoint(
+    gw: &BenchGateway,
+    tenant: &str,
+    endpoint: Value,
+) -> anyhow::Result<(String, String)> {
     let base = &gw.base;
     let (s, t) = call(
         &gw.api,
         "POST",
         &format!("{base}/v1/tenants"),
         ADMIN,
-        Some(&json!({"id": "bench"})),
+        Some(&json!({"id": tenant})),
     )
     .await?;
     if s != 201 {
@@ -116,7 +126,7 @@ pub(super) async fn tenant_and_endpoint(
     let (s, e) = call(
         &gw.api,
         "POST",
-        &format!("{base}/v1/tenants/bench/endpoints"),
+        &format!("{base}/v1/tenants/{tenant}/endpoints"),
         &key,
         Some(&endpoint),
     )

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::harness::{
     BenchGateway, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
+    tenant_named_with_endpoint,
 };
 use super::{Common, median, quantile};
 
@@ -129,7 +130,7 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let rx = CountingReceiver::start().await?;
         let gw = BenchGateway::start(dir.path(), |_| {}).await?;
-        let (n, rate) = drain_backlog(&gw, &rx, n).await?;
+        let (n, rate) = drain_backlog(&gw, &rx, "bench", n).await?;
         gw.stop().await?;
         let reference = bare_hyper(&rx, n).await?;
         println!(
@@ -158,11 +159,12 @@ pub(super) fn backlog(c: &Common) -> usize {
 pub(super) async fn drain_backlog(
     gw: &BenchGateway,
     rx: &CountingReceiver,
+    tenant: &str,
     n: usize,
 ) -> anyhow::Result<(usize, f64)> {
     let ep = json!({"url": rx.url(), "max_in_flight": CLIENTS, "rate_limit_per_s": 1});
-    let (key, ep_id) = tenant_and_endpoint(gw, ep).await?;
-    let url = format!("{}/v1/tenants/bench/events", gw.base);
+    let (key, ep_id) = tenant_named_with_endpoint(gw, tenant, ep).await?;
+    let url = format!("{}/v1/tenants/{tenant}/events", gw.base);
     let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
     let mut tasks = Vec::new();
     for _ in 0..CLIENTS {
@@ -184,7 +186,7 @@ pub(super) async fn drain_backlog(
     let held = rx.count();
     let started = Instant::now();
     let patch = json!({"rate_limit_per_s": null});
-    let path = format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base);
+    let path = format!("{}/v1/tenants/{tenant}/endpoints/{ep_id}", gw.base);
     call(&gw.api, "PATCH", &path, &key, Some(&patch)).await?;
     let deadline = started + Duration::from_secs(300);
     while rx.count() < n && Instant::now() < deadline {

@@ -53,7 +53,7 @@ async fn counter(http: &HttpClient, gw: &BenchGateway, name: &str) -> anyhow::Re
 
 /// `total / count` of two of the gateway's counters, rounded, at least 1: the
 /// average size of its batches, for the reference to run at.
-async fn average(gw: &BenchGateway, total: &str, count: &str) -> anyhow::Result<usize> {
+pub(super) async fn average(gw: &BenchGateway, total: &str, count: &str) -> anyhow::Result<usize> {
     let http = client(1);
     let (total, count) = (
         counter(&http, gw, total).await?,
@@ -112,11 +112,19 @@ pub(super) async fn ingest(c: &Common, server: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The reference drain: deliveries per second of a backlog of `n` on the
+/// database at `url`, through `tokio-postgres` alone, with the backend's claim
+/// and outcome statements on as many connections as the gateway's pool, each
+/// claim taking `per_claim` rows.
+pub(super) async fn reference_drain(url: &str, n: usize, per_claim: usize) -> anyhow::Result<f64> {
+    let writers = (POOL_SIZE / 4).max(2);
+    let claimers = POOL_SIZE - writers;
+    Ok(raw_deliver_rate(url, n, claimers, writers, per_claim).await?)
+}
+
 /// `hookgate bench deliver --store-url`.
 pub(super) async fn deliver(c: &Common, server: &str) -> anyhow::Result<()> {
     let n = backlog(c);
-    let writers = (POOL_SIZE / 4).max(2);
-    let claimers = POOL_SIZE - writers;
     println!("| run | backlog | deliveries/s | rows per claim | reference deliveries/s | ratio |");
     println!("|---|---|---|---|---|---|");
     let (mut rates, mut ratios) = (Vec::new(), Vec::new());
@@ -124,12 +132,11 @@ pub(super) async fn deliver(c: &Common, server: &str) -> anyhow::Result<()> {
         let (dir, db) = (tempfile::tempdir()?, scratch(server).await?);
         let rx = CountingReceiver::start().await?;
         let gw = BenchGateway::start(dir.path(), |cfg| on(&db, cfg)).await?;
-        let (n, rate) = drain_backlog(&gw, &rx, n).await?;
+        let (n, rate) = drain_backlog(&gw, &rx, "bench", n).await?;
         let per_claim = average(&gw, "store_claimed_rows", "store_claims").await?;
         gw.stop().await?;
         let reference_db = scratch(server).await?;
-        let reference =
-            raw_deliver_rate(&reference_db.url, n, claimers, writers, per_claim).await?;
+        let reference = reference_drain(&reference_db.url, n, per_claim).await?;
         println!(
             "| {run} | {n} | {rate:.0} | {per_claim} | {reference:.0} | {:.2} |",
             rate / reference
