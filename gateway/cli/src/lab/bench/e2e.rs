@@ -30,7 +30,7 @@ use super::e2e_host::{Cpu, QueueTuples, queue_tuples};
 use super::e2e_load::{await_arrivals, closed_loop, forget_arrivals, open_loop};
 use super::harness::{BenchGateway, CountingReceiver, client, tenant_and_endpoint};
 use super::ingest::drain_backlog;
-use super::on_postgres::{average, reference_drain};
+use super::on_postgres::{average, reference_drain, settings_on};
 use super::{median, quantile};
 
 /// Arrivals later than this after the load's end do not count as kept up.
@@ -59,6 +59,11 @@ pub struct E2eOptions {
     /// Run on PostgreSQL: a scratch database on this server, kept for every round.
     #[arg(long)]
     pub store_url: Option<String>,
+    /// Serve with this `hookgate` executable as a child process instead of this
+    /// build in process: to compare builds under the same load. `store.*` is
+    /// set as for this build; everything else is that build's default.
+    #[arg(long)]
+    pub gateway_bin: Option<std::path::PathBuf>,
     /// A tiny run that only shows the scenario works: 4 clients, 1.5 s, one round.
     #[arg(long)]
     pub smoke: bool,
@@ -125,12 +130,20 @@ pub(super) async fn e2e(o: &E2eOptions) -> anyhow::Result<()> {
         None => None,
     };
     let rx = CountingReceiver::start().await?;
-    let gw = BenchGateway::start(dir.path(), |cfg| {
-        if let Some(db) = &db {
-            super::on_postgres::on(db, cfg);
+    let gw = match &o.gateway_bin {
+        Some(bin) => {
+            let settings = db.as_ref().map(settings_on).unwrap_or_default();
+            BenchGateway::start_child(bin, dir.path(), &settings).await?
         }
-    })
-    .await?;
+        None => {
+            BenchGateway::start(dir.path(), |cfg| {
+                if let Some(db) = &db {
+                    super::on_postgres::on(db, cfg);
+                }
+            })
+            .await?
+        }
+    };
     let endpoint = json!({"url": rx.url(), "max_in_flight": MAX_IN_FLIGHT});
     let (key, _) = tenant_and_endpoint(&gw, endpoint).await?;
     let url = format!("{}/v1/tenants/bench/events", gw.base);

@@ -1,5 +1,5 @@
 //! What the scenarios share: an in-process gateway on a temporary data dir (with
-//! the lab's JSON client), a receiver that answers 200 (at once or after a set
+//! the lab's JSON client; or another build's `hookgate serve`, to compare), a receiver that answers 200 (at once or after a set
 //! latency) and counts, and a pooled HTTP/1 client for load.
 
 use std::net::SocketAddr;
@@ -16,6 +16,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 
+use crate::lab::child_gateway::{GatewayProcess, GatewaySpec};
 use crate::lab::gateway_api::GatewayApi;
 use crate::lab::in_process::InProcessGateway;
 use hookgate_server::RunOptions;
@@ -34,12 +35,18 @@ pub(super) fn client(conns: usize) -> HttpClient {
         .build_http()
 }
 
-/// A gateway running in this process.
+/// A gateway for a scenario: in this process, or (to compare builds) a
+/// `hookgate serve` child of another executable.
 pub(super) struct BenchGateway {
     pub(super) base: String,
     /// A client with the admin token.
     pub(super) api: GatewayApi,
-    gateway: InProcessGateway,
+    gateway: Running,
+}
+
+enum Running {
+    InProcess(InProcessGateway),
+    Child(GatewayProcess),
 }
 
 impl BenchGateway {
@@ -65,13 +72,46 @@ impl BenchGateway {
         Ok(Self {
             base: gateway.base.clone(),
             api,
-            gateway,
+            gateway: Running::InProcess(gateway),
+        })
+    }
+
+    /// Starts `bin serve` over `dir` with loopback allowed and `settings`
+    /// (`HOOKGATE_*` variables) on top: a build other than this one, at its own
+    /// defaults, behind the same scenario.
+    pub(super) async fn start_child(
+        bin: &std::path::Path,
+        dir: &std::path::Path,
+        settings: &[(&str, String)],
+    ) -> anyhow::Result<Self> {
+        let mut spec = GatewaySpec::new(bin.to_path_buf(), dir.to_path_buf());
+        spec.admin = ADMIN.to_owned();
+        // The start-up line with the address, and no line per attempt or request.
+        spec.set(
+            "HOOKGATE_LOG",
+            "warn,hookgate_server=info,hookgate_server::delivery=warn,hookgate_server::api=warn",
+        );
+        for (key, value) in settings {
+            spec.set(key, value);
+        }
+        let child = spec.spawn().await?;
+        let api = GatewayApi::new(child.addr, ADMIN)?;
+        Ok(Self {
+            base: format!("http://{}", child.addr),
+            api,
+            gateway: Running::Child(child),
         })
     }
 
     /// Stops it and waits.
     pub(super) async fn stop(self) -> anyhow::Result<()> {
-        Ok(self.gateway.stop().await?)
+        match self.gateway {
+            Running::InProcess(gateway) => Ok(gateway.stop().await?),
+            Running::Child(child) => match child.terminate().await {
+                Some(status) if status.success() => Ok(()),
+                other => bail!("the gateway did not stop cleanly: {other:?}"),
+            },
+        }
     }
 }
 

@@ -33,6 +33,15 @@ pub(super) fn on(db: &ScratchDatabase, cfg: &mut Config) {
     cfg.store.pool_size = POOL_SIZE;
 }
 
+/// [`on`] as a child gateway's `HOOKGATE_*` settings.
+pub(super) fn settings_on(db: &ScratchDatabase) -> Vec<(&'static str, String)> {
+    vec![
+        ("HOOKGATE_STORE__BACKEND", "postgres".to_owned()),
+        ("HOOKGATE_STORE__URL", db.url.clone()),
+        ("HOOKGATE_STORE__POOL_SIZE", POOL_SIZE.to_string()),
+    ]
+}
+
 /// The gateway's counter `name` (its `_total` sample) from `/metrics`.
 async fn counter(http: &HttpClient, gw: &BenchGateway, name: &str) -> anyhow::Result<f64> {
     let req = http::Request::get(format!("{}/metrics", gw.base))
