@@ -80,13 +80,21 @@ fn the_cluster_scenario_measures_one_two_and_three_nodes() {
     }
 }
 
-/// `e2e --smoke` on sled and on PostgreSQL: a row per load and a create→receipt
-/// row, and every accepted event delivered (behaviour only; no speed asserted).
+/// `e2e --smoke` on sled, on PostgreSQL, and with this build served as a
+/// child (`--gateway-bin`, as a comparison with another build runs): a row per
+/// load, a create→receipt row and a drained backlog, every accepted event
+/// delivered, and on PostgreSQL the reference drains (behaviour only; no speed
+/// asserted).
 #[test]
 fn the_e2e_scenario_delivers_every_accepted_event_on_both_backends() {
     let server = std::env::var(hookgate_server::lab::SERVER_ENV)
         .unwrap_or_else(|_| hookgate_server::lab::DEFAULT_TEST_POSTGRES.into());
-    for extra in [&[][..], &["--store-url", &server][..]] {
+    let this_build = env!("CARGO_BIN_EXE_hookgate");
+    for extra in [
+        &[][..],
+        &["--store-url", &server][..],
+        &["--gateway-bin", this_build][..],
+    ] {
         let text = run_bench(&[&["bench", "e2e", "--smoke"], extra].concat());
         // | 1 | 4 | accepted/s | refused | kept up | arrived/accepted | s until all | ...
         let row = text
@@ -99,7 +107,8 @@ fn the_e2e_scenario_delivers_every_accepted_event_on_both_backends() {
         let (arrived, accepted) = cells[6].split_once('/').unwrap_or_else(|| panic!("{row}"));
         assert_eq!(arrived, accepted, "not every accepted event arrived: {row}");
         assert!(cells[7].parse::<f64>().is_ok(), "{row}");
-        if !extra.is_empty() {
+        let on_postgres = extra.first() == Some(&"--store-url");
+        if on_postgres {
             assert!(cells[9].contains('/'), "no tuples on PostgreSQL: {row}");
         }
         let latency = text
@@ -113,6 +122,24 @@ fn the_e2e_scenario_delivers_every_accepted_event_on_both_backends() {
         assert_eq!(arrived, sent, "{latency}");
         let p99: f64 = cells[5].parse().unwrap_or_else(|_| panic!("{latency}"));
         assert!(p99 > 0.0, "{latency}");
+        // | round | backlog | drained deliveries/s |
+        let drained = text
+            .lines()
+            .find(|l| l.starts_with("| 1 | 256 |"))
+            .unwrap_or_else(|| panic!("{extra:?}: no drain row: {text}"));
+        let rate: f64 = drained
+            .split('|')
+            .map(str::trim)
+            .nth(3)
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or_else(|_| panic!("{drained}"));
+        assert!(rate > 0.0, "{drained}");
+        let references = ["| churned database |", "| fresh database |"]
+            .iter()
+            .filter(|r| text.lines().any(|l| l.starts_with(*r)))
+            .count();
+        assert_eq!(references, if on_postgres { 2 } else { 0 }, "{text}");
     }
 }
 
