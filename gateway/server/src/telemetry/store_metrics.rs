@@ -71,6 +71,16 @@ impl StoreMetrics {
                 "Events written by batched ingest transactions",
                 batches.ingested_events,
             ),
+            (
+                "store_outcome_batches",
+                "Statements that wrote attempt outcomes together",
+                batches.outcome_batches,
+            ),
+            (
+                "store_batched_outcomes",
+                "Attempt outcomes written by those statements",
+                batches.batched_outcomes,
+            ),
         ];
         for (name, help, counter) in counters {
             registry.register(name, help, counter);

@@ -20,6 +20,7 @@ mod listen;
 mod meta;
 pub(crate) mod migrate;
 mod nodes;
+mod outcome_batch;
 mod outcomes;
 mod plugins;
 #[cfg(feature = "lab")]
@@ -84,6 +85,7 @@ struct Inner {
     /// holds its place (`statements.rs`).
     paused_node_hold_ms: u64,
     ingest: ingest::Batcher,
+    outcomes: outcome_batch::OutcomeBatcher,
 }
 
 impl PgStore {
@@ -115,8 +117,11 @@ impl PgStore {
         let relaxed = build_pool(&relaxed_target, &tls, relaxed_size)?;
         let node_id = node_id.to_owned();
         let batches = stats::BatchCounters::default();
-        let (ingest, batcher_tasks) =
+        let (ingest, mut batcher_tasks) =
             ingest::Batcher::start(pool.clone(), config.pool_size, batches.clone());
+        let (outcomes, outcome_tasks) =
+            outcome_batch::OutcomeBatcher::start(relaxed.clone(), relaxed_size, batches.clone());
+        batcher_tasks.extend(outcome_tasks);
         let store = Self {
             inner: Arc::new(Inner {
                 pool,
@@ -129,6 +134,7 @@ impl PgStore {
                 lease_margin_ms: config.lease_margin_ms,
                 paused_node_hold_ms: config.paused_node_hold_ms,
                 ingest,
+                outcomes,
             }),
         };
         let wakeups = listen::start(store.clone(), target, tls, feed, stop.clone());

@@ -1,7 +1,9 @@
-//! Attempt outcomes, fenced by the lease: one statement that moves the queue
+//! Attempt outcomes, fenced by the lease: a statement that moves the queue
 //! row on (or removes it) only under the lease's token, series and attempts,
 //! and writes the delivery and its log entry with it; a late outcome finds no
-//! row and is `Stale`.
+//! row and is `Stale`. Most are written several to a statement
+//! (`outcome_batch.rs`); one that disables its endpoint or counts on the
+//! shared breaker takes a transaction of its own.
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::types::ToSql;
@@ -14,24 +16,18 @@ use crate::store::{
 };
 
 impl PgStore {
-    /// Records an attempt under its lease, in one statement on a connection
-    /// that commits without waiting for the disk: an outcome lost in a crash
-    /// only means the attempt is made again. Disabling the endpoint with it
-    /// (a 410) takes a transaction.
+    /// Records an attempt under its lease, with the outcomes written beside it
+    /// (`outcome_batch.rs`), on a connection that commits without waiting for
+    /// the disk: an outcome lost in a crash only means the attempt is made
+    /// again. Disabling the endpoint with it (a 410) takes a transaction.
     pub async fn record_attempt(&self, w: AttemptWrite<'_>) -> Result<WriteResult, StoreError> {
         let d = w.delivery;
         self.inner.claimed.take(&d.id, w.lease.1);
         let row = OutcomeRow::new(&w);
-        let (sql, params) = (row.sql(), row.params());
         let Some(reason) = &w.disable_endpoint else {
-            let client = self.relaxed_client().await?;
-            let statement = client.prepare_cached(sql).await.map_err(pg_error)?;
-            let row = client
-                .query_one(&statement, &params)
-                .await
-                .map_err(pg_error)?;
-            return Ok(written(row.get(0)));
+            return self.inner.outcomes.write(row).await;
         };
+        let (sql, params) = (row.sql(), row.params());
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg_error)?;
         let row = tx.query_one(sql, &params).await.map_err(pg_error)?;
@@ -113,19 +109,19 @@ impl PgStore {
 /// An outcome's statement and its parameters, owned: the backend writes them,
 /// and the benchmark's reference writes its outcomes with the same.
 pub(super) struct OutcomeRow {
-    id: String,
-    token: i64,
-    series: i32,
-    attempts: i32,
-    tenant: String,
-    endpoint: String,
-    state: &'static str,
-    record: String,
-    log_series: i32,
-    log_attempt: i32,
-    log: String,
+    pub(super) id: String,
+    pub(super) token: i64,
+    pub(super) series: i32,
+    pub(super) attempts: i32,
+    pub(super) tenant: String,
+    pub(super) endpoint: String,
+    pub(super) state: &'static str,
+    pub(super) record: String,
+    pub(super) log_series: i32,
+    pub(super) log_attempt: i32,
+    pub(super) log: String,
     /// When a retry is due, and the attempts made so far.
-    retry: Option<(i64, i32)>,
+    pub(super) retry: Option<(i64, i32)>,
 }
 
 impl OutcomeRow {
@@ -145,6 +141,11 @@ impl OutcomeRow {
             log: to_json(a),
             retry: w.next_due_ms.map(|due| (ms(due), d.attempts as i32)),
         }
+    }
+
+    /// The delivery it is the outcome of.
+    pub(super) fn delivery_id(&self) -> &str {
+        &self.id
     }
 
     /// [`OUTCOME_RETRY`] or [`OUTCOME_FINAL`].

@@ -10,9 +10,10 @@ use tokio::sync::Mutex;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Statement};
 
+use super::outcome_batch::Columns;
 use super::outcomes::OutcomeRow;
 use super::reference::{connect, ingest_batch, ingest_statements, prepare};
-use super::statements::{CLAIM, OUTCOME_FINAL};
+use super::statements::{CLAIM, OUTCOMES};
 use super::{from_json, ms, pg_error};
 use crate::policy::VerdictKind;
 use crate::store::{
@@ -42,8 +43,9 @@ fn bench_attempt(series: u32) -> AttemptRecord {
 
 /// Deliveries per second settled from a backlog of `n` in the database at
 /// `url`: `claimers` connections each claim `claim_size` rows at a time
-/// ([`CLAIM`], as the gateway's scheduler turns do on average) and write each
-/// one's success ([`OUTCOME_FINAL`]) on one of `writers` relaxed connections.
+/// ([`CLAIM`], as the gateway's scheduler turns do on average) and write the
+/// claim's successes in one statement ([`OUTCOMES`], as the gateway batches
+/// outcomes) on one of `writers` relaxed connections.
 ///
 /// # Errors
 /// If the database cannot be reached or written.
@@ -65,7 +67,7 @@ pub async fn raw_deliver_rate(
     let mut outcome_clients = Vec::new();
     for _ in 0..writers {
         let client = connect(url, true).await?;
-        let statement = client.prepare(OUTCOME_FINAL).await.map_err(pg_error)?;
+        let statement = client.prepare(OUTCOMES).await.map_err(pg_error)?;
         outcome_clients.push(Arc::new(Mutex::new((client, statement))));
     }
     let started = Instant::now();
@@ -93,10 +95,12 @@ pub async fn raw_deliver_rate(
                 if rows.is_empty() {
                     return Ok::<_, StoreError>(());
                 }
+                let mut settled = Vec::with_capacity(rows.len());
                 for row in rows {
-                    let mut d: DeliveryRecord = from_json(row.get(2), "delivery")?;
-                    settle(&writer, &mut d, token).await?;
+                    let d: DeliveryRecord = from_json(row.get(2), "delivery")?;
+                    settled.push(d);
                 }
+                settle(&writer, &mut settled, token).await?;
             }
         }));
     }
@@ -107,48 +111,53 @@ pub async fn raw_deliver_rate(
     Ok(n as f64 / started.elapsed().as_secs_f64())
 }
 
-/// Writes `d`'s first attempt as a success, as the backend's outcome write does.
+/// Writes each delivery's first attempt as a success, in one statement, as
+/// the backend's outcome batches do.
 async fn settle(
     writer: &Mutex<(Client, Statement)>,
-    d: &mut DeliveryRecord,
+    claimed: &mut [DeliveryRecord],
     token: i64,
 ) -> Result<(), StoreError> {
-    let (series, attempts) = (d.series, d.attempts);
-    d.attempts += 1;
-    d.state = DeliveryState::Succeeded;
-    d.next_attempt_at_ms = None;
-    let log = bench_attempt(d.series);
-    let lease = Lease(
-        DueEntry {
-            lane: Lane::First,
-            endpoint_id: d.endpoint_id.clone(),
-            due_ms: d.created_at_ms,
-            delivery_id: d.id.clone(),
-        },
-        token,
-        None,
-    );
-    let row = OutcomeRow::new(&AttemptWrite {
-        delivery: d,
-        expected_series: series,
-        expected_attempts: attempts,
-        attempt: &log,
-        lease: &lease,
-        next_due_ms: None,
-        disable_endpoint: None,
-    });
+    let mut columns = Columns::default();
+    for d in claimed.iter_mut() {
+        let (series, attempts) = (d.series, d.attempts);
+        d.attempts += 1;
+        d.state = DeliveryState::Succeeded;
+        d.next_attempt_at_ms = None;
+        let log = bench_attempt(d.series);
+        let lease = Lease(
+            DueEntry {
+                lane: Lane::First,
+                endpoint_id: d.endpoint_id.clone(),
+                due_ms: d.created_at_ms,
+                delivery_id: d.id.clone(),
+            },
+            token,
+            None,
+        );
+        columns.push(&OutcomeRow::new(&AttemptWrite {
+            delivery: d,
+            expected_series: series,
+            expected_attempts: attempts,
+            attempt: &log,
+            lease: &lease,
+            next_due_ms: None,
+            disable_endpoint: None,
+        }));
+    }
     let writer = writer.lock().await;
     let written = writer
         .0
-        .query_one(&writer.1, &row.params())
+        .query(&writer.1, &columns.params())
         .await
         .map_err(pg_error)?;
-    if written.get::<_, i64>(0) == 1 {
+    if written.len() == claimed.len() {
         Ok(())
     } else {
         Err(StoreError::corrupt(format!(
-            "outcome of {} not written",
-            d.id
+            "{} of {} outcomes written",
+            written.len(),
+            claimed.len()
         )))
     }
 }

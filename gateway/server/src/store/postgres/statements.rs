@@ -135,3 +135,41 @@ pub(crate) const OUTCOME_FINAL: &str = "WITH moved AS (
            SELECT delivery_id, $9, $10, $11 FROM moved
            ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record)
      SELECT count(*) FROM moved";
+
+/// Outcomes written together, each fenced as [`OUTCOME_RETRY`] and
+/// [`OUTCOME_FINAL`] fence one: per outcome (the arrays' elements), `$1`
+/// delivery, `$2` lease token, `$3` series and `$4` attempts the worker started
+/// from, `$5` tenant and `$6` endpoint (which must exist), `$7` state and `$8`
+/// record of the delivery, `$9` series, `$10` attempt and `$11` record of its
+/// log entry, and `$12` when a retry is due with `$13` attempts made (null: the
+/// delivery is settled and its queue row removed). Returns the deliveries
+/// written; the others were stale. No two outcomes of one delivery share a
+/// statement.
+pub(crate) const OUTCOMES: &str = "WITH o AS (
+         SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::int[], $4::int[], $5::text[],
+             $6::text[], $7::text[], $8::text[], $9::int[], $10::int[], $11::text[],
+             $12::bigint[], $13::int[])
+         AS o(id, token, series, attempts, tenant, endpoint, state, record, log_series,
+             log_attempt, log, retry_due, retry_attempts)),
+     live AS (
+         SELECT o.* FROM o JOIN queue q ON q.delivery_id = o.id
+         WHERE q.lease_token = o.token AND q.series = o.series AND q.attempts = o.attempts
+           AND EXISTS (SELECT 1 FROM endpoints e WHERE e.tenant_id = o.tenant AND e.id = o.endpoint)
+         FOR UPDATE OF q),
+     moved AS (
+         UPDATE queue SET lane = 1, due_ms = live.retry_due, scheduled_ms = live.retry_due,
+             lease_token = NULL, leased_by = NULL, attempts = live.retry_attempts
+         FROM live WHERE queue.delivery_id = live.id AND live.retry_due IS NOT NULL
+         RETURNING queue.delivery_id),
+     ended AS (
+         DELETE FROM queue USING live
+         WHERE queue.delivery_id = live.id AND live.retry_due IS NULL
+         RETURNING queue.delivery_id),
+     done AS (SELECT delivery_id FROM moved UNION ALL SELECT delivery_id FROM ended),
+     d AS (UPDATE deliveries SET state = live.state, record = live.record
+           FROM live JOIN done ON done.delivery_id = live.id WHERE deliveries.id = live.id),
+     a AS (INSERT INTO attempts (delivery_id, series, attempt, record)
+           SELECT live.id, live.log_series, live.log_attempt, live.log
+           FROM live JOIN done ON done.delivery_id = live.id
+           ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record)
+     SELECT delivery_id FROM done";

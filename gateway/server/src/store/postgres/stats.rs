@@ -20,7 +20,8 @@ pub(crate) fn counted<T>(result: Result<T, StoreError>) -> Result<T, StoreError>
 }
 
 /// How the backend's batching works out: claims and the rows they took, ingest
-/// batches and the events they wrote. Their ratios are the batch sizes the
+/// batches and the events they wrote, outcome statements and the outcomes
+/// they wrote. Their ratios are the batch sizes the
 /// benchmark's reference runs at.
 #[derive(Clone, Default)]
 pub struct BatchCounters {
@@ -28,6 +29,8 @@ pub struct BatchCounters {
     pub claimed_rows: Counter,
     pub ingest_batches: Counter,
     pub ingested_events: Counter,
+    pub outcome_batches: Counter,
+    pub batched_outcomes: Counter,
 }
 
 /// Seconds a store operation held its connection: 0.25 ms to about 4 s.
