@@ -8,7 +8,9 @@
 //!   churned queue a claim of 10 rows read 34 071 buffers, and 24 once vacuumed
 //!   (BENCHMARKS.md, "What one delivery writes on PostgreSQL"). It is vacuumed
 //!   whenever its dead rows outnumber a fifth of its live ones (and at least
-//!   [`DEAD_FLOOR`]).
+//!   [`QUEUE_DEAD_FLOOR`]). `deliveries`, whose every outcome leaves a dead
+//!   row, is vacuumed by the same rule from [`DELIVERIES_DEAD_FLOOR`], so that
+//!   it does not grow to twice its live size and out of the cache.
 //! - **A table that outgrew its statistics is analyzed.** A pooled connection
 //!   keeps the plan it made for a statement; one made while a table was empty
 //!   (a fresh install, a drained queue that a `VACUUM` or `ANALYZE` then
@@ -20,8 +22,10 @@
 use super::{PgStore, StoreError, pg_error};
 
 /// Dead rows below this are left to the next look: vacuuming costs a pass over
-/// the table and its indexes.
-const DEAD_FLOOR: i64 = 2_000;
+/// the table and its indexes. `deliveries` is large, and gains one dead row
+/// per outcome, so it waits for more.
+const QUEUE_DEAD_FLOOR: i64 = 2_000;
+const DELIVERIES_DEAD_FLOOR: i64 = 50_000;
 
 /// Live rows below this never make a table count as outgrown: any plan is
 /// cheap on a table this small.
@@ -37,8 +41,8 @@ const HOT_TABLES: [&str; 5] = ["queue", "deliveries", "events", "attempts", "end
 /// What one round of upkeep did.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Upkeep {
-    /// The queue was vacuumed.
-    pub(crate) vacuumed: bool,
+    /// The tables vacuumed because they churned.
+    pub(crate) vacuumed: Vec<&'static str>,
     /// The tables analyzed because they outgrew their statistics.
     pub(crate) analyzed: Vec<&'static str>,
 }
@@ -57,7 +61,12 @@ struct TableState {
 
 impl TableState {
     fn churned(&self) -> bool {
-        self.name == "queue" && self.dead >= DEAD_FLOOR.max(self.live / 5)
+        let floor = match self.name {
+            "queue" => QUEUE_DEAD_FLOOR,
+            "deliveries" => DELIVERIES_DEAD_FLOOR,
+            _ => return false,
+        };
+        self.dead >= floor.max(self.live / 5)
     }
 
     fn outgrown(&self) -> bool {
@@ -106,8 +115,13 @@ impl PgStore {
             if table.churned() {
                 let sql = format!("VACUUM (SKIP_LOCKED) {name}");
                 client.batch_execute(&sql).await.map_err(pg_error)?;
-                tracing::debug!(dead = table.dead, live = table.live, "queue vacuumed");
-                upkeep.vacuumed = true;
+                tracing::debug!(
+                    table = name,
+                    dead = table.dead,
+                    live = table.live,
+                    "vacuumed"
+                );
+                upkeep.vacuumed.push(name);
             }
             if table.outgrown() {
                 let sql = format!("ANALYZE (SKIP_LOCKED) {name}");
