@@ -24,6 +24,7 @@ mod documented_orders;
 mod durability;
 mod early_answers;
 mod egress;
+mod endpoint_headers;
 mod fair_dns;
 mod fair_limits;
 mod idle_connections;

@@ -75,8 +75,22 @@ pub(super) fn render_endpoint(ep: &Value) -> String {
         ),
         ("max in flight", cell(&ep["max_in_flight"])),
         ("rate limit", rate),
+        ("headers", headers(ep)),
         ("created", cell(&ep["created_at"])),
     ])
+}
+
+/// The endpoint's custom headers as `name: value`, sensitive ones masked by
+/// the gateway; `none` without any.
+fn headers(ep: &Value) -> String {
+    let Some(headers) = ep["headers"].as_object().filter(|h| !h.is_empty()) else {
+        return "none".to_owned();
+    };
+    headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {}", value.as_str().unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(super) fn render_secrets(v: &Value) -> String {

@@ -120,6 +120,16 @@ pub struct EndpointFields {
     /// At most this many requests per second.
     #[arg(long, value_name = "PER_SECOND")]
     rate_limit: Option<u32>,
+    /// A header sent with every request, e.g. `X-Api-Key=k-123`; repeat for several.
+    /// On update, the headers not named stay as they are.
+    #[arg(long = "header", value_name = "NAME=VALUE")]
+    headers: Vec<String>,
+    /// A header whose value is a secret, shown masked from then on; repeat for several.
+    #[arg(long = "sensitive-header", value_name = "NAME")]
+    sensitive_headers: Vec<String>,
+    /// On update: a header to stop sending; repeat for several.
+    #[arg(long = "remove-header", value_name = "NAME")]
+    removed_headers: Vec<String>,
 }
 
 impl EndpointFields {
@@ -142,6 +152,24 @@ impl EndpointFields {
         }
         if let Some(n) = self.rate_limit {
             body.insert("rate_limit_per_s".into(), json!(n));
+        }
+        let mut headers = Map::new();
+        for given in &self.headers {
+            let Some((name, value)) = given.split_once('=') else {
+                return Err(CliError::Usage(format!(
+                    "--header takes NAME=VALUE, not {given:?}"
+                )));
+            };
+            headers.insert(name.trim().to_owned(), json!(value));
+        }
+        for name in self.removed_headers {
+            headers.insert(name, Value::Null);
+        }
+        if !headers.is_empty() {
+            body.insert("headers".into(), Value::Object(headers));
+        }
+        if !self.sensitive_headers.is_empty() {
+            body.insert("sensitive_headers".into(), json!(self.sensitive_headers));
         }
         Ok(())
     }

@@ -82,6 +82,7 @@ pub(crate) async fn install(
         trusted: true,
         last_success_ms: None,
         created_at_ms: existing.as_ref().map_or(now_ms, |e| e.created_at_ms),
+        headers: Vec::new(),
     };
     store.put_endpoint(&ep).await?;
     Ok(Some(ep))

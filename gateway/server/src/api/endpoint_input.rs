@@ -1,8 +1,11 @@
 //! The endpoint object: what a tenant may set and how it is validated. Create and
 //! merge-patch share one validation; `endpoint_view.rs` shows the endpoint.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
+use super::endpoint_headers;
 use super::endpoint_schema::EventTypePattern;
 use serde_json::Value;
 
@@ -69,6 +72,20 @@ pub(super) struct EndpointInput {
     /// A disabled endpoint gets nothing new; its pending deliveries wait.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) disabled: Option<bool>,
+    /// Headers sent with every attempt, name → value (at most 20, 4 096 bytes
+    /// in all). Names are case-insensitive and shown in lower case; those
+    /// hookgate sets (`webhook-*`, `content-type`, `host`, `user-agent`, the
+    /// connection's own) are refused. On a merge patch, a null value removes
+    /// one header; `********` keeps the stored value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<BTreeMap<String, String>>, example = json!({"x-api-key": "k-123"}))]
+    pub(super) headers: Option<BTreeMap<String, Option<String>>>,
+    /// Names of headers whose values are secrets: shown as `********`, never
+    /// again in clear. `authorization`, `proxy-authorization` and `cookie`
+    /// always are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = json!(["x-api-key"]))]
+    pub(super) sensitive_headers: Option<Vec<String>>,
     /// A tenant-chosen signing secret, on create only (rotation has its own route):
     /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
     #[serde(skip_serializing)]
@@ -112,6 +129,13 @@ impl EndpointInput {
             rate_limit_per_s: ep.rate_limit_per_s,
             disabled: Some(ep.disabled),
             secret: None,
+            headers: Some(
+                endpoint_headers::stored(&ep.headers)
+                    .into_iter()
+                    .map(|(k, v)| (k, Some(v)))
+                    .collect(),
+            ),
+            sensitive_headers: Some(endpoint_headers::sensitive_names(&ep.headers)),
         }
     }
 
@@ -216,6 +240,17 @@ impl EndpointInput {
                 "rate_limit_per_s must be at least 1, or null",
             ));
         }
+        let given: BTreeMap<String, String> = self
+            .headers
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?)))
+            .collect();
+        let headers = endpoint_headers::validate(
+            &given,
+            &self.sensitive_headers.unwrap_or_default(),
+            &ep.headers,
+        )?;
         let disabled = self.disabled.unwrap_or(false);
         if !disabled && ep.disabled {
             // Re-enabled: pending deliveries resume, with a fresh breaker.
@@ -234,7 +269,20 @@ impl EndpointInput {
         ep.max_in_flight = max_in_flight;
         ep.rate_limit_per_s = self.rate_limit_per_s;
         ep.disabled = disabled;
+        ep.headers = headers;
         Ok(())
+    }
+}
+
+/// Writes a merge patch's header names in lower case, as they are stored, so
+/// that `X-Api-Key` in a patch replaces the stored `x-api-key`.
+pub(super) fn lower_header_names(patch: &mut Value) {
+    if let Some(Value::Object(headers)) = patch.get_mut("headers") {
+        let lowered = std::mem::take(headers)
+            .into_iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v))
+            .collect();
+        *headers = lowered;
     }
 }
 

@@ -5,7 +5,11 @@
 //! serialised that way (serde_json without `preserve_order`), and clients may
 //! compare bytes. A field that has no value is `null`, never left out.
 
+use std::collections::BTreeMap;
+
 use serde::{Serialize, Serializer};
+
+use super::endpoint_headers;
 
 use crate::clock::rfc3339_ms;
 use crate::delivery::effective_policy;
@@ -22,6 +26,8 @@ pub(super) struct EndpointView {
     disabled: bool,
     disabled_reason: Option<String>,
     event_types: Vec<String>,
+    /// Sent with every attempt; a sensitive value shows as `********`.
+    headers: BTreeMap<String, String>,
     id: String,
     max_in_flight: u32,
     plugin: Option<String>,
@@ -35,6 +41,8 @@ pub(super) struct EndpointView {
     /// The live secrets can be read again at `GET .../endpoints/{id}/secret`.
     #[serde(skip_serializing_if = "Option::is_none")]
     secret: Option<String>,
+    /// The headers whose values are masked.
+    sensitive_headers: Vec<String>,
     timeout_ms: u64,
     url: String,
 }
@@ -63,6 +71,7 @@ impl EndpointView {
             disabled: ep.disabled,
             disabled_reason: ep.disabled_reason.clone(),
             event_types: ep.event_types.clone(),
+            headers: endpoint_headers::shown(&ep.headers),
             id: ep.id.to_string(),
             max_in_flight: ep.max_in_flight,
             plugin: ep.plugin.clone(),
@@ -70,6 +79,7 @@ impl EndpointView {
             policy_effective: effective_policy(ep, default).0,
             rate_limit_per_s: ep.rate_limit_per_s,
             secret: None,
+            sensitive_headers: endpoint_headers::sensitive_names(&ep.headers),
             timeout_ms: ep.timeout_ms,
             url: ep.url.clone(),
         }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
-use super::endpoint_input::{EndpointInput, merge_patch, tenant_secret};
+use super::endpoint_input::{EndpointInput, lower_header_names, merge_patch, tenant_secret};
 use super::endpoint_schema::EndpointPatch;
 use super::endpoint_view::EndpointView;
 use super::error::ApiError;
@@ -74,6 +74,7 @@ pub(super) async fn create(
         breaker: BreakerRecord::default(),
         last_success_ms: None,
         created_at_ms: now,
+        headers: Vec::new(),
     };
     input.apply_to(&ctx, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;
@@ -200,6 +201,8 @@ pub(super) async fn update(
         let field = e.path().to_string();
         ApiError::invalid_field(field, e.into_inner().to_string())
     })?;
+    let mut patch = patch;
+    lower_header_names(&mut patch);
     let ctx = &ctx;
     let patch = &patch;
     let ep = modify(ctx, &who, &t, &id, |mut ep| async move {

@@ -9,6 +9,7 @@ mod console;
 mod deliveries;
 mod delivery_view;
 mod dlq;
+mod endpoint_headers;
 mod endpoint_input;
 mod endpoint_schema;
 mod endpoint_secrets;

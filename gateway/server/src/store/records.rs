@@ -110,6 +110,19 @@ pub struct EndpointRecord {
     #[serde(default)]
     pub last_success_ms: Option<u64>,
     pub created_at_ms: u64,
+    /// Headers sent with every attempt, names in lower case, in name order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<EndpointHeader>,
+}
+
+/// A header an endpoint's receiver expects on every request (an API key of
+/// its own, a routing tag). A sensitive one is sent as stored and shown masked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndpointHeader {
+    pub name: String,
+    pub value: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
 }
 
 /// An accepted event, with the exact payload bytes it was given.

@@ -215,5 +215,6 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         trusted: false,
         last_success_ms: None,
         created_at_ms: 0,
+        headers: Vec::new(),
     }
 }
