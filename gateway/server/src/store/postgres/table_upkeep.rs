@@ -8,9 +8,7 @@
 //!   churned queue a claim of 10 rows read 34 071 buffers, and 24 once vacuumed
 //!   (BENCHMARKS.md, "What one delivery writes on PostgreSQL"). It is vacuumed
 //!   whenever its dead rows outnumber a fifth of its live ones (and at least
-//!   [`QUEUE_DEAD_FLOOR`]). `deliveries`, whose every outcome leaves a dead
-//!   row, is vacuumed by the same rule from [`DELIVERIES_DEAD_FLOOR`], so that
-//!   it does not grow to twice its live size and out of the cache.
+//!   [`DEAD_FLOOR`]).
 //! - **A table that outgrew its statistics is analyzed.** A pooled connection
 //!   keeps the plan it made for a statement; one made while a table was empty
 //!   (a fresh install, a drained queue that a `VACUUM` or `ANALYZE` then
@@ -22,10 +20,8 @@
 use super::{PgStore, StoreError, pg_error};
 
 /// Dead rows below this are left to the next look: vacuuming costs a pass over
-/// the table and its indexes. `deliveries` is large, and gains one dead row
-/// per outcome, so it waits for more.
-const QUEUE_DEAD_FLOOR: i64 = 2_000;
-const DELIVERIES_DEAD_FLOOR: i64 = 50_000;
+/// the table and its indexes.
+const DEAD_FLOOR: i64 = 2_000;
 
 /// Live rows below this never make a table count as outgrown: any plan is
 /// cheap on a table this small.
@@ -41,8 +37,8 @@ const HOT_TABLES: [&str; 5] = ["queue", "deliveries", "events", "attempts", "end
 /// What one round of upkeep did.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Upkeep {
-    /// The tables vacuumed because they churned.
-    pub(crate) vacuumed: Vec<&'static str>,
+    /// The queue was vacuumed.
+    pub(crate) vacuumed: bool,
     /// The tables analyzed because they outgrew their statistics.
     pub(crate) analyzed: Vec<&'static str>,
 }
@@ -61,12 +57,7 @@ struct TableState {
 
 impl TableState {
     fn churned(&self) -> bool {
-        let floor = match self.name {
-            "queue" => QUEUE_DEAD_FLOOR,
-            "deliveries" => DELIVERIES_DEAD_FLOOR,
-            _ => return false,
-        };
-        self.dead >= floor.max(self.live / 5)
+        self.name == "queue" && self.dead >= DEAD_FLOOR.max(self.live / 5)
     }
 
     fn outgrown(&self) -> bool {
@@ -115,13 +106,8 @@ impl PgStore {
             if table.churned() {
                 let sql = format!("VACUUM (SKIP_LOCKED) {name}");
                 client.batch_execute(&sql).await.map_err(pg_error)?;
-                tracing::debug!(
-                    table = name,
-                    dead = table.dead,
-                    live = table.live,
-                    "vacuumed"
-                );
-                upkeep.vacuumed.push(name);
+                tracing::debug!(dead = table.dead, live = table.live, "queue vacuumed");
+                upkeep.vacuumed = true;
             }
             if table.outgrown() {
                 let sql = format!("ANALYZE (SKIP_LOCKED) {name}");

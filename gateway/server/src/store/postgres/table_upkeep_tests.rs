@@ -1,4 +1,4 @@
-//! Upkeep against a real server: churned tables are vacuumed, and a plan made
+//! Upkeep against a real server: a churned queue is vacuumed, and a plan made
 //! on an empty queue is made again once the queue fills.
 
 use std::time::Duration;
@@ -43,7 +43,7 @@ async fn wait_for_scans(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn churned_tables_are_vacuumed_and_quiet_ones_left_alone() {
+async fn a_churned_queue_is_vacuumed_and_a_quiet_one_is_left_alone() {
     let t = TestStore::postgres().await;
     let pg = t.store.postgres().unwrap();
     assert_eq!(
@@ -57,38 +57,28 @@ async fn churned_tables_are_vacuumed_and_quiet_ones_left_alone() {
             "INSERT INTO queue (delivery_id, tenant_id, endpoint_id, lane, due_ms,
                  scheduled_ms, series, attempts)
              SELECT 'd' || g, 't', 'ep', 0, g, g, 0, 0 FROM generate_series(1, 5000) g;
-             DELETE FROM queue;
-             INSERT INTO deliveries (id, tenant_id, event_id, endpoint_id, state, record)
-             SELECT 'd' || g, 't', 'e' || g, 'ep', 'pending', '{}'
-             FROM generate_series(1, 60000) g;
-             DELETE FROM deliveries;",
+             DELETE FROM queue;",
         )
         .await
         .unwrap();
-    let mut vacuumed = std::collections::BTreeSet::new();
+    let mut vacuumed = false;
     for _ in 0..STATS_PATIENCE {
-        vacuumed.extend(pg.tidy_tables().await.unwrap().vacuumed);
-        if vacuumed.len() == 2 {
+        if pg.tidy_tables().await.unwrap().vacuumed {
+            vacuumed = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(
-        vacuumed.into_iter().collect::<Vec<_>>(),
-        ["deliveries", "queue"],
-        "5 000 dead queue rows and 60 000 dead deliveries, none live: both vacuumed"
-    );
-    for table in ["queue", "deliveries"] {
-        let dead: i64 = client
-            .query_one(
-                "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = to_regclass($1)",
-                &[&table],
-            )
-            .await
-            .unwrap()
-            .get(0);
-        assert!(dead < 2_000, "{table}: {dead} dead rows left");
-    }
+    assert!(vacuumed, "5 000 dead rows and none live: vacuumed");
+    let dead: i64 = client
+        .query_one(
+            "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = to_regclass('queue')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(dead < 2_000, "{dead} dead rows left");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -132,10 +122,7 @@ async fn a_plan_made_on_an_empty_queue_is_made_again_once_the_queue_fills() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(upkeep.analyzed.contains(&"queue"), "{upkeep:?}");
-    assert!(
-        upkeep.vacuumed.is_empty(),
-        "a queue that only grew is not vacuumed"
-    );
+    assert!(!upkeep.vacuumed, "a queue that only grew is not vacuumed");
 
     // Made again: claims read the index, not the table.
     let (read, index_scans) = queue_scans(&*client).await;
