@@ -30,7 +30,7 @@ use super::e2e_host::{Cpu, QueueTuples, queue_tuples};
 use super::e2e_load::{await_arrivals, closed_loop, forget_arrivals, open_loop};
 use super::harness::{BenchGateway, CountingReceiver, client, tenant_and_endpoint};
 use super::ingest::drain_backlog;
-use super::on_postgres::{average, reference_drain, settings_on};
+use super::on_postgres::{DeliveryBatches, reference_drain, settings_on};
 use super::{median, quantile};
 
 /// Arrivals later than this after the load's end do not count as kept up.
@@ -252,10 +252,10 @@ pub(super) async fn e2e(o: &E2eOptions) -> anyhow::Result<()> {
             Err(e) => println!("| {} | {} | {e} |", round + 1, plan.backlog),
         }
     }
-    let per_claim = average(&gw, "store_claimed_rows", "store_claims").await;
+    let batches = DeliveryBatches::of(&gw).await;
     gw.stop().await.context("stopping the gateway")?;
     if let (Some(db), Some(server), Some(Ok((n, last)))) = (&db, &o.store_url, drains.last()) {
-        references(db, server, *n, per_claim?, *last).await?;
+        references(db, server, *n, batches?, *last).await?;
     }
     drop(db);
     Ok(())
@@ -267,15 +267,16 @@ async fn references(
     churned: &ScratchDatabase,
     server: &str,
     n: usize,
-    per_claim: usize,
+    batches: DeliveryBatches,
     last: f64,
 ) -> anyhow::Result<()> {
-    let on_churned = reference_drain(&churned.url, n, per_claim).await?;
+    let on_churned = reference_drain(&churned.url, n, batches).await?;
     let fresh = super::on_postgres::scratch(server).await?;
-    let on_fresh = reference_drain(&fresh.url, n, per_claim).await?;
+    let on_fresh = reference_drain(&fresh.url, n, batches).await?;
     println!();
     println!(
-        "| reference ({per_claim} rows per claim) | deliveries/s | last round's drain ÷ reference |"
+        "| reference ({} rows per claim, {} per outcome statement) | deliveries/s | last round's drain ÷ reference |",
+        batches.per_claim, batches.per_statement
     );
     println!("|---|---|---|");
     println!(

@@ -121,14 +121,43 @@ pub(super) async fn ingest(c: &Common, server: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How the gateway batched its delivery work in a run, for the reference to
+/// run at: rows per claim, and outcomes per outcome statement (1 for a build
+/// that does not count them).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DeliveryBatches {
+    pub(super) per_claim: usize,
+    pub(super) per_statement: usize,
+}
+
+impl DeliveryBatches {
+    /// Read from the gateway's counters.
+    pub(super) async fn of(gw: &BenchGateway) -> anyhow::Result<Self> {
+        Ok(Self {
+            per_claim: average(gw, "store_claimed_rows", "store_claims").await?,
+            per_statement: average(gw, "store_batched_outcomes", "store_outcome_batches")
+                .await
+                .unwrap_or(1),
+        })
+    }
+}
+
 /// The reference drain: deliveries per second of a backlog of `n` on the
 /// database at `url`, through `tokio-postgres` alone, with the backend's claim
-/// and outcome statements on as many connections as the gateway's pool, each
-/// claim taking `per_claim` rows.
-pub(super) async fn reference_drain(url: &str, n: usize, per_claim: usize) -> anyhow::Result<f64> {
+/// and outcome statements on as many connections as the gateway's pool, in the
+/// gateway's batch sizes.
+pub(super) async fn reference_drain(
+    url: &str,
+    n: usize,
+    batches: DeliveryBatches,
+) -> anyhow::Result<f64> {
     let writers = (POOL_SIZE / 4).max(2);
     let claimers = POOL_SIZE - writers;
-    Ok(raw_deliver_rate(url, n, claimers, writers, per_claim).await?)
+    let DeliveryBatches {
+        per_claim,
+        per_statement,
+    } = batches;
+    Ok(raw_deliver_rate(url, n, claimers, writers, per_claim, per_statement).await?)
 }
 
 /// `hookgate bench deliver --store-url`.
@@ -142,12 +171,14 @@ pub(super) async fn deliver(c: &Common, server: &str) -> anyhow::Result<()> {
         let rx = CountingReceiver::start().await?;
         let gw = BenchGateway::start(dir.path(), |cfg| on(&db, cfg)).await?;
         let (n, rate) = drain_backlog(&gw, &rx, "bench", n).await?;
-        let per_claim = average(&gw, "store_claimed_rows", "store_claims").await?;
+        let batches = DeliveryBatches::of(&gw).await?;
         gw.stop().await?;
         let reference_db = scratch(server).await?;
-        let reference = reference_drain(&reference_db.url, n, per_claim).await?;
+        let reference = reference_drain(&reference_db.url, n, batches).await?;
         println!(
-            "| {run} | {n} | {rate:.0} | {per_claim} | {reference:.0} | {:.2} |",
+            "| {run} | {n} | {rate:.0} | {} ({} per outcome statement) | {reference:.0} | {:.2} |",
+            batches.per_claim,
+            batches.per_statement,
             rate / reference
         );
         rates.push(rate);

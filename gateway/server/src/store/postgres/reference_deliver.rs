@@ -44,8 +44,8 @@ fn bench_attempt(series: u32) -> AttemptRecord {
 /// Deliveries per second settled from a backlog of `n` in the database at
 /// `url`: `claimers` connections each claim `claim_size` rows at a time
 /// ([`CLAIM`], as the gateway's scheduler turns do on average) and write the
-/// claim's successes in one statement ([`OUTCOMES`], as the gateway batches
-/// outcomes) on one of `writers` relaxed connections.
+/// claim's successes `per_statement` to a statement ([`OUTCOMES`], as the
+/// gateway's outcome batches averaged) on one of `writers` relaxed connections.
 ///
 /// # Errors
 /// If the database cannot be reached or written.
@@ -55,6 +55,7 @@ pub async fn raw_deliver_rate(
     claimers: usize,
     writers: usize,
     claim_size: usize,
+    per_statement: usize,
 ) -> Result<f64, StoreError> {
     prepare(url).await?;
     let payload = RawValue::from_string("{\"pad\":\"x\"}".to_owned())
@@ -100,7 +101,9 @@ pub async fn raw_deliver_rate(
                     let d: DeliveryRecord = from_json(row.get(2), "delivery")?;
                     settled.push(d);
                 }
-                settle(&writer, &mut settled, token).await?;
+                for chunk in settled.chunks_mut(per_statement.max(1)) {
+                    settle(&writer, chunk, token).await?;
+                }
             }
         }));
     }
