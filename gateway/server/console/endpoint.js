@@ -29,6 +29,13 @@ function policyPairs(policy) {
   ]);
 }
 
+/** The endpoint's own headers, one `name: value` each; the gateway masks
+ * sensitive values before they reach the page. */
+function headersText(headers) {
+  const pairs = Object.entries(headers || {});
+  return pairs.length ? pairs.map(([name, value]) => `${name}: ${value}`).join("; ") : "none";
+}
+
 function render(ep) {
   current = ep;
   $("endpoint-title").textContent = `Endpoint ${ep.id}`;
@@ -40,6 +47,7 @@ function render(ep) {
       ["Event types", ep.event_types.join(", ")],
       ["Max in flight", String(ep.max_in_flight)],
       ["Rate limit", ep.rate_limit_per_s ? `${ep.rate_limit_per_s}/s` : "none"],
+      ["Headers", headersText(ep.headers)],
       ["Timeout", duration(ep.timeout_ms)],
       ["Plugin", ep.plugin || "none (the policy decides)"],
       ["Created", when(ep.created_at)],

@@ -6,6 +6,7 @@ use serde_json::json;
 hookgate_tests::on_each_backend! {
     endpoint_lifecycle,
     bad_endpoint_input_gets_its_error,
+    endpoint_metadata_is_kept_shown_and_patched_key_by_key,
 }
 
 const URL: &str = "http://127.0.0.1:9/hook";
@@ -260,4 +261,53 @@ async fn bad_endpoint_input_gets_its_error(backend: Backend) {
     assert_eq!(s, 422);
     let (_, b) = gw.call("GET", &ep_path, Some(&key), None).await;
     assert_eq!(b["url"], URL);
+}
+
+/// Issue 39, item 2: an endpoint's `metadata`, a bounded string map the
+/// platform keeps for itself, survives a reload and changes key by key.
+async fn endpoint_metadata_is_kept_shown_and_patched_key_by_key(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
+    let key = gw.tenant("acme").await;
+    let ep = gw
+        .endpoint(
+            "acme",
+            &key,
+            json!({"url": URL, "metadata": {"team": "orders", "tier": "gold"}}),
+        )
+        .await;
+    assert_eq!(ep["metadata"], json!({"team": "orders", "tier": "gold"}));
+    let path = format!("/v1/tenants/acme/endpoints/{}", ep["id"].as_str().unwrap());
+    let patch = json!({"metadata": {"tier": null, "region": "eu"}});
+    let (s, b) = gw.call("PATCH", &path, Some(&key), Some(patch)).await;
+    assert_eq!(s, 200, "{b}");
+    let (s, shown) = gw.call("GET", &path, Some(&key), None).await;
+    assert_eq!(s, 200);
+    assert_eq!(shown["metadata"], json!({"team": "orders", "region": "eu"}));
+    let (s, b) = gw
+        .call(
+            "PATCH",
+            &path,
+            Some(&key),
+            Some(json!({"metadata": {"k": "x".repeat(513)}})),
+        )
+        .await;
+    assert_eq!(
+        (s, b["error"]["field"].as_str()),
+        (422, Some("metadata.k")),
+        "{b}"
+    );
+    let eps = "/v1/tenants/acme/endpoints";
+    let (s, b) = gw
+        .call(
+            "POST",
+            eps,
+            Some(&key),
+            Some(json!({"url": URL, "metadata": ["x"]})),
+        )
+        .await;
+    assert_eq!(
+        (s, b["error"]["field"].as_str()),
+        (400, Some("metadata")),
+        "{b}"
+    );
 }

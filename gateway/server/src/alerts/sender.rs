@@ -83,6 +83,7 @@ pub(crate) async fn install(
         last_success_ms: None,
         created_at_ms: existing.as_ref().map_or(now_ms, |e| e.created_at_ms),
         headers: Vec::new(),
+        metadata: std::collections::BTreeMap::new(),
     };
     store.put_endpoint(&ep).await?;
     Ok(Some(ep))

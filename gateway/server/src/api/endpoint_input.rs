@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::endpoint_headers;
 use super::endpoint_schema::EventTypePattern;
+use super::metadata;
 use serde_json::Value;
 
 use super::error::ApiError;
@@ -86,6 +87,12 @@ pub(super) struct EndpointInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(example = json!(["x-api-key"]))]
     pub(super) sensitive_headers: Option<Vec<String>>,
+    /// The platform's own strings about the endpoint (at most 50 keys of up to
+    /// 64 bytes, values up to 512 bytes); hookgate stores and shows them and
+    /// never reads them. On a merge patch, a null value removes one key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<BTreeMap<String, String>>, example = json!({"team": "orders"}))]
+    pub(super) metadata: Option<BTreeMap<String, Option<String>>>,
     /// A tenant-chosen signing secret, on create only (rotation has its own route):
     /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
     #[serde(skip_serializing)]
@@ -136,6 +143,12 @@ impl EndpointInput {
                     .collect(),
             ),
             sensitive_headers: Some(endpoint_headers::sensitive_names(&ep.headers)),
+            metadata: Some(
+                ep.metadata
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Some(v.clone())))
+                    .collect(),
+            ),
         }
     }
 
@@ -251,6 +264,7 @@ impl EndpointInput {
             &self.sensitive_headers.unwrap_or_default(),
             &ep.headers,
         )?;
+        let metadata = metadata::validate(self.metadata.unwrap_or_default())?;
         let disabled = self.disabled.unwrap_or(false);
         if !disabled && ep.disabled {
             // Re-enabled: pending deliveries resume, with a fresh breaker.
@@ -270,6 +284,7 @@ impl EndpointInput {
         ep.rate_limit_per_s = self.rate_limit_per_s;
         ep.disabled = disabled;
         ep.headers = headers;
+        ep.metadata = metadata;
         Ok(())
     }
 }

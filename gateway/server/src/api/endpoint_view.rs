@@ -30,6 +30,8 @@ pub(super) struct EndpointView {
     headers: BTreeMap<String, String>,
     id: String,
     max_in_flight: u32,
+    /// The platform's own strings about the endpoint.
+    metadata: BTreeMap<String, String>,
     plugin: Option<String>,
     /// The policy as the tenant set it.
     policy: Option<serde_json::Value>,
@@ -74,6 +76,7 @@ impl EndpointView {
             headers: endpoint_headers::shown(&ep.headers),
             id: ep.id.to_string(),
             max_in_flight: ep.max_in_flight,
+            metadata: ep.metadata.clone(),
             plugin: ep.plugin.clone(),
             policy: ep.policy.clone(),
             policy_effective: effective_policy(ep, default).0,

@@ -75,6 +75,7 @@ pub(super) async fn create(
         last_success_ms: None,
         created_at_ms: now,
         headers: Vec::new(),
+        metadata: std::collections::BTreeMap::new(),
     };
     input.apply_to(&ctx, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;

@@ -20,6 +20,7 @@ mod error_code;
 pub(crate) mod events;
 mod health;
 mod lingering_close;
+mod metadata;
 mod observability;
 pub(crate) mod openapi;
 mod peer_connections;

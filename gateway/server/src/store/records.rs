@@ -113,6 +113,9 @@ pub struct EndpointRecord {
     /// Headers sent with every attempt, names in lower case, in name order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<EndpointHeader>,
+    /// The platform's own strings about the endpoint; hookgate never reads them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metadata: std::collections::BTreeMap<String, String>,
 }
 
 /// A header an endpoint's receiver expects on every request (an API key of

@@ -216,5 +216,6 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         last_success_ms: None,
         created_at_ms: 0,
         headers: Vec::new(),
+        metadata: std::collections::BTreeMap::new(),
     }
 }

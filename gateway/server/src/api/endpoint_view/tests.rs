@@ -47,6 +47,7 @@ fn endpoint() -> EndpointRecord {
         last_success_ms: None,
         created_at_ms: 1_700_000_000_000,
         headers: Vec::new(),
+        metadata: std::collections::BTreeMap::new(),
     }
 }
 

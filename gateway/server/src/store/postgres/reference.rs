@@ -45,6 +45,7 @@ fn bench_endpoint(tenant: &str) -> EndpointRecord {
         last_success_ms: None,
         created_at_ms: 0,
         headers: Vec::new(),
+        metadata: std::collections::BTreeMap::new(),
     }
 }
 
