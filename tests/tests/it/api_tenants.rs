@@ -1,4 +1,5 @@
-//! Tenants and auth: create, list, rotate-key, and the 401/403/409/422 answers.
+//! Tenants and auth: create, list, rotate-key, and the 401/403/404/405/409/422
+//! answers.
 
 use hookgate_tests::{ADMIN, Backend, TestGateway};
 use serde_json::json;
@@ -149,4 +150,18 @@ async fn unknown_routes_and_health(backend: Backend) {
     assert_eq!((s, b["status"].as_str()), (200, Some("ok")));
     let (s, b) = gw.call("GET", "/v2/nothing", Some(ADMIN), None).await;
     assert_eq!((s, b["error"]["code"].as_str()), (404, Some("not_found")));
+    // A route called with a method it does not take: the one error body, not
+    // an empty 405 (issue 39, item 9).
+    let (s, b) = gw.call("DELETE", "/healthz", Some(ADMIN), None).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (405, Some("method_not_allowed")),
+        "{b}"
+    );
+    assert!(
+        b["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{b}"
+    );
 }

@@ -95,7 +95,7 @@ pub(super) struct EndpointInput {
     pub(super) metadata: Option<BTreeMap<String, Option<String>>>,
     /// A tenant-chosen signing secret, on create only (rotation has its own route):
     /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
-    #[serde(skip_serializing)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(
         pattern = r"^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
     )]

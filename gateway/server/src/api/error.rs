@@ -70,6 +70,14 @@ impl ApiError {
         Self::new(ErrorCode::NotFound, format!("{what} not found"))
     }
 
+    /// 405: the route exists, not with this method.
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            ErrorCode::MethodNotAllowed,
+            "this route does not take this method; the API reference lists those it takes",
+        )
+    }
+
     /// 409 `conflict`.
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Conflict, message)

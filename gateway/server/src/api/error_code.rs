@@ -13,6 +13,7 @@ pub enum ErrorCode {
     Unauthorized,
     Forbidden,
     NotFound,
+    MethodNotAllowed,
     RequestTimeout,
     Conflict,
     TooManySecrets,
@@ -32,12 +33,13 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in status order.
-    pub const ALL: [Self; 20] = [
+    pub const ALL: [Self; 21] = [
         Self::InvalidJson,
         Self::InvalidField,
         Self::Unauthorized,
         Self::Forbidden,
         Self::NotFound,
+        Self::MethodNotAllowed,
         Self::RequestTimeout,
         Self::Conflict,
         Self::TooManySecrets,
@@ -63,6 +65,7 @@ impl ErrorCode {
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
             Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
             Self::RequestTimeout => "request_timeout",
             Self::Conflict => "conflict",
             Self::TooManySecrets => "too_many_secrets",
@@ -88,6 +91,7 @@ impl ErrorCode {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::Conflict | Self::TooManySecrets => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,

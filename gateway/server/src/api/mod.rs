@@ -84,6 +84,7 @@ pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
     router
         .merge(console::routes())
         .fallback(|| async { ApiError::not_found("route") })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(axum::middleware::from_fn(
             request_guard::refuse_control_characters,
         ))
