@@ -46,8 +46,19 @@ fn endpoint() -> EndpointRecord {
         },
         last_success_ms: None,
         created_at_ms: 1_700_000_000_000,
-        headers: Vec::new(),
-        metadata: std::collections::BTreeMap::new(),
+        headers: vec![
+            crate::store::EndpointHeader {
+                name: "x-api-key".into(),
+                value: "k-secret".into(),
+                sensitive: true,
+            },
+            crate::store::EndpointHeader {
+                name: "x-team".into(),
+                value: "orders".into(),
+                sensitive: false,
+            },
+        ],
+        metadata: [("team".to_owned(), "orders".to_owned())].into(),
     }
 }
 
@@ -73,6 +84,10 @@ fn endpoint_json(ep: &EndpointRecord, default: &PolicySpec) -> Value {
             "trips": ep.breaker.trips,
         },
         "created_at": rfc3339_ms(ep.created_at_ms),
+        // Issue 39: the endpoint's own headers (masked) and metadata.
+        "headers": {"x-api-key": "********", "x-team": "orders"},
+        "sensitive_headers": ["x-api-key"],
+        "metadata": {"team": "orders"},
     })
 }
 
