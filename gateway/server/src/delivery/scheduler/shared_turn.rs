@@ -136,7 +136,11 @@ pub(super) async fn serve(mut turn: Turn<'_>, endpoint_id: &EndpointId, now: u64
         again_at: None,
     };
     let claimed = ctx.store.claim_turn(endpoint_id, now, &mut plan).await;
-    ctx.holds.set(endpoint_id, plan.held);
+    // Only a turn that read the endpoint's shared state knows whether its
+    // limits hold it; a busy row (another node's turn) says nothing.
+    if let Ok(ClaimedTurn::Claimed { .. }) = &claimed {
+        ctx.holds.set(endpoint_id, plan.held);
+    }
     let (leases, runtime) = match claimed {
         Ok(ClaimedTurn::Claimed { leases, runtime }) => (leases, runtime),
         Ok(ClaimedTurn::Busy) => {
