@@ -60,6 +60,14 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The same failure, for another caller whose work shared the operation
+    /// that failed (the other jobs of a batch).
+    pub(crate) fn relayed(&self) -> StoreError {
+        StoreError::Backend {
+            failure: self.failure(),
+            source: self.to_string().into(),
+        }
+    }
     /// How this failure counts, in the store's terms.
     pub fn failure(&self) -> Failure {
         match self {

@@ -94,7 +94,7 @@ async fn only_lease(store: &Store, lane: Lane, endpoint_id: &str, now_ms: u64) -
 }
 
 /// The log entry of attempt 1 of `series`, answered with `status`.
-fn attempt(series: u32, status: u16, next_ms: Option<u64>) -> AttemptRecord {
+pub(super) fn attempt(series: u32, status: u16, next_ms: Option<u64>) -> AttemptRecord {
     AttemptRecord {
         series,
         attempt: 1,

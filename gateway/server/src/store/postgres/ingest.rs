@@ -95,13 +95,8 @@ async fn write_batch(pool: &Pool, batch: Vec<Job>) {
             }
         }
         Err(e) => {
-            let failure = e.failure();
             for job in batch {
-                let e = StoreError::Backend {
-                    failure,
-                    source: e.to_string().into(),
-                };
-                let _ = job.reply.send((Err(e), job.event));
+                let _ = job.reply.send((Err(e.relayed()), job.event));
             }
         }
     }

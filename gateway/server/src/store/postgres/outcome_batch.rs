@@ -133,13 +133,8 @@ async fn write_batch(pool: &Pool, batch: Vec<Job>) {
             }
         }
         Err(e) => {
-            let failure = e.failure();
             for job in batch {
-                let e = StoreError::Backend {
-                    failure,
-                    source: e.to_string().into(),
-                };
-                let _ = job.reply.send(Err(e));
+                let _ = job.reply.send(Err(e.relayed()));
             }
         }
     }
@@ -172,9 +167,22 @@ impl Columns {
         c
     }
 
-    /// Adds one outcome.
+    /// Adds one outcome, as one element of each array.
     pub(super) fn push(&mut self, row: &OutcomeRow) {
-        row.push_into(self);
+        self.ids.push(row.id.clone());
+        self.tokens.push(row.token);
+        self.series.push(row.series);
+        self.attempts.push(row.attempts);
+        self.tenants.push(row.tenant.clone());
+        self.endpoints.push(row.endpoint.clone());
+        self.states.push(row.state);
+        self.records.push(row.record.clone());
+        self.log_series.push(row.log_series);
+        self.log_attempts.push(row.log_attempt);
+        self.logs.push(row.log.clone());
+        self.retry_due.push(row.retry.map(|(due, _)| due));
+        self.retry_attempts
+            .push(row.retry.map(|(_, attempts)| attempts));
     }
 
     /// The parameters of [`OUTCOMES`].
@@ -194,26 +202,6 @@ impl Columns {
             &self.retry_due,
             &self.retry_attempts,
         ]
-    }
-}
-
-impl OutcomeRow {
-    /// Its fields as one element of each of `c`'s arrays.
-    fn push_into(&self, c: &mut Columns) {
-        c.ids.push(self.id.clone());
-        c.tokens.push(self.token);
-        c.series.push(self.series);
-        c.attempts.push(self.attempts);
-        c.tenants.push(self.tenant.clone());
-        c.endpoints.push(self.endpoint.clone());
-        c.states.push(self.state);
-        c.records.push(self.record.clone());
-        c.log_series.push(self.log_series);
-        c.log_attempts.push(self.log_attempt);
-        c.logs.push(self.log.clone());
-        c.retry_due.push(self.retry.map(|(due, _)| due));
-        c.retry_attempts
-            .push(self.retry.map(|(_, attempts)| attempts));
     }
 }
 

@@ -5,33 +5,12 @@
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Gathering, Job, write_batch};
+use crate::store::contract::attempt;
 use crate::store::postgres::outcomes::OutcomeRow;
 use crate::store::testing::TestStore;
-use crate::store::{
-    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, Lane, Lease, WriteResult,
-};
+use crate::store::{AttemptWrite, DeliveryRecord, DeliveryState, Lane, Lease, WriteResult};
 
 const NOW: u64 = 1_700_000_000_000;
-
-fn log(d: &DeliveryRecord) -> AttemptRecord {
-    AttemptRecord {
-        series: d.series,
-        attempt: d.attempts,
-        started_at_ms: NOW,
-        duration_ms: 3,
-        status: Some(200),
-        error_kind: None,
-        response_snippet: String::new(),
-        verdict: crate::policy::VerdictKind::Delivered.into(),
-        delay_ms: None,
-        next_attempt_at_ms: None,
-        dead_reason: None,
-        decided_by: "builtin".into(),
-        policy: "config:default".into(),
-        node_id: None,
-        late: false,
-    }
-}
 
 /// The outcome of `d`'s first attempt under `lease`: a retry due at
 /// `retry_at`, or (`None`) a success.
@@ -43,7 +22,8 @@ fn outcome(d: &DeliveryRecord, lease: &Lease, retry_at: Option<u64>) -> OutcomeR
     } else {
         DeliveryState::Succeeded
     };
-    let log = log(&after);
+    let status = if retry_at.is_some() { 503 } else { 200 };
+    let log = attempt(after.series, status, retry_at);
     OutcomeRow::new(&AttemptWrite {
         delivery: &after,
         expected_series: d.series,
