@@ -8,6 +8,8 @@ pub(crate) const EVENT: &str = "evt_";
 pub(crate) const ENDPOINT: &str = "ep_";
 /// Delivery ids: `dlv_` + ULID.
 pub(crate) const DELIVERY: &str = "dlv_";
+/// Background task ids: `task_` + ULID.
+pub(crate) const TASK: &str = "task_";
 
 /// A new id with `prefix`, stamped with `now_ms` so that ids sort newest-last.
 pub(crate) fn new_id(prefix: &str, now_ms: u64) -> String {
@@ -134,6 +136,18 @@ typed_id!(
     DeliveryId
 );
 
+typed_id!(
+    /// A background task's id: `task_` + ULID.
+    TaskId
+);
+
+impl TaskId {
+    /// A new task id stamped `now_ms`.
+    pub(crate) fn generate(now_ms: u64) -> Self {
+        Self(new_id(TASK, now_ms))
+    }
+}
+
 impl EndpointId {
     /// A new endpoint id stamped `now_ms`.
     pub(crate) fn generate(now_ms: u64) -> Self {
@@ -174,6 +188,19 @@ pub(crate) fn is_valid_tenant_id(id: &str) -> bool {
         && b[1..]
             .iter()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-')
+}
+
+/// The longest uid a record may carry.
+pub(crate) const UID_MAX_LEN: usize = 256;
+
+/// Whether `uid` is a valid uid, the platform's own name for a tenant or an
+/// endpoint: `^[A-Za-z0-9_.-]{1,256}$` (Svix's application and endpoint uids).
+pub(crate) fn is_valid_uid(uid: &str) -> bool {
+    !uid.is_empty()
+        && uid.len() <= UID_MAX_LEN
+        && uid
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
 #[cfg(test)]

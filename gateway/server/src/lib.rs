@@ -48,6 +48,7 @@ mod policy;
 mod signing;
 mod simulation_slots;
 mod store;
+mod tasks;
 mod telemetry;
 mod token;
 
@@ -61,7 +62,7 @@ pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms};
 pub use config::{
     AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, IngestConfig, Limits,
     LogFormat, MetricsConfig, OutboundConfig, PluginsConfig, PolicyConfig, PreloadPlugin,
-    StoreBackend, StoreConfig, TlsConfig, redact_password,
+    StoreBackend, StoreConfig, TasksConfig, TlsConfig, redact_password,
 };
 pub use delivery::BeforeAttempt;
 pub use ids::{DeliveryId, EndpointId, EventId, TenantId};
@@ -301,8 +302,10 @@ pub async fn run_with(
         plugins,
         telemetry,
         simulations: simulation_slots::SimulationSlots::default(),
+        task_wake: Arc::default(),
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
+    let task_runner = tokio::spawn(tasks::run(Arc::clone(&ctx), shutdown.clone()));
     tracing::info!(
         addr = %listener.local_addr()?,
         node_id = ctx.store.node_id(),
@@ -317,6 +320,7 @@ pub async fn run_with(
     )
     .await;
     housekeeping.abort();
+    task_runner.abort();
     alert_sender.abort();
     plugin_follower.abort();
     // In-flight attempts finish (or are abandoned after the grace period) first;

@@ -35,7 +35,8 @@ impl Principal {
         }
     }
 
-    /// Tenant routes: the admin, or that tenant itself; the tenant must exist.
+    /// Tenant routes: the admin, or that tenant itself; the tenant, named by
+    /// its id or its uid, must exist and not be being deleted. Answers its id.
     ///
     /// # Errors
     /// 404 for another tenant or an unknown one.
@@ -43,12 +44,17 @@ impl Principal {
         &self,
         ctx: &AppContext,
         tenant: &TenantId,
-    ) -> Result<(), ApiError> {
-        match self {
-            Self::Tenant(t) if t == tenant => Ok(()),
-            Self::Tenant(_) => Err(ApiError::not_found("tenant")),
-            Self::Admin if ctx.store.tenant(tenant).await?.is_some() => Ok(()),
-            Self::Admin => Err(ApiError::not_found("tenant")),
+    ) -> Result<TenantId, ApiError> {
+        if let Self::Tenant(own) = self
+            && own == tenant
+        {
+            return Ok(tenant.clone());
+        }
+        let found = ctx.store.find_tenant(tenant).await?;
+        match (self, found) {
+            (Self::Admin, Some(t)) => Ok(t.id),
+            (Self::Tenant(own), Some(t)) if t.id == *own => Ok(t.id),
+            _ => Err(ApiError::not_found("tenant")),
         }
     }
 }

@@ -116,7 +116,7 @@ pub(super) async fn list(
     Path(t): Path<TenantId>,
     q: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ListPage<DeliveryView>>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let Query(q) = q.map_err(bad_query)?;
     let page = super::Page {
         limit: q.limit.clone(),
@@ -170,7 +170,7 @@ pub(super) async fn show(
     who: Principal,
     Path((t, id)): Path<(TenantId, DeliveryId)>,
 ) -> Result<Json<DeliveryDetail>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let d = ctx
         .store
         .delivery(&t, &id)

@@ -89,7 +89,7 @@ pub(super) async fn tenant_summary(
     who: Principal,
     Path(t): Path<TenantId>,
 ) -> Result<Json<DlqSummary>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let counts = ctx.store.dead_counts(&t, SUMMARY_SCAN_LIMIT).await?;
     Ok(Json(DlqSummary::of(counts, false)))
 }

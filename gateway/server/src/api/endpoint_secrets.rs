@@ -61,7 +61,7 @@ pub(super) async fn rotate_secret(
     Path((t, id)): Path<(TenantId, EndpointId)>,
     body: Body,
 ) -> Result<NoStore<Json<EndpointSecrets>>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let input: RotateSecret = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     let new_secret = tenant_secret(input.secret.as_deref())?;
     let now = ctx.clock.now_ms();

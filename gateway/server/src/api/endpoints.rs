@@ -29,7 +29,7 @@ pub(super) async fn load(
     t: &TenantId,
     id: &EndpointId,
 ) -> Result<EndpointRecord, ApiError> {
-    who.require_tenant(ctx, t).await?;
+    let t = &who.require_tenant(ctx, t).await?;
     ctx.store
         .endpoint(t, id)
         .await?
@@ -47,7 +47,7 @@ pub(super) async fn create(
     Path(t): Path<TenantId>,
     body: Body,
 ) -> Result<Json201, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let input: EndpointInput =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     let now = ctx.clock.now_ms();
@@ -99,7 +99,7 @@ pub(super) async fn list(
     Path(t): Path<TenantId>,
     page: Result<Query<Page>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ListPage<EndpointView>>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let Query(page) = page.map_err(bad_query)?;
     let (eps, more) = ctx
         .store
@@ -151,7 +151,7 @@ pub(super) async fn modify<F>(
 where
     F: Future<Output = Result<EndpointRecord, ApiError>>,
 {
-    who.require_tenant(ctx, t).await?;
+    let t = &who.require_tenant(ctx, t).await?;
     for _ in 0..MAX_SWAP_TRIES {
         let read = ctx
             .store
@@ -182,7 +182,7 @@ pub(super) async fn update(
     Path((t, id)): Path<(TenantId, EndpointId)>,
     body: Body,
 ) -> Result<Json<EndpointView>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     if patch.get("secret").is_some() {
         return Err(ApiError::invalid_field(
@@ -245,7 +245,7 @@ pub(super) async fn reset_breaker(
     who: Principal,
     Path((t, id)): Path<(TenantId, EndpointId)>,
 ) -> Result<Json<EndpointView>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     match ctx.store.reset_breaker(&t, &id).await? {
         None => return Err(ApiError::not_found("endpoint")),
         Some(true) => {

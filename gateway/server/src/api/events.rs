@@ -119,7 +119,7 @@ pub(super) async fn ingest(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let limits = &ctx.config.limits;
     let key = idempotency_key(&headers, limits.idempotency_key_len)?;
     let bytes = read_limited(body, limits.json_body_bytes).await?;
@@ -189,7 +189,7 @@ pub(super) async fn show(
     who: Principal,
     Path((t, id)): Path<(TenantId, EventId)>,
 ) -> Result<Response, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let ev = ctx
         .store
         .event(&t, &id)

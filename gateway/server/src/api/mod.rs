@@ -30,6 +30,7 @@ mod replay;
 mod request_guard;
 pub(crate) mod server;
 pub(crate) mod simulate;
+mod tasks;
 mod tenants;
 
 use std::sync::Arc;
@@ -54,7 +55,12 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(observability::tenant_stats))
         .routes(routes!(simulate::simulate))
         .routes(routes!(tenants::create, tenants::list))
+        .routes(routes!(tenants::show, tenants::update, tenants::delete))
         .routes(routes!(tenants::rotate_key))
+        .routes(routes!(tasks::list))
+        .routes(routes!(tasks::show))
+        .routes(routes!(tasks::list_all))
+        .routes(routes!(tasks::show_any))
         .routes(routes!(endpoints::create, endpoints::list))
         .routes(routes!(
             endpoints::show,

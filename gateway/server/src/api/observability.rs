@@ -76,6 +76,6 @@ pub(super) async fn tenant_stats(
     who: Principal,
     Path(t): Path<TenantId>,
 ) -> Result<Json<StatsView>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     Ok(Json(ctx.telemetry.stats(Some(&t))))
 }

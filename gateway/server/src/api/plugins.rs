@@ -81,7 +81,7 @@ pub(super) async fn upload(
     Path((t, name)): Path<(TenantId, String)>,
     body: Body,
 ) -> Result<(StatusCode, Json<UploadedVersion>), ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let admitted = ctx.plugins.admit_upload(&t, &name).await?;
     let limit = ctx.config.limits.plugin_upload_bytes;
     let bytes = read_limited(body, limit.saturating_mul(TRANSPORT_FACTOR)).await?;
@@ -105,7 +105,7 @@ pub(super) async fn list(
     who: Principal,
     Path(t): Path<TenantId>,
 ) -> Result<Json<ListPage<PluginObject>>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let items = ctx.plugins.list(&t).await?;
     Ok(list_body(
         items.iter().map(|p| render(&ctx, p)).collect(),
@@ -122,7 +122,7 @@ pub(super) async fn show(
     who: Principal,
     Path((t, name)): Path<(TenantId, String)>,
 ) -> Result<Json<PluginObject>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let plugin = ctx.plugins.show(&t, &name).await?;
     Ok(Json(render(&ctx, &plugin)))
 }
@@ -136,7 +136,7 @@ pub(super) async fn delete(
     who: Principal,
     Path((t, name)): Path<(TenantId, String)>,
 ) -> Result<StatusCode, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     ctx.plugins.delete(&t, &name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -150,7 +150,7 @@ pub(super) async fn rollback(
     who: Principal,
     Path((t, name)): Path<(TenantId, String)>,
 ) -> Result<Json<PluginObject>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let rec = ctx.plugins.rollback(&t, &name).await?;
     Ok(Json(plugin_view(&ctx, &rec)))
 }

@@ -117,7 +117,7 @@ pub(super) async fn replay_one(
     Path((t, id)): Path<(TenantId, DeliveryId)>,
     body: Body,
 ) -> Result<Json<DeliveryView>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let input: ReplayOne = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
     match ctx
         .writes
@@ -148,7 +148,7 @@ pub(super) async fn replay_many(
     Path(t): Path<TenantId>,
     body: Body,
 ) -> Result<Json<BulkReplayView>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let input: ReplayMany =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     if input.state != "dead" {

@@ -1,23 +1,34 @@
-//! Tenants: create and list (admin), rotate a key (admin or the tenant).
+//! Tenants: create, list, show, merge-patch and delete (admin; a tenant may
+//! read itself), and rotate a key (admin or the tenant). A tenant is named in
+//! paths by its id or its uid.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
+use super::endpoint_input::merge_patch;
 use super::error::ApiError;
 use super::openapi::TenantPath;
-use super::{ListPage, Page, bad_query, list_body};
+use super::tasks::TaskView;
+use super::{ListPage, Page, bad_query, list_body, metadata};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::ids::TenantId;
+use crate::store::{TaskRecord, TaskWork, TenantRecord, TenantWrite};
 use crate::{ids, token};
+
+/// Most bytes of a tenant's name.
+const NAME_MAX_BYTES: usize = 256;
 
 /// The body of tenant creation.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -26,26 +37,119 @@ pub(super) struct CreateTenant {
     /// Lowercase letters, digits, `_` and `-`, starting with a letter or digit.
     #[schema(pattern = r"^[a-z0-9][a-z0-9_-]{0,62}$", example = "acme")]
     id: String,
+    /// Shown to people, 1 to 256 bytes; the id when absent.
+    #[serde(default)]
+    #[schema(example = "Acme Corp")]
+    name: Option<String>,
+    /// The platform's own identifier for the tenant (see `TenantFields`).
+    #[serde(default)]
+    #[schema(pattern = r"^[A-Za-z0-9_.-]{1,256}$", example = "cus_42")]
+    uid: Option<String>,
+    /// Strings the platform keeps on the tenant (at most 50 keys).
+    #[serde(default)]
+    metadata: Option<BTreeMap<String, Option<String>>>,
+}
+
+/// What a tenant's owner may set, on create and by merge patch.
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TenantFields {
+    /// Shown to people, 1 to 256 bytes; the id when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "Acme Corp")]
+    name: Option<String>,
+    /// The platform's own identifier for the tenant, accepted in paths wherever
+    /// its id is; unique among tenants' ids and uids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^[A-Za-z0-9_.-]{1,256}$", example = "cus_42")]
+    uid: Option<String>,
+    /// Strings the platform keeps on the tenant (at most 50 keys; in a patch,
+    /// a `null` value removes its key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<BTreeMap<String, Option<String>>>,
+}
+
+impl TenantFields {
+    /// The fields as `rec` holds them, for a merge patch to apply to.
+    fn of(rec: &TenantRecord) -> Self {
+        Self {
+            name: Some(rec.name.clone()),
+            uid: rec.uid.clone(),
+            metadata: Some(
+                rec.metadata
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Some(v.clone())))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Validates every field and writes them into `rec`.
+    ///
+    /// # Errors
+    /// 422 `validation_failed` naming the field.
+    fn apply_to(self, rec: &mut TenantRecord) -> Result<(), ApiError> {
+        let name = self.name.unwrap_or_else(|| rec.id.to_string());
+        if name.is_empty() || name.len() > NAME_MAX_BYTES || name.chars().any(char::is_control) {
+            return Err(ApiError::validation(
+                "name",
+                format!("a name is 1 to {NAME_MAX_BYTES} bytes with no control characters"),
+            ));
+        }
+        if let Some(uid) = &self.uid
+            && !ids::is_valid_uid(uid)
+        {
+            return Err(ApiError::validation(
+                "uid",
+                "a uid is 1 to 256 of A-Z, a-z, 0-9, _, . and -",
+            ));
+        }
+        rec.metadata = metadata::validate(self.metadata.unwrap_or_default())?;
+        rec.name = name;
+        rec.uid = self.uid;
+        Ok(())
+    }
 }
 
 // Fields are declared in alphabetical order: the `json!` bodies these replace
 // serialised that way, and clients may compare bytes.
 
-/// A new tenant, with the only copy of its API key.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(super) struct CreatedTenant {
-    api_key: String,
-    #[schema(format = DateTime)]
-    created_at: String,
-    id: String,
-}
-
-/// A tenant as the admin's list shows it.
+/// A tenant.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct TenantView {
     #[schema(format = DateTime)]
     created_at: String,
     id: String,
+    metadata: BTreeMap<String, String>,
+    name: String,
+    uid: Option<String>,
+    #[schema(format = DateTime)]
+    updated_at: String,
+}
+
+impl TenantView {
+    fn new(rec: &TenantRecord) -> Self {
+        Self {
+            created_at: rfc3339_ms(rec.created_at_ms),
+            id: rec.id.to_string(),
+            metadata: rec.metadata.clone(),
+            name: if rec.name.is_empty() {
+                rec.id.to_string()
+            } else {
+                rec.name.clone()
+            },
+            uid: rec.uid.clone(),
+            updated_at: rfc3339_ms(rec.updated_at_ms.max(rec.created_at_ms)),
+        }
+    }
+}
+
+/// A new tenant, with the only copy of its API key.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct CreatedTenant {
+    api_key: String,
+    #[serde(flatten)]
+    tenant: TenantView,
 }
 
 /// A tenant's new API key after a rotation.
@@ -53,6 +157,17 @@ pub(super) struct TenantView {
 pub(super) struct TenantKey {
     api_key: String,
     id: String,
+}
+
+/// The answer to a refused tenant write.
+fn refused(written: TenantWrite, id: &str) -> ApiError {
+    match written {
+        TenantWrite::IdTaken => ApiError::conflict(format!("tenant {id} already exists")),
+        TenantWrite::UidTaken => {
+            ApiError::conflict("another tenant already has this uid (or it is another tenant's id)")
+        }
+        TenantWrite::Missing | TenantWrite::Written(_) => ApiError::not_found("tenant"),
+    }
 }
 
 /// Creates a tenant and answers its API key, shown this once.
@@ -74,24 +189,26 @@ pub(super) async fn create(
         ));
     }
     let key = token::generate();
-    let now = ctx.clock.now_ms();
-    match ctx
-        .store
-        .create_tenant(&TenantId::from(input.id.as_str()), token::hash(&key), now)
-        .await?
-    {
-        Some(t) => Ok(NoStore((
+    let mut rec = TenantRecord::new(
+        TenantId::from(input.id.as_str()),
+        token::hash(&key),
+        ctx.clock.now_ms(),
+    );
+    let fields = TenantFields {
+        name: input.name,
+        uid: input.uid,
+        metadata: input.metadata,
+    };
+    fields.apply_to(&mut rec)?;
+    match ctx.store.create_tenant(&rec).await? {
+        TenantWrite::Written(t) => Ok(NoStore((
             StatusCode::CREATED,
             Json(CreatedTenant {
                 api_key: key,
-                created_at: rfc3339_ms(now),
-                id: t.id.to_string(),
+                tenant: TenantView::new(&t),
             }),
         ))),
-        None => Err(ApiError::conflict(format!(
-            "tenant {} already exists",
-            input.id
-        ))),
+        other => Err(refused(other, &input.id)),
     }
 }
 
@@ -111,18 +228,112 @@ pub(super) async fn list(
         .list_tenants(page.limit()?, page.cursor.as_deref())
         .await?;
     let next = if more {
-        tenants.last().map(|t| t.id.clone())
+        tenants.last().map(|t| t.id.to_string())
     } else {
         None
     };
-    let data = tenants
-        .iter()
-        .map(|t| TenantView {
-            created_at: rfc3339_ms(t.created_at_ms),
-            id: t.id.to_string(),
+    Ok(list_body(
+        tenants.iter().map(TenantView::new).collect(),
+        next,
+    ))
+}
+
+/// Shows a tenant (the admin, or the tenant itself).
+#[utoipa::path(get, path = "/v1/tenants/{t}", tag = "tenants", operation_id = "get_tenant",
+    params(TenantPath),
+    responses((status = 200, description = "The tenant", body = TenantView)))]
+pub(super) async fn show(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<TenantId>,
+) -> Result<Json<TenantView>, ApiError> {
+    let t = who.require_tenant(&ctx, &t).await?;
+    match ctx.store.tenant(&t).await?.filter(TenantRecord::is_live) {
+        Some(rec) => Ok(Json(TenantView::new(&rec))),
+        None => Err(ApiError::not_found("tenant")),
+    }
+}
+
+/// Changes a tenant's name, uid or metadata with a JSON merge patch (RFC 7396):
+/// `null` clears the uid, resets the name to the id, or removes a metadata key.
+#[utoipa::path(patch, path = "/v1/tenants/{t}", tag = "tenants", operation_id = "update_tenant",
+    params(TenantPath),
+    request_body(content = TenantFields, content_type = "application/merge-patch+json"),
+    responses((status = 200, description = "The tenant as changed", body = TenantView)))]
+pub(super) async fn update(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<TenantId>,
+    body: Body,
+) -> Result<Json<TenantView>, ApiError> {
+    who.require_admin()?;
+    let t = who.require_tenant(&ctx, &t).await?;
+    let patch: Value = parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+    if !patch.is_object() {
+        return Err(ApiError::invalid_field(
+            "",
+            "a merge patch must be a JSON object",
+        ));
+    }
+    // The patch alone must name only known fields, even those set to null.
+    let _: TenantFields = input_of(patch.clone())?;
+    let Some(current) = ctx.store.tenant(&t).await?.filter(TenantRecord::is_live) else {
+        return Err(ApiError::not_found("tenant"));
+    };
+    let mut merged = serde_json::to_value(TenantFields::of(&current)).unwrap_or_default();
+    merge_patch(&mut merged, &patch);
+    let fields: TenantFields = input_of(merged)?;
+    let mut wanted = current;
+    fields.apply_to(&mut wanted)?;
+    let now = ctx.clock.now_ms();
+    let written = ctx
+        .store
+        .update_tenant(&t, |rec| {
+            rec.name.clone_from(&wanted.name);
+            rec.uid.clone_from(&wanted.uid);
+            rec.metadata.clone_from(&wanted.metadata);
+            rec.updated_at_ms = now;
         })
-        .collect();
-    Ok(list_body(data, next.map(String::from)))
+        .await?;
+    match written {
+        TenantWrite::Written(rec) => Ok(Json(TenantView::new(&rec))),
+        other => Err(refused(other, &t)),
+    }
+}
+
+/// A tenant's fields read from JSON, naming the field that does not fit.
+fn input_of(value: Value) -> Result<TenantFields, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        ApiError::invalid_field(field, e.into_inner().to_string())
+    })
+}
+
+/// Deletes a tenant and everything of it: endpoints, events, deliveries and
+/// their attempts, plugins and keys. Answers at once with the task that does
+/// it; from then on the tenant takes no work and its key, id and uid name
+/// nothing (404; the id may be taken again once the task has finished).
+#[utoipa::path(delete, path = "/v1/tenants/{t}", tag = "tenants", operation_id = "delete_tenant",
+    params(TenantPath),
+    responses((status = 202, description = "The task deleting the tenant", body = TaskView,
+        headers(("Location" = String, description = "The task's URL")))))]
+pub(super) async fn delete(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<TenantId>,
+) -> Result<Response, ApiError> {
+    who.require_admin()?;
+    let t = who.require_tenant(&ctx, &t).await?;
+    let task = TaskRecord::new(t.clone(), TaskWork::TenantDelete, ctx.clock.now_ms());
+    if !ctx.store.begin_tenant_delete(&t, &task).await? {
+        return Err(ApiError::not_found("tenant"));
+    }
+    ctx.task_wake.task_created();
+    let mut answer = (StatusCode::ACCEPTED, Json(TaskView::new(&task))).into_response();
+    if let Ok(location) = HeaderValue::from_str(&format!("/v1/tasks/{}", task.id)) {
+        answer.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(answer)
 }
 
 /// Gives the tenant a new API key; the old one stops working at once.
@@ -134,15 +345,24 @@ pub(super) async fn rotate_key(
     who: Principal,
     Path(t): Path<TenantId>,
 ) -> Result<NoStore<Json<TenantKey>>, ApiError> {
-    who.require_tenant(&ctx, &t).await?;
+    let t = who.require_tenant(&ctx, &t).await?;
     let key = token::generate();
-    if !ctx.store.rotate_tenant_key(&t, token::hash(&key)).await? {
-        return Err(ApiError::not_found("tenant"));
+    let hash = hex::encode(token::hash(&key));
+    let now = ctx.clock.now_ms();
+    let written = ctx
+        .store
+        .update_tenant(&t, |rec| {
+            rec.key_sha256.clone_from(&hash);
+            rec.updated_at_ms = now;
+        })
+        .await?;
+    match written {
+        TenantWrite::Written(_) => Ok(NoStore(Json(TenantKey {
+            api_key: key,
+            id: t.to_string(),
+        }))),
+        other => Err(refused(other, &t)),
     }
-    Ok(NoStore(Json(TenantKey {
-        api_key: key,
-        id: t.to_string(),
-    })))
 }
 
 #[cfg(test)]
@@ -162,26 +382,27 @@ mod tests {
     #[test]
     fn tenant_bodies_match_their_json_forms() {
         let (id, key, at) = ("acme", "hg_key", "2026-01-02T03:04:05.006Z");
+        let mut rec = TenantRecord::new(id.into(), [1; 32], 1_767_323_045_006);
+        rec.uid = Some("cus_42".into());
+        rec.metadata.insert("plan".into(), "pro".into());
+        let view = json!({
+            "created_at": at, "id": id, "metadata": {"plan": "pro"}, "name": id,
+            "uid": "cus_42", "updated_at": at,
+        });
+        same_bytes(TenantView::new(&rec), view.clone());
+        let mut created = view.clone();
+        created["api_key"] = json!(key);
         same_bytes(
             CreatedTenant {
                 api_key: key.into(),
-                created_at: at.into(),
-                id: id.into(),
+                tenant: TenantView::new(&rec),
             },
-            json!({"id": id, "api_key": key, "created_at": at}),
-        );
-        let view = TenantView {
-            created_at: at.into(),
-            id: id.into(),
-        };
-        same_bytes(&view, json!({"id": id, "created_at": at}));
-        same_bytes(
-            list_body(vec![view], Some(id.into())).0,
-            json!({"data": [{"id": id, "created_at": at}], "next_cursor": id}),
+            json!({"api_key": key, "created_at": at, "id": id, "metadata": {"plan": "pro"},
+                "name": id, "uid": "cus_42", "updated_at": at}),
         );
         same_bytes(
-            list_body(Vec::<TenantView>::new(), None).0,
-            json!({"data": [], "next_cursor": null}),
+            list_body(vec![TenantView::new(&rec)], Some(id.into())).0,
+            json!({"data": [view], "next_cursor": id}),
         );
         same_bytes(
             TenantKey {
@@ -190,5 +411,27 @@ mod tests {
             },
             json!({"id": id, "api_key": key}),
         );
+    }
+
+    #[test]
+    fn fields_are_checked_and_a_missing_name_is_the_id() {
+        let mut rec = TenantRecord::new("acme".into(), [1; 32], 0);
+        let field = |fields: TenantFields| {
+            let mut rec = rec.clone();
+            fields.apply_to(&mut rec).unwrap_err().field
+        };
+        let bad_uid = TenantFields {
+            uid: Some("has space".into()),
+            ..TenantFields::default()
+        };
+        assert_eq!(field(bad_uid).as_deref(), Some("uid"));
+        let long_name = TenantFields {
+            name: Some("n".repeat(NAME_MAX_BYTES + 1)),
+            ..TenantFields::default()
+        };
+        assert_eq!(field(long_name).as_deref(), Some("name"));
+        TenantFields::default().apply_to(&mut rec).unwrap();
+        assert_eq!(rec.name, "acme");
+        assert_eq!(rec.uid, None);
     }
 }

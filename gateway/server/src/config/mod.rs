@@ -24,7 +24,6 @@ pub use cluster_section::ClusterConfig;
 pub(crate) use layers::TEST_POSTGRES_ENV;
 pub use sections::AlertsConfig;
 pub use sections::BreakerConfig;
-pub use sections::IngestConfig;
 pub use sections::Limits;
 pub use sections::MetricsConfig;
 pub use sections::OutboundConfig;
@@ -32,6 +31,7 @@ pub use sections::PluginsConfig;
 pub use sections::PolicyConfig;
 pub use sections::PreloadPlugin;
 pub use sections::TlsConfig;
+pub use sections::{IngestConfig, TasksConfig};
 pub use store_section::StoreBackend;
 pub use store_section::StoreConfig;
 pub use store_section::redact_password;
@@ -87,6 +87,8 @@ pub struct Config {
     pub breaker: BreakerConfig,
     /// `[ingest]`: slowing a tenant's ingest while its backlog is deep.
     pub ingest: IngestConfig,
+    /// `[tasks]`: how background tasks pace their work.
+    pub tasks: TasksConfig,
     /// `[metrics]`.
     pub metrics: MetricsConfig,
     /// `[alerts]`: the alert rules, and where alerts are delivered.
@@ -157,6 +159,7 @@ impl Default for Config {
             sweep_interval: 60_000,
             breaker: BreakerConfig::default(),
             ingest: IngestConfig::default(),
+            tasks: TasksConfig::default(),
             metrics: MetricsConfig::default(),
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
@@ -221,6 +224,12 @@ impl Config {
         }
         if self.log.trim().is_empty() {
             return Err(invalid("log", "must not be empty (e.g. \"info\")"));
+        }
+        if !(1..=10_000).contains(&self.tasks.batch) {
+            return Err(invalid("tasks.batch", "must be from 1 to 10000"));
+        }
+        if self.tasks.pause > 60_000 {
+            return Err(invalid("tasks.pause", "must be at most 1 minute"));
         }
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
             return Err(invalid("log", format!("not a valid tracing filter: {e}")));

@@ -120,6 +120,28 @@ impl Default for IngestConfig {
     }
 }
 
+/// `[tasks]`: background tasks (deleting a tenant, recovering an endpoint).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TasksConfig {
+    /// Records one step of a task reads or changes; each step is saved, so a
+    /// restart redoes at most one.
+    pub batch: u32,
+    /// A pause after each step, so that a large task leaves the store to
+    /// delivery.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub pause: u64,
+}
+
+impl Default for TasksConfig {
+    fn default() -> Self {
+        Self {
+            batch: 500,
+            pause: 10,
+        }
+    }
+}
+
 /// `[policy]`.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]

@@ -29,6 +29,8 @@ macro_rules! on_backend {
     }};
 }
 
+#[cfg(any(test, feature = "lab"))]
+mod census;
 #[cfg(test)]
 mod contract;
 mod deliveries;
@@ -51,6 +53,7 @@ mod schedule;
 pub(crate) mod scratch_database;
 mod singleton;
 pub(crate) mod sled;
+mod tasks;
 mod tenants;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -81,6 +84,10 @@ pub(crate) use retention::{RetentionRules, SweepCursor, SweepStats};
 pub(crate) use runtime::{ClaimedTurn, NODE_ALIVE_MS, NodeRecord, RuntimeRecord, TurnPlan};
 pub(crate) use schedule::{AttemptWrite, Interrupted, Interruption, WriteResult};
 pub(crate) use singleton::{Grant, Singleton};
+pub(crate) use tasks::{
+    TASK_LEASE_MS, TASK_SCAN_LIMIT, TaskClaim, TaskPage, TaskRecord, TaskState, TaskWork,
+};
+pub(crate) use tenants::TenantWrite;
 
 /// Applies the PostgreSQL schema's migrations to the database at `config.url`
 /// without serving; returns the versions applied and the schema's version now

@@ -3,7 +3,7 @@
 //! Each value is one version byte followed by JSON. The version byte lets a later
 //! schema migrate records in place; JSON keeps the payload's raw bytes verbatim.
 
-use crate::ids::{DeliveryId, EndpointId, EventId, TenantId};
+use crate::ids::{DeliveryId, EndpointId, EventId, TaskId, TenantId};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
@@ -38,9 +38,48 @@ pub(crate) fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError>
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TenantRecord {
     pub id: TenantId,
-    /// SHA-256 of the tenant's current API key, hex.
+    /// SHA-256 of the tenant's current API key, hex; empty once its delete
+    /// was accepted.
     pub key_sha256: String,
     pub created_at_ms: u64,
+    /// Shown to people; records written before names were kept read as empty,
+    /// which views show as the id.
+    #[serde(default)]
+    pub name: String,
+    /// The platform's own identifier for the tenant, accepted wherever its id is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// The platform's own strings about the tenant; hookgate never reads them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metadata: std::collections::BTreeMap<String, String>,
+    /// When it last changed (its creation until then).
+    #[serde(default)]
+    pub updated_at_ms: u64,
+    /// The task deleting it, from the moment the delete was accepted: the
+    /// tenant takes no more work and is gone to every reader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleting: Option<TaskId>,
+}
+
+impl TenantRecord {
+    /// A new tenant whose key hashes to `key_hash`, named after its id.
+    pub(crate) fn new(id: TenantId, key_hash: [u8; 32], now_ms: u64) -> Self {
+        Self {
+            name: id.to_string(),
+            id,
+            key_sha256: hex::encode(key_hash),
+            created_at_ms: now_ms,
+            uid: None,
+            metadata: std::collections::BTreeMap::new(),
+            updated_at_ms: now_ms,
+            deleting: None,
+        }
+    }
+
+    /// Whether it is live: its delete has not been accepted.
+    pub(crate) fn is_live(&self) -> bool {
+        self.deleting.is_none()
+    }
 }
 
 /// A signing secret and, during a rotation's grace period, when it stops signing.

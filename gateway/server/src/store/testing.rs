@@ -219,3 +219,30 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         metadata: std::collections::BTreeMap::new(),
     }
 }
+
+impl super::Store {
+    /// Creates tenant `id` whose key hashes to `key`, named after its id;
+    /// `None` if the id is taken.
+    pub(crate) async fn create_test_tenant(
+        &self,
+        id: &crate::ids::TenantId,
+        key: [u8; 32],
+        now_ms: u64,
+    ) -> Result<Option<super::TenantRecord>, super::StoreError> {
+        let rec = super::TenantRecord::new(id.clone(), key, now_ms);
+        Ok(self.create_tenant(&rec).await?.written())
+    }
+
+    /// Gives tenant `id` the key that hashes to `key`; `false` if there is no
+    /// such live tenant.
+    pub(crate) async fn rotate_test_tenant_key(
+        &self,
+        id: &crate::ids::TenantId,
+        key: [u8; 32],
+    ) -> Result<bool, super::StoreError> {
+        let written = self
+            .update_tenant(id, |t| t.key_sha256 = hex::encode(key))
+            .await?;
+        Ok(written.written().is_some())
+    }
+}

@@ -121,6 +121,15 @@ impl Telemetry {
         });
     }
 
+    /// A tenant and every record of it are gone: its counts leave the totals.
+    pub(crate) fn tenant_removed(&self, tenant: &str) {
+        let gone = self.tenants.lock().ok().and_then(|mut t| t.remove(tenant));
+        if let Some(stats) = gone {
+            self.metrics.pending.inc_by(-stats.pending);
+            self.metrics.dlq_size.inc_by(-stats.dlq);
+        }
+    }
+
     /// hookgate failed inside an attempt (`kind`: a panic, a missing event, a
     /// request it could not build).
     pub(crate) fn internal_error(&self, kind: &str) {

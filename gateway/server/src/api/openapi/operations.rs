@@ -74,7 +74,18 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
         &[E::ValidationFailed, E::Conflict],
     ),
     op("list_tenants", Access::Admin, QUERY),
+    op("get_tenant", Access::Tenant, &[]),
+    op(
+        "update_tenant",
+        Access::Admin,
+        &[E::ValidationFailed, E::Conflict, E::NotFound],
+    ),
+    op("delete_tenant", Access::Admin, &[E::NotFound]),
     op("rotate_tenant_key", Access::Tenant, &[]),
+    op("list_tasks", Access::Tenant, QUERY),
+    op("get_task", Access::Tenant, &[]),
+    op("list_all_tasks", Access::Admin, QUERY),
+    op("get_any_task", Access::Admin, &[E::NotFound]),
     op(
         "create_endpoint",
         Access::Tenant,

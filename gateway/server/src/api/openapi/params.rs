@@ -11,7 +11,7 @@ use utoipa::IntoParams;
     reason = "described only; handlers extract the path themselves"
 )]
 pub(in crate::api) struct TenantPath {
-    /// The tenant's id.
+    /// The tenant's id or uid.
     #[param(example = "acme")]
     t: String,
 }
@@ -24,7 +24,7 @@ pub(in crate::api) struct TenantPath {
     reason = "described only; handlers extract the path themselves"
 )]
 pub(in crate::api) struct ItemPath {
-    /// The tenant's id.
+    /// The tenant's id or uid.
     t: String,
     /// The item's id: `ep_...` for an endpoint, `evt_...` for an event, `dlv_...` for a
     /// delivery.
@@ -39,9 +39,21 @@ pub(in crate::api) struct ItemPath {
     reason = "described only; handlers extract the path themselves"
 )]
 pub(in crate::api) struct PluginPath {
-    /// The tenant's id.
+    /// The tenant's id or uid.
     t: String,
     /// The plugin's name: the tenant-id alphabet, 1 to 63 characters.
     #[param(pattern = r"^[a-z0-9][a-z0-9_-]{0,62}$")]
     name: String,
+}
+
+/// One task, by its id alone (the admin's view).
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(
+    dead_code,
+    reason = "described only; handlers extract the path themselves"
+)]
+pub(in crate::api) struct TaskPath {
+    /// The task's id: `task_...`.
+    id: String,
 }

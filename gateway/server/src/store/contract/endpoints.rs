@@ -20,7 +20,7 @@ contract_tests! {
 async fn a_tenant_id_is_created_only_once(t: TestStore) {
     let made = t
         .store
-        .create_tenant(&TenantId::from("acme"), [1; 32], 5)
+        .create_test_tenant(&TenantId::from("acme"), [1; 32], 5)
         .await
         .unwrap()
         .unwrap();
@@ -28,7 +28,7 @@ async fn a_tenant_id_is_created_only_once(t: TestStore) {
     assert_eq!(made.key_sha256, hex::encode([1; 32]));
     let again = t
         .store
-        .create_tenant(&TenantId::from("acme"), [2; 32], 6)
+        .create_test_tenant(&TenantId::from("acme"), [2; 32], 6)
         .await
         .unwrap();
     assert!(again.is_none(), "the id is taken");
@@ -59,18 +59,18 @@ async fn a_tenant_id_is_created_only_once(t: TestStore) {
 
 async fn a_rotation_retires_the_old_key_at_once(t: TestStore) {
     t.store
-        .create_tenant(&TenantId::from("acme"), [1; 32], 0)
+        .create_test_tenant(&TenantId::from("acme"), [1; 32], 0)
         .await
         .unwrap()
         .unwrap();
     t.store
-        .create_tenant(&TenantId::from("beta"), [9; 32], 0)
+        .create_test_tenant(&TenantId::from("beta"), [9; 32], 0)
         .await
         .unwrap()
         .unwrap();
     assert!(
         t.store
-            .rotate_tenant_key(&TenantId::from("acme"), [2; 32])
+            .rotate_test_tenant_key(&TenantId::from("acme"), [2; 32])
             .await
             .unwrap()
     );
@@ -92,7 +92,7 @@ async fn a_rotation_retires_the_old_key_at_once(t: TestStore) {
     );
     assert!(
         !t.store
-            .rotate_tenant_key(&TenantId::from("nope"), [3; 32])
+            .rotate_test_tenant_key(&TenantId::from("nope"), [3; 32])
             .await
             .unwrap()
     );

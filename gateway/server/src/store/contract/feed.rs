@@ -229,21 +229,21 @@ async fn tenant_writes_publish_tenant_changes(t: TestStore) {
     let mut changes = t.store.changes();
     let changed = || Change::tenant(&TenantId::from("acme"));
     t.store
-        .create_tenant(&TenantId::from("acme"), [1; 32], 0)
+        .create_test_tenant(&TenantId::from("acme"), [1; 32], 0)
         .await
         .unwrap()
         .unwrap();
     t.store
-        .create_tenant(&TenantId::from("acme"), [2; 32], 0)
+        .create_test_tenant(&TenantId::from("acme"), [2; 32], 0)
         .await
         .unwrap();
     assert_eq!(drain(&mut changes), [changed()]);
     t.store
-        .rotate_tenant_key(&TenantId::from("acme"), [3; 32])
+        .rotate_test_tenant_key(&TenantId::from("acme"), [3; 32])
         .await
         .unwrap();
     t.store
-        .rotate_tenant_key(&TenantId::from("nope"), [4; 32])
+        .rotate_test_tenant_key(&TenantId::from("nope"), [4; 32])
         .await
         .unwrap();
     assert_eq!(drain(&mut changes), [changed()]);
@@ -251,7 +251,7 @@ async fn tenant_writes_publish_tenant_changes(t: TestStore) {
     let mut late = t.store.changes();
     assert_eq!(late.try_recv(), None);
     t.store
-        .rotate_tenant_key(&TenantId::from("acme"), [5; 32])
+        .rotate_test_tenant_key(&TenantId::from("acme"), [5; 32])
         .await
         .unwrap();
     assert_eq!(

@@ -228,7 +228,7 @@ async fn tenants_page_in_reverse_id_order(t: TestStore) {
     for (n, id) in (1u8..).zip(["acme", "beta", "core"]) {
         assert!(
             t.store
-                .create_tenant(&TenantId::from(id), [n; 32], 0)
+                .create_test_tenant(&TenantId::from(id), [n; 32], 0)
                 .await
                 .unwrap()
                 .is_some()
@@ -249,7 +249,7 @@ async fn tenants_page_in_reverse_id_order(t: TestStore) {
 async fn two_tenants(t: &TestStore) {
     for (n, tenant) in (1u8..).zip(["t1", "t2"]) {
         t.store
-            .create_tenant(&TenantId::from(tenant), [n; 32], 0)
+            .create_test_tenant(&TenantId::from(tenant), [n; 32], 0)
             .await
             .unwrap();
         let live = t.endpoint(tenant, &format!("ep_{tenant}_live")).await;

@@ -47,6 +47,8 @@ mod plugins;
 mod races;
 mod replay;
 mod retention;
+mod tasks;
+mod tenant_lifecycle;
 
 impl TestStore {
     /// An endpoint as stored now, for a swap.

@@ -219,7 +219,7 @@ async fn concurrent_creates_of_one_tenant_id_make_exactly_one(t: TestStore) {
             let (store, id) = (t.store.clone(), id.clone());
             async move {
                 store
-                    .create_tenant(&TenantId::from(id.as_str()), key(i), 0)
+                    .create_test_tenant(&TenantId::from(id.as_str()), key(i), 0)
                     .await
                     .unwrap()
             }

@@ -3,7 +3,7 @@
 use bytes::BytesMut;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 
-use crate::ids::{DeliveryId, EndpointId, EventId, TenantId};
+use crate::ids::{DeliveryId, EndpointId, EventId, TaskId, TenantId};
 
 type BoxError = Box<dyn std::error::Error + Sync + Send>;
 
@@ -33,4 +33,4 @@ macro_rules! text_column {
     )*};
 }
 
-text_column!(TenantId, EndpointId, EventId, DeliveryId);
+text_column!(TenantId, EndpointId, EventId, DeliveryId, TaskId);

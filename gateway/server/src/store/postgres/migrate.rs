@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_plugin_uploads.sql"),
     include_str!("migrations/0004_late_attempts.sql"),
     include_str!("migrations/0005_autovacuum.sql"),
+    include_str!("migrations/0006_tenants_and_tasks.sql"),
 ];
 
 /// The newest schema this build knows.
@@ -164,7 +165,7 @@ mod tests {
         let opened = crate::store::Store::open(&config).await;
         let tenant = match &opened {
             Ok(store) => store
-                .create_tenant(&TenantId::from("acme"), [1; 32], 0)
+                .create_test_tenant(&TenantId::from("acme"), [1; 32], 0)
                 .await
                 .map(|t| t.is_some()),
             Err(_) => Ok(false),

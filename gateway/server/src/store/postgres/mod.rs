@@ -35,6 +35,7 @@ mod schedule;
 pub(crate) mod statements;
 pub(crate) mod stats;
 mod table_upkeep;
+mod tasks;
 mod tenants;
 
 use std::sync::Arc;

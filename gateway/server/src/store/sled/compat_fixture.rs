@@ -180,7 +180,8 @@ async fn write_fixture() {
     let stop = CancellationToken::new();
     store.start_flusher(store.sled_durability().unwrap(), stop.clone());
     let key_hash: [u8; 32] = sha2::Sha256::digest(b"hg_fixture_key").into();
-    store.create_tenant(TENANT, key_hash, T0).await.unwrap();
+    let tenant = TenantRecord::new(TENANT.into(), key_hash, T0);
+    store.create_tenant(&tenant).await.unwrap();
 
     let mut eps = Vec::new();
     for (id, state, open_until_ms, trips) in [

@@ -44,6 +44,31 @@ pub(crate) fn tenants() -> Vec<u8> {
     key(b"ten", &[])
 }
 
+/// `tu␀{uid}` → tenant id: the tenant uid index.
+pub(crate) fn tenant_uid(uid: &str) -> Vec<u8> {
+    key(b"tu", &[uid.as_bytes()])
+}
+
+/// `tk␀{task}` → task record; ids are time-ordered, so this lists by age.
+pub(crate) fn task(id: &str) -> Vec<u8> {
+    key(b"tk", &[id.as_bytes()])
+}
+
+/// Prefix of every task record (with its separator: `tkr` is another kind).
+pub(crate) fn tasks() -> Vec<u8> {
+    key(b"tk", &[b""])
+}
+
+/// `tkr␀{task}` → nothing: the tasks still running, which claims read.
+pub(crate) fn running_task(id: &str) -> Vec<u8> {
+    key(b"tkr", &[id.as_bytes()])
+}
+
+/// Prefix of every running task's entry.
+pub(crate) fn running_tasks() -> Vec<u8> {
+    key(b"tkr", &[b""])
+}
+
 /// `key␀{sha256(token)}` → tenant id: the API key index.
 pub(crate) fn api_key(hash: &[u8; 32]) -> Vec<u8> {
     key(b"key", &[hash])
@@ -137,6 +162,11 @@ pub(crate) fn plugin_bytes(t: &str, name: &str, version: u32) -> Vec<u8> {
 /// `pu␀{tenant}` → the tenant's recent plugin uploads (the upload rate limit).
 pub(crate) fn plugin_uploads(t: &str) -> Vec<u8> {
     key(b"pu", &[t.as_bytes()])
+}
+
+/// Prefix of every plugin's stored bytes of one tenant.
+pub(crate) fn plugin_bytes_of_tenant(t: &str) -> Vec<u8> {
+    key(b"pb", &[t.as_bytes(), b""])
 }
 
 /// Prefix of every stored version's bytes of one plugin.

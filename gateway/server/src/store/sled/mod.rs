@@ -27,6 +27,7 @@ pub(crate) mod reference;
 mod replay;
 mod retention;
 mod space;
+mod tasks;
 mod tenants;
 mod writer;
 mod writes;

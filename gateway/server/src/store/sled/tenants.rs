@@ -1,46 +1,62 @@
-//! Tenants and their API keys.
+//! Tenants, their API keys and uids, and removing a deleted tenant's records.
+//!
+//! A tenant's id and its uid share one namespace (a path names a tenant by
+//! either), so each write checks both indexes under the write lock.
 
 use super::{SledStore, StoreError, TenantRecord, keys, records};
+use crate::store::{TaskRecord, TenantWrite};
+
+/// Whether `name` (an id or a uid) already names a tenant other than `me`.
+fn names_another(store: &SledStore, name: &str, me: &str) -> Result<bool, StoreError> {
+    let records = store.records()?;
+    let by_id = name != me && records.contains_key(keys::tenant(name))?;
+    let by_uid = records
+        .get(keys::tenant_uid(name))?
+        .is_some_and(|owner| owner.as_ref() != me.as_bytes());
+    Ok(by_id || by_uid)
+}
 
 impl SledStore {
-    /// Creates a tenant whose key hashes to `key_hash`. Returns `None` if the id is taken.
-    ///
-    /// # Errors
-    /// On a storage failure.
     pub(crate) async fn create_tenant(
         &self,
-        id: &str,
-        key_hash: [u8; 32],
-        now_ms: u64,
-    ) -> Result<Option<TenantRecord>, StoreError> {
+        rec: &TenantRecord,
+    ) -> Result<TenantWrite, StoreError> {
         let _guard = self.inner.write_lock.lock().await;
-        if self.records()?.contains_key(keys::tenant(id))? {
-            return Ok(None);
+        if self.records()?.contains_key(keys::tenant(&rec.id))?
+            || names_another(self, &rec.id, &rec.id)?
+        {
+            return Ok(TenantWrite::IdTaken);
         }
-        let rec = TenantRecord {
-            id: id.into(),
-            key_sha256: hex::encode(key_hash),
-            created_at_ms: now_ms,
-        };
+        if let Some(uid) = &rec.uid
+            && names_another(self, uid, &rec.id)?
+        {
+            return Ok(TenantWrite::UidTaken);
+        }
         let mut batch = super::Writes::default();
-        batch.insert(keys::tenant(id), records::encode(&rec));
-        batch.insert(keys::api_key(&key_hash), id.as_bytes());
+        batch.insert(keys::tenant(&rec.id), records::encode(rec));
+        if let Ok(hash) = hex::decode(&rec.key_sha256)
+            && let Ok(hash) = <[u8; 32]>::try_from(hash.as_slice())
+        {
+            batch.insert(keys::api_key(&hash), rec.id.as_bytes());
+        }
+        if let Some(uid) = &rec.uid {
+            batch.insert(keys::tenant_uid(uid), rec.id.as_bytes());
+        }
         self.commit(batch).await?;
-        Ok(Some(rec))
+        Ok(TenantWrite::Written(rec.clone()))
     }
 
-    /// One tenant.
-    ///
-    /// # Errors
-    /// On a storage failure.
     pub(crate) fn tenant(&self, id: &str) -> Result<Option<TenantRecord>, StoreError> {
         self.get(&keys::tenant(id))
     }
 
-    /// Tenants in reverse id order, after `cursor` if given; `true` if more follow.
-    ///
-    /// # Errors
-    /// On a storage failure.
+    pub(crate) fn tenant_by_uid(&self, uid: &str) -> Result<Option<TenantRecord>, StoreError> {
+        match self.records()?.get(keys::tenant_uid(uid))? {
+            Some(id) => self.tenant(&String::from_utf8_lossy(&id)),
+            None => Ok(None),
+        }
+    }
+
     pub(crate) fn list_tenants(
         &self,
         limit: usize,
@@ -50,7 +66,7 @@ impl SledStore {
         let mut more = false;
         for item in self.scan_rev::<TenantRecord>(&keys::tenants()) {
             let (_, t) = item?;
-            if cursor.is_some_and(|c| t.id.as_str() >= c) {
+            if cursor.is_some_and(|c| t.id.as_str() >= c) || !t.is_live() {
                 continue;
             }
             if out.len() == limit {
@@ -62,10 +78,6 @@ impl SledStore {
         Ok((out, more))
     }
 
-    /// The tenant whose API key hashes to `key_hash`.
-    ///
-    /// # Errors
-    /// On a storage failure.
     pub(crate) fn tenant_by_key(&self, key_hash: &[u8; 32]) -> Result<Option<String>, StoreError> {
         Ok(self
             .records()?
@@ -73,29 +85,139 @@ impl SledStore {
             .map(|v| String::from_utf8_lossy(&v).into_owned()))
     }
 
-    /// Replaces a tenant's key; the old one stops working at once. `false` if no such tenant.
-    ///
-    /// # Errors
-    /// On a storage failure.
-    pub(crate) async fn rotate_tenant_key(
+    /// Changes a live tenant; its key and uid indexes follow the record.
+    pub(crate) async fn update_tenant(
         &self,
         id: &str,
-        key_hash: [u8; 32],
+        change: impl FnOnce(&mut TenantRecord),
+    ) -> Result<TenantWrite, StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let Some(old) = self.tenant(id)?.filter(TenantRecord::is_live) else {
+            return Ok(TenantWrite::Missing);
+        };
+        let mut rec = old.clone();
+        change(&mut rec);
+        if let Some(uid) = &rec.uid
+            && old.uid.as_ref() != Some(uid)
+            && names_another(self, uid, id)?
+        {
+            return Ok(TenantWrite::UidTaken);
+        }
+        let mut batch = super::Writes::default();
+        if old.key_sha256 != rec.key_sha256 {
+            if let Some(old_hash) = key_hash(&old.key_sha256) {
+                batch.remove(keys::api_key(&old_hash));
+            }
+            if let Some(new_hash) = key_hash(&rec.key_sha256) {
+                batch.insert(keys::api_key(&new_hash), id.as_bytes());
+            }
+        }
+        if old.uid != rec.uid {
+            if let Some(uid) = &old.uid {
+                batch.remove(keys::tenant_uid(uid));
+            }
+            if let Some(uid) = &rec.uid {
+                batch.insert(keys::tenant_uid(uid), id.as_bytes());
+            }
+        }
+        batch.insert(keys::tenant(id), records::encode(&rec));
+        self.commit(batch).await?;
+        Ok(TenantWrite::Written(rec))
+    }
+
+    /// Marks a live tenant deleting and stores the task that deletes it, in one
+    /// write: its key and uid stop naming it at once.
+    pub(crate) async fn begin_tenant_delete(
+        &self,
+        id: &str,
+        task: &TaskRecord,
     ) -> Result<bool, StoreError> {
         let _guard = self.inner.write_lock.lock().await;
-        let Some(mut rec) = self.tenant(id)? else {
+        let Some(mut rec) = self.tenant(id)?.filter(TenantRecord::is_live) else {
             return Ok(false);
         };
         let mut batch = super::Writes::default();
-        if let Ok(old) = hex::decode(&rec.key_sha256)
-            && let Ok(old) = <[u8; 32]>::try_from(old.as_slice())
-        {
-            batch.remove(keys::api_key(&old));
+        if let Some(hash) = key_hash(&rec.key_sha256) {
+            batch.remove(keys::api_key(&hash));
         }
-        rec.key_sha256 = hex::encode(key_hash);
+        if let Some(uid) = rec.uid.take() {
+            batch.remove(keys::tenant_uid(&uid));
+        }
+        rec.key_sha256.clear();
+        rec.deleting = Some(task.id.clone());
+        rec.updated_at_ms = task.created_at_ms;
         batch.insert(keys::tenant(id), records::encode(&rec));
-        batch.insert(keys::api_key(&key_hash), id.as_bytes());
+        batch.insert(keys::task(&task.id), records::encode(task));
+        batch.insert(keys::running_task(&task.id), b"".to_vec());
         self.commit(batch).await?;
         Ok(true)
     }
+
+    /// Removes up to `limit` of a deleting tenant's records (its endpoints and
+    /// plugins are deleted through their own lifecycle first; what is left of
+    /// them is removed here too); answers how many. Zero: only the tenant's own
+    /// record is left.
+    pub(crate) async fn purge_tenant(&self, id: &str, limit: usize) -> Result<usize, StoreError> {
+        let id = id.to_owned();
+        self.in_bulk(move |bulk| {
+            let records = bulk.store().records()?;
+            let mut gone = super::Writes::default();
+            let mut n = 0;
+            // Deliveries first, each with its attempt log, so none is left
+            // without the delivery that leads to it.
+            for kv in records.scan_prefix(keys::deliveries_of(&id)) {
+                if n >= limit {
+                    break;
+                }
+                let (k, v) = kv?;
+                let d: crate::store::DeliveryRecord = records::decode(&v)?;
+                for a in records.scan_prefix(keys::attempts_of(&d.id)).keys() {
+                    gone.remove(a?);
+                    n += 1;
+                }
+                gone.remove(k);
+                n += 1;
+            }
+            let prefixes = [
+                keys::event(&id, ""),
+                keys::idempotency(&id, ""),
+                keys::endpoints_of(&id),
+                keys::plugins_of(&id),
+                keys::plugin_bytes_of_tenant(&id),
+            ];
+            for prefix in prefixes {
+                for k in records.scan_prefix(prefix).keys() {
+                    if n >= limit {
+                        break;
+                    }
+                    gone.remove(k?);
+                    n += 1;
+                }
+            }
+            if n < limit && records.contains_key(keys::plugin_uploads(&id))? {
+                gone.remove(keys::plugin_uploads(&id));
+                n += 1;
+            }
+            if n > 0 {
+                bulk.apply_each(&[gone])?;
+            }
+            Ok(n)
+        })
+        .await
+    }
+
+    /// Removes a deleting tenant's own record, the last of it.
+    pub(crate) async fn remove_tenant(&self, id: &str) -> Result<(), StoreError> {
+        let _guard = self.inner.write_lock.lock().await;
+        let mut batch = super::Writes::default();
+        batch.remove(keys::tenant(id));
+        self.commit(batch).await?;
+        Ok(())
+    }
+}
+
+/// A stored key hash read back; `None` for an empty (deleted) one.
+fn key_hash(hex_hash: &str) -> Option<[u8; 32]> {
+    let bytes = hex::decode(hex_hash).ok()?;
+    <[u8; 32]>::try_from(bytes.as_slice()).ok()
 }
