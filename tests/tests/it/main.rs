@@ -46,5 +46,6 @@ mod protection;
 mod retention;
 mod security;
 mod store_outage;
+mod tenant_lifecycle;
 mod tenant_places;
 mod tenant_secrets;

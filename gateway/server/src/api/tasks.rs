@@ -69,6 +69,16 @@ impl TaskView {
     }
 }
 
+/// When tenant `t` was created: a tenant shows only the tasks made since, so
+/// a tenant made again under a deleted one's id does not see its tasks.
+async fn tenant_since(ctx: &AppContext, t: &TenantId) -> Result<u64, ApiError> {
+    Ok(ctx
+        .store
+        .tenant(t)
+        .await?
+        .map_or(0, |rec| rec.created_at_ms))
+}
+
 /// A page of tasks as the API answers it.
 async fn page_of(
     ctx: &AppContext,
@@ -76,12 +86,21 @@ async fn page_of(
     page: Page,
 ) -> Result<Json<ListPage<TaskView>>, ApiError> {
     let cursor = page.cursor.as_deref().map(TaskId::from);
+    let since = match tenant {
+        Some(t) => tenant_since(ctx, t).await?,
+        None => 0,
+    };
     let found = ctx
         .store
         .list_tasks(tenant, page.limit()?, cursor.as_ref())
         .await?;
     Ok(list_body(
-        found.tasks.iter().map(TaskView::new).collect(),
+        found
+            .tasks
+            .iter()
+            .filter(|t| t.created_at_ms >= since)
+            .map(TaskView::new)
+            .collect(),
         found.next.map(String::from),
     ))
 }
@@ -111,9 +130,10 @@ pub(super) async fn show(
     Path((t, id)): Path<(TenantId, TaskId)>,
 ) -> Result<Json<TaskView>, ApiError> {
     let t = who.require_tenant(&ctx, &t).await?;
+    let since = tenant_since(&ctx, &t).await?;
     match ctx.store.task(&t, &id).await? {
-        Some(task) => Ok(Json(TaskView::new(&task))),
-        None => Err(ApiError::not_found("task")),
+        Some(task) if task.created_at_ms >= since => Ok(Json(TaskView::new(&task))),
+        _ => Err(ApiError::not_found("task")),
     }
 }
 

@@ -328,7 +328,7 @@ pub(super) async fn delete(
     if !ctx.store.begin_tenant_delete(&t, &task).await? {
         return Err(ApiError::not_found("tenant"));
     }
-    ctx.task_wake.task_created();
+    ctx.task_wake.notify_one();
     let mut answer = (StatusCode::ACCEPTED, Json(TaskView::new(&task))).into_response();
     if let Ok(location) = HeaderValue::from_str(&format!("/v1/tasks/{}", task.id)) {
         answer.headers_mut().insert(header::LOCATION, location);

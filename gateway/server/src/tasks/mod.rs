@@ -12,7 +12,6 @@ mod tenant_delete;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::AppContext;
@@ -44,17 +43,6 @@ enum StepError {
     Failed(String),
 }
 
-/// Wakes the runner at once when this gateway has created a task.
-#[derive(Debug, Default)]
-pub(crate) struct TaskWake(Notify);
-
-impl TaskWake {
-    /// A task was stored: look for it now rather than at the next poll.
-    pub(crate) fn task_created(&self) {
-        self.0.notify_one();
-    }
-}
-
 /// Runs tasks until `shutdown`.
 pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
     loop {
@@ -70,7 +58,7 @@ pub(crate) async fn run(ctx: Arc<AppContext>, shutdown: CancellationToken) {
         }
         tokio::select! {
             () = shutdown.cancelled() => return,
-            () = ctx.task_wake.0.notified() => {}
+            () = ctx.task_wake.notified() => {}
             () = tokio::time::sleep(IDLE_POLL) => {}
         }
     }
