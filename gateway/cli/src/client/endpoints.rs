@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::api_client::ApiRequest;
 use super::endpoint_view::{render_endpoint, render_list, render_secrets};
 use super::error::CliError;
-use super::input::json_value_arg;
+use super::input::{json_value_arg, pairs_arg};
 use super::table::cell;
 use super::{Session, Tenant};
 
@@ -153,19 +153,7 @@ impl EndpointFields {
         if let Some(n) = self.rate_limit {
             body.insert("rate_limit_per_s".into(), json!(n));
         }
-        let mut headers = Map::new();
-        for given in &self.headers {
-            let Some((name, value)) = given.split_once('=') else {
-                return Err(CliError::Usage(format!(
-                    "--header takes NAME=VALUE, not {given:?}"
-                )));
-            };
-            headers.insert(name.trim().to_owned(), json!(value));
-        }
-        for name in self.removed_headers {
-            headers.insert(name, Value::Null);
-        }
-        if !headers.is_empty() {
+        if let Some(headers) = pairs_arg("--header", &self.headers, &self.removed_headers)? {
             body.insert("headers".into(), Value::Object(headers));
         }
         if !self.sensitive_headers.is_empty() {

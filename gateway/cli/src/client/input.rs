@@ -60,6 +60,31 @@ pub(super) fn json_value_arg(flag: &str, arg: &str) -> Result<serde_json::Value,
         .map_err(|e| CliError::Usage(format!("{flag} is not valid JSON ({e})")))
 }
 
+/// A JSON merge-patch map from repeated `NAME=VALUE` arguments of `flag`, with
+/// each of `removed` set to `null`; `None` when neither names anything.
+///
+/// # Errors
+/// [`CliError::Usage`] for an argument without `=`.
+pub(super) fn pairs_arg(
+    flag: &str,
+    given: &[String],
+    removed: &[String],
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, CliError> {
+    let mut map = serde_json::Map::new();
+    for pair in given {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(CliError::Usage(format!(
+                "{flag} takes NAME=VALUE, not {pair:?}"
+            )));
+        };
+        map.insert(name.trim().to_owned(), value.into());
+    }
+    for name in removed {
+        map.insert(name.clone(), serde_json::Value::Null);
+    }
+    Ok((!map.is_empty()).then_some(map))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

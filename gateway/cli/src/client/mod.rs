@@ -1,5 +1,5 @@
 //! The API client subcommands (`hookgate tenants ...`, `endpoints ...`, `events ...`,
-//! `deliveries ...`, `dlq ...`, `plugin ...`, `stats`), `hookgate verify` for
+//! `deliveries ...`, `dlq ...`, `plugin ...`, `tasks ...`, `stats`), `hookgate verify` for
 //! receivers, and shell completions.
 //!
 //! Every API command reads the gateway's address and a token from `--url` /
@@ -12,6 +12,7 @@ pub mod endpoints;
 pub mod events;
 pub mod plugins;
 pub mod stats;
+pub mod tasks;
 pub mod tenants;
 pub mod verify;
 
@@ -52,6 +53,14 @@ pub enum ClientCommand {
         conn: Connection,
         #[command(subcommand)]
         command: tenants::TenantsCommand,
+    },
+    /// Background tasks: a tenant's delete, an endpoint's recovery.
+    #[command(after_help = EXIT_CODES)]
+    Tasks {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: tasks::TasksCommand,
     },
     /// A tenant's endpoints and their signing secrets.
     #[command(after_help = EXIT_CODES)]
@@ -152,6 +161,9 @@ pub fn run(command: ClientCommand) -> i32 {
     match command {
         ClientCommand::Tenants { conn, command } => {
             session(conn, async |s| tenants::run(s, command).await)
+        }
+        ClientCommand::Tasks { conn, command } => {
+            session(conn, async |s| tasks::run(s, command).await)
         }
         ClientCommand::Endpoints { conn, command } => {
             session(conn, async |s| endpoints::run(s, command).await)

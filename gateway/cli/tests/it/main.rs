@@ -8,6 +8,7 @@ mod cli_client;
 mod common;
 mod crash_delivery;
 mod crash_ingest;
+mod crash_tasks;
 mod demo;
 mod docs_architecture;
 mod docs_config;

@@ -456,3 +456,75 @@ fn help_documents_exit_codes_and_completions_generate() {
     let quoted = cli_words(r#"a  'b c' '{"x": 1}' ''"#);
     assert_eq!(quoted, ["a", "b c", r#"{"x": 1}"#, ""]);
 }
+
+#[test]
+fn tenants_are_shown_updated_and_deleted_with_their_task_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = Gateway::spawn(dir.path(), &[]);
+    let admin = CliClient::new(&gw.base, ADMIN);
+    let acme = admin
+        .ok("tenants create acme --name 'Acme Corp' --uid cus_42 --metadata plan=pro --json")
+        .json();
+    assert_eq!(
+        (acme["name"].as_str(), acme["uid"].as_str()),
+        (Some("Acme Corp"), Some("cus_42"))
+    );
+    let shown = admin.ok("tenants show cus_42");
+    assert_eq!(shown.line("tenant "), "tenant acme");
+    assert_eq!(shown.line("name:"), "name: Acme Corp");
+    assert_eq!(shown.line("  plan:"), "  plan: pro");
+    let updated = admin
+        .ok("tenants update acme --name Acme --clear-uid --remove-metadata plan --metadata tier=1 --json")
+        .json();
+    assert_eq!(
+        (
+            updated["name"].as_str(),
+            &updated["uid"],
+            &updated["metadata"]
+        ),
+        (Some("Acme"), &Value::Null, &json!({"tier": "1"}))
+    );
+    let row: Vec<String> = admin
+        .ok("tenants list")
+        .line("acme ")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(row[..3], ["acme", "Acme", "-"]);
+    admin.fails("tenants update acme", 2, "nothing to change");
+    admin.fails(
+        "tenants update acme --metadata novalue",
+        2,
+        "--metadata takes NAME=VALUE",
+    );
+    admin.fails("tenants update acme --uid 'has space'", 1, "uid");
+
+    let deleting = admin.ok("tenants delete acme");
+    assert!(
+        deleting.stdout.starts_with("deleting tenant acme:"),
+        "{}",
+        deleting.stdout
+    );
+    let task = deleting
+        .line("follow it with: hookgate tasks show ")
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(task.starts_with("task_"), "{task}");
+    let done = wait_until("the delete to finish", || {
+        let t = admin.ok(&format!("tasks show {task} --json")).json();
+        (t["state"] != "running").then_some(t)
+    });
+    assert_eq!(done["state"], "finished", "{done}");
+    let shown = admin.ok(&format!("tasks show {task}"));
+    assert_eq!(shown.line("state:"), "state: finished");
+    let list = admin.ok("tasks list");
+    assert!(
+        list.line(&task).contains("tenant_delete"),
+        "{}",
+        list.stdout
+    );
+    admin.fails("tenants show acme", 1, "tenant not found");
+    admin.fails("tenants delete acme", 1, "tenant not found");
+}
