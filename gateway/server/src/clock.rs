@@ -67,7 +67,7 @@ const MAX_RFC3339_TEXT: &str = "9999-12-31T23:59:59.999Z";
 ///
 /// Never panics: a time past year 9999 (a far-off due time stored before durations
 /// were bounded) shows as `9999-12-31T23:59:59.999Z`.
-pub(crate) fn rfc3339_ms(ms: u64) -> String {
+pub fn rfc3339_ms(ms: u64) -> String {
     let Some(time) = UNIX_EPOCH.checked_add(Duration::from_millis(ms.min(MAX_RFC3339_MS))) else {
         return MAX_RFC3339_TEXT.to_owned();
     };

@@ -23,7 +23,7 @@
 //!   [`generate_token`], [`hash_token`].
 //! - **Addresses:** [`Resolver`] (a substitute resolver), [`EgressRule`],
 //!   [`normalize_endpoint_url`].
-//! - **Time:** [`Clock`], [`SystemClock`], [`parse_rfc3339_ms`].
+//! - **Time:** [`Clock`], [`SystemClock`], [`parse_rfc3339_ms`], [`rfc3339_ms`].
 //! - **The API's contract and parsers:** [`openapi_document`] (the OpenAPI
 //!   document), [`parse_ingest_body`] (for the fuzz targets).
 //! - **`lab`** (the cargo feature of that name, which only the `hookgate` CLI and
@@ -41,10 +41,12 @@ mod delivery;
 mod event_type;
 mod housekeeping;
 mod ids;
+mod payload_filter;
 mod pg_target;
 mod plugin_runtime;
 mod plugins;
 mod policy;
+mod routing;
 mod signing;
 mod simulation_slots;
 mod store;
@@ -58,7 +60,7 @@ pub use address_guard::{DnsResolver, EgressRule, LookupFuture, Resolver, normali
 pub use admin_token::reset_admin_token;
 pub use api::document_json as openapi_document;
 pub use api::events::parse_ingest_body;
-pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms};
+pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms, rfc3339_ms};
 pub use config::{
     AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, IngestConfig, Limits,
     LogFormat, MetricsConfig, OutboundConfig, PluginsConfig, PolicyConfig, PreloadPlugin,
@@ -87,13 +89,13 @@ pub use token::{generate as generate_token, hash as hash_token};
 #[cfg(feature = "lab")]
 pub mod lab {
     pub use crate::clock::ManualClock;
-    pub use crate::store::NewEvent;
     pub use crate::store::postgres::reference::{
         raw_deliver_rate as raw_postgres_deliver_rate, raw_ingest_rate as raw_postgres_ingest_rate,
     };
     pub use crate::store::scratch_database::{DEFAULT_TEST_POSTGRES, SERVER_ENV, ScratchDatabase};
     pub use crate::store::sled::reference::raw_ingest_rate as raw_sled_ingest_rate;
     pub use crate::store::sled::{DurabilityBackend, PersistFuture};
+    pub use crate::store::{EventLabels, NewEvent};
 }
 
 use std::path::PathBuf;

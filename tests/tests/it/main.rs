@@ -44,6 +44,7 @@ mod policy_api;
 mod policy_simulate;
 mod protection;
 mod retention;
+mod routing;
 mod security;
 mod store_outage;
 mod tenant_lifecycle;

@@ -84,6 +84,9 @@ pub(crate) async fn install(
         created_at_ms: existing.as_ref().map_or(now_ms, |e| e.created_at_ms),
         headers: Vec::new(),
         metadata: std::collections::BTreeMap::new(),
+        uid: None,
+        channels: Vec::new(),
+        filter: None,
     };
     store.put_endpoint(&ep).await?;
     Ok(Some(ep))
@@ -105,6 +108,7 @@ pub(crate) async fn run(
         };
         let Ok(payload) = payload else { continue };
         let ingest = writes.ingest_alert(NewEvent {
+            labels: Default::default(),
             tenant_id: ALERT_TENANT,
             event_type: &event_type,
             payload: &payload,

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::endpoint_headers;
-use super::endpoint_schema::EventTypePattern;
+use super::endpoint_schema::{EventTypePattern, PayloadFilterSchema};
+use super::labels::Label;
 use super::metadata;
 use serde_json::Value;
 
@@ -14,6 +15,7 @@ use super::error::ApiError;
 use crate::address_guard::{UrlError, normalize_endpoint_url};
 use crate::context::AppContext;
 use crate::event_type;
+use crate::payload_filter::PayloadFilter;
 use crate::policy::PolicySpec;
 use crate::store::EndpointRecord;
 
@@ -93,6 +95,23 @@ pub(super) struct EndpointInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<BTreeMap<String, String>>, example = json!({"team": "orders"}))]
     pub(super) metadata: Option<BTreeMap<String, Option<String>>>,
+    /// The tenant's own identifier for the endpoint, unique within the tenant,
+    /// accepted in paths wherever its id is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = r"^[A-Za-z0-9_.-]{1,256}$", example = "orders-eu")]
+    pub(super) uid: Option<String>,
+    /// Channels the endpoint listens on (at most 10): an event that names
+    /// channels reaches it only if they share one. Without channels it hears
+    /// every event its types match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = json!(["eu", "account:42"]))]
+    pub(super) channels: Option<Vec<String>>,
+    /// A payload filter (docs/payload-filters.md): an event whose payload does
+    /// not match creates no delivery for this endpoint. On a merge patch the
+    /// filter is replaced whole, and `null` removes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<PayloadFilterSchema>, example = json!({"data.amount": {"$gte": 100}}))]
+    pub(super) filter: Option<Value>,
     /// A tenant-chosen signing secret, on create only (rotation has its own route):
     /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -149,6 +168,9 @@ impl EndpointInput {
                     .map(|(k, v)| (k.clone(), Some(v.clone())))
                     .collect(),
             ),
+            uid: ep.uid.clone(),
+            channels: Some(ep.channels.clone()),
+            filter: ep.filter.clone(),
         }
     }
 
@@ -265,6 +287,19 @@ impl EndpointInput {
             &ep.headers,
         )?;
         let metadata = metadata::validate(self.metadata.unwrap_or_default())?;
+        if let Some(uid) = &self.uid
+            && !crate::ids::is_valid_uid(uid)
+        {
+            return Err(ApiError::validation(
+                "uid",
+                "a uid is 1 to 256 of A-Z, a-z, 0-9, _, . and -",
+            ));
+        }
+        let channels = Label::Channel.validate(self.channels.unwrap_or_default())?;
+        if let Some(filter) = &self.filter {
+            PayloadFilter::parse(filter)
+                .map_err(|e| ApiError::validation(e.at(), e.to_string()))?;
+        }
         let disabled = self.disabled.unwrap_or(false);
         if !disabled && ep.disabled {
             // Re-enabled: pending deliveries resume, with a fresh breaker.
@@ -285,6 +320,9 @@ impl EndpointInput {
         ep.disabled = disabled;
         ep.headers = headers;
         ep.metadata = metadata;
+        ep.uid = self.uid;
+        ep.channels = channels;
+        ep.filter = self.filter;
         Ok(())
     }
 }

@@ -22,6 +22,33 @@ impl utoipa::PartialSchema for EventTypePattern {
 
 impl utoipa::ToSchema for EventTypePattern {}
 
+/// The API schema of a payload filter (docs/payload-filters.md): an object of
+/// field paths and `$and`, `$or`, `$not`. Only described, never built.
+pub(super) enum PayloadFilterSchema {}
+
+impl utoipa::PartialSchema for PayloadFilterSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, SchemaType, Type};
+        let value = ObjectBuilder::new()
+            .schema_type(SchemaType::AnyValue)
+            .description(Some(
+                "a value to equal, or an operator object; under `$and`, `$or`, `$not`, filters",
+            ))
+            .build();
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(AdditionalProperties::RefOr(value.into())))
+            .description(Some(
+                "Field paths (`data.amount`) with a value to equal or an operator object \
+                 (`$eq`, `$neq`, `$in`, `$nin`, `$gt`, `$gte`, `$lt`, `$lte`, `$exists`, `$not`), \
+                 and `$and`, `$or`, `$not` of filters; at most 4 096 bytes, 8 levels, 64 conditions",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for PayloadFilterSchema {}
+
 /// The API schema of an endpoint merge patch: the fields of [`EndpointInput`] but
 /// `secret`, none required, each nullable (`null` resets it). Only described, never built.
 pub(super) enum EndpointPatch {}

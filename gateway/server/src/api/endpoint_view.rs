@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Serialize, Serializer};
 
 use super::endpoint_headers;
+use super::endpoint_schema::PayloadFilterSchema;
 
 use crate::clock::rfc3339_ms;
 use crate::delivery::effective_policy;
@@ -20,12 +21,17 @@ use crate::store::{BreakerState, EndpointRecord, Recorded, StoredSecret};
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct EndpointView {
     breaker: BreakerView,
+    /// The channels it listens on; empty: every event its types match.
+    channels: Vec<String>,
     #[schema(format = DateTime)]
     created_at: String,
     description: String,
     disabled: bool,
     disabled_reason: Option<String>,
     event_types: Vec<String>,
+    /// The payload filter, as set.
+    #[schema(value_type = Option<PayloadFilterSchema>)]
+    filter: Option<serde_json::Value>,
     /// Sent with every attempt; a sensitive value shows as `********`.
     headers: BTreeMap<String, String>,
     id: String,
@@ -46,6 +52,8 @@ pub(super) struct EndpointView {
     /// The headers whose values are masked.
     sensitive_headers: Vec<String>,
     timeout_ms: u64,
+    /// The tenant's own identifier for it.
+    uid: Option<String>,
     url: String,
 }
 
@@ -68,11 +76,13 @@ impl EndpointView {
                 state: ep.breaker.state.clone(),
                 trips: ep.breaker.trips,
             },
+            channels: ep.channels.clone(),
             created_at: rfc3339_ms(ep.created_at_ms),
             description: ep.description.clone(),
             disabled: ep.disabled,
             disabled_reason: ep.disabled_reason.clone(),
             event_types: ep.event_types.clone(),
+            filter: ep.filter.clone(),
             headers: endpoint_headers::shown(&ep.headers),
             id: ep.id.to_string(),
             max_in_flight: ep.max_in_flight,
@@ -84,6 +94,7 @@ impl EndpointView {
             secret: None,
             sensitive_headers: endpoint_headers::sensitive_names(&ep.headers),
             timeout_ms: ep.timeout_ms,
+            uid: ep.uid.clone(),
             url: ep.url.clone(),
         }
     }

@@ -6,6 +6,7 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::answer_headers::NoStore;
@@ -19,10 +20,11 @@ use super::openapi::{ItemPath, TenantPath};
 use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::ids::{EndpointId, TenantId};
-use crate::store::{BreakerRecord, EndpointRecord, StoredSecret, Swap};
+use crate::store::{BreakerRecord, EndpointCreate, EndpointRecord, StoredSecret, Swap};
 
 type Json201 = NoStore<(StatusCode, Json<EndpointView>)>;
 
+/// The endpoint of tenant `t` that `id` names, by its id or its uid.
 pub(super) async fn load(
     ctx: &AppContext,
     who: &Principal,
@@ -31,25 +33,26 @@ pub(super) async fn load(
 ) -> Result<EndpointRecord, ApiError> {
     let t = &who.require_tenant(ctx, t).await?;
     ctx.store
-        .endpoint(t, id)
+        .find_endpoint(t, id)
         .await?
         .ok_or_else(|| ApiError::not_found("endpoint"))
 }
 
-/// Registers an endpoint; the answer holds its signing secret (its live
-/// secrets can be read again at `GET .../endpoints/{id}/secret`).
-#[utoipa::path(post, path = "/v1/tenants/{t}/endpoints", tag = "endpoints",
-    operation_id = "create_endpoint", params(TenantPath), request_body = EndpointInput,
-    responses((status = 201, description = "The endpoint, with its signing secret", body = EndpointView)))]
-pub(super) async fn create(
-    State(ctx): State<Arc<AppContext>>,
-    who: Principal,
-    Path(t): Path<TenantId>,
-    body: Body,
-) -> Result<Json201, ApiError> {
-    let t = who.require_tenant(&ctx, &t).await?;
-    let input: EndpointInput =
-        parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+/// The answer when a uid is another endpoint's.
+fn uid_taken(uid: Option<&str>) -> ApiError {
+    ApiError::conflict(format!(
+        "another endpoint of this tenant has the uid {:?}",
+        uid.unwrap_or_default()
+    ))
+}
+
+/// Stores a new endpoint of tenant `t` from `input`; answers its view with
+/// the signing secret.
+async fn create_from(
+    ctx: &AppContext,
+    t: TenantId,
+    input: EndpointInput,
+) -> Result<EndpointView, ApiError> {
     let now = ctx.clock.now_ms();
     let secret = tenant_secret(input.secret.as_deref())?;
     let mut ep = EndpointRecord {
@@ -76,17 +79,99 @@ pub(super) async fn create(
         created_at_ms: now,
         headers: Vec::new(),
         metadata: std::collections::BTreeMap::new(),
+        uid: None,
+        channels: Vec::new(),
+        filter: None,
     };
-    input.apply_to(&ctx, &mut ep).await?;
+    input.apply_to(ctx, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;
-    if !ctx.store.create_endpoint(&ep, max).await? {
+    match ctx.store.create_endpoint(&ep, max).await? {
+        EndpointCreate::Created => {}
+        EndpointCreate::TooMany => {
+            return Err(ApiError::validation(
+                "endpoints",
+                format!("a tenant may have at most {max} endpoints"),
+            ));
+        }
+        EndpointCreate::UidTaken => return Err(uid_taken(ep.uid.as_deref())),
+    }
+    Ok(EndpointView::new(&ep, &ctx.config.policy.default).with_secret(secret.as_str()))
+}
+
+/// Registers an endpoint; the answer holds its signing secret (its live
+/// secrets can be read again at `GET .../endpoints/{id}/secret`).
+#[utoipa::path(post, path = "/v1/tenants/{t}/endpoints", tag = "endpoints",
+    operation_id = "create_endpoint", params(TenantPath), request_body = EndpointInput,
+    responses((status = 201, description = "The endpoint, with its signing secret", body = EndpointView)))]
+pub(super) async fn create(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<TenantId>,
+    body: Body,
+) -> Result<Json201, ApiError> {
+    let t = who.require_tenant(&ctx, &t).await?;
+    let input: EndpointInput =
+        parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+    let view = create_from(&ctx, t, input).await?;
+    Ok(NoStore((StatusCode::CREATED, Json(view))))
+}
+
+/// Creates or replaces the endpoint whose uid is `{id}`: an endpoint with that
+/// uid is replaced whole (fields absent take their defaults; its id and
+/// secrets stay), else one is created with it (201, with its secret).
+#[utoipa::path(put, path = "/v1/tenants/{t}/endpoints/{id}", tag = "endpoints",
+    operation_id = "put_endpoint", params(ItemPath), request_body = EndpointInput,
+    responses(
+        (status = 200, description = "The endpoint, replaced", body = EndpointView),
+        (status = 201, description = "The endpoint, created with its signing secret", body = EndpointView)))]
+pub(super) async fn put(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, uid)): Path<(TenantId, String)>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let t = who.require_tenant(&ctx, &t).await?;
+    let mut input: EndpointInput =
+        parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+    if !crate::ids::is_valid_uid(&uid) {
         return Err(ApiError::validation(
-            "endpoints",
-            format!("a tenant may have at most {max} endpoints"),
+            "uid",
+            "a uid is 1 to 256 of A-Z, a-z, 0-9, _, . and -",
         ));
     }
-    let view = EndpointView::new(&ep, &ctx.config.policy.default).with_secret(secret.as_str());
-    Ok(NoStore((StatusCode::CREATED, Json(view))))
+    if input.uid.as_ref().is_some_and(|given| *given != uid) {
+        return Err(ApiError::validation(
+            "uid",
+            "the body's uid must be the path's",
+        ));
+    }
+    input.uid = Some(uid.clone());
+    let existing = ctx
+        .store
+        .endpoints_of(&t)
+        .await?
+        .into_iter()
+        .find(|ep| ep.uid.as_deref() == Some(uid.as_str()));
+    let Some(existing) = existing else {
+        let view = create_from(&ctx, t, input).await?;
+        return Ok(NoStore((StatusCode::CREATED, Json(view))).into_response());
+    };
+    if input.secret.is_some() {
+        return Err(ApiError::invalid_field(
+            "secret",
+            "change the secret with rotate-secret",
+        ));
+    }
+    let ctx = &ctx;
+    let input = &serde_json::to_value(&input).unwrap_or_default();
+    let ep = modify(ctx, &who, &t, &existing.id, |mut ep| async move {
+        let input: EndpointInput = serde_json::from_value(input.clone())
+            .map_err(|e| ApiError::invalid_field("", e.to_string()))?;
+        input.apply_to(ctx, &mut ep).await?;
+        Ok(ep)
+    })
+    .await?;
+    Ok(Json(EndpointView::new(&ep, &ctx.config.policy.default)).into_response())
 }
 
 /// Lists the tenant's endpoints, newest first.
@@ -151,7 +236,8 @@ pub(super) async fn modify<F>(
 where
     F: Future<Output = Result<EndpointRecord, ApiError>>,
 {
-    let t = &who.require_tenant(ctx, t).await?;
+    let found = load(ctx, who, t, id).await?;
+    let (t, id) = (&found.tenant_id, &found.id);
     for _ in 0..MAX_SWAP_TRIES {
         let read = ctx
             .store
@@ -162,6 +248,7 @@ where
         match ctx.store.swap_endpoint(&read, &new).await? {
             Swap::Swapped => return Ok(new),
             Swap::Gone => return Err(ApiError::not_found("endpoint")),
+            Swap::UidTaken => return Err(uid_taken(new.uid.as_deref())),
             Swap::Changed => {}
         }
     }
@@ -209,6 +296,14 @@ pub(super) async fn update(
     let ep = modify(ctx, &who, &t, &id, |mut ep| async move {
         let mut merged = serde_json::to_value(EndpointInput::of(&ep)).unwrap_or_default();
         merge_patch(&mut merged, patch);
+        // The filter is one value, replaced whole: merging two filters would
+        // make a third neither side wrote.
+        if let (Some(filter), Value::Object(m)) = (patch.get("filter"), &mut merged) {
+            match filter {
+                Value::Null => m.remove("filter"),
+                given => m.insert("filter".into(), given.clone()),
+            };
+        }
         let input: EndpointInput = serde_path_to_error::deserialize(merged).map_err(|e| {
             let field = e.path().to_string();
             ApiError::invalid_field(field, e.into_inner().to_string())
@@ -245,17 +340,18 @@ pub(super) async fn reset_breaker(
     who: Principal,
     Path((t, id)): Path<(TenantId, EndpointId)>,
 ) -> Result<Json<EndpointView>, ApiError> {
-    let t = who.require_tenant(&ctx, &t).await?;
-    match ctx.store.reset_breaker(&t, &id).await? {
+    let ep = load(&ctx, &who, &t, &id).await?;
+    let (t, id) = (&ep.tenant_id, &ep.id);
+    match ctx.store.reset_breaker(t, id).await? {
         None => return Err(ApiError::not_found("endpoint")),
         Some(true) => {
             let now = ctx.clock.now_ms();
-            ctx.telemetry.breaker_transition(&t, &id, false, now);
+            ctx.telemetry.breaker_transition(t, id, false, now);
         }
         Some(false) => {}
     }
     Ok(Json(EndpointView::new(
-        &load(&ctx, &who, &t, &id).await?,
+        &load(&ctx, &who, t, id).await?,
         &ctx.config.policy.default,
     )))
 }

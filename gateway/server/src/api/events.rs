@@ -16,12 +16,15 @@ use super::body::{parse_json, read_limited};
 use super::deliveries::delivery_view;
 use super::delivery_view::DeliveryView;
 use super::error::ApiError;
+use super::labels::Label;
 use super::openapi::{ItemPath, TenantPath};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::event_type;
 use crate::ids::{EventId, TenantId};
-use crate::store::{IngestOutcome, IngestReceipt, NewEvent};
+use crate::policy::MAX_DURATION_MS;
+use crate::routing::{self, EventRoute};
+use crate::store::{EventLabels, IngestOutcome, IngestReceipt, NewEvent};
 
 /// How often an ingest is retried when endpoints are deleted under it.
 const MAX_INGEST_TRIES: usize = 8;
@@ -38,6 +41,74 @@ pub struct IngestBody {
     /// Any JSON value.
     #[schema(value_type = serde_json::Value)]
     pub payload: Box<RawValue>,
+    /// The platform's own id for the event (also accepted as `id`; Svix's
+    /// `eventId`): a repeat with the same uid within 24 hours answers the first
+    /// event, whatever its body, with `Idempotent-Replayed: true`. Usable in
+    /// paths wherever the event's id is.
+    #[serde(default, alias = "id")]
+    #[schema(pattern = r"^[A-Za-z0-9_.-]{1,256}$", example = "order-42-paid")]
+    pub uid: Option<String>,
+    /// Channels (at most 10): only endpoints that listen on one of them, or on
+    /// none, receive the event.
+    #[serde(default)]
+    #[schema(example = json!(["eu"]))]
+    pub channels: Vec<String>,
+    /// Names to find the event by (at most 10); they route nothing.
+    #[serde(default)]
+    #[schema(example = json!(["invoice:42"]))]
+    pub tags: Vec<String>,
+    /// A scheduled send: every delivery is pending until then (RFC 3339, at
+    /// most 30 days ahead; a time past means now).
+    #[serde(default)]
+    #[schema(format = DateTime, example = "2026-12-24T18:00:00Z")]
+    pub deliver_at: Option<String>,
+}
+
+/// The idempotency key an event's uid stands for. It holds a space, which no
+/// `Idempotency-Key` header can, so the two never meet.
+fn uid_key(uid: &str) -> String {
+    format!("event uid {uid}")
+}
+
+/// What a uid's repeat is compared by: nothing, so any body answers the first.
+const UID_BODY: &str = "";
+
+impl IngestBody {
+    /// The labels the body gives, checked.
+    ///
+    /// # Errors
+    /// 422 `validation_failed` naming the field.
+    fn labels(&mut self, now_ms: u64) -> Result<EventLabels, ApiError> {
+        if let Some(uid) = &self.uid
+            && !crate::ids::is_valid_uid(uid)
+        {
+            return Err(ApiError::validation(
+                "uid",
+                "a uid is 1 to 256 of A-Z, a-z, 0-9, _, . and -",
+            ));
+        }
+        let deliver_at_ms = match &self.deliver_at {
+            None => None,
+            Some(at) => {
+                let at = crate::clock::parse_rfc3339_ms(at).ok_or_else(|| {
+                    ApiError::validation("deliver_at", "deliver_at must be an RFC 3339 time")
+                })?;
+                if at > now_ms.saturating_add(MAX_DURATION_MS) {
+                    return Err(ApiError::validation(
+                        "deliver_at",
+                        "deliver_at may be at most 30 days ahead",
+                    ));
+                }
+                (at > now_ms).then_some(at)
+            }
+        };
+        Ok(EventLabels {
+            uid: self.uid.take(),
+            channels: Label::Channel.validate(std::mem::take(&mut self.channels))?,
+            tags: Label::Tag.validate(std::mem::take(&mut self.tags))?,
+            deliver_at_ms,
+        })
+    }
 }
 
 /// The answer to an ingest: the event's id and one delivery per matching endpoint.
@@ -123,25 +194,32 @@ pub(super) async fn ingest(
     let limits = &ctx.config.limits;
     let key = idempotency_key(&headers, limits.idempotency_key_len)?;
     let bytes = read_limited(body, limits.json_body_bytes).await?;
-    let input = parse_ingest_body(&bytes, limits.event_type_len)?;
+    let mut input = parse_ingest_body(&bytes, limits.event_type_len)?;
+    let labels = input.labels(ctx.clock.now_ms())?;
     if ctx.store.space_low() {
         return Err(ApiError::insufficient_storage());
     }
-    let idempotency = key.map(|k| (k, hex::encode(Sha256::digest(&bytes))));
+    // A uid is the event's own idempotency key; the header is then not consulted.
+    let by_uid = labels.uid.as_deref().map(uid_key);
+    let idempotency = match &by_uid {
+        Some(k) => Some((k.as_str(), UID_BODY.to_owned())),
+        None => key.map(|k| (k, hex::encode(Sha256::digest(&bytes)))),
+    };
     // An endpoint deleted after the list was read makes the store refuse the
     // write; the list is read again, a bounded number of times.
     let mut tries = 0;
     loop {
         let endpoints = ctx.store.endpoints_of(&t).await?;
-        let matching = endpoints
-            .iter()
-            .filter(|ep| {
-                !ep.disabled && event_type::any_matches(&ep.event_types, &input.event_type)
-            })
-            .collect();
+        let route = EventRoute {
+            event_type: &input.event_type,
+            channels: &labels.channels,
+            payload: &input.payload,
+        };
+        let matching = routing::reached(&endpoints, &route);
         let outcome = ctx
             .writes
             .ingest(NewEvent {
+                labels: labels.clone(),
                 tenant_id: &t,
                 event_type: &input.event_type,
                 payload: &input.payload,
@@ -152,9 +230,14 @@ pub(super) async fn ingest(
             .await?;
         tries += 1;
         match outcome {
-            IngestOutcome::Created { receipt, .. } | IngestOutcome::Replayed(receipt) => {
+            IngestOutcome::Created { receipt, .. } => {
                 let answer = IngestAnswer::from(receipt);
                 return Ok((StatusCode::ACCEPTED, Json(answer)).into_response());
+            }
+            IngestOutcome::Replayed(receipt) => {
+                let answer = IngestAnswer::from(receipt);
+                let replayed = [("idempotent-replayed", "true")];
+                return Ok((StatusCode::ACCEPTED, replayed, Json(answer)).into_response());
             }
             IngestOutcome::KeyReused => return Err(ApiError::idempotency_key_reused()),
             IngestOutcome::EndpointsChanged if tries < MAX_INGEST_TRIES => {}
@@ -178,6 +261,13 @@ pub(super) struct EventView<'a> {
     #[schema(format = DateTime)]
     created_at: String,
     deliveries: Vec<DeliveryView>,
+    /// The platform's own id for it, if given.
+    uid: Option<&'a str>,
+    channels: &'a [String],
+    tags: &'a [String],
+    /// When its deliveries were first due, if it was a scheduled send.
+    #[schema(format = DateTime)]
+    deliver_at: Option<String>,
 }
 
 /// One event with its payload and deliveries.
@@ -192,7 +282,7 @@ pub(super) async fn show(
     let t = who.require_tenant(&ctx, &t).await?;
     let ev = ctx
         .store
-        .event(&t, &id)
+        .find_event(&t, &id)
         .await?
         .ok_or_else(|| ApiError::not_found("event"))?;
     let mut deliveries = Vec::with_capacity(ev.deliveries.len());
@@ -207,6 +297,10 @@ pub(super) async fn show(
         payload: &ev.payload,
         created_at: rfc3339_ms(ev.created_at_ms),
         deliveries,
+        uid: ev.labels.uid.as_deref(),
+        channels: &ev.labels.channels,
+        tags: &ev.labels.tags,
+        deliver_at: ev.labels.deliver_at_ms.map(rfc3339_ms),
     };
     // Serialised by hand so the payload's raw bytes pass through untouched.
     let body = serde_json::to_vec(&view).map_err(|e| ApiError::invalid_json(e.to_string()))?;

@@ -19,6 +19,7 @@ pub(crate) mod error;
 mod error_code;
 pub(crate) mod events;
 mod health;
+mod labels;
 mod lingering_close;
 mod metadata;
 mod observability;
@@ -64,6 +65,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(endpoints::create, endpoints::list))
         .routes(routes!(
             endpoints::show,
+            endpoints::put,
             endpoints::update,
             endpoints::delete
         ))

@@ -15,14 +15,47 @@ pub struct EndpointVersion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Swap {
     Swapped,
+    /// The new uid is another endpoint's of the tenant: nothing was written.
+    UidTaken,
     /// The endpoint changed since it was read: nothing was written.
     Changed,
     /// The endpoint was deleted.
     Gone,
 }
 
+/// What creating an endpoint did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointCreate {
+    Created,
+    /// The tenant already has its most endpoints.
+    TooMany,
+    /// Another endpoint of the tenant has its uid.
+    UidTaken,
+}
+
+impl EndpointCreate {
+    /// Whether it was stored.
+    pub fn is_created(self) -> bool {
+        self == Self::Created
+    }
+}
+
+/// Whether `uid` is set and another of `endpoints` than `me` has it.
+pub(crate) fn uid_taken<'a>(
+    uid: Option<&str>,
+    me: &str,
+    endpoints: impl IntoIterator<Item = &'a EndpointRecord>,
+) -> bool {
+    uid.is_some_and(|uid| {
+        endpoints
+            .into_iter()
+            .any(|ep| ep.id != me && ep.uid.as_deref() == Some(uid))
+    })
+}
+
 impl Store {
-    /// Stores a new endpoint unless the tenant already has `max` of them; `false` then.
+    /// Stores a new endpoint unless the tenant already has `max` of them or
+    /// another has its uid.
     ///
     /// # Errors
     /// On a storage failure.
@@ -30,12 +63,30 @@ impl Store {
         &self,
         ep: &EndpointRecord,
         max: usize,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<EndpointCreate, StoreError> {
         let created = on_backend!(self, s => s.create_endpoint(ep, max).await)?;
-        if created {
+        if created.is_created() {
             self.feed.publish(Change::endpoint(&ep.tenant_id, &ep.id));
         }
         Ok(created)
+    }
+
+    /// One endpoint of `tenant` by its id or, failing that, its uid.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn find_endpoint(
+        &self,
+        tenant: &TenantId,
+        id_or_uid: &str,
+    ) -> Result<Option<EndpointRecord>, StoreError> {
+        if let Some(ep) = self.endpoint(tenant, &EndpointId::from(id_or_uid)).await? {
+            return Ok(Some(ep));
+        }
+        let all = self.endpoints_of(tenant).await?;
+        Ok(all
+            .into_iter()
+            .find(|ep| ep.uid.as_deref() == Some(id_or_uid)))
     }
 
     /// Replaces an endpoint record.

@@ -4,7 +4,7 @@
 use serde_json::value::RawValue;
 
 use super::{
-    Change, DeliveryRecord, DeliveryState, EndpointRecord, EventRecord, IngestReceipt,
+    Change, DeliveryRecord, DeliveryState, EndpointRecord, EventLabels, EventRecord, IngestReceipt,
     IngestedDelivery, Store, StoreError,
 };
 use crate::ids::{DeliveryId, EventId, TenantId};
@@ -21,6 +21,8 @@ pub struct NewEvent<'a> {
     pub idempotency: Option<(&'a str, String)>,
     pub endpoints: Vec<&'a EndpointRecord>,
     pub now_ms: u64,
+    /// Its uid, channels, tags and scheduled send.
+    pub labels: EventLabels,
 }
 
 /// What an ingest did.
@@ -51,6 +53,11 @@ pub(crate) struct PreparedEvent {
 impl PreparedEvent {
     pub(crate) fn new(ev: &NewEvent<'_>) -> Self {
         let event_id = EventId::generate(ev.now_ms);
+        // A scheduled send: every delivery is first due then.
+        let due_ms = ev
+            .labels
+            .deliver_at_ms
+            .map_or(ev.now_ms, |at| at.max(ev.now_ms));
         let deliveries: Vec<DeliveryRecord> = ev
             .endpoints
             .iter()
@@ -64,7 +71,7 @@ impl PreparedEvent {
                 series: 1,
                 attempts: 0,
                 first_attempt_at_ms: None,
-                next_attempt_at_ms: Some(ev.now_ms),
+                next_attempt_at_ms: Some(due_ms),
                 last_delay_ms: None,
                 last_status: None,
                 last_error: None,
@@ -94,6 +101,7 @@ impl PreparedEvent {
                 .iter()
                 .map(|d| (d.id.clone(), d.endpoint_id.clone()))
                 .collect(),
+            labels: ev.labels.clone(),
         };
         Self {
             event,
@@ -131,6 +139,22 @@ impl Store {
         id: &EventId,
     ) -> Result<Option<EventRecord>, StoreError> {
         on_backend!(self, s => sync s.event(tenant, id))
+    }
+
+    /// One event of one tenant by its id or, failing that, its uid (the
+    /// platform's own id for it; the newest event that carries it).
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn find_event(
+        &self,
+        tenant: &TenantId,
+        id_or_uid: &str,
+    ) -> Result<Option<EventRecord>, StoreError> {
+        if let Some(ev) = self.event(tenant, &EventId::from(id_or_uid)).await? {
+            return Ok(Some(ev));
+        }
+        on_backend!(self, s => sync s.event_by_uid(tenant, id_or_uid))
     }
 
     /// Forgets idempotency keys older than their 24 h, in bounded batches; returns

@@ -67,7 +67,7 @@ use self::sled::{DurabilityBackend, SledStore};
 use crate::config::{StoreBackend, StoreConfig};
 pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
 pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
-pub(crate) use endpoints::{EndpointVersion, Swap};
+pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};
 pub(crate) use error::{Failure, StoreError};
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub use events::NewEvent;
@@ -79,6 +79,8 @@ pub(crate) use plugins::{
     NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks, UploadRate, UploadTimes,
 };
 pub(crate) use recorded::Recorded;
+#[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
+pub use records::EventLabels;
 pub(crate) use records::*;
 pub(crate) use retention::{RetentionRules, SweepCursor, SweepStats};
 pub(crate) use runtime::{ClaimedTurn, NODE_ALIVE_MS, NodeRecord, RuntimeRecord, TurnPlan};

@@ -155,6 +155,18 @@ pub struct EndpointRecord {
     /// The platform's own strings about the endpoint; hookgate never reads them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// The tenant's own identifier for the endpoint, unique within the tenant,
+    /// accepted wherever its id is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// Channels it listens on: an event with channels reaches it only if they
+    /// share one. None: it hears every event its types match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
+    /// The payload filter (docs/payload-filters.md) as the tenant gave it, checked
+    /// when it was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<serde_json::Value>,
 }
 
 /// A header an endpoint's receiver expects on every request (an API key of
@@ -177,6 +189,35 @@ pub struct EventRecord {
     pub created_at_ms: u64,
     /// (delivery id, endpoint id) for each endpoint the event fanned out to.
     pub deliveries: Vec<(DeliveryId, EndpointId)>,
+    /// What the platform said of it besides its type and payload (nested, not
+    /// flattened: a flattened record could not carry the payload's raw bytes).
+    #[serde(default, skip_serializing_if = "EventLabels::is_empty")]
+    pub labels: EventLabels,
+}
+
+/// What a platform may say of an event besides its type and payload.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventLabels {
+    /// The platform's own id for the event: a repeat of it within the
+    /// idempotency period answers this event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// Only endpoints that listen on one of these (or on none) hear it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
+    /// Names to find it by; hookgate routes nothing by them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// When its deliveries were first due, if later than its arrival.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver_at_ms: Option<u64>,
+}
+
+impl EventLabels {
+    /// Whether it says nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// Where a delivery stands. `in_flight` exists only in memory, never here.
@@ -327,10 +368,25 @@ mod tests {
             payload: RawValue::from_string(payload.into()).unwrap(),
             created_at_ms: 5,
             deliveries: vec![("dlv_1".into(), "ep_1".into())],
+            labels: EventLabels::default(),
         };
         let back: EventRecord = decode(&encode(&ev)).unwrap();
         assert_eq!(back.payload.get(), payload);
         assert_eq!(back.deliveries, ev.deliveries);
+        let labelled = EventRecord {
+            labels: EventLabels {
+                uid: Some("order-1".into()),
+                channels: vec!["eu".into()],
+                tags: vec!["t".into()],
+                deliver_at_ms: Some(9),
+            },
+            ..ev
+        };
+        let back: EventRecord = decode(&encode(&labelled)).unwrap();
+        assert_eq!(
+            (back.payload.get(), back.labels),
+            (payload, labelled.labels)
+        );
     }
 
     #[test]

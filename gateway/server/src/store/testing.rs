@@ -113,6 +113,7 @@ impl TestStore {
         let outcome = self
             .store
             .ingest(NewEvent {
+                labels: Default::default(),
                 tenant_id: tenant,
                 event_type: "order.paid",
                 payload: &payload,
@@ -217,6 +218,9 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         created_at_ms: 0,
         headers: Vec::new(),
         metadata: std::collections::BTreeMap::new(),
+        uid: None,
+        channels: Vec::new(),
+        filter: None,
     }
 }
 

@@ -52,6 +52,7 @@ async fn seed(
             for i in (worker..pending + due_now).step_by(64) {
                 let when = if i < pending { later } else { now_ms() };
                 let ev = NewEvent {
+                    labels: Default::default(),
                     tenant_id: &tenant,
                     event_type: "bench.event",
                     payload: &payload,

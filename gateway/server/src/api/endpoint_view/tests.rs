@@ -59,6 +59,9 @@ fn endpoint() -> EndpointRecord {
             },
         ],
         metadata: [("team".to_owned(), "orders".to_owned())].into(),
+        uid: None,
+        channels: Vec::new(),
+        filter: None,
     }
 }
 
@@ -88,6 +91,9 @@ fn endpoint_json(ep: &EndpointRecord, default: &PolicySpec) -> Value {
         "headers": {"x-api-key": "********", "x-team": "orders"},
         "sensitive_headers": ["x-api-key"],
         "metadata": {"team": "orders"},
+        "channels": ep.channels,
+        "filter": ep.filter,
+        "uid": ep.uid,
     })
 }
 

@@ -98,6 +98,11 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
         Access::Tenant,
         &[E::ValidationFailed, E::UrlBlocked, E::Conflict],
     ),
+    op(
+        "put_endpoint",
+        Access::Tenant,
+        &[E::ValidationFailed, E::UrlBlocked, E::Conflict],
+    ),
     op("delete_endpoint", Access::Tenant, &[]),
     op("reset_endpoint_breaker", Access::Tenant, &[]),
     op("get_endpoint_secrets", Access::Tenant, &[]),

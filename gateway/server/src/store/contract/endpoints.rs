@@ -106,6 +106,7 @@ async fn endpoints_are_created_within_the_tenants_cap(t: TestStore) {
                 .create_endpoint(&endpoint("t", id), 2)
                 .await
                 .unwrap()
+                .is_created()
         );
     }
     assert!(
@@ -113,6 +114,7 @@ async fn endpoints_are_created_within_the_tenants_cap(t: TestStore) {
             .create_endpoint(&endpoint("t", "ep_3"), 2)
             .await
             .unwrap()
+            .is_created()
     );
     assert!(
         t.store
@@ -126,7 +128,8 @@ async fn endpoints_are_created_within_the_tenants_cap(t: TestStore) {
         t.store
             .create_endpoint(&endpoint("u", "ep_3"), 2)
             .await
-            .unwrap(),
+            .unwrap()
+            .is_created(),
         "per tenant"
     );
     let stored = t
@@ -146,6 +149,7 @@ async fn endpoints_are_created_within_the_tenants_cap(t: TestStore) {
             .create_endpoint(&endpoint("t", "ep_3"), 2)
             .await
             .unwrap()
+            .is_created()
     );
 }
 

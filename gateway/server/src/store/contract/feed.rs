@@ -120,12 +120,13 @@ async fn endpoint_writes_publish_endpoint_changes(t: TestStore) {
     let mut changes = t.store.changes();
     let ep = endpoint("t", "ep_1");
     let changed = || Change::endpoint(&TenantId::from("t"), &EndpointId::from("ep_1"));
-    assert!(t.store.create_endpoint(&ep, 1).await.unwrap());
+    assert!(t.store.create_endpoint(&ep, 1).await.unwrap().is_created());
     assert!(
         !t.store
             .create_endpoint(&endpoint("t", "ep_2"), 1)
             .await
             .unwrap()
+            .is_created()
     );
     assert_eq!(
         drain(&mut changes),

@@ -79,6 +79,7 @@ async fn delivery_filters_each_narrow_the_list(t: TestStore) {
     let first = t.ingest("t", &[&a, &b], 10).await;
     let p = serde_json::value::RawValue::from_string("{}".into()).unwrap();
     let refund = NewEvent {
+        labels: Default::default(),
         tenant_id: "t",
         event_type: "order.refunded",
         payload: &p,

@@ -76,6 +76,7 @@ fn event<'a>(
     now_ms: u64,
 ) -> NewEvent<'a> {
     NewEvent {
+        labels: Default::default(),
         tenant_id: "t",
         event_type: "order.paid",
         payload,

@@ -151,7 +151,7 @@ async fn concurrent_creates_never_pass_the_endpoint_cap(t: TestStore) {
             let (store, ep) = (t.store.clone(), endpoint(&tenant, &format!("ep_{i}")));
             async move { store.create_endpoint(&ep, 2).await.unwrap() }
         });
-        let made = made.await.into_iter().filter(|m| *m).count();
+        let made = made.await.into_iter().filter(|m| m.is_created()).count();
         assert_eq!(made, 2, "round {round}");
         assert_eq!(
             t.store

@@ -1,6 +1,8 @@
 //! An ingest batch as columns: one array per column, for the `UNNEST` inserts
 //! the backend and the benchmark's reference both run.
 
+use tokio_postgres::types::ToSql;
+
 use super::{ms, to_json};
 use crate::store::events::PreparedEvent;
 
@@ -13,9 +15,26 @@ pub(super) struct EventColumns {
     pub(super) payloads: Vec<String>,
     pub(super) created: Vec<i64>,
     pub(super) deliveries: Vec<String>,
+    pub(super) uids: Vec<Option<String>>,
+    /// The labels as JSON; `None` when there are none.
+    pub(super) metas: Vec<Option<String>>,
 }
 
 impl EventColumns {
+    /// The parameters of `statements::INSERT_EVENTS`, in its order.
+    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 8] {
+        [
+            &self.tenants,
+            &self.ids,
+            &self.types,
+            &self.payloads,
+            &self.created,
+            &self.deliveries,
+            &self.uids,
+            &self.metas,
+        ]
+    }
+
     pub(super) fn push(&mut self, e: &PreparedEvent) {
         let ev = &e.event;
         self.tenants.push(ev.tenant_id.to_string());
@@ -24,6 +43,9 @@ impl EventColumns {
         self.payloads.push(ev.payload.get().to_owned());
         self.created.push(ms(ev.created_at_ms));
         self.deliveries.push(to_json(&ev.deliveries));
+        self.uids.push(ev.labels.uid.clone());
+        self.metas
+            .push((!ev.labels.is_empty()).then(|| to_json(&ev.labels)));
     }
 }
 

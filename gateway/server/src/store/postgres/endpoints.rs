@@ -5,7 +5,9 @@ use deadpool_postgres::GenericClient;
 
 use super::{PgStore, from_json, ms, pg_error, retry_conflicts, to_json};
 use crate::policy::DeadReason;
-use crate::store::{DeliveryRecord, EndpointRecord, EndpointVersion, StoreError, Swap};
+use crate::store::{
+    DeliveryRecord, EndpointCreate, EndpointRecord, EndpointVersion, StoreError, Swap,
+};
 
 /// Pending deliveries ended per transaction when an endpoint is deleted.
 const DELETE_BATCH: i64 = 256;
@@ -26,31 +28,35 @@ pub(super) async fn write_endpoint(
 }
 
 impl PgStore {
-    /// Creates an endpoint within the tenant's cap. The count and the insert run
-    /// serializable, so two creates racing for the last place cannot both pass.
+    /// Creates an endpoint within the tenant's cap, its uid unique among the
+    /// tenant's. The checks and the insert run serializable, so two creates
+    /// racing for the last place or for one uid cannot both pass.
     pub async fn create_endpoint(
         &self,
         ep: &EndpointRecord,
         max: usize,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<EndpointCreate, StoreError> {
         retry_conflicts(move || async move {
             let mut client = self.client().await?;
             let tx = super::serializable(&mut client).await?;
-            let count: i64 = tx
+            let row = tx
                 .query_one(
-                    "SELECT count(*) FROM endpoints WHERE tenant_id = $1",
-                    &[&ep.tenant_id],
+                    "SELECT count(*), coalesce(bool_or(record::jsonb->>'uid' = $2), false)
+                     FROM endpoints WHERE tenant_id = $1",
+                    &[&ep.tenant_id, &ep.uid],
                 )
                 .await
-                .map_err(pg_error)?
-                .get(0);
-            if count as usize >= max {
-                return Ok(false);
+                .map_err(pg_error)?;
+            if row.get::<_, i64>(0) as usize >= max {
+                return Ok(EndpointCreate::TooMany);
+            }
+            if row.get::<_, bool>(1) {
+                return Ok(EndpointCreate::UidTaken);
             }
             insert_endpoint(&tx, ep).await?;
             tx.commit().await.map_err(pg_error)?;
             self.inner.cache.forget_endpoints(&ep.tenant_id);
-            Ok(true)
+            Ok(EndpointCreate::Created)
         })
         .await
     }
@@ -88,8 +94,12 @@ impl PgStore {
         read: &EndpointVersion,
         new: &EndpointRecord,
     ) -> Result<Swap, StoreError> {
-        let client = self.client().await?;
         let was = String::from_utf8_lossy(&read.bytes);
+        let old: EndpointRecord = from_json(&was, "endpoint")?;
+        if new.uid.is_some() && old.uid != new.uid {
+            return self.swap_endpoint_uid(&was, new).await;
+        }
+        let client = self.client().await?;
         let n = client
             .execute(
                 "UPDATE endpoints SET record = $3, timeout_ms = $4
@@ -262,6 +272,59 @@ impl PgStore {
 }
 
 /// Inserts an endpoint, or replaces it.
+impl PgStore {
+    /// A swap that sets a new uid: the check that no other endpoint of the
+    /// tenant has it and the write run serializable, retried on a conflict.
+    async fn swap_endpoint_uid(&self, was: &str, new: &EndpointRecord) -> Result<Swap, StoreError> {
+        let swapped = retry_conflicts(move || async move {
+            let mut client = self.client().await?;
+            let tx = super::serializable(&mut client).await?;
+            let taken = tx
+                .query_opt(
+                    "SELECT 1 FROM endpoints
+                     WHERE tenant_id = $1 AND id <> $2 AND record::jsonb->>'uid' = $3 LIMIT 1",
+                    &[&new.tenant_id, &new.id, &new.uid],
+                )
+                .await
+                .map_err(pg_error)?
+                .is_some();
+            if taken {
+                return Ok(Swap::UidTaken);
+            }
+            let n = tx
+                .execute(
+                    "UPDATE endpoints SET record = $3, timeout_ms = $4
+                     WHERE tenant_id = $1 AND id = $2 AND record = $5",
+                    &[
+                        &new.tenant_id,
+                        &new.id,
+                        &to_json(new),
+                        &ms(new.timeout_ms),
+                        &was,
+                    ],
+                )
+                .await
+                .map_err(pg_error)?;
+            if n == 0 {
+                let exists = tx
+                    .query_opt(
+                        "SELECT 1 FROM endpoints WHERE tenant_id = $1 AND id = $2",
+                        &[&new.tenant_id, &new.id],
+                    )
+                    .await
+                    .map_err(pg_error)?
+                    .is_some();
+                return Ok(if exists { Swap::Changed } else { Swap::Gone });
+            }
+            tx.commit().await.map_err(pg_error)?;
+            Ok(Swap::Swapped)
+        })
+        .await?;
+        self.inner.cache.forget_endpoints(&new.tenant_id);
+        Ok(swapped)
+    }
+}
+
 async fn insert_endpoint(
     client: &impl GenericClient,
     ep: &EndpointRecord,

@@ -3,33 +3,63 @@
 use serde_json::value::RawValue;
 
 use super::{PgStore, error::corrupt, from_json, ms, pg_error, unms};
-use crate::store::{EventRecord, IDEMPOTENCY_TTL_MS, StoreError};
+use tokio_postgres::Row;
+
+use crate::store::{EventLabels, EventRecord, IDEMPOTENCY_TTL_MS, StoreError};
+
+/// The columns [`event_from_row`] reads, in its order.
+pub(super) const EVENT_COLUMNS: &str =
+    "id, event_type, payload, created_at_ms, deliveries, meta::text";
+
+/// An event's row read back; its labels are `meta`'s JSON (none when NULL).
+pub(super) fn event_from_row(tenant: &str, row: &Row) -> Result<EventRecord, StoreError> {
+    let payload: String = row.get(2);
+    let labels = match row.get::<_, Option<&str>>(5) {
+        Some(text) => from_json(text, "event labels")?,
+        None => EventLabels::default(),
+    };
+    Ok(EventRecord {
+        id: row.get(0),
+        tenant_id: tenant.into(),
+        event_type: row.get(1),
+        payload: RawValue::from_string(payload).map_err(|e| corrupt("event payload", e))?,
+        created_at_ms: unms(row.get(3)),
+        deliveries: from_json(row.get(4), "event deliveries")?,
+        labels,
+    })
+}
 
 /// Idempotency keys forgotten per statement.
 const SWEEP_BATCH: i64 = 512;
 
 impl PgStore {
     pub async fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
+        let sql = format!("SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = $1 AND id = $2");
         let row = self
             .client()
             .await?
-            .query_opt(
-                "SELECT event_type, payload, created_at_ms, deliveries FROM events
-                 WHERE tenant_id = $1 AND id = $2",
-                &[&tenant, &id],
-            )
+            .query_opt(&sql, &[&tenant, &id])
             .await
             .map_err(pg_error)?;
-        let Some(row) = row else { return Ok(None) };
-        let payload: String = row.get(1);
-        Ok(Some(EventRecord {
-            id: id.into(),
-            tenant_id: tenant.into(),
-            event_type: row.get(0),
-            payload: RawValue::from_string(payload).map_err(|e| corrupt("event payload", e))?,
-            created_at_ms: unms(row.get(2)),
-            deliveries: from_json(row.get(3), "event deliveries")?,
-        }))
+        row.as_ref().map(|r| event_from_row(tenant, r)).transpose()
+    }
+
+    pub async fn event_by_uid(
+        &self,
+        tenant: &str,
+        uid: &str,
+    ) -> Result<Option<EventRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = $1 AND uid = $2
+             ORDER BY id DESC LIMIT 1"
+        );
+        let row = self
+            .client()
+            .await?
+            .query_opt(&sql, &[&tenant, &uid])
+            .await
+            .map_err(pg_error)?;
+        row.as_ref().map(|r| event_from_row(tenant, r)).transpose()
     }
 
     pub async fn event_payload(

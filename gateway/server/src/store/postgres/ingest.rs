@@ -141,14 +141,7 @@ async fn insert_events(
     if ev.ids.is_empty() {
         return Ok(written);
     }
-    let events_params: [&(dyn ToSql + Sync); 6] = [
-        &ev.tenants,
-        &ev.ids,
-        &ev.types,
-        &ev.payloads,
-        &ev.created,
-        &ev.deliveries,
-    ];
+    let events_params = ev.params();
     let writes: [(&str, &[&(dyn ToSql + Sync)]); 3] = [
         (INSERT_EVENTS, &events_params),
         (

@@ -46,6 +46,9 @@ fn bench_endpoint(tenant: &str) -> EndpointRecord {
         created_at_ms: 0,
         headers: Vec::new(),
         metadata: std::collections::BTreeMap::new(),
+        uid: None,
+        channels: Vec::new(),
+        filter: None,
     }
 }
 
@@ -89,6 +92,7 @@ pub(super) async fn ingest_batch(
     let events: Vec<PreparedEvent> = (0..batch)
         .map(|_| {
             PreparedEvent::new(&NewEvent {
+                labels: Default::default(),
                 tenant_id: TENANT,
                 event_type: "bench.event",
                 payload,
@@ -113,14 +117,7 @@ pub(super) async fn ingest_batch(
         .await
         .map_err(pg_error)?;
     let writes: [&[&(dyn ToSql + Sync)]; 3] = [
-        &[
-            &ev.tenants,
-            &ev.ids,
-            &ev.types,
-            &ev.payloads,
-            &ev.created,
-            &ev.deliveries,
-        ],
+        &ev.params(),
         &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records, &dl.events],
         &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.due],
     ];

@@ -11,8 +11,9 @@ pub(crate) const LOCK_ENDPOINTS: &str = "SELECT tenant_id, id FROM endpoints
 /// Ingest: the events. `$1` tenants, `$2` ids, `$3` types, `$4` payloads,
 /// `$5` creation times, `$6` their (delivery, endpoint) lists as JSON.
 pub(crate) const INSERT_EVENTS: &str =
-    "INSERT INTO events (tenant_id, id, event_type, payload, created_at_ms, deliveries)
-     SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[])";
+    "INSERT INTO events (tenant_id, id, event_type, payload, created_at_ms, deliveries, uid, meta)
+     SELECT t, id, ty, p, c, d, u, m::jsonb FROM UNNEST($1::text[], $2::text[], $3::text[],
+         $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) AS x(t, id, ty, p, c, d, u, m)";
 
 /// Ingest: the deliveries. `$1` ids, `$2` tenants, `$3` endpoints, `$4` records,
 /// `$5` events.

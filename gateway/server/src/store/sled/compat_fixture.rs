@@ -135,6 +135,7 @@ async fn ingest(store: &SledStore, ep: &EndpointRecord, case: &str, now_ms: u64)
     let payload = RawValue::from_string(format!("{{\"case\":\"{case}\"}}")).unwrap();
     let outcome = store
         .ingest(NewEvent {
+            labels: Default::default(),
             tenant_id: TENANT,
             event_type: case,
             payload: &payload,

@@ -7,12 +7,14 @@ use super::{
 use crate::policy::DeadReason;
 use crate::store::DueEntry;
 use crate::store::sled::keys::ScheduleKey as _;
+use crate::store::{EndpointCreate, uid_taken};
 
 /// Schedule entries ended per transaction when an endpoint is deleted.
 const DELETE_BATCH: usize = 256;
 
 impl SledStore {
-    /// Stores a new endpoint unless the tenant already has `max` of them; `false` then.
+    /// Stores a new endpoint unless the tenant already has `max` of them or
+    /// another has its uid. Under the write lock, as every write that sets a uid.
     ///
     /// # Errors
     /// On a storage failure.
@@ -20,19 +22,17 @@ impl SledStore {
         &self,
         ep: &EndpointRecord,
         max: usize,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<EndpointCreate, StoreError> {
         let _guard = self.inner.write_lock.lock().await;
-        let count = self
-            .records()?
-            .scan_prefix(keys::endpoints_of(&ep.tenant_id))
-            .keys()
-            .take(max)
-            .count();
-        if count >= max {
-            return Ok(false);
+        let existing = self.endpoints_of(&ep.tenant_id)?;
+        if existing.len() >= max {
+            return Ok(EndpointCreate::TooMany);
+        }
+        if uid_taken(ep.uid.as_deref(), &ep.id, &existing) {
+            return Ok(EndpointCreate::UidTaken);
         }
         self.put_endpoint(ep).await?;
-        Ok(true)
+        Ok(EndpointCreate::Created)
     }
 
     /// Replaces an endpoint record.
@@ -76,6 +76,23 @@ impl SledStore {
         new: &EndpointRecord,
     ) -> Result<Swap, StoreError> {
         let key = keys::endpoint(&new.tenant_id, &new.id);
+        // A new uid is checked against the others under the write lock, which
+        // every write that sets a uid holds.
+        let old: EndpointRecord = records::decode(&read.bytes)?;
+        let _guard = match (&new.uid, old.uid == new.uid) {
+            (Some(_), false) => {
+                let guard = self.inner.write_lock.lock().await;
+                if uid_taken(
+                    new.uid.as_deref(),
+                    &new.id,
+                    &self.endpoints_of(&new.tenant_id)?,
+                ) {
+                    return Ok(Swap::UidTaken);
+                }
+                Some(guard)
+            }
+            _ => None,
+        };
         let mut w = super::Writes::default();
         w.require_unchanged(&key, read.bytes.clone());
         w.insert(&key, records::encode(new));

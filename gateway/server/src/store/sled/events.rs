@@ -75,7 +75,7 @@ impl SledStore {
             let entry = DueEntry {
                 lane: Lane::First,
                 endpoint_id: d.endpoint_id.clone(),
-                due_ms: ev.now_ms,
+                due_ms: d.next_attempt_at_ms.unwrap_or(ev.now_ms),
                 delivery_id: d.id.clone(),
             };
             // Checked inside the write: a delivery for an endpoint deleted since it
@@ -88,6 +88,9 @@ impl SledStore {
             keys::event(ev.tenant_id, &event.id),
             records::encode(&event),
         );
+        if let Some(uid) = &event.labels.uid {
+            batch.insert(keys::event_uid(ev.tenant_id, uid), event.id.as_bytes());
+        }
         if let Some((key, body_hash)) = &ev.idempotency {
             let rec = IdempotencyRecord {
                 body_sha256: body_hash.clone(),
@@ -117,6 +120,17 @@ impl SledStore {
     /// On a storage failure.
     pub(crate) fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
         self.get(&keys::event(tenant, id))
+    }
+
+    pub(crate) fn event_by_uid(
+        &self,
+        tenant: &str,
+        uid: &str,
+    ) -> Result<Option<EventRecord>, StoreError> {
+        match self.records()?.get(keys::event_uid(tenant, uid))? {
+            Some(id) => self.event(tenant, &String::from_utf8_lossy(&id)),
+            None => Ok(None),
+        }
     }
 
     /// Forgets idempotency keys older than their 24 h, in bounded batches; returns

@@ -94,6 +94,16 @@ pub(crate) fn event(t: &str, ev: &str) -> Vec<u8> {
     key(b"ev", &[t.as_bytes(), ev.as_bytes()])
 }
 
+/// `evu␀{tenant}␀{uid}` → event id: the platform's own event ids.
+pub(crate) fn event_uid(t: &str, uid: &str) -> Vec<u8> {
+    key(b"evu", &[t.as_bytes(), uid.as_bytes()])
+}
+
+/// Prefix of one tenant's event uids.
+pub(crate) fn event_uids_of(t: &str) -> Vec<u8> {
+    key(b"evu", &[t.as_bytes(), b""])
+}
+
 /// `dl␀{tenant}␀{delivery}` → delivery record.
 pub(crate) fn delivery(t: &str, dlv: &str) -> Vec<u8> {
     key(b"dl", &[t.as_bytes(), dlv.as_bytes()])

@@ -138,6 +138,17 @@ impl SledStore {
         if remaining == 0 && rules.expired(ev.created_at_ms, rules.retention_ms) {
             w.require_unchanged(key, bytes.to_vec());
             w.remove(key);
+            // Its uid's entry, unless a later event has taken the uid since.
+            if let Some(uid) = &ev.labels.uid {
+                let ukey = keys::event_uid(&ev.tenant_id, uid);
+                if self
+                    .records()?
+                    .get(&ukey)?
+                    .is_some_and(|id| id == ev.id.as_bytes())
+                {
+                    w.remove(ukey);
+                }
+            }
             stats.events_removed += 1;
         }
         Ok((w, stats))

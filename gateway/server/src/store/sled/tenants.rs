@@ -180,6 +180,7 @@ impl SledStore {
             }
             let prefixes = [
                 keys::event(&id, ""),
+                keys::event_uids_of(&id),
                 keys::idempotency(&id, ""),
                 keys::endpoints_of(&id),
                 keys::plugins_of(&id),

@@ -1,5 +1,6 @@
--- Schema 6: tenants gain a uid, a name and metadata, and background tasks a
--- table.
+-- Schema 6: tenants gain a uid, a name and metadata; events the platform's
+-- own id (`uid`) and labels (`meta`: channels, tags, a scheduled send, as
+-- JSON; NULL when none); and background tasks a table.
 -- A tenant's record whole is JSON in `record` (NULL in rows written before:
 -- read from the columns, named after the id); `uid` beside it, unique. The
 -- key hash stays its own column, the one the key lookup reads; it is empty
@@ -9,6 +10,10 @@
 ALTER TABLE tenants ADD COLUMN uid text;
 ALTER TABLE tenants ADD COLUMN record text;
 CREATE UNIQUE INDEX tenants_by_uid ON tenants (uid);
+
+ALTER TABLE events ADD COLUMN uid text;
+ALTER TABLE events ADD COLUMN meta jsonb;
+CREATE INDEX events_by_uid ON events (tenant_id, uid) WHERE uid IS NOT NULL;
 
 -- One row per background task, the record whole as JSON. A claim takes a
 -- running task whose runner's lease has passed or whose node has let its

@@ -13,6 +13,7 @@ fn payload() -> Box<RawValue> {
 
 fn event<'a>(payload: &'a RawValue, key: &'a str, body: &str, now_ms: u64) -> NewEvent<'a> {
     NewEvent {
+        labels: Default::default(),
         tenant_id: "t",
         event_type: "order.paid",
         payload,
