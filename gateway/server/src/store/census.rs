@@ -6,8 +6,6 @@
 
 use std::collections::BTreeSet;
 
-use sha2::{Digest, Sha256};
-
 use super::{Backend, Store, StoreError};
 
 /// The tables whose rows are records of tenants (PostgreSQL).
@@ -34,26 +32,7 @@ impl Store {
     /// On a storage failure.
     pub async fn census(&self) -> Result<BTreeSet<String>, StoreError> {
         match &self.backend {
-            Backend::Sled(s) => {
-                let tasks = super::sled::keys::tasks();
-                let running = super::sled::keys::running_tasks();
-                let mut out = BTreeSet::new();
-                for kv in s.records()?.iter() {
-                    let (k, v) = kv?;
-                    if k.starts_with(&tasks) || k.starts_with(&running) {
-                        continue;
-                    }
-                    let mut h = Sha256::new();
-                    h.update(&k);
-                    h.update(&v);
-                    out.insert(format!(
-                        "{}:{}",
-                        String::from_utf8_lossy(&k[..k.len().min(40)]),
-                        hex::encode(h.finalize())
-                    ));
-                }
-                Ok(out)
-            }
+            Backend::Sled(s) => s.census(),
             Backend::Postgres(pg) => pg.census(TENANT_TABLES).await,
         }
     }

@@ -222,3 +222,26 @@ fn key_hash(hex_hash: &str) -> Option<[u8; 32]> {
     let bytes = hex::decode(hex_hash).ok()?;
     <[u8; 32]>::try_from(bytes.as_slice()).ok()
 }
+
+#[cfg(any(test, feature = "lab"))]
+impl SledStore {
+    /// One fingerprint per record but tasks (see `Store::census`): the key's
+    /// start, readable, and a hash of key and value.
+    pub(crate) fn census(&self) -> Result<std::collections::BTreeSet<String>, StoreError> {
+        use sha2::{Digest, Sha256};
+        let (tasks, running) = (keys::tasks(), keys::running_tasks());
+        let mut out = std::collections::BTreeSet::new();
+        for kv in self.records()?.iter() {
+            let (k, v) = kv?;
+            if k.starts_with(&tasks) || k.starts_with(&running) {
+                continue;
+            }
+            let mut h = Sha256::new();
+            h.update(&k);
+            h.update(&v);
+            let start = String::from_utf8_lossy(&k[..k.len().min(40)]).into_owned();
+            out.insert(format!("{start}:{}", hex::encode(h.finalize())));
+        }
+        Ok(out)
+    }
+}
