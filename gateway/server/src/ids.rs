@@ -160,6 +160,14 @@ impl EventId {
     pub(crate) fn generate(now_ms: u64) -> Self {
         Self(new_id(EVENT, now_ms))
     }
+
+    /// The least id an event created at `at_ms` (or later) can have.
+    pub(crate) fn first_at(at_ms: u64) -> Self {
+        Self(format!(
+            "{EVENT}{}",
+            Ulid::from_parts(at_ms.min(ULID_MAX_MS), 0)
+        ))
+    }
 }
 
 impl DeliveryId {

@@ -25,6 +25,7 @@ mod durability;
 mod early_answers;
 mod egress;
 mod endpoint_headers;
+mod event_list;
 mod fair_dns;
 mod fair_limits;
 mod idle_connections;

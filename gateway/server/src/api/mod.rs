@@ -17,6 +17,7 @@ mod endpoint_view;
 mod endpoints;
 pub(crate) mod error;
 mod error_code;
+mod event_list;
 pub(crate) mod events;
 mod health;
 mod labels;
@@ -72,7 +73,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(endpoint_secrets::secret))
         .routes(routes!(endpoint_secrets::rotate_secret))
         .routes(routes!(endpoints::reset_breaker))
-        .routes(routes!(events::ingest))
+        .routes(routes!(events::ingest, event_list::list))
         .routes(routes!(events::show))
         .routes(routes!(deliveries::list))
         .routes(routes!(deliveries::show))
@@ -113,6 +114,14 @@ pub(super) struct Page {
 }
 
 impl Page {
+    /// A page of `limit` items (as the query gave it) from the start.
+    fn sized(limit: Option<String>) -> Self {
+        Self {
+            limit,
+            cursor: None,
+        }
+    }
+
     /// The page size: 50 by default, 1 to 250.
     fn limit(&self) -> Result<usize, ApiError> {
         match &self.limit {

@@ -122,6 +122,7 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
         ],
     ),
     op("get_event", Access::Tenant, &[]),
+    op("list_events", Access::Tenant, QUERY),
     op("list_deliveries", Access::Tenant, QUERY),
     op("get_delivery", Access::Tenant, &[]),
     op("replay_delivery", Access::Tenant, &[E::Conflict]),

@@ -39,6 +39,7 @@ macro_rules! contract_tests {
 }
 
 mod endpoints;
+mod event_list;
 mod feed;
 mod ingest;
 mod leases;

@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 use super::{PgStore, error::corrupt, from_json, ms, pg_error, unms};
 use tokio_postgres::Row;
 
-use crate::store::{EventLabels, EventRecord, IDEMPOTENCY_TTL_MS, StoreError};
+use crate::store::{EventLabels, EventRecord, IDEMPOTENCY_TTL_MS, IdOrder, IdWindow, StoreError};
 
 /// The columns [`event_from_row`] reads, in its order.
 pub(super) const EVENT_COLUMNS: &str =
@@ -42,6 +42,34 @@ impl PgStore {
             .await
             .map_err(pg_error)?;
         row.as_ref().map(|r| event_from_row(tenant, r)).transpose()
+    }
+
+    pub(crate) async fn events_between(
+        &self,
+        tenant: &str,
+        window: &IdWindow,
+        order: IdOrder,
+        max: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let direction = match order {
+            IdOrder::Descending => "DESC",
+            IdOrder::Ascending => "ASC",
+        };
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = $1
+               AND ($2::text IS NULL OR id > $2) AND ($3::text IS NULL OR id < $3)
+             ORDER BY id {direction} LIMIT $4"
+        );
+        let rows = self
+            .client()
+            .await?
+            .query(
+                &sql,
+                &[&tenant, &window.after, &window.before, &(max as i64)],
+            )
+            .await
+            .map_err(pg_error)?;
+        rows.iter().map(|r| event_from_row(tenant, r)).collect()
     }
 
     pub async fn event_by_uid(

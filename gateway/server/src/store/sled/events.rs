@@ -1,7 +1,7 @@
 //! Event ingest (one atomic batch, durable before the ack) and event reads.
 
-use crate::store::DueEntry;
 use crate::store::sled::keys::ScheduleKey as _;
+use crate::store::{DueEntry, IdOrder, IdWindow};
 use std::hash::BuildHasher;
 
 use super::bulk::BulkWrites;
@@ -120,6 +120,51 @@ impl SledStore {
     /// On a storage failure.
     pub(crate) fn event(&self, tenant: &str, id: &str) -> Result<Option<EventRecord>, StoreError> {
         self.get(&keys::event(tenant, id))
+    }
+
+    /// Up to `max` of `tenant`'s events with ids strictly inside `window`, in `order`.
+    pub(crate) async fn events_between(
+        &self,
+        tenant: &str,
+        window: &IdWindow,
+        order: IdOrder,
+        max: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let (tenant, window) = (tenant.to_owned(), window.clone());
+        self.off_workers(move |store| {
+            let prefix = keys::event(&tenant, "");
+            let start = window
+                .after
+                .as_deref()
+                .map_or_else(|| prefix.clone(), |a| keys::event(&tenant, a));
+            let end = window
+                .before
+                .as_deref()
+                .map_or_else(|| keys::prefix_end(&prefix), |b| keys::event(&tenant, b));
+            if start >= end {
+                return Ok(Vec::new());
+            }
+            let skip = window.after.as_deref().map(|a| keys::event(&tenant, a));
+            let records = store.records()?;
+            let range = records.range(start..end);
+            let items: Box<dyn Iterator<Item = _>> = match order {
+                IdOrder::Descending => Box::new(range.rev()),
+                IdOrder::Ascending => Box::new(range),
+            };
+            let mut out = Vec::new();
+            for kv in items {
+                let (k, v) = kv?;
+                if skip.as_deref() == Some(&*k) {
+                    continue;
+                }
+                out.push(records::decode(&v)?);
+                if out.len() == max {
+                    break;
+                }
+            }
+            Ok(out)
+        })
+        .await
     }
 
     pub(crate) fn event_by_uid(
