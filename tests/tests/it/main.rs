@@ -44,6 +44,7 @@ mod plugins_versions;
 mod policy_api;
 mod policy_simulate;
 mod protection;
+mod recovery;
 mod retention;
 mod routing;
 mod security;

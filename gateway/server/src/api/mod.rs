@@ -11,6 +11,7 @@ mod delivery_view;
 mod dlq;
 mod endpoint_headers;
 mod endpoint_input;
+mod endpoint_recovery;
 mod endpoint_schema;
 mod endpoint_secrets;
 mod endpoint_view;
@@ -73,6 +74,8 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(endpoint_secrets::secret))
         .routes(routes!(endpoint_secrets::rotate_secret))
         .routes(routes!(endpoints::reset_breaker))
+        .routes(routes!(endpoint_recovery::recover))
+        .routes(routes!(endpoint_recovery::replay_missing))
         .routes(routes!(events::ingest, event_list::list))
         .routes(routes!(events::show))
         .routes(routes!(deliveries::list))

@@ -21,7 +21,8 @@ use crate::store::{TaskRecord, TaskWork};
 /// A background task.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct TaskView {
-    /// Records changed so far: removed by a tenant delete, replayed by a recovery.
+    /// Records changed so far: removed by a tenant delete, deliveries replayed
+    /// by a recovery or created by a replay of missing ones.
     changed: u64,
     #[schema(format = DateTime)]
     created_at: String,
@@ -36,7 +37,7 @@ pub(super) struct TaskView {
     #[schema(format = DateTime)]
     finished_at: Option<String>,
     id: String,
-    /// `tenant_delete` or `endpoint_recover`.
+    /// `tenant_delete`, `endpoint_recover` or `replay_missing`.
     kind: &'static str,
     /// `running`, `finished` or `failed`. A running task survives a restart:
     /// a node takes it up again from its last saved step.
@@ -50,7 +51,8 @@ pub(super) struct TaskView {
 impl TaskView {
     pub(super) fn new(task: &TaskRecord) -> Self {
         let endpoint_id = match &task.work {
-            TaskWork::EndpointRecover { endpoint_id, .. } => Some(endpoint_id.to_string()),
+            TaskWork::EndpointRecover { endpoint_id, .. }
+            | TaskWork::ReplayMissing { endpoint_id, .. } => Some(endpoint_id.to_string()),
             TaskWork::TenantDelete => None,
         };
         Self {

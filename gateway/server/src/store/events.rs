@@ -4,10 +4,10 @@
 use serde_json::value::RawValue;
 
 use super::{
-    Change, DeliveryRecord, DeliveryState, EndpointRecord, EventLabels, EventRecord, IngestReceipt,
+    Change, DeliveryRecord, EndpointRecord, EventLabels, EventRecord, IngestReceipt,
     IngestedDelivery, Store, StoreError,
 };
-use crate::ids::{DeliveryId, EventId, TenantId};
+use crate::ids::{EventId, TenantId};
 
 /// How long an `Idempotency-Key` is remembered.
 pub(crate) const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
@@ -58,27 +58,13 @@ impl PreparedEvent {
             .labels
             .deliver_at_ms
             .map_or(ev.now_ms, |at| at.max(ev.now_ms));
+        let tenant = TenantId::from(ev.tenant_id);
         let deliveries: Vec<DeliveryRecord> = ev
             .endpoints
             .iter()
-            .map(|ep| DeliveryRecord {
-                id: DeliveryId::generate(ev.now_ms),
-                tenant_id: ev.tenant_id.into(),
-                event_id: event_id.clone(),
-                endpoint_id: ep.id.clone(),
-                event_type: ev.event_type.to_owned(),
-                state: DeliveryState::Pending,
-                series: 1,
-                attempts: 0,
-                first_attempt_at_ms: None,
-                next_attempt_at_ms: Some(due_ms),
-                last_delay_ms: None,
-                last_status: None,
-                last_error: None,
-                dead_reason: None,
-                created_at_ms: ev.now_ms,
-                updated_at_ms: ev.now_ms,
-                internal_errors: 0,
+            .map(|ep| {
+                let event = (&tenant, &event_id, ev.event_type);
+                DeliveryRecord::first(event, &ep.id, due_ms, ev.now_ms)
             })
             .collect();
         let receipt = IngestReceipt {
@@ -139,6 +125,31 @@ impl Store {
         id: &EventId,
     ) -> Result<Option<EventRecord>, StoreError> {
         on_backend!(self, s => sync s.event(tenant, id))
+    }
+
+    /// Adds a delivery of event `event_id` to endpoint `endpoint`, due now,
+    /// unless the event already has one to it (`None` then, or when the event
+    /// or the endpoint is gone): a delivery the endpoint missed because it was
+    /// created or subscribed later.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn add_delivery(
+        &self,
+        tenant: &TenantId,
+        event_id: &EventId,
+        endpoint: &EndpointRecord,
+        now_ms: u64,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        let added =
+            on_backend!(self, s => s.add_delivery(tenant, event_id, endpoint, now_ms).await)?;
+        if let Some(d) = &added {
+            self.feed.publish(Change::Due {
+                endpoint_id: d.endpoint_id.clone(),
+                due_ms: now_ms,
+            });
+        }
+        Ok(added)
     }
 
     /// One event of one tenant by its id or, failing that, its uid (the

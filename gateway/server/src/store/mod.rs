@@ -70,9 +70,9 @@ pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
 pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
 pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};
 pub(crate) use error::{Failure, StoreError};
-pub(crate) use event_list::{
-    EVENT_SCAN_LIMIT, EventQuery, IdOrder, IdWindow, ListCursor, ListOrder,
-};
+#[cfg(test)]
+pub(crate) use event_list::EVENT_SCAN_LIMIT;
+pub(crate) use event_list::{EventQuery, IdOrder, IdWindow, ListCursor, ListOrder};
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub use events::NewEvent;
 pub(crate) use events::{IDEMPOTENCY_TTL_MS, IngestOutcome};

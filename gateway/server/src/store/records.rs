@@ -270,6 +270,36 @@ pub struct DeliveryRecord {
 }
 
 impl DeliveryRecord {
+    /// A new delivery of `event` (of type `event_type`) to `endpoint`: pending,
+    /// its first attempt due at `due_ms`.
+    pub(crate) fn first(
+        event: (&TenantId, &EventId, &str),
+        endpoint: &EndpointId,
+        due_ms: u64,
+        now_ms: u64,
+    ) -> Self {
+        let (tenant, event_id, event_type) = event;
+        Self {
+            id: DeliveryId::generate(now_ms),
+            tenant_id: tenant.clone(),
+            event_id: event_id.clone(),
+            endpoint_id: endpoint.clone(),
+            event_type: event_type.to_owned(),
+            state: DeliveryState::Pending,
+            series: 1,
+            attempts: 0,
+            first_attempt_at_ms: None,
+            next_attempt_at_ms: Some(due_ms),
+            last_delay_ms: None,
+            last_status: None,
+            last_error: None,
+            dead_reason: None,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+            internal_errors: 0,
+        }
+    }
+
     /// Starts a new series of attempts (a replay): pending, due at `now_ms`, with
     /// the last series' outcome cleared.
     pub(crate) fn begin_series(&mut self, now_ms: u64) {

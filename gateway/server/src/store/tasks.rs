@@ -61,6 +61,14 @@ pub enum TaskWork {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         until_ms: Option<u64>,
     },
+    /// Gives the endpoint a delivery of each event from `since_ms` on that
+    /// reaches it now and has none to it.
+    ReplayMissing {
+        endpoint_id: EndpointId,
+        since_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until_ms: Option<u64>,
+    },
 }
 
 impl TaskWork {
@@ -69,6 +77,7 @@ impl TaskWork {
         match self {
             Self::TenantDelete => "tenant_delete",
             Self::EndpointRecover { .. } => "endpoint_recover",
+            Self::ReplayMissing { .. } => "replay_missing",
         }
     }
 }

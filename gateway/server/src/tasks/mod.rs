@@ -7,6 +7,8 @@
 //! What one step of each kind does is in its own file; a step is bounded
 //! (`tasks.batch` records) and may be taken again after a crash.
 
+mod endpoint_recover;
+mod replay_missing;
 mod tenant_delete;
 
 use std::sync::Arc;
@@ -76,9 +78,8 @@ async fn run_task(
     while !shutdown.is_cancelled() {
         let step = match &task.work {
             TaskWork::TenantDelete => tenant_delete::step(ctx, &mut task).await,
-            TaskWork::EndpointRecover { .. } => Err(StepError::Failed(
-                "this gateway cannot run endpoint_recover tasks".into(),
-            )),
+            TaskWork::EndpointRecover { .. } => endpoint_recover::step(ctx, &mut task).await,
+            TaskWork::ReplayMissing { .. } => replay_missing::step(ctx, &mut task).await,
         };
         let now = ctx.clock.now_ms();
         match step {

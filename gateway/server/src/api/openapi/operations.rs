@@ -105,6 +105,8 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     ),
     op("delete_endpoint", Access::Tenant, &[]),
     op("reset_endpoint_breaker", Access::Tenant, &[]),
+    op("recover_endpoint", Access::Tenant, &[E::ValidationFailed]),
+    op("replay_missing", Access::Tenant, &[E::ValidationFailed]),
     op("get_endpoint_secrets", Access::Tenant, &[]),
     op(
         "rotate_endpoint_secret",

@@ -2,10 +2,15 @@
 
 use serde_json::value::RawValue;
 
-use super::{PgStore, error::corrupt, from_json, ms, pg_error, unms};
+use super::columns::DeliveryColumns;
+use super::statements::{INSERT_DELIVERIES, INSERT_QUEUE};
+use super::{PgStore, error::corrupt, from_json, ms, pg_error, to_json, unms};
 use tokio_postgres::Row;
 
-use crate::store::{EventLabels, EventRecord, IDEMPOTENCY_TTL_MS, IdOrder, IdWindow, StoreError};
+use crate::store::{
+    DeliveryRecord, EndpointRecord, EventLabels, EventRecord, IDEMPOTENCY_TTL_MS, IdOrder,
+    IdWindow, StoreError,
+};
 
 /// The columns [`event_from_row`] reads, in its order.
 pub(super) const EVENT_COLUMNS: &str =
@@ -70,6 +75,70 @@ impl PgStore {
             .await
             .map_err(pg_error)?;
         rows.iter().map(|r| event_from_row(tenant, r)).collect()
+    }
+
+    /// Adds a delivery of an event to an endpoint it has none to, in one
+    /// transaction holding the event's row and the endpoint's.
+    pub(crate) async fn add_delivery(
+        &self,
+        tenant: &str,
+        event_id: &str,
+        endpoint: &EndpointRecord,
+        now_ms: u64,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
+        );
+        let Some(row) = tx
+            .query_opt(&sql, &[&tenant, &event_id])
+            .await
+            .map_err(pg_error)?
+        else {
+            return Ok(None);
+        };
+        let mut event = event_from_row(tenant, &row)?;
+        let endpoint_there = tx
+            .query_opt(
+                "SELECT 1 FROM endpoints WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE",
+                &[&tenant, &endpoint.id],
+            )
+            .await
+            .map_err(pg_error)?
+            .is_some();
+        if !endpoint_there || event.deliveries.iter().any(|(_, ep)| *ep == endpoint.id) {
+            return Ok(None);
+        }
+        let d = DeliveryRecord::first(
+            (&event.tenant_id, &event.id, &event.event_type),
+            &endpoint.id,
+            now_ms,
+            now_ms,
+        );
+        event.deliveries.push((d.id.clone(), d.endpoint_id.clone()));
+        tx.execute(
+            "UPDATE events SET deliveries = $3 WHERE tenant_id = $1 AND id = $2",
+            &[&tenant, &event_id, &to_json(&event.deliveries)],
+        )
+        .await
+        .map_err(pg_error)?;
+        let mut dl = DeliveryColumns::default();
+        dl.push(&d);
+        tx.execute(
+            INSERT_DELIVERIES,
+            &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.records, &dl.events],
+        )
+        .await
+        .map_err(pg_error)?;
+        tx.execute(
+            INSERT_QUEUE,
+            &[&dl.ids, &dl.tenants, &dl.endpoints, &dl.due],
+        )
+        .await
+        .map_err(pg_error)?;
+        tx.commit().await.map_err(pg_error)?;
+        Ok(Some(d))
     }
 
     pub async fn event_by_uid(

@@ -6,8 +6,8 @@ use std::hash::BuildHasher;
 
 use super::bulk::BulkWrites;
 use super::{
-    EventRecord, IDEMPOTENCY_TTL_MS, IdempotencyRecord, IngestOutcome, Lane, NewEvent, SledStore,
-    StoreError, WriteResult, keys, records,
+    DeliveryRecord, EndpointRecord, EventRecord, IDEMPOTENCY_TTL_MS, IdempotencyRecord,
+    IngestOutcome, Lane, NewEvent, SledStore, StoreError, WriteResult, keys, records,
 };
 use crate::store::events::PreparedEvent;
 
@@ -165,6 +165,46 @@ impl SledStore {
             Ok(out)
         })
         .await
+    }
+
+    /// Adds a delivery of an event to an endpoint it has none to: the event,
+    /// the delivery and its schedule entry in one write, which requires the
+    /// event as it was read and the endpoint to exist.
+    pub(crate) async fn add_delivery(
+        &self,
+        tenant: &str,
+        event_id: &str,
+        endpoint: &EndpointRecord,
+        now_ms: u64,
+    ) -> Result<Option<DeliveryRecord>, StoreError> {
+        let ekey = keys::event(tenant, event_id);
+        let Some(bytes) = self.records()?.get(&ekey)? else {
+            return Ok(None);
+        };
+        let mut event: EventRecord = records::decode(&bytes)?;
+        if event.deliveries.iter().any(|(_, ep)| *ep == endpoint.id) {
+            return Ok(None);
+        }
+        let d = DeliveryRecord::first(
+            (&event.tenant_id, &event.id, &event.event_type),
+            &endpoint.id,
+            now_ms,
+            now_ms,
+        );
+        event.deliveries.push((d.id.clone(), d.endpoint_id.clone()));
+        let entry = DueEntry {
+            lane: Lane::First,
+            endpoint_id: d.endpoint_id.clone(),
+            due_ms: now_ms,
+            delivery_id: d.id.clone(),
+        };
+        let mut w = super::Writes::default();
+        w.require_unchanged(&ekey, bytes.to_vec());
+        w.require(keys::endpoint(tenant, &endpoint.id));
+        w.insert(&ekey, records::encode(&event));
+        w.insert(keys::delivery(tenant, &d.id), records::encode(&d));
+        w.insert(entry.encode(), tenant.as_bytes());
+        Ok((self.commit(w).await? == WriteResult::Written).then_some(d))
     }
 
     pub(crate) fn event_by_uid(
