@@ -34,7 +34,17 @@ EXCLUDED = {
 }
 
 # Admin-only operations: a tenant key gets 403 there, never a 2xx.
-ADMIN_ONLY = ("GET /v1/tenants", "POST /v1/tenants", "GET /v1/stats", "GET /v1/dlq/summary", "GET /v1/cluster")
+ADMIN_ONLY = (
+    "GET /v1/tenants",
+    "POST /v1/tenants",
+    "PATCH /v1/tenants/{t}",
+    "DELETE /v1/tenants/{t}",
+    "GET /v1/tasks",
+    "GET /v1/tasks/{id}",
+    "GET /v1/stats",
+    "GET /v1/dlq/summary",
+    "GET /v1/cluster",
+)
 
 # Checks turned off for one operation, each with why: there, what the check
 # expects is not something the API can promise, so a failure is no defect.
@@ -52,6 +62,15 @@ CHECKS_OFF = {
     "PATCH /v1/tenants/{t}/endpoints/{id}": {
         "positive_data_acceptance": "as for POST: the policy object's rules across fields and outbound.allow_only",
     },
+    "PUT /v1/tenants/{t}/endpoints/{id}": {
+        "positive_data_acceptance": "as for POST, and the body's uid must be the path's: a rule across fields",
+    },
+    "POST /v1/tenants/{t}/endpoints/{id}/recover": {
+        "positive_data_acceptance": "until must come after since: a rule across fields, a 422 naming until",
+    },
+    "POST /v1/tenants/{t}/endpoints/{id}/replay-missing": {
+        "positive_data_acceptance": "until must come after since: a rule across fields, a 422 naming until",
+    },
     "PUT /v1/tenants/{t}/plugins/{name}": {
         "positive_data_acceptance": "a module's content is judged by the upload checks (magic, compile, conformance), which no schema can state",
     },
@@ -62,7 +81,7 @@ EXTRA_STATUSES = {
     "POST /v1/tenants/{t}/events": (
         "positive_data_acceptance",
         ["422"],
-        "a generated Idempotency-Key used again with another body is 422 idempotency_key_reused, by design",
+        "deliver_at more than 30 days ahead, a bound no schema can state of a time, is a 422 naming deliver_at",
     ),
 }
 
@@ -81,6 +100,8 @@ def parse_args():
     p.add_argument("--event", required=True)
     p.add_argument("--plugin", required=True, help="a plugin with two versions")
     p.add_argument("--spare-plugin", required=True, help="the plugin DELETE may remove")
+    p.add_argument("--spare-tenant", required=True, help="the tenant DELETE may remove")
+    p.add_argument("--task", required=True, help="a task of the tenant")
     p.add_argument("--receiver", required=True, help="a URL endpoints may point at")
     p.add_argument("--wasm", required=True, help="a plugin module uploads may send")
     p.add_argument("--workdir", required=True)
@@ -104,6 +125,10 @@ def operations(document):
 def pins(name, args):
     """The path parameters an operation is pinned to, beyond the tenant `t`."""
     method, path = name.split(" ", 1)
+    if path == "/v1/tenants/{t}" and method == "DELETE":
+        return {"path.t": args.spare_tenant}
+    if "/tasks/{id}" in path:
+        return {"path.id": args.task}
     if path.endswith("/endpoints/{id}") and method == "DELETE":
         return {"path.id": args.spare_endpoint}
     if "/endpoints/{id}" in path:

@@ -1,4 +1,5 @@
-"""Schemathesis hooks for fuzz_api.py: how to send an `application/wasm` body.
+"""Schemathesis hooks for fuzz_api.py: how to send an `application/wasm` body,
+and a fresh `Idempotency-Key` for each request.
 
 Schemathesis has no serializer for `application/wasm` and errors on the plugin
 upload without one. The first body and every other one after it is the real
@@ -9,6 +10,8 @@ must refuse cleanly.
 """
 
 import itertools
+import re
+import uuid
 import json
 import os
 import pathlib
@@ -33,3 +36,19 @@ def wasm(ctx, value):
         return bytes(v & 0xFF for v in value)
     # Negative cases (not an array of integers): their JSON text.
     return json.dumps(value).encode()
+
+
+# A valid key as the document states it; a generated value that is not one is
+# left as it is, for the gateway to refuse.
+_KEY = re.compile(r"^[!-~]{1,255}$")
+
+
+@schemathesis.hook
+def before_call(context, case, **kwargs):
+    """Each request a key of its own, as a client makes one per distinct call:
+    Schemathesis draws keys from a small space and would send one key with many
+    bodies, which the gateway refuses by design (422 idempotency_key_reused)."""
+    headers = case.headers or {}
+    for name in list(headers):
+        if name.lower() == "idempotency-key" and isinstance(headers[name], str) and _KEY.match(headers[name]):
+            headers[name] = uuid.uuid4().hex

@@ -28,6 +28,7 @@ mod endpoint_headers;
 mod event_list;
 mod fair_dns;
 mod fair_limits;
+mod idempotent_calls;
 mod idle_connections;
 mod isolation;
 mod nul_bytes;

@@ -18,6 +18,7 @@ struct Real {
     endpoint: String,
     event: String,
     delivery: String,
+    task: String,
 }
 
 impl Real {
@@ -28,6 +29,7 @@ impl Real {
             "id" if path.contains("/endpoints/") => self.endpoint.clone(),
             "id" if path.contains("/events/") => self.event.clone(),
             "id" if path.contains("/deliveries/") => self.delivery.clone(),
+            "id" if path.contains("/tasks/") => self.task.clone(),
             other => panic!("no real value for {{{other}}} in {path}"),
         }
     }
@@ -55,7 +57,15 @@ async fn a_nul_byte_is_a_bad_request_not_a_database_outage(backend: Backend) {
     let rx = Receiver::start(Vec::new()).await;
     let ep = gw.endpoint("acme", &key, json!({"url": rx.url()})).await;
     let ev = gw.event("acme", &key, "order.created", json!({})).await;
+    let recover = format!(
+        "/v1/tenants/acme/endpoints/{}/recover",
+        ep["id"].as_str().unwrap()
+    );
+    let since = json!({"since": "2020-01-01T00:00:00Z"});
+    let (s, task) = gw.call("POST", &recover, Some(&key), Some(since)).await;
+    assert_eq!(s, 202, "{task}");
     let real = Real {
+        task: task["id"].as_str().unwrap().to_owned(),
         endpoint: ep["id"].as_str().unwrap().to_owned(),
         event: ev["id"].as_str().unwrap().to_owned(),
         delivery: ev["deliveries"][0]["id"].as_str().unwrap().to_owned(),

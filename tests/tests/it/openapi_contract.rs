@@ -140,6 +140,7 @@ async fn a_generated_python_client_drives_a_delivery() {
 /// delivery succeeded and one dead, an event, and plugins.
 struct Fixtures {
     key: String,
+    task: String,
     endpoint: String,
     spare_endpoint: String,
     delivery: String,
@@ -175,7 +176,13 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
     upload_example(gw, &key, "fixed", "ladder", 1).await;
     upload_example(gw, &key, "fixed", "json-error-code", 2).await;
     upload_example(gw, &key, "spare", "ladder", 1).await;
+    gw.tenant("spare").await;
+    let recover = format!("/v1/tenants/acme/endpoints/{endpoint}/recover");
+    let since = json!({"since": "2020-01-01T00:00:00Z"});
+    let (s, task) = gw.call("POST", &recover, Some(&key), Some(since)).await;
+    assert_eq!(s, 202, "{task}");
     Fixtures {
+        task: id(&task),
         key,
         endpoint,
         spare_endpoint,
@@ -235,6 +242,8 @@ async fn fuzz(backend: Backend, role: Role) {
         format!("--event={}", f.event),
         "--plugin=fixed".into(),
         "--spare-plugin=spare".into(),
+        "--spare-tenant=spare".into(),
+        format!("--task={}", f.task),
         format!("--receiver={}", ok.url()),
         format!("--wasm={}", wasm.display()),
         format!("--workdir={}", work.path().display()),

@@ -169,6 +169,14 @@ pub(super) async fn list(
         until_ms: time_param("until", q.until.as_deref())?,
         limit,
     };
+    for (field, given) in [("channel", &q.channel), ("tag", &q.tag)] {
+        if given.as_ref().is_some_and(String::is_empty) {
+            return Err(ApiError::invalid_field(
+                field,
+                format!("{field} must not be empty"),
+            ));
+        }
+    }
     let keep = |ev: &EventRecord| {
         (patterns.is_empty() || event_type::any_matches(&patterns, &ev.event_type))
             && q.channel

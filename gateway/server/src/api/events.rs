@@ -158,7 +158,7 @@ pub fn parse_ingest_body(bytes: &[u8], max_event_type_len: usize) -> Result<Inge
     Ok(input)
 }
 
-fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<&str>, ApiError> {
+pub(super) fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<&str>, ApiError> {
     let Some(v) = headers.get("idempotency-key") else {
         return Ok(None);
     };
@@ -203,7 +203,10 @@ pub(super) async fn ingest(
     let by_uid = labels.uid.as_deref().map(uid_key);
     let idempotency = match &by_uid {
         Some(k) => Some((k.as_str(), UID_BODY.to_owned())),
-        None => key.map(|k| (k, hex::encode(Sha256::digest(&bytes)))),
+        None => key.map(|k| {
+            let meaning = super::idempotent_calls::canonical(&bytes);
+            (k, format!("c1:{}", hex::encode(Sha256::digest(meaning))))
+        }),
     };
     // An endpoint deleted after the list was read makes the store refuse the
     // write; the list is read again, a bounded number of times.

@@ -21,6 +21,7 @@ mod error_code;
 mod event_list;
 pub(crate) mod events;
 mod health;
+mod idempotent_calls;
 mod labels;
 mod lingering_close;
 mod metadata;
@@ -94,6 +95,12 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
 pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
     let (router, _) = routes().split_for_parts();
     router
+        // Only on a route and method that exist: a method the path lacks is
+        // 405 whatever its key.
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&ctx),
+            idempotent_calls::keep_answers,
+        ))
         .merge(console::routes())
         .fallback(|| async { ApiError::not_found("route") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })

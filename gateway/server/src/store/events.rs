@@ -9,6 +9,14 @@ use super::{
 };
 use crate::ids::{EventId, TenantId};
 
+/// Whether a repeat's body hash `new` is the same request as the `stored`
+/// one's. Hashes of the body's JSON meaning carry a `c1:` mark; a record
+/// stored before (a hash of the raw bytes) is taken as the same, so a retry
+/// across an upgrade is answered, not refused.
+pub(crate) fn same_body(stored: &str, new: &str) -> bool {
+    stored == new || !stored.starts_with("c1:")
+}
+
 /// How long an `Idempotency-Key` is remembered.
 pub(crate) const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 

@@ -29,6 +29,7 @@ macro_rules! on_backend {
     }};
 }
 
+mod api_calls;
 #[cfg(any(test, feature = "lab"))]
 mod census;
 #[cfg(test)]
@@ -66,6 +67,7 @@ use tokio_util::sync::CancellationToken;
 use self::postgres::PgStore;
 use self::sled::{DurabilityBackend, SledStore};
 use crate::config::{StoreBackend, StoreConfig};
+pub(crate) use api_calls::{ADMIN_SCOPE, ApiCall, ApiCallRecord, KeptAnswer};
 pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
 pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
 pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};

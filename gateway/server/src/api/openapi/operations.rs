@@ -152,8 +152,9 @@ const ADMIN_TOKEN: &str = "admin_token";
 const TENANT_KEY: &str = "tenant_key";
 
 /// Every code `id` may answer, in status order; empty for an unknown operation.
-/// An operation with a request body may also fail to read it.
-pub(super) fn codes_of(id: &str, has_body: bool) -> Vec<ErrorCode> {
+/// An operation with a request body may also fail to read it; a POST or PUT
+/// (`keyed`) may be refused its `Idempotency-Key`.
+pub(super) fn codes_of(id: &str, has_body: bool, keyed: bool) -> Vec<ErrorCode> {
     let Some(row) = OPERATIONS.iter().find(|row| row.id == id) else {
         return Vec::new();
     };
@@ -168,6 +169,9 @@ pub(super) fn codes_of(id: &str, has_body: bool) -> Vec<ErrorCode> {
         codes.extend(BODY);
     }
     codes.extend(row.errors);
+    if keyed {
+        codes.extend([E::InvalidField, E::IdempotencyKeyReused, E::Conflict]);
+    }
     codes.sort_by_key(|c| ErrorCode::ALL.iter().position(|a| a == c));
     codes.dedup();
     codes
@@ -193,22 +197,52 @@ pub(super) fn complete(doc: &mut OpenApi) {
         components.add_security_scheme(name, SecurityScheme::Http(scheme));
     }
     for item in doc.paths.paths.values_mut() {
-        for operation in [
-            &mut item.get,
-            &mut item.put,
-            &mut item.post,
-            &mut item.delete,
-            &mut item.patch,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            describe(operation);
+        for (operation, keyed) in [
+            (&mut item.get, false),
+            (&mut item.put, true),
+            (&mut item.post, true),
+            (&mut item.delete, false),
+            (&mut item.patch, false),
+        ] {
+            if let Some(operation) = operation {
+                describe(operation, keyed);
+            }
         }
     }
 }
 
-fn describe(operation: &mut Operation) {
+/// The `Idempotency-Key` header of every POST and PUT.
+fn idempotency_key() -> utoipa::openapi::path::Parameter {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let schema = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(255))
+        .pattern(Some("^[!-~]+$"));
+    ParameterBuilder::new()
+        .name("Idempotency-Key")
+        .parameter_in(ParameterIn::Header)
+        .description(Some(
+            "Makes the call idempotent for 24 hours: a repeat of the same request (the same \
+             JSON meaning) answers the first answer with `Idempotent-Replayed: true`, secrets \
+             left out; another request with the key gets 422 `idempotency_key_reused`.",
+        ))
+        .schema(Some(schema))
+        .build()
+}
+
+fn describe(operation: &mut Operation, keyed: bool) {
+    if keyed {
+        let params = operation.parameters.get_or_insert_with(Vec::new);
+        let named = |p: &utoipa::openapi::RefOr<utoipa::openapi::path::Parameter>| match p {
+            utoipa::openapi::RefOr::T(p) => p.name.eq_ignore_ascii_case("idempotency-key"),
+            utoipa::openapi::RefOr::Ref(_) => false,
+        };
+        if !params.iter().any(named) {
+            params.push(idempotency_key().into());
+        }
+    }
     let id = operation.operation_id.clone().unwrap_or_default();
     let access = OPERATIONS
         .iter()
@@ -222,7 +256,7 @@ fn describe(operation: &mut Operation) {
         Access::Caller | Access::Tenant => Some(vec![admin(), tenant()]),
     };
     let mut by_status: BTreeMap<u16, Vec<ErrorCode>> = BTreeMap::new();
-    for code in codes_of(&id, operation.request_body.is_some()) {
+    for code in codes_of(&id, operation.request_body.is_some(), keyed) {
         by_status
             .entry(code.status().as_u16())
             .or_default()

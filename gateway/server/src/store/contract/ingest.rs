@@ -100,7 +100,7 @@ async fn a_repeat_with_the_same_key_and_body_answers_the_original_response(t: Te
     let p = payload();
     let IngestOutcome::Created { receipt, .. } = t
         .store
-        .ingest(event(&p, vec![&ep], Some(("K", "h1")), 0))
+        .ingest(event(&p, vec![&ep], Some(("K", "c1:h1")), 0))
         .await
         .unwrap()
     else {
@@ -109,7 +109,7 @@ async fn a_repeat_with_the_same_key_and_body_answers_the_original_response(t: Te
     // Still within the key's 24 h.
     let again = t
         .store
-        .ingest(event(&p, vec![&ep], Some(("K", "h1")), 5))
+        .ingest(event(&p, vec![&ep], Some(("K", "c1:h1")), 5))
         .await;
     match again.unwrap() {
         IngestOutcome::Replayed(r) => assert_eq!(r, receipt),
@@ -128,12 +128,12 @@ async fn a_key_reused_with_another_body_is_refused_and_writes_nothing(t: TestSto
     let p = payload();
     let first = t
         .store
-        .ingest(event(&p, vec![&ep], Some(("K", "h1")), 0))
+        .ingest(event(&p, vec![&ep], Some(("K", "c1:h1")), 0))
         .await;
     assert!(created(&first.unwrap()));
     let other = t
         .store
-        .ingest(event(&p, vec![&ep], Some(("K", "h2")), 1))
+        .ingest(event(&p, vec![&ep], Some(("K", "c1:h2")), 1))
         .await;
     assert!(matches!(other.unwrap(), IngestOutcome::KeyReused));
     let due = t
@@ -143,7 +143,7 @@ async fn a_key_reused_with_another_body_is_refused_and_writes_nothing(t: TestSto
         .unwrap();
     assert_eq!(due.len(), 1);
     // Keys are per tenant: another tenant may use the same one.
-    let mut theirs = event(&p, Vec::new(), Some(("K", "h2")), 1);
+    let mut theirs = event(&p, Vec::new(), Some(("K", "c1:h2")), 1);
     theirs.tenant_id = "u";
     assert!(created(&t.store.ingest(theirs).await.unwrap()));
 }
@@ -156,7 +156,7 @@ async fn concurrent_repeats_of_one_key_create_exactly_one_event(t: TestStore) {
             let (store, ep, key) = (t.store.clone(), ep.clone(), key.clone());
             async move {
                 let p = payload();
-                let repeat = event(&p, vec![&ep], Some((&key, "h")), round);
+                let repeat = event(&p, vec![&ep], Some((&key, "c1:h")), round);
                 store.ingest(repeat).await.unwrap()
             }
         });
@@ -198,7 +198,7 @@ async fn the_idempotency_sweep_forgets_only_expired_keys(t: TestStore) {
         let at = if i % 2 == 0 { 0 } else { IDEMPOTENCY_TTL_MS };
         let made = t
             .store
-            .ingest(event(&p, Vec::new(), Some((k, "h")), at))
+            .ingest(event(&p, Vec::new(), Some((k, "c1:h")), at))
             .await;
         assert!(created(&made.unwrap()));
     }
@@ -212,14 +212,25 @@ async fn the_idempotency_sweep_forgets_only_expired_keys(t: TestStore) {
     // A fresh key still answers its repeat; an expired one is free for a new body.
     let fresh = t
         .store
-        .ingest(event(&p, Vec::new(), Some(("k0001", "x")), now))
+        .ingest(event(&p, Vec::new(), Some(("k0001", "c1:x")), now))
         .await;
     assert!(matches!(fresh.unwrap(), IngestOutcome::KeyReused));
     let freed = t
         .store
-        .ingest(event(&p, Vec::new(), Some(("k0000", "x")), now))
+        .ingest(event(&p, Vec::new(), Some(("k0000", "c1:x")), now))
         .await;
     assert!(created(&freed.unwrap()));
     // Nothing expires before its 24 h.
     assert_eq!(t.store.sweep_idempotency(now + 1).await.unwrap(), 0);
+}
+
+#[test]
+fn a_key_stored_before_bodies_were_compared_by_meaning_answers_any_repeat() {
+    use crate::store::events::same_body;
+    assert!(same_body("c1:a", "c1:a"));
+    assert!(!same_body("c1:a", "c1:b"));
+    assert!(
+        same_body("0f1e", "c1:b"),
+        "a raw-bytes hash from before the upgrade"
+    );
 }

@@ -232,7 +232,7 @@ impl PgStore {
                 .await
                 .map_err(pg_error)?;
             let (hash, response): (String, String) = (row.get(0), row.get(1));
-            if hash != body_hash {
+            if !crate::store::events::same_body(&hash, body_hash) {
                 return Ok(IngestOutcome::KeyReused);
             }
             return Ok(IngestOutcome::Replayed(super::from_json(

@@ -7,6 +7,7 @@
 //! transaction per round (`ingest`); wake-ups travel by `LISTEN/NOTIFY`
 //! with a poll of the queue as the backstop (`listen`).
 
+mod api_calls;
 mod cache;
 mod claimed;
 mod columns;

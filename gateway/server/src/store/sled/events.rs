@@ -35,7 +35,7 @@ impl KeyLocks {
         )
     }
 
-    fn stripe(&self, tenant: &str, key: &str) -> &tokio::sync::Mutex<()> {
+    pub(super) fn stripe(&self, tenant: &str, key: &str) -> &tokio::sync::Mutex<()> {
         let h = self.1.hash_one((tenant, key));
         &self.0[(h as usize) % self.0.len()]
     }
@@ -58,7 +58,7 @@ impl SledStore {
                 self.get::<IdempotencyRecord>(&keys::idempotency(ev.tenant_id, key))?
             && prev.created_at_ms.saturating_add(IDEMPOTENCY_TTL_MS) > ev.now_ms
         {
-            if &prev.body_sha256 != body_hash {
+            if !crate::store::events::same_body(&prev.body_sha256, body_hash) {
                 return Ok(IngestOutcome::KeyReused);
             }
             self.wait_durable().await?;
@@ -258,7 +258,8 @@ impl SledStore {
         for item in self.records()?.range(start..keys::prefix_end(&prefix)) {
             let (k, v) = item?;
             seen += 1;
-            let rec: IdempotencyRecord = records::decode(&v)?;
+            // Ingest's records and kept API answers alike: only the age is read.
+            let rec: Aged = records::decode(&v)?;
             if rec.created_at_ms.saturating_add(IDEMPOTENCY_TTL_MS) <= now_ms {
                 planned.push((k.to_vec(), v.to_vec()));
             }
@@ -269,6 +270,12 @@ impl SledStore {
         }
         Ok((planned, last))
     }
+}
+
+/// What the sweep reads of an idempotency record.
+#[derive(serde::Deserialize)]
+struct Aged {
+    created_at_ms: u64,
 }
 
 /// Removes each key that still holds the bytes it was read with: a key reused

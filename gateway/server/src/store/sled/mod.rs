@@ -6,6 +6,7 @@
 //! once it is durable (group commit, [`flusher`]); attempt outcomes and key-less
 //! ingests are queued and applied in rounds ([`writer`]).
 
+mod api_calls;
 mod bulk;
 #[cfg(test)]
 mod compat_fixture;

@@ -32,14 +32,13 @@ impl SledStore {
     ) -> Result<TaskPage, StoreError> {
         let end = cursor.map_or_else(|| keys::prefix_end(&keys::tasks()), |c| keys::task(c));
         let mut page = TaskPage::default();
-        let mut read = 0;
-        for kv in self.scan(move |r| r.range(keys::tasks()..end).rev()) {
+        let scan = self.scan(move |r| r.range(keys::tasks()..end).rev());
+        for (read, kv) in scan.enumerate() {
             let (_, v) = kv?;
             let task: TaskRecord = records::decode(&v)?;
             if page.tasks.len() == limit || read == TASK_SCAN_LIMIT {
                 return Ok(page);
             }
-            read += 1;
             page.next = Some(task.id.clone());
             if tenant.is_none_or(|t| task.tenant_id == *t) {
                 page.tasks.push(task);
