@@ -1,5 +1,6 @@
 //! `hookgate deliveries list|show` and the dead-letter queue, `hookgate dlq
-//! list|replay|summary` (the DLQ is the deliveries whose state is `dead`).
+//! list|replay|summary` (the DLQ is the deliveries whose state is `dead`). The
+//! summary is one tenant's, or with the admin token and no `--tenant`, every tenant's.
 
 use clap::{ArgGroup, Args, Subcommand};
 use http::Method;
@@ -7,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::api_client::ApiRequest;
 use super::error::CliError;
+use super::input::time_arg;
 use super::table::{Table, cell};
 use super::timeline::render_delivery;
 use super::{Session, Tenant, list_items, next_page};
@@ -55,7 +57,7 @@ pub enum DlqCommand {
         /// The delivery id (`dlv_...`).
         #[arg(conflicts_with_all = ["endpoint", "event_type"])]
         id: Option<String>,
-        /// Replay every dead delivery (narrowed by --endpoint and --event-type).
+        /// Replay every dead delivery, narrowed by the options marked "With --all".
         #[arg(long)]
         all: bool,
         /// With --all: only deliveries to this endpoint.
@@ -67,6 +69,14 @@ pub enum DlqCommand {
         /// With --all: only deliveries dead for this reason (`give_up`, ...).
         #[arg(long, value_name = "REASON", requires = "all")]
         dead_reason: Option<String>,
+        /// With --all: only deliveries created at or after TIME, an RFC 3339 time
+        /// (2024-05-01T12:00:00Z) or a duration meaning that long ago on this
+        /// machine's clock (90s, 30m, 2h, 1d12h).
+        #[arg(long, value_name = "TIME", requires = "all", value_parser = time_arg)]
+        since: Option<String>,
+        /// With --all: only deliveries created before TIME (the same forms as --since).
+        #[arg(long, value_name = "TIME", requires = "all", value_parser = time_arg)]
+        until: Option<String>,
         /// With --all: say how many would be replayed, and change nothing.
         #[arg(long, requires = "all")]
         dry_run: bool,
@@ -74,11 +84,13 @@ pub enum DlqCommand {
         #[arg(long, conflicts_with = "all")]
         force: bool,
     },
-    /// Count dead deliveries by reason and endpoint.
+    /// Count dead deliveries by reason and endpoint: one tenant's, or without
+    /// --tenant every tenant's, by tenant too (admin token).
     #[command(after_help = super::EXIT_CODES)]
     Summary {
-        #[command(flatten)]
-        tenant: Tenant,
+        /// The tenant id; leave it out, with the admin token, to count every tenant's.
+        #[arg(long, env = "HOOKGATE_TENANT")]
+        tenant: Option<String>,
     },
 }
 
@@ -94,11 +106,13 @@ pub struct Filters {
     /// Only deliveries dead for this reason (`give_up`, `max_attempts`, ...).
     #[arg(long, value_name = "REASON")]
     dead_reason: Option<String>,
-    /// Only deliveries created at or after this RFC 3339 time.
-    #[arg(long, value_name = "TIME")]
+    /// Only deliveries created at or after TIME, an RFC 3339 time
+    /// (2024-05-01T12:00:00Z) or a duration meaning that long ago on this
+    /// machine's clock (90s, 30m, 2h, 1d12h).
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
     since: Option<String>,
-    /// Only deliveries created before this RFC 3339 time.
-    #[arg(long, value_name = "TIME")]
+    /// Only deliveries created before TIME (the same forms as --since).
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
     until: Option<String>,
     /// How many to show (1 to 250).
     #[arg(long)]
@@ -184,15 +198,20 @@ pub(super) async fn run_dlq(s: &Session, command: DlqCommand) -> Result<(), CliE
             endpoint,
             event_type,
             dead_reason,
+            since,
+            until,
             dry_run,
             ..
         } => {
             let mut body = Map::new();
             body.insert("state".into(), json!("dead"));
+            let range = time_range(since.as_deref(), until.as_deref());
             let fields = [
                 ("endpoint_id", endpoint),
                 ("event_type", event_type),
                 ("dead_reason", dead_reason),
+                ("since", since),
+                ("until", until),
             ];
             for (name, value) in fields {
                 if let Some(v) = value {
@@ -215,6 +234,7 @@ pub(super) async fn run_dlq(s: &Session, command: DlqCommand) -> Result<(), CliE
                     Some(1) => format!("{verb} 1 dead delivery\n"),
                     _ => format!("{verb} {} dead deliveries\n", cell(&v["replayed"])),
                 };
+                out.push_str(&range);
                 for b in v["open_breakers"].as_array().into_iter().flatten() {
                     out.push_str(&format!(
                         "endpoint {}: breaker {} until {}; its probe goes now, the rest once it succeeds\n",
@@ -226,16 +246,44 @@ pub(super) async fn run_dlq(s: &Session, command: DlqCommand) -> Result<(), CliE
                 out
             });
         }
-        DlqCommand::Summary { tenant } => {
-            let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "dlq", "summary"]);
+        DlqCommand::Summary {
+            tenant: Some(tenant),
+        } => {
+            let req = ApiRequest::new(Method::GET, &["tenants", &tenant, "dlq", "summary"]);
             let reply = s.send(req).await.map_err(|e| e.feature("dlq summary"))?;
+            s.show(&reply, render_summary);
+        }
+        DlqCommand::Summary { tenant: None } => {
+            let req = ApiRequest::new(Method::GET, &["dlq", "summary"]);
+            let reply = s.send(req).await.map_err(|e| match e {
+                // Tokens do not say whose they are, so only the gateway can tell a
+                // tenant key from the admin token; what fixes its 403 is the flag.
+                CliError::Api(f) if f.status == 403 => CliError::Usage(
+                    "dlq summary without --tenant counts every tenant's dead deliveries and \
+                     needs the admin token; with a tenant key, give --tenant (or set HOOKGATE_TENANT)"
+                        .into(),
+                ),
+                other => other.feature("dlq summary"),
+            })?;
             s.show(&reply, render_summary);
         }
     }
     Ok(())
 }
 
-/// `dlq summary`: the total, then the reasons and endpoints that have any.
+/// The line under a bulk replay's count that says which creation times it took,
+/// durations already turned into times; empty without a range.
+fn time_range(since: Option<&str>, until: Option<&str>) -> String {
+    match (since, until) {
+        (None, None) => String::new(),
+        (Some(s), None) => format!("created at or after {s}\n"),
+        (None, Some(u)) => format!("created before {u}\n"),
+        (Some(s), Some(u)) => format!("created at or after {s} and before {u}\n"),
+    }
+}
+
+/// `dlq summary`: the total, then the reasons, tenants (across tenants only) and
+/// endpoints that have any.
 fn render_summary(v: &Value) -> String {
     let mut out = format!("dead: {}\n", cell(&v["dead"]));
     if v["complete"] == false {
@@ -250,11 +298,29 @@ fn render_summary(v: &Value) -> String {
             reasons.row(vec![reason.clone(), cell(n)]);
         }
     }
-    let mut endpoints = Table::new(&["ENDPOINT", "DEAD"]);
-    for e in v["by_endpoint"].as_array().into_iter().flatten() {
-        endpoints.row(vec![cell(&e["endpoint_id"]), cell(&e["dead"])]);
+    out.push_str(&reasons.render());
+    // Only the admin's summary across tenants has `by_tenant`; it also names each
+    // endpoint's tenant, which the admin needs to act on that endpoint.
+    let across = v["by_tenant"].as_array();
+    if let Some(tenants) = across {
+        let mut table = Table::new(&["TENANT", "DEAD"]);
+        for t in tenants {
+            table.row(vec![cell(&t["tenant_id"]), cell(&t["dead"])]);
+        }
+        out.push_str(&table.render());
     }
-    out + &reasons.render() + &endpoints.render()
+    let mut endpoints = match across {
+        Some(_) => Table::new(&["TENANT", "ENDPOINT", "DEAD"]),
+        None => Table::new(&["ENDPOINT", "DEAD"]),
+    };
+    for e in v["by_endpoint"].as_array().into_iter().flatten() {
+        let mut row = vec![cell(&e["endpoint_id"]), cell(&e["dead"])];
+        if across.is_some() {
+            row.insert(0, cell(&e["tenant_id"]));
+        }
+        endpoints.row(row);
+    }
+    out + &endpoints.render()
 }
 
 fn render_list(v: &Value, empty: &str) -> String {

@@ -1,5 +1,6 @@
-//! `hookgate endpoints ...`: a tenant's endpoints, created, listed, shown, changed
-//! with a JSON merge patch, deleted, and their signing secrets.
+//! `hookgate endpoints ...`: a tenant's endpoints, created (with a signing secret
+//! of the gateway's or the tenant's own), listed, shown, changed with a JSON merge
+//! patch, deleted, and their signing secrets.
 //!
 //! The endpoint's own address is `--endpoint-url`: `--url` is the gateway's.
 
@@ -25,6 +26,10 @@ pub enum EndpointsCommand {
         /// Where deliveries go (http or https).
         #[arg(long, value_name = "URL")]
         endpoint_url: String,
+        /// Sign with this secret of your own instead of a generated one: `whsec_` and
+        /// padded standard base64 of 24 to 64 bytes. The gateway checks it.
+        #[arg(long, value_name = "whsec_...")]
+        secret: Option<String>,
         #[command(flatten)]
         fields: EndpointFields,
     },
@@ -172,10 +177,14 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
         EndpointsCommand::Create {
             tenant,
             endpoint_url,
+            secret,
             fields,
         } => {
             let mut body = Map::new();
             body.insert("url".into(), json!(endpoint_url));
+            if let Some(secret) = secret {
+                body.insert("secret".into(), json!(secret));
+            }
             fields.add_to(&mut body)?;
             let req = ApiRequest::new(Method::POST, &["tenants", &tenant.tenant, "endpoints"])
                 .json(&Value::Object(body));

@@ -97,6 +97,10 @@ fn api_line(f: &ApiFailure) -> String {
         (409, _) if m.contains("\"force\"") => {
             format!("conflict: {m}; with this CLI, add --force ({code})")
         }
+        // The gateway names the binding endpoints; the CLI names the command.
+        (409, _) if m.contains("unbind it first") => format!(
+            "conflict: {m}; with this CLI, run plugin unbind --endpoint ID for each ({code})"
+        ),
         (409, _) => format!("conflict: {m} ({code})"),
         (413, _) => format!("too large: {m}; send something smaller ({code})"),
         // The same code covers the operator's egress allow-list, which no
@@ -157,6 +161,22 @@ mod tests {
         assert!(line.contains("allow-listed") && !line.contains("allow_private_subnets"));
         blocked.message = "URL host is or resolves to the blocked address 10.0.0.1".into();
         assert!(blocked.to_string().contains("allow_private_subnets"));
+    }
+
+    #[test]
+    fn a_plugin_still_bound_names_the_command_that_unbinds_it() {
+        let bound = ApiFailure {
+            status: 409,
+            code: "conflict".into(),
+            message: "plugin \"retry\" is bound by endpoint(s) ep_1, ep_2; unbind it first".into(),
+            field: None,
+            route: "DELETE /v1/tenants/acme/plugins/retry".into(),
+        };
+        assert_eq!(
+            bound.to_string(),
+            "conflict: plugin \"retry\" is bound by endpoint(s) ep_1, ep_2; unbind it first; \
+             with this CLI, run plugin unbind --endpoint ID for each (conflict)"
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! Arguments that carry data: `JSON`, `@FILE` or `@-` (stdin), and files read whole.
-//! Anything unreadable or not JSON is a usage error (exit 2).
+//! Arguments that carry data: `JSON`, `@FILE` or `@-` (stdin), files read whole,
+//! and times given as RFC 3339 or as a duration ago. Anything unreadable, not JSON
+//! or not a time is a usage error (exit 2).
 
 use std::io::Read;
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::value::RawValue;
 
@@ -85,9 +87,49 @@ pub(super) fn pairs_arg(
     Ok((!map.is_empty()).then_some(map))
 }
 
+/// What a time argument's `--help` says it takes.
+pub(super) const TIME_FORMS: &str = "an RFC 3339 time (2024-05-01T12:00:00Z) or a duration \
+    meaning that long ago on this machine's clock (90s, 30m, 2h, 1d12h)";
+
+/// A time argument (`--since`, `--until`), as clap's value parser: an RFC 3339
+/// time is passed on as written, for the gateway to check; a duration such as `2h`
+/// becomes the RFC 3339 time that long before now.
+///
+/// # Errors
+/// A message for clap (exit 2) when the text is neither.
+pub(super) fn time_arg(arg: &str) -> Result<String, String> {
+    // Every RFC 3339 time starts with its four-digit year and a dash, and no
+    // duration can (its digits need a unit), so the two readings never overlap.
+    let bytes = arg.as_bytes();
+    if bytes.len() > 4 && bytes[..4].iter().all(u8::is_ascii_digit) && bytes[4] == b'-' {
+        return Ok(arg.to_owned());
+    }
+    let ago = humantime::parse_duration(arg).map_err(|e| format!("not {TIME_FORMS} ({e})"))?;
+    SystemTime::now()
+        .checked_sub(ago)
+        .filter(|at| *at >= UNIX_EPOCH)
+        .map(|at| humantime::format_rfc3339_millis(at).to_string())
+        .ok_or_else(|| format!("{arg} ago is before 1970"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_are_rfc_3339_as_written_or_a_duration_ago() {
+        let given = "2024-05-01T12:00:00+02:00";
+        assert_eq!(time_arg(given).unwrap(), given);
+        let ago = time_arg("2h").unwrap();
+        let at = humantime::parse_rfc3339_weak(&ago).unwrap();
+        let age = SystemTime::now().duration_since(at).unwrap().as_secs();
+        assert!((7200..7260).contains(&age), "{ago} is {age}s ago");
+        for bad in ["yesterday", "7200", "2024", "", "-2h"] {
+            let err = time_arg(bad).unwrap_err();
+            assert!(err.contains("RFC 3339"), "{bad}: {err}");
+        }
+        assert!(time_arg("100000y").unwrap_err().contains("before 1970"));
+    }
 
     #[test]
     fn inline_and_file_json_keep_their_bytes() {

@@ -94,7 +94,8 @@ pub enum ClientCommand {
         #[command(subcommand)]
         command: deliveries::DlqCommand,
     },
-    /// Retry-policy plugins (WebAssembly): create one, upload, list, roll back.
+    /// Retry-policy plugins (WebAssembly): create one, upload, list, roll back,
+    /// delete, and bind to an endpoint.
     #[command(after_help = EXIT_CODES)]
     Plugin {
         #[command(subcommand)]

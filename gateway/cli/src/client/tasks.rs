@@ -39,7 +39,7 @@ pub enum TasksCommand {
 }
 
 /// The path to a task list: a tenant's, or every tenant's.
-fn tasks_path<'a>(tenant: Option<&'a str>) -> Vec<&'a str> {
+fn tasks_path(tenant: Option<&str>) -> Vec<&str> {
     match tenant {
         Some(t) => vec!["tenants", t, "tasks"],
         None => vec!["tasks"],

@@ -1,12 +1,16 @@
 //! The command-line client against a real gateway: every subcommand family the API
 //! supports (human output, exit codes, `--json`), `verify` on a request the gateway
 //! signed, an unreachable gateway, a three-attempt timeline, and routes not there yet.
+//! The plugin commands with a real plugin are in `plugins`, the DLQ's time range and
+//! summary across tenants in `dlq`.
 
 use crate::common::{
     ADMIN, CliClient, CliRun, Gateway, RawReceiver, cli_words, run_cli, wait_until,
 };
 use serde_json::{Value, json};
 
+mod dlq;
+mod plugins;
 mod verify;
 
 /// Runs a command line without a gateway or token.

@@ -1,5 +1,6 @@
 //! `hookgate verify` on a request the gateway signed: accepted whole, and each kind
-//! of tampering named.
+//! of tampering named; and an endpoint created with a secret of the tenant's own
+//! (`endpoints create --secret`), which its deliveries are signed with.
 
 use super::local;
 use crate::common::{ADMIN, CliClient, Gateway, RawReceiver};
@@ -104,5 +105,48 @@ fn verify_accepts_what_the_gateway_signed_and_names_each_tampering() {
         garbage.stderr.contains("not a raw HTTP request"),
         "{}",
         garbage.stderr
+    );
+}
+
+#[test]
+fn an_endpoint_signs_with_the_secret_the_tenant_chose() {
+    // `whsec_` and 24 bytes in standard base64: 32 characters, no padding needed.
+    const MINE: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let dir = tempfile::tempdir().unwrap();
+    let gw = Gateway::spawn(dir.path(), &[]);
+    let acme = CliClient::new(&gw.base, ADMIN).create_tenant("acme");
+    let receiver = RawReceiver::start(&[200]);
+    let create = format!(
+        "endpoints create --tenant acme --endpoint-url {}",
+        receiver.url
+    );
+    let run = acme.ok(&format!("{create} --secret {MINE}"));
+    assert_eq!(
+        run.line("signing secret:"),
+        format!("signing secret: {MINE}")
+    );
+    let ep = run.line("created endpoint ").rsplit(' ').next().unwrap();
+    let stored = acme
+        .ok(&format!("endpoints secret --tenant acme {ep} --json"))
+        .json();
+    assert_eq!(stored["secret"], MINE, "{stored}");
+    acme.ok(r#"events send --tenant acme --type paid --data {"amount":100}"#);
+    let valid = local(&format!("verify --secret {MINE}"), &receiver.first());
+    assert_eq!(valid.code, 0, "{}{}", valid.stdout, valid.stderr);
+
+    // The gateway judges the secret; its refusal names the field and the form.
+    let form = "invalid secret: secret must be whsec_ + padded standard base64 of 24 to 64 bytes";
+    for bad in [
+        "whsec_tooshort",
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAA",
+        "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    ] {
+        acme.fails(&format!("{create} --secret {bad}"), 1, form);
+    }
+    let endpoints = acme.ok("endpoints list --tenant acme --json").json();
+    assert_eq!(
+        endpoints["data"].as_array().unwrap().len(),
+        1,
+        "{endpoints}"
     );
 }
