@@ -49,6 +49,9 @@ ADMIN_ONLY = (
 # Checks turned off for one operation, each with why: there, what the check
 # expects is not something the API can promise, so a failure is no defect.
 CHECKS_OFF = {
+    "POST /v1/tenants": {
+        "missing_required_header": "its coverage case without Authorization went out with the config's Authorization header (a 409 for the existing tenant, where the gateway answers 401 to a request without a token, as idempotent_calls checks); seen since the operation declares a header parameter",
+    },
     "POST /v1/policy/simulate": {
         "positive_data_acceptance": "the policy object's rules across fields (a strategy's own parameters, preset or policy but not both) are not JSON Schema; each refusal is a 422 naming the field",
     },

@@ -1,4 +1,5 @@
-"""Schemathesis hooks for fuzz_api.py: how to send an `application/wasm` body,
+"""Schemathesis hooks for fuzz_api.py: how to send an `application/wasm` (or
+`application/octet-stream`, which the upload also takes) body,
 and a fresh `Idempotency-Key` for each request.
 
 Schemathesis has no serializer for `application/wasm` and errors on the plugin
@@ -24,7 +25,7 @@ _calls = itertools.count()
 _lock = threading.Lock()
 
 
-@schemathesis.serializer("application/wasm")
+@schemathesis.serializer("application/wasm", "application/octet-stream")
 def wasm(ctx, value):
     with _lock:
         n = next(_calls)

@@ -209,6 +209,11 @@ async fn every_post_and_put_answers_a_repeat_once(backend: Backend) {
             call.path
         );
     }
+    // A key does not stand in for a token.
+    let anonymous = ApiRequest::path("POST".parse().unwrap(), "/v1/tenants")
+        .header("idempotency-key", Some("key-0"))
+        .json(&json!({"id": "beta", "name": "Beta", "metadata": {"a": "1", "b": "2"}}));
+    assert_eq!(gw.exchange(anonymous).await.status, 401);
     // The repeats made nothing twice.
     let (_, tenants) = gw.call("GET", "/v1/tenants", Some(ADMIN), None).await;
     assert_eq!(tenants["data"].as_array().unwrap().len(), 2, "{tenants}");

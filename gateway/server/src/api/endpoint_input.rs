@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::endpoint_headers;
-use super::endpoint_schema::{EventTypePattern, PayloadFilterSchema};
+use super::endpoint_schema::{EventTypePattern, MetadataSchema, PayloadFilterSchema};
 use super::labels::Label;
 use super::metadata;
 use serde_json::Value;
@@ -93,7 +93,7 @@ pub(super) struct EndpointInput {
     /// 64 bytes, values up to 512 bytes); hookgate stores and shows them and
     /// never reads them. On a merge patch, a null value removes one key.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<BTreeMap<String, String>>, example = json!({"team": "orders"}))]
+    #[schema(value_type = Option<MetadataSchema>, example = json!({"team": "orders"}))]
     pub(super) metadata: Option<BTreeMap<String, Option<String>>>,
     /// The tenant's own identifier for the endpoint, unique within the tenant,
     /// accepted in paths wherever its id is.

@@ -49,6 +49,44 @@ impl utoipa::PartialSchema for PayloadFilterSchema {
 
 impl utoipa::ToSchema for PayloadFilterSchema {}
 
+/// The API schema of a record's metadata: at most 50 keys of 1 to 64 bytes,
+/// values of at most 512 bytes, none with control characters (in a merge
+/// patch, a `null` value removes its key). Only described, never built.
+pub(super) enum MetadataSchema {}
+
+impl utoipa::PartialSchema for MetadataSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        let no_controls = r"^[^\u0000-\u001F\u007F-\u009F]*$";
+        let key = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(super::metadata::MAX_KEY_BYTES))
+            .pattern(Some(no_controls))
+            .build();
+        let value = ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+                Type::String,
+                Type::Null,
+            ]))
+            .max_length(Some(super::metadata::MAX_VALUE_BYTES))
+            .pattern(Some(no_controls))
+            .build();
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .max_properties(Some(super::metadata::MAX_KEYS))
+            .property_names(Some(key))
+            .additional_properties(Some(AdditionalProperties::RefOr(value.into())))
+            .description(Some(
+                "Strings the platform keeps on the record: at most 50 keys of 1 to 64 bytes, \
+                 values of at most 512 bytes; in a merge patch a null value removes its key",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for MetadataSchema {}
+
 /// The API schema of an endpoint merge patch: the fields of [`EndpointInput`] but
 /// `secret`, none required, each nullable (`null` resets it). Only described, never built.
 pub(super) enum EndpointPatch {}

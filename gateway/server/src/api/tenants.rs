@@ -17,6 +17,7 @@ use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::endpoint_input::merge_patch;
+use super::endpoint_schema::MetadataSchema;
 use super::error::ApiError;
 use super::openapi::TenantPath;
 use super::tasks::TaskView;
@@ -27,8 +28,8 @@ use crate::ids::TenantId;
 use crate::store::{TaskRecord, TaskWork, TenantRecord, TenantWrite};
 use crate::{ids, token};
 
-/// Most bytes of a tenant's name.
-const NAME_MAX_BYTES: usize = 256;
+/// Most characters of a tenant's name.
+const NAME_MAX_CHARS: usize = 256;
 
 /// The body of tenant creation.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -37,9 +38,14 @@ pub(super) struct CreateTenant {
     /// Lowercase letters, digits, `_` and `-`, starting with a letter or digit.
     #[schema(pattern = r"^[a-z0-9][a-z0-9_-]{0,62}$", example = "acme")]
     id: String,
-    /// Shown to people, 1 to 256 bytes; the id when absent.
+    /// Shown to people, 1 to 256 characters; the id when absent.
     #[serde(default)]
-    #[schema(example = "Acme Corp")]
+    #[schema(
+        example = "Acme Corp",
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]+$"
+    )]
     name: Option<String>,
     /// The platform's own identifier for the tenant (see `TenantFields`).
     #[serde(default)]
@@ -47,6 +53,7 @@ pub(super) struct CreateTenant {
     uid: Option<String>,
     /// Strings the platform keeps on the tenant (at most 50 keys).
     #[serde(default)]
+    #[schema(value_type = Option<MetadataSchema>)]
     metadata: Option<BTreeMap<String, Option<String>>>,
 }
 
@@ -54,9 +61,14 @@ pub(super) struct CreateTenant {
 #[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct TenantFields {
-    /// Shown to people, 1 to 256 bytes; the id when absent.
+    /// Shown to people, 1 to 256 characters; the id when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(example = "Acme Corp")]
+    #[schema(
+        example = "Acme Corp",
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]+$"
+    )]
     name: Option<String>,
     /// The platform's own identifier for the tenant, accepted in paths wherever
     /// its id is; unique among tenants' ids and uids.
@@ -66,6 +78,7 @@ pub(super) struct TenantFields {
     /// Strings the platform keeps on the tenant (at most 50 keys; in a patch,
     /// a `null` value removes its key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<MetadataSchema>)]
     metadata: Option<BTreeMap<String, Option<String>>>,
 }
 
@@ -90,10 +103,11 @@ impl TenantFields {
     /// 422 `validation_failed` naming the field.
     fn apply_to(self, rec: &mut TenantRecord) -> Result<(), ApiError> {
         let name = self.name.unwrap_or_else(|| rec.id.to_string());
-        if name.is_empty() || name.len() > NAME_MAX_BYTES || name.chars().any(char::is_control) {
+        let chars = name.chars().count();
+        if chars == 0 || chars > NAME_MAX_CHARS || name.chars().any(char::is_control) {
             return Err(ApiError::validation(
                 "name",
-                format!("a name is 1 to {NAME_MAX_BYTES} bytes with no control characters"),
+                format!("a name is 1 to {NAME_MAX_CHARS} characters, none a control character"),
             ));
         }
         if let Some(uid) = &self.uid
@@ -426,7 +440,7 @@ mod tests {
         };
         assert_eq!(field(bad_uid).as_deref(), Some("uid"));
         let long_name = TenantFields {
-            name: Some("n".repeat(NAME_MAX_BYTES + 1)),
+            name: Some("n".repeat(NAME_MAX_CHARS + 1)),
             ..TenantFields::default()
         };
         assert_eq!(field(long_name).as_deref(), Some("name"));
