@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::api_client::ApiRequest;
 use super::endpoint_view::{render_endpoint, render_list, render_secrets};
 use super::error::CliError;
-use super::input::{json_value_arg, pairs_arg};
+use super::input::{json_value_arg, pairs_arg, time_arg};
 use super::table::cell;
 use super::{Session, Tenant};
 
@@ -102,6 +102,40 @@ pub enum EndpointsCommand {
         /// The endpoint id (`ep_...`).
         id: String,
     },
+    /// Replay every dead delivery of the endpoint made since TIME, as a
+    /// background task (follow it with `hookgate tasks show`).
+    #[command(after_help = super::EXIT_CODES)]
+    Recover {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`) or uid.
+        id: String,
+        #[command(flatten)]
+        range: Since,
+    },
+    /// Give the endpoint a delivery of every event since TIME that reaches it
+    /// now and has none to it (it was created or subscribed later), as a
+    /// background task.
+    #[command(after_help = super::EXIT_CODES)]
+    ReplayMissing {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`) or uid.
+        id: String,
+        #[command(flatten)]
+        range: Since,
+    },
+}
+
+/// The time range of a recovery.
+#[derive(Args, Debug)]
+pub struct Since {
+    /// From TIME: an RFC 3339 time or a duration meaning that long ago (2h, 1d).
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
+    since: String,
+    /// Up to TIME (the same forms); now when absent.
+    #[arg(long, value_name = "TIME", value_parser = time_arg)]
+    until: Option<String>,
 }
 
 /// The endpoint fields shared by `create` and `update`.
@@ -268,6 +302,12 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
                 )
             });
         }
+        EndpointsCommand::Recover { tenant, id, range } => {
+            start_recovery(s, &tenant, &id, "recover", range).await?;
+        }
+        EndpointsCommand::ReplayMissing { tenant, id, range } => {
+            start_recovery(s, &tenant, &id, "replay-missing", range).await?;
+        }
         EndpointsCommand::ResetBreaker { tenant, id } => {
             let segments = [
                 "tenants",
@@ -294,4 +334,29 @@ fn one(method: Method, tenant: &Tenant, id: &str, sub: Option<&str>) -> ApiReque
     let mut segments = vec!["tenants", tenant.tenant.as_str(), "endpoints", id];
     segments.extend(sub);
     ApiRequest::new(method, &segments)
+}
+
+/// Starts a recovery task of endpoint `id` and says how to follow it.
+async fn start_recovery(
+    s: &Session,
+    tenant: &Tenant,
+    id: &str,
+    route: &str,
+    range: Since,
+) -> Result<(), CliError> {
+    let body = json!({"since": range.since, "until": range.until});
+    let segments = ["tenants", &tenant.tenant, "endpoints", id, route];
+    let reply = s
+        .send(ApiRequest::new(Method::POST, &segments).json(&body))
+        .await?;
+    s.show(&reply, |v| {
+        format!(
+            "started {} task {}\nfollow it with: hookgate tasks show {} --tenant {}\n",
+            cell(&v["kind"]),
+            cell(&v["id"]),
+            cell(&v["id"]),
+            cell(&v["tenant_id"]),
+        )
+    });
+    Ok(())
 }

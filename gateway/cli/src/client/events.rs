@@ -1,5 +1,6 @@
-//! `hookgate events send|show`: send an event (its payload passed through byte for
-//! byte) and follow it, each delivery with its attempt timeline.
+//! `hookgate events send|list|show`: send an event (its payload passed through
+//! byte for byte), list a tenant's events, and follow one, each delivery with
+//! its attempt timeline.
 
 use clap::Subcommand;
 use http::Method;
@@ -9,7 +10,7 @@ use serde_json::value::RawValue;
 
 use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::input::json_arg;
+use super::input::{json_arg, time_arg};
 use super::table::{Table, cell, key_values};
 use super::timeline::{state_line, timeline};
 use super::{Session, Tenant, out};
@@ -35,12 +36,43 @@ pub enum EventsCommand {
         #[arg(long, value_name = "KEY")]
         idempotency_key: Option<String>,
     },
+    /// List the tenant's events, newest first.
+    #[command(after_help = super::EXIT_CODES)]
+    List {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// Only these types: patterns, comma-separated (`order.*,refund.made`).
+        #[arg(long = "type", value_name = "PATTERNS")]
+        event_types: Option<String>,
+        /// Only events on this channel.
+        #[arg(long)]
+        channel: Option<String>,
+        /// Only events with this tag.
+        #[arg(long)]
+        tag: Option<String>,
+        /// Only events created at or after TIME, an RFC 3339 time or a duration
+        /// meaning that long ago (90s, 30m, 2h, 1d12h).
+        #[arg(long, value_name = "TIME", value_parser = time_arg)]
+        since: Option<String>,
+        /// Only events created before TIME (the same forms as --since).
+        #[arg(long, value_name = "TIME", value_parser = time_arg)]
+        until: Option<String>,
+        /// Oldest first.
+        #[arg(long)]
+        oldest_first: bool,
+        /// How many to show (1 to 250).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Continue from a page's next (or previous) cursor.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
     /// Show an event and the timeline of each of its deliveries.
     #[command(after_help = super::EXIT_CODES)]
     Show {
         #[command(flatten)]
         tenant: Tenant,
-        /// The event id (`evt_...`).
+        /// The event id (`evt_...`) or the uid it was sent with.
         id: String,
     },
 }
@@ -57,6 +89,29 @@ struct IngestBody<'a> {
 /// A usage error for unreadable or malformed `--data`, or any [`CliError`] from the API.
 pub(super) async fn run(s: &Session, command: EventsCommand) -> Result<(), CliError> {
     match command {
+        EventsCommand::List {
+            tenant,
+            event_types,
+            channel,
+            tag,
+            since,
+            until,
+            oldest_first,
+            limit,
+            cursor,
+        } => {
+            let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "events"])
+                .query("event_types", event_types)
+                .query("channel", channel)
+                .query("tag", tag)
+                .query("since", since)
+                .query("until", until)
+                .query("order", oldest_first.then_some("ascending"))
+                .query("limit", limit)
+                .query("cursor", cursor);
+            let reply = s.send(req).await?;
+            s.show(&reply, render_list);
+        }
         EventsCommand::Send {
             tenant,
             event_type,
@@ -131,4 +186,34 @@ fn render_event(ev: &Value) -> String {
         ("payload", preview),
         ("deliveries", count.to_string()),
     ])
+}
+
+fn render_list(v: &Value) -> String {
+    let items = super::list_items(v);
+    let mut out = if items.is_empty() {
+        "no events\n".to_owned()
+    } else {
+        let mut table = Table::new(&["EVENT", "TYPE", "UID", "CHANNELS", "DELIVERIES", "CREATED"]);
+        for e in items {
+            table.row(vec![
+                cell(&e["id"]),
+                cell(&e["event_type"]),
+                cell(&e["uid"]),
+                cell(&e["channels"]),
+                cell(&e["deliveries"]),
+                cell(&e["created_at"]),
+            ]);
+        }
+        table.render()
+    };
+    out.push_str(&format!("read {} stored events\n", cell(&v["scanned"])));
+    for (label, key) in [
+        ("next page", "next_cursor"),
+        ("previous page", "prev_cursor"),
+    ] {
+        if let Some(c) = v[key].as_str() {
+            out.push_str(&format!("{label}: --cursor {c}\n"));
+        }
+    }
+    out
 }

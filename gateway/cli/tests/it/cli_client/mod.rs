@@ -532,3 +532,72 @@ fn tenants_are_shown_updated_and_deleted_with_their_task_followed() {
     admin.fails("tenants show acme", 1, "tenant not found");
     admin.fails("tenants delete acme", 1, "tenant not found");
 }
+
+#[test]
+fn events_are_listed_and_an_endpoint_recovered_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = Gateway::spawn(dir.path(), &[]);
+    let admin = CliClient::new(&gw.base, ADMIN);
+    let acme = admin.create_tenant("acme");
+    let ep = acme.create_endpoint("http://127.0.0.1:9/down", "--policy '{\"max_attempts\":1}'");
+    for (kind, n) in [("order.paid", 1), ("refund.made", 2), ("order.paid", 3)] {
+        acme.ok(&format!(
+            "events send --tenant acme --type {kind} --data '{{\"n\":{n}}}'"
+        ));
+    }
+    let list = acme.ok("events list --tenant acme");
+    assert!(list.line("EVENT").contains("DELIVERIES"), "{}", list.stdout);
+    assert_eq!(list.line("read "), "read 3 stored events");
+    let orders = acme
+        .ok("events list --tenant acme --type order.* --oldest-first --json")
+        .json();
+    let payloads: Vec<u64> = orders["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["payload"]["n"].as_u64().unwrap())
+        .collect();
+    assert_eq!(payloads, [1, 3]);
+    let first = acme.ok("events list --tenant acme --limit 1 --json").json();
+    let next = first["next_cursor"].as_str().unwrap().to_owned();
+    let second = acme
+        .ok(&format!(
+            "events list --tenant acme --limit 1 --cursor {next} --json"
+        ))
+        .json();
+    assert_eq!(second["data"][0]["payload"]["n"], 2);
+    acme.fails(
+        "events list --tenant acme --since yesterday",
+        2,
+        "yesterday",
+    );
+
+    let recover = acme.ok(&format!("endpoints recover --tenant acme {ep} --since 1h"));
+    let task = recover
+        .line("started endpoint_recover task ")
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    let done = wait_until("the recovery to finish", || {
+        let t = acme
+            .ok(&format!("tasks show {task} --tenant acme --json"))
+            .json();
+        (t["state"] != "running").then_some(t)
+    });
+    assert_eq!(done["state"], "finished", "{done}");
+    let missing = acme.ok(&format!(
+        "endpoints replay-missing --tenant acme {ep} --since 1h --json"
+    ));
+    assert_eq!(missing.json()["kind"], "replay_missing");
+    acme.fails(
+        &format!("endpoints recover --tenant acme {ep}"),
+        2,
+        "--since",
+    );
+    acme.fails(
+        "endpoints recover --tenant acme ep_nope --since 1h",
+        1,
+        "not found",
+    );
+}

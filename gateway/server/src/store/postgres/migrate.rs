@@ -181,4 +181,97 @@ mod tests {
             .ok();
         assert!(matches!(tenant, Ok(true)), "{tenant:?}");
     }
+
+    /// Rows as a schema-5 gateway wrote them (tenants without a record,
+    /// events without a uid or labels) read back through this build once
+    /// migration 6 has run: names default to the id, labels to none.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rows_written_at_schema_5_read_back_after_migration_6() {
+        let db = ScratchDatabase::create()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut c = client(&db.url).await;
+        c.batch_execute(
+            "CREATE TABLE hookgate_schema (version integer PRIMARY KEY, applied_at_ms bigint NOT NULL)",
+        )
+        .await
+        .unwrap();
+        for (i, sql) in MIGRATIONS[..5].iter().enumerate() {
+            c.batch_execute(sql).await.unwrap();
+            let version = i as i32 + 1;
+            c.execute(
+                "INSERT INTO hookgate_schema (version, applied_at_ms) VALUES ($1, 0)",
+                &[&version],
+            )
+            .await
+            .unwrap();
+        }
+        // As schema 5's statements wrote them.
+        let endpoint = crate::store::testing::endpoint("acme", "ep_1");
+        let mut old_record = serde_json::to_value(&endpoint).unwrap();
+        for added in ["uid", "channels", "filter", "headers", "metadata"] {
+            old_record.as_object_mut().unwrap().remove(added);
+        }
+        c.batch_execute(&format!(
+            "INSERT INTO tenants (id, key_sha256, created_at_ms) VALUES ('acme', '{}', 7);
+             INSERT INTO endpoints (tenant_id, id, timeout_ms, record)
+                 VALUES ('acme', 'ep_1', 15000, '{}');
+             INSERT INTO events (tenant_id, id, event_type, payload, created_at_ms, deliveries)
+                 VALUES ('acme', 'evt_01', 'order.paid', '{{\"n\": 1}}', 8, '[]');",
+            hex::encode([1u8; 32]),
+            old_record.to_string().replace('\'', "''"),
+        ))
+        .await
+        .unwrap();
+        assert_eq!(migrate(&mut c).await.unwrap(), [6]);
+        let config = crate::config::StoreConfig {
+            backend: crate::config::StoreBackend::Postgres,
+            url: Some(db.url.clone()),
+            ..crate::config::StoreConfig::default()
+        };
+        let store = crate::store::Store::open(&config).await.unwrap();
+        let acme = TenantId::from("acme");
+        let tenant = store.find_tenant("acme").await.unwrap().unwrap();
+        assert_eq!(
+            (tenant.name.as_str(), tenant.uid, tenant.created_at_ms),
+            ("acme", None, 7)
+        );
+        assert!(tenant.is_live());
+        assert_eq!(
+            store.tenant_by_key(&[1; 32]).await.unwrap().as_deref(),
+            Some("acme")
+        );
+        let ep = store.find_endpoint(&acme, "ep_1").await.unwrap().unwrap();
+        assert!(ep.uid.is_none() && ep.channels.is_empty() && ep.filter.is_none());
+        let ev = store.find_event(&acme, "evt_01").await.unwrap().unwrap();
+        assert_eq!(
+            (ev.event_type.as_str(), ev.labels.is_empty()),
+            ("order.paid", true)
+        );
+        let page = store
+            .list_events(
+                &acme,
+                &crate::store::EventQuery {
+                    limit: 10,
+                    ..Default::default()
+                },
+                |_| true,
+            )
+            .await
+            .unwrap();
+        assert_eq!(page.data.len(), 1);
+        // And a change made now keeps what was there.
+        let renamed = store
+            .update_tenant(&acme, |t| t.name = "Acme".into())
+            .await
+            .unwrap()
+            .written()
+            .unwrap();
+        assert_eq!((renamed.name.as_str(), renamed.created_at_ms), ("Acme", 7));
+        assert_eq!(
+            store.tenant_by_key(&[1; 32]).await.unwrap().as_deref(),
+            Some("acme")
+        );
+        store.close().await;
+    }
 }

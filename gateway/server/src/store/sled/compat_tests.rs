@@ -277,3 +277,29 @@ fn names_no_variant_knows_are_kept_and_lose_no_delivery() {
     assert_eq!(ep.breaker.state, Recorded::Unknown("ajar".into()));
     assert_eq!(records::encode(&ep), stored(&store, &ekey));
 }
+
+/// Records written before tenants, endpoints and events carried names,
+/// uids, channels, filters and labels read back with none of them: a tenant
+/// named after its id (in views), endpoints that hear every event their
+/// types match, events with no labels; and the event list pages them.
+#[tokio::test]
+async fn records_from_before_the_platform_model_read_with_its_defaults() {
+    let (store, _dir) = open_copy();
+    let tenant = store.tenant(TENANT).unwrap().unwrap();
+    assert_eq!((tenant.name.as_str(), tenant.uid.as_ref()), ("", None));
+    assert!(tenant.is_live() && tenant.metadata.is_empty());
+    for ep in store.endpoints_of(TENANT).unwrap() {
+        assert!(
+            ep.uid.is_none() && ep.channels.is_empty() && ep.filter.is_none(),
+            "{}",
+            ep.id
+        );
+    }
+    let window = IdWindow::default();
+    let events = store
+        .events_between(TENANT, &window, IdOrder::Descending, 100)
+        .await
+        .unwrap();
+    assert!(!events.is_empty());
+    assert!(events.iter().all(|e| e.labels.is_empty()));
+}
