@@ -233,7 +233,11 @@ mod tests {
         let acme = TenantId::from("acme");
         let tenant = store.find_tenant("acme").await.unwrap().unwrap();
         assert_eq!(
-            (tenant.name.as_str(), tenant.uid, tenant.created_at_ms),
+            (
+                tenant.name.as_str(),
+                tenant.uid.as_deref(),
+                tenant.created_at_ms
+            ),
             ("acme", None, 7)
         );
         assert!(tenant.is_live());
