@@ -1,7 +1,7 @@
 //! Periodic upkeep off the delivery path: free-disk checks, alert rules and (on
 //! PostgreSQL) vacuuming a churned delivery queue every two seconds; every
-//! `sweep_interval`, retention (in small batches, yielding between them) and the
-//! expiry of idempotency keys. Alert rules, the vacuum and the sweeps are
+//! `sweep_interval`, retention (in small batches, yielding between them, ended
+//! background tasks with it) and the expiry of idempotency keys. Alert rules, the vacuum and the sweeps are
 //! singleton work: they run only while the store grants them.
 
 use std::sync::Arc;
@@ -54,6 +54,11 @@ async fn granted(ctx: &AppContext, work: Singleton) -> bool {
 async fn sweep(ctx: &AppContext, shutdown: &CancellationToken) {
     if granted(ctx, Singleton::Retention).await {
         retention(ctx, shutdown).await;
+        // Ended tasks are kept as long as events, then forgotten.
+        let before = ctx.clock.now_ms().saturating_sub(ctx.config.retention);
+        if let Err(e) = ctx.store.sweep_tasks(before, SWEEP_BATCH).await {
+            tracing::warn!(error = %e, "task sweep failed; retrying next interval");
+        }
     }
     if granted(ctx, Singleton::IdempotencySweep).await
         && let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await

@@ -240,4 +240,13 @@ impl Store {
     pub async fn save_task(&self, task: &TaskRecord, token: &str) -> Result<bool, StoreError> {
         on_backend!(self, s => s.save_task(task, token).await)
     }
+
+    /// Forgets up to `limit` tasks that ended before `before_ms`; answers how
+    /// many. Running tasks stay, however old.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn sweep_tasks(&self, before_ms: u64, limit: usize) -> Result<usize, StoreError> {
+        on_backend!(self, s => s.sweep_tasks(before_ms, limit).await)
+    }
 }

@@ -7,6 +7,7 @@ use crate::store::testing::TestStore;
 use crate::store::{TaskClaim, TaskRecord, TaskState, TaskWork};
 
 contract_tests! {
+    ended_tasks_are_swept_after_their_time_and_running_ones_never,
     a_task_is_saved_only_by_the_claim_that_holds_it,
     tasks_list_newest_first_by_tenant_and_page,
 }
@@ -78,4 +79,24 @@ async fn tasks_list_newest_first_by_tenant_and_page(t: TestStore) {
         "another tenant's"
     );
     assert!(s.task(&"a".into(), &made[0].id).await.unwrap().is_some());
+}
+
+async fn ended_tasks_are_swept_after_their_time_and_running_ones_never(t: TestStore) {
+    let s = &t.store;
+    let mut old = TaskRecord::new("a".into(), TaskWork::TenantDelete, 1);
+    old.end(None, 10);
+    let mut recent = TaskRecord::new("a".into(), TaskWork::TenantDelete, 2);
+    recent.end(Some("failed".into()), 1_000);
+    let running = TaskRecord::new("a".into(), TaskWork::TenantDelete, 3);
+    for task in [&old, &recent, &running] {
+        s.create_task(task).await.unwrap();
+    }
+    assert_eq!(s.sweep_tasks(500, 100).await.unwrap(), 1);
+    assert!(s.any_task(&old.id).await.unwrap().is_none());
+    assert!(s.any_task(&recent.id).await.unwrap().is_some());
+    assert_eq!(s.sweep_tasks(u64::MAX / 2, 100).await.unwrap(), 1);
+    assert!(
+        s.any_task(&running.id).await.unwrap().is_some(),
+        "running stays"
+    );
 }

@@ -148,4 +148,24 @@ impl PgStore {
         tx.commit().await.map_err(pg_error)?;
         Ok(true)
     }
+
+    pub(crate) async fn sweep_tasks(
+        &self,
+        before_ms: u64,
+        limit: usize,
+    ) -> Result<usize, StoreError> {
+        let n = self
+            .client()
+            .await?
+            .execute(
+                "DELETE FROM tasks WHERE id IN (
+                     SELECT id FROM tasks WHERE state <> 'running'
+                       AND (record::jsonb->>'finished_at_ms')::bigint < $1
+                     LIMIT $2)",
+                &[&ms(before_ms), &(limit as i64)],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(n as usize)
+    }
 }

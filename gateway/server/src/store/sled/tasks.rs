@@ -99,4 +99,29 @@ impl SledStore {
         self.commit(batch).await?;
         Ok(true)
     }
+
+    pub(crate) async fn sweep_tasks(
+        &self,
+        before_ms: u64,
+        limit: usize,
+    ) -> Result<usize, StoreError> {
+        let mut gone = super::Writes::default();
+        let mut n = 0;
+        for kv in self.scan(|r| r.scan_prefix(keys::tasks())) {
+            let (k, v) = kv?;
+            let task: TaskRecord = records::decode(&v)?;
+            if task.finished_at_ms.is_some_and(|at| at < before_ms) {
+                gone.require_unchanged(&k, v.to_vec());
+                gone.remove(&k);
+                n += 1;
+                if n == limit {
+                    break;
+                }
+            }
+        }
+        if n > 0 {
+            self.commit(gone).await?;
+        }
+        Ok(n)
+    }
 }
