@@ -104,6 +104,7 @@ def parse_args():
     p.add_argument("--plugin", required=True, help="a plugin with two versions")
     p.add_argument("--spare-plugin", required=True, help="the plugin DELETE may remove")
     p.add_argument("--spare-tenant", required=True, help="the tenant DELETE may remove")
+    p.add_argument("--spare-event", required=True, help="the event whose payload DELETE may expunge")
     p.add_argument("--task", required=True, help="a task of the tenant")
     p.add_argument("--receiver", required=True, help="a URL endpoints may point at")
     p.add_argument("--wasm", required=True, help="a plugin module uploads may send")
@@ -138,6 +139,8 @@ def pins(name, args):
         return {"path.id": args.endpoint}
     if "/deliveries/{id}" in path:
         return {"path.id": args.delivery}
+    if path.endswith("/events/{id}/payload"):
+        return {"path.id": args.spare_event}
     if "/events/{id}" in path:
         return {"path.id": args.event}
     if path.endswith("/plugins/{name}") and method == "DELETE":

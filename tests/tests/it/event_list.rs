@@ -2,11 +2,15 @@
 //! patterns, channel, tag and time, each page saying how many stored events
 //! it read.
 
+use std::time::Duration;
+
+use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{Backend, TestGateway};
 use serde_json::{Value, json};
 
 hookgate_tests::on_each_backend! {
     events_list_both_ways_and_filter_as_asked,
+    an_expunged_payload_is_gone_for_good_and_its_delivery_ends_without_a_request,
 }
 
 /// The `n` payload field of each listed event.
@@ -161,4 +165,99 @@ async fn events_list_both_ways_and_filter_as_asked(backend: Backend) {
             "{bad}: {b}"
         );
     }
+}
+
+async fn an_expunged_payload_is_gone_for_good_and_its_delivery_ends_without_a_request(
+    backend: Backend,
+) {
+    let gw = TestGateway::start_on(backend).await;
+    let rx = Receiver::start(vec![Reply::status(200)]).await;
+    let key = gw.tenant("acme").await;
+    gw.endpoint("acme", &key, json!({"url": rx.url()})).await;
+    let down = json!({"url": "http://127.0.0.1:9/down", "policy": {"max_attempts": 1}});
+    gw.endpoint("acme", &key, down).await;
+    let body = json!({"event_type": "user.created", "payload": {"email": "a@example.com"}, "uid": "user-1"});
+    let (_, ev) = gw
+        .call("POST", "/v1/tenants/acme/events", Some(&key), Some(body))
+        .await;
+    let deliveries: Vec<String> = ev["deliveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
+    let path = "/v1/tenants/acme/events/user-1/payload";
+    // Refused while a delivery is pending (or done, if both already ended).
+    let (s, b) = gw.call("DELETE", path, Some(&key), None).await;
+    assert!(s == 409 || s == 204, "{s} {b}");
+    for d in &deliveries {
+        gw.wait_delivery(
+            "acme",
+            &key,
+            d,
+            Duration::from_secs(20),
+            hookgate_tests::is_final,
+        )
+        .await;
+    }
+    assert_eq!(rx.wait_for(1, Duration::from_secs(10)).await.len(), 1);
+    let (s, b) = gw.call("DELETE", path, Some(&key), None).await;
+    assert_eq!(s, 204, "{b}");
+    let (s, _) = gw.call("DELETE", path, Some(&key), None).await;
+    assert_eq!(s, 204, "again: nothing left to remove");
+    let (_, shown) = gw
+        .call("GET", "/v1/tenants/acme/events/user-1", Some(&key), None)
+        .await;
+    assert_eq!(shown["payload"], Value::Null, "{shown}");
+    assert!(shown["payload_expunged_at"].is_string());
+    assert_eq!(
+        shown["deliveries"].as_array().unwrap().len(),
+        2,
+        "the logs stay"
+    );
+    let (_, listed) = gw
+        .call("GET", "/v1/tenants/acme/events", Some(&key), None)
+        .await;
+    assert_eq!(listed["data"][0]["payload"], Value::Null);
+    // A replay is refused; a bulk replay's delivery ends without a request.
+    let dead = shown["deliveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["state"] == "dead")
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .unwrap();
+    let replay_one = format!("/v1/tenants/acme/deliveries/{dead}/replay");
+    let (s, b) = gw.call("POST", &replay_one, Some(&key), None).await;
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (409, Some("conflict")),
+        "{b}"
+    );
+    let all_dead = json!({"state": "dead"});
+    let (s, b) = gw
+        .call(
+            "POST",
+            "/v1/tenants/acme/replay",
+            Some(&key),
+            Some(all_dead),
+        )
+        .await;
+    assert_eq!((s, b["replayed"].as_u64()), (200, Some(1)), "{b}");
+    let ended = gw
+        .wait_delivery("acme", &key, &dead, Duration::from_secs(20), |d| {
+            d["dead_reason"] == "payload_expunged"
+        })
+        .await;
+    assert_eq!(ended["dead_reason"], "payload_expunged", "{ended}");
+    let (s, _) = gw
+        .call(
+            "DELETE",
+            "/v1/tenants/acme/events/evt_nope/payload",
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(s, 404);
+    assert_eq!(rx.received().len(), 1, "nothing more was sent");
 }

@@ -141,6 +141,7 @@ async fn a_generated_python_client_drives_a_delivery() {
 struct Fixtures {
     key: String,
     task: String,
+    spare_event: String,
     endpoint: String,
     spare_endpoint: String,
     delivery: String,
@@ -162,7 +163,7 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
     let spare = json!({"url": ok.url(), "event_types": ["spare"]});
     let spare_endpoint = id(&gw.endpoint("acme", &key, spare).await);
     let mut deliveries = Vec::new();
-    for t in ["ok.created", "ok.paid", "gone"] {
+    for t in ["ok.created", "ok.paid", "gone", "ok.spare"] {
         let ev = gw.event("acme", &key, t, json!({"n": 1})).await;
         deliveries.push((id(&ev), id(&ev["deliveries"][0])));
     }
@@ -183,6 +184,7 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
     assert_eq!(s, 202, "{task}");
     Fixtures {
         task: id(&task),
+        spare_event: deliveries[3].0.clone(),
         key,
         endpoint,
         spare_endpoint,
@@ -243,6 +245,7 @@ async fn fuzz(backend: Backend, role: Role) {
         "--plugin=fixed".into(),
         "--spare-plugin=spare".into(),
         "--spare-tenant=spare".into(),
+        format!("--spare-event={}", f.spare_event),
         format!("--task={}", f.task),
         format!("--receiver={}", ok.url()),
         format!("--wasm={}", wasm.display()),

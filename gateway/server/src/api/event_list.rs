@@ -63,6 +63,9 @@ pub(super) struct EventSummary<'a> {
     deliveries: usize,
     event_type: &'a str,
     id: &'a str,
+    /// When its payload was expunged (`payload` is `null` since).
+    #[schema(format = DateTime)]
+    payload_expunged_at: Option<String>,
     /// As it was received, byte for byte.
     #[schema(value_type = serde_json::Value)]
     payload: &'a RawValue,
@@ -79,6 +82,7 @@ impl<'a> EventSummary<'a> {
             deliveries: ev.deliveries.len(),
             event_type: &ev.event_type,
             id: &ev.id,
+            payload_expunged_at: ev.labels.expunged_at_ms.map(rfc3339_ms),
             payload: &ev.payload,
             tags: &ev.labels.tags,
             uid: ev.labels.uid.as_deref(),

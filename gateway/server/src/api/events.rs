@@ -24,7 +24,7 @@ use crate::event_type;
 use crate::ids::{EventId, TenantId};
 use crate::policy::MAX_DURATION_MS;
 use crate::routing::{self, EventRoute};
-use crate::store::{EventLabels, IngestOutcome, IngestReceipt, NewEvent};
+use crate::store::{EventLabels, Expunge, IngestOutcome, IngestReceipt, NewEvent};
 
 /// How often an ingest is retried when endpoints are deleted under it.
 const MAX_INGEST_TRIES: usize = 8;
@@ -107,6 +107,7 @@ impl IngestBody {
             channels: Label::Channel.validate(std::mem::take(&mut self.channels))?,
             tags: Label::Tag.validate(std::mem::take(&mut self.tags))?,
             deliver_at_ms,
+            expunged_at_ms: None,
         })
     }
 }
@@ -271,6 +272,9 @@ pub(super) struct EventView<'a> {
     /// When its deliveries were first due, if it was a scheduled send.
     #[schema(format = DateTime)]
     deliver_at: Option<String>,
+    /// When its payload was expunged (it reads as `null` since).
+    #[schema(format = DateTime)]
+    payload_expunged_at: Option<String>,
 }
 
 /// One event with its payload and deliveries.
@@ -304,6 +308,7 @@ pub(super) async fn show(
         channels: &ev.labels.channels,
         tags: &ev.labels.tags,
         deliver_at: ev.labels.deliver_at_ms.map(rfc3339_ms),
+        payload_expunged_at: ev.labels.expunged_at_ms.map(rfc3339_ms),
     };
     // Serialised by hand so the payload's raw bytes pass through untouched.
     let body = serde_json::to_vec(&view).map_err(|e| ApiError::invalid_json(e.to_string()))?;
@@ -312,4 +317,36 @@ pub(super) async fn show(
         body,
     )
         .into_response())
+}
+
+/// Removes the event's payload for good: it reads as `null` from then on, and a
+/// delivery of it replayed later ends `payload_expunged` without a request. The
+/// event, its deliveries and their attempt logs stay. Refused (409) while a
+/// delivery of it is pending, since that delivery would send it.
+#[utoipa::path(delete, path = "/v1/tenants/{t}/events/{id}/payload", tag = "events",
+    operation_id = "expunge_event_payload", params(ItemPath),
+    responses((status = 204, description = "Expunged (or already)")))]
+pub(super) async fn expunge(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path((t, id)): Path<(TenantId, EventId)>,
+) -> Result<StatusCode, ApiError> {
+    let t = who.require_tenant(&ctx, &t).await?;
+    let ev = ctx
+        .store
+        .find_event(&t, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("event"))?;
+    match ctx
+        .store
+        .expunge_payload(&t, &ev.id, ctx.clock.now_ms())
+        .await?
+    {
+        Expunge::Expunged(_) => Ok(StatusCode::NO_CONTENT),
+        Expunge::Missing => Err(ApiError::not_found("event")),
+        Expunge::Pending(n) => Err(ApiError::conflict(format!(
+            "{n} deliveries of this event are pending and would send its payload; \
+             expunge it once they have ended"
+        ))),
+    }
 }

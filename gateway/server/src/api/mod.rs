@@ -79,6 +79,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(endpoint_recovery::replay_missing))
         .routes(routes!(events::ingest, event_list::list))
         .routes(routes!(events::show))
+        .routes(routes!(events::expunge))
         .routes(routes!(deliveries::list))
         .routes(routes!(deliveries::show))
         .routes(routes!(replay::replay_one))

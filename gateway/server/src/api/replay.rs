@@ -119,6 +119,14 @@ pub(super) async fn replay_one(
 ) -> Result<Json<DeliveryView>, ApiError> {
     let t = who.require_tenant(&ctx, &t).await?;
     let input: ReplayOne = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
+    if let Some(d) = ctx.store.delivery(&t, &id).await?
+        && let Some(ev) = ctx.store.event(&t, &d.event_id).await?
+        && ev.labels.expunged_at_ms.is_some()
+    {
+        return Err(ApiError::conflict(
+            "the event's payload was expunged: there is nothing to send",
+        ));
+    }
     match ctx
         .writes
         .replay_delivery(&t, &id, input.force, ctx.clock.now_ms())

@@ -121,6 +121,10 @@ impl DeliveryWorker {
             let why = format!("event {} is missing from the store", d.event_id);
             return self.end(DeadReason::EventMissing, &why).await;
         };
+        if payload == crate::store::EXPUNGED {
+            let why = format!("event {}'s payload was expunged", d.event_id);
+            return self.end(DeadReason::PayloadExpunged, &why).await;
+        }
         if let Some(hook) = &ctx.before_attempt {
             hook(&d);
         }

@@ -112,6 +112,8 @@ pub enum DeadReason {
     BlockedAddress,
     /// The delivery's event record is missing: there is nothing to send.
     EventMissing,
+    /// The event's payload was expunged: there is nothing to send.
+    PayloadExpunged,
     /// No valid HTTP request could be built for the endpoint.
     InvalidRequest,
     /// Attempts kept failing inside hookgate (a panic), not at the receiver.
@@ -120,7 +122,7 @@ pub enum DeadReason {
 
 impl DeadReason {
     /// Every reason, in the order the API lists them (a new variant goes here too).
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::GiveUp,
         Self::MaxAttempts,
         Self::RetryWindow,
@@ -128,6 +130,7 @@ impl DeadReason {
         Self::EndpointDeleted,
         Self::BlockedAddress,
         Self::EventMissing,
+        Self::PayloadExpunged,
         Self::InvalidRequest,
         Self::InternalError,
     ];
@@ -147,6 +150,7 @@ impl DeadReason {
             Self::EndpointDeleted => "endpoint_deleted",
             Self::BlockedAddress => "blocked_address",
             Self::EventMissing => "event_missing",
+            Self::PayloadExpunged => "payload_expunged",
             Self::InvalidRequest => "invalid_request",
             Self::InternalError => "internal_error",
         }
@@ -220,6 +224,7 @@ mod tests {
                 | DeadReason::EndpointDeleted
                 | DeadReason::BlockedAddress
                 | DeadReason::EventMissing
+                | DeadReason::PayloadExpunged
                 | DeadReason::InvalidRequest
                 | DeadReason::InternalError => {}
             }

@@ -17,6 +17,21 @@ pub(crate) fn same_body(stored: &str, new: &str) -> bool {
     stored == new || !stored.starts_with("c1:")
 }
 
+/// What `Store::event_payload` answers for an event whose payload was
+/// expunged: no JSON is empty, so the worker tells it from any payload.
+pub(crate) const EXPUNGED: &str = "";
+
+/// What expunging an event's payload did.
+#[derive(Debug)]
+pub enum Expunge {
+    /// Done (or done before): the event as it is now.
+    Expunged(EventRecord),
+    /// Refused: this many of its deliveries are pending and would send it.
+    Pending(usize),
+    /// No such event.
+    Missing,
+}
+
 /// How long an `Idempotency-Key` is remembered.
 pub(crate) const IDEMPOTENCY_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
@@ -185,7 +200,22 @@ impl Store {
         on_backend!(self, s => s.sweep_idempotency(now_ms).await)
     }
 
-    /// One event's payload bytes.
+    /// Removes an event's payload (it reads as `null`, and a delivery of it
+    /// replayed later ends `payload_expunged`), keeping the event, its labels
+    /// and its deliveries' logs; refused while a delivery of it is pending.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn expunge_payload(
+        &self,
+        tenant: &TenantId,
+        event_id: &EventId,
+        now_ms: u64,
+    ) -> Result<Expunge, StoreError> {
+        on_backend!(self, s => s.expunge_payload(tenant, event_id, now_ms).await)
+    }
+
+    /// One event's payload bytes ([`EXPUNGED`] once expunged).
     ///
     /// # Errors
     /// On a storage failure.

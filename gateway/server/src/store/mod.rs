@@ -77,7 +77,7 @@ pub(crate) use event_list::EVENT_SCAN_LIMIT;
 pub(crate) use event_list::{EventQuery, IdOrder, IdWindow, ListCursor, ListOrder};
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub use events::NewEvent;
-pub(crate) use events::{IDEMPOTENCY_TTL_MS, IngestOutcome};
+pub(crate) use events::{EXPUNGED, Expunge, IDEMPOTENCY_TTL_MS, IngestOutcome};
 pub(crate) use feed::{Change, ChangeFeed, Changes};
 pub(crate) use health::{StoreHealth, count_error, error_counters};
 pub(crate) use lease::{DueEntry, Lane, Lease, interleave};

@@ -211,6 +211,9 @@ pub struct EventLabels {
     /// When its deliveries were first due, if later than its arrival.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliver_at_ms: Option<u64>,
+    /// When its payload was expunged (it reads as `null` since).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expunged_at_ms: Option<u64>,
 }
 
 impl EventLabels {
@@ -409,6 +412,7 @@ mod tests {
                 channels: vec!["eu".into()],
                 tags: vec!["t".into()],
                 deliver_at_ms: Some(9),
+                expunged_at_ms: None,
             },
             ..ev
         };

@@ -124,6 +124,7 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
         ],
     ),
     op("get_event", Access::Tenant, &[]),
+    op("expunge_event_payload", Access::Tenant, &[E::Conflict]),
     op("list_events", Access::Tenant, QUERY),
     op("list_deliveries", Access::Tenant, QUERY),
     op("get_delivery", Access::Tenant, &[]),

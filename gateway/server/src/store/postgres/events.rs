@@ -8,8 +8,8 @@ use super::{PgStore, error::corrupt, from_json, ms, pg_error, to_json, unms};
 use tokio_postgres::Row;
 
 use crate::store::{
-    DeliveryRecord, EndpointRecord, EventLabels, EventRecord, IDEMPOTENCY_TTL_MS, IdOrder,
-    IdWindow, StoreError,
+    DeliveryRecord, EXPUNGED, EndpointRecord, EventLabels, EventRecord, Expunge,
+    IDEMPOTENCY_TTL_MS, IdOrder, IdWindow, StoreError,
 };
 
 /// The columns [`event_from_row`] reads, in its order.
@@ -19,6 +19,12 @@ pub(super) const EVENT_COLUMNS: &str =
 /// An event's row read back; its labels are `meta`'s JSON (none when NULL).
 pub(super) fn event_from_row(tenant: &str, row: &Row) -> Result<EventRecord, StoreError> {
     let payload: String = row.get(2);
+    // An expunged payload is stored empty (`store::EXPUNGED`) and reads as null.
+    let payload = if payload.is_empty() {
+        "null".to_owned()
+    } else {
+        payload
+    };
     let labels = match row.get::<_, Option<&str>>(5) {
         Some(text) => from_json(text, "event labels")?,
         None => EventLabels::default(),
@@ -139,6 +145,57 @@ impl PgStore {
         .map_err(pg_error)?;
         tx.commit().await.map_err(pg_error)?;
         Ok(Some(d))
+    }
+
+    /// Expunges an event's payload in one transaction holding the event's
+    /// row and its deliveries' rows (so no replay comes between the check and
+    /// the write).
+    pub(crate) async fn expunge_payload(
+        &self,
+        tenant: &str,
+        event_id: &str,
+        now_ms: u64,
+    ) -> Result<Expunge, StoreError> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg_error)?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
+        );
+        let Some(row) = tx
+            .query_opt(&sql, &[&tenant, &event_id])
+            .await
+            .map_err(pg_error)?
+        else {
+            return Ok(Expunge::Missing);
+        };
+        let mut event = event_from_row(tenant, &row)?;
+        if event.labels.expunged_at_ms.is_some() {
+            return Ok(Expunge::Expunged(event));
+        }
+        let states = tx
+            .query(
+                "SELECT state FROM deliveries WHERE tenant_id = $1 AND event_id = $2 FOR UPDATE",
+                &[&tenant, &event_id],
+            )
+            .await
+            .map_err(pg_error)?;
+        let pending = states
+            .iter()
+            .filter(|r| r.get::<_, &str>(0) == "pending")
+            .count();
+        if pending > 0 {
+            return Ok(Expunge::Pending(pending));
+        }
+        event.labels.expunged_at_ms = Some(now_ms);
+        event.payload = RawValue::from_string("null".into()).map_err(|e| corrupt("payload", e))?;
+        tx.execute(
+            "UPDATE events SET payload = $3, meta = $4::text::jsonb WHERE tenant_id = $1 AND id = $2",
+            &[&tenant, &event_id, &EXPUNGED, &to_json(&event.labels)],
+        )
+        .await
+        .map_err(pg_error)?;
+        tx.commit().await.map_err(pg_error)?;
+        Ok(Expunge::Expunged(event))
     }
 
     pub async fn event_by_uid(

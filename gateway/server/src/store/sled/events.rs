@@ -1,7 +1,7 @@
 //! Event ingest (one atomic batch, durable before the ack) and event reads.
 
 use crate::store::sled::keys::ScheduleKey as _;
-use crate::store::{DueEntry, IdOrder, IdWindow};
+use crate::store::{DueEntry, Expunge, IdOrder, IdWindow};
 use std::hash::BuildHasher;
 
 use super::bulk::BulkWrites;
@@ -205,6 +205,51 @@ impl SledStore {
         w.insert(keys::delivery(tenant, &d.id), records::encode(&d));
         w.insert(entry.encode(), tenant.as_bytes());
         Ok((self.commit(w).await? == WriteResult::Written).then_some(d))
+    }
+
+    /// Expunges an event's payload in one write that requires the event and
+    /// each of its deliveries as read (none pending), so a replay that came
+    /// between makes it stale, and it is read again.
+    pub(crate) async fn expunge_payload(
+        &self,
+        tenant: &str,
+        event_id: &str,
+        now_ms: u64,
+    ) -> Result<Expunge, StoreError> {
+        for _ in 0..8 {
+            let ekey = keys::event(tenant, event_id);
+            let Some(bytes) = self.records()?.get(&ekey)? else {
+                return Ok(Expunge::Missing);
+            };
+            let mut event: EventRecord = records::decode(&bytes)?;
+            if event.labels.expunged_at_ms.is_some() {
+                return Ok(Expunge::Expunged(event));
+            }
+            let mut w = super::Writes::default();
+            w.require_unchanged(&ekey, bytes.to_vec());
+            let mut pending = 0;
+            for (dlv, _) in &event.deliveries {
+                let dkey = keys::delivery(tenant, dlv);
+                if let Some(d) = self.records()?.get(&dkey)? {
+                    let rec: DeliveryRecord = records::decode(&d)?;
+                    pending += usize::from(rec.state == crate::store::DeliveryState::Pending);
+                    w.require_unchanged(&dkey, d.to_vec());
+                }
+            }
+            if pending > 0 {
+                return Ok(Expunge::Pending(pending));
+            }
+            event.payload = serde_json::value::RawValue::from_string("null".into())
+                .map_err(|e| StoreError::corrupt(e.to_string()))?;
+            event.labels.expunged_at_ms = Some(now_ms);
+            w.insert(&ekey, records::encode(&event));
+            if self.commit(w).await? == WriteResult::Written {
+                return Ok(Expunge::Expunged(event));
+            }
+        }
+        Err(StoreError::unavailable(
+            "the event kept changing while its payload was expunged",
+        ))
     }
 
     pub(crate) fn event_by_uid(

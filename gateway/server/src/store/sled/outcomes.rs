@@ -138,7 +138,10 @@ impl SledStore {
     ) -> Result<Option<String>, StoreError> {
         Ok(self
             .event(tenant, event_id)?
-            .map(|e| e.payload.get().to_owned()))
+            .map(|e| match e.labels.expunged_at_ms {
+                Some(_) => crate::store::EXPUNGED.to_owned(),
+                None => e.payload.get().to_owned(),
+            }))
     }
 
     /// Records an attempt: the delivery, its log entry, the schedule move and any
