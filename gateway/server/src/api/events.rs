@@ -342,7 +342,7 @@ pub(super) async fn expunge(
         .expunge_payload(&t, &ev.id, ctx.clock.now_ms())
         .await?
     {
-        Expunge::Expunged(_) => Ok(StatusCode::NO_CONTENT),
+        Expunge::Expunged => Ok(StatusCode::NO_CONTENT),
         Expunge::Missing => Err(ApiError::not_found("event")),
         Expunge::Pending(n) => Err(ApiError::conflict(format!(
             "{n} deliveries of this event are pending and would send its payload; \

@@ -24,8 +24,8 @@ pub(crate) const EXPUNGED: &str = "";
 /// What expunging an event's payload did.
 #[derive(Debug)]
 pub enum Expunge {
-    /// Done (or done before): the event as it is now.
-    Expunged(EventRecord),
+    /// Done, now or before.
+    Expunged,
     /// Refused: this many of its deliveries are pending and would send it.
     Pending(usize),
     /// No such event.

@@ -170,7 +170,7 @@ impl PgStore {
         };
         let mut event = event_from_row(tenant, &row)?;
         if event.labels.expunged_at_ms.is_some() {
-            return Ok(Expunge::Expunged(event));
+            return Ok(Expunge::Expunged);
         }
         let states = tx
             .query(
@@ -195,7 +195,7 @@ impl PgStore {
         .await
         .map_err(pg_error)?;
         tx.commit().await.map_err(pg_error)?;
-        Ok(Expunge::Expunged(event))
+        Ok(Expunge::Expunged)
     }
 
     pub async fn event_by_uid(

@@ -223,7 +223,7 @@ impl SledStore {
             };
             let mut event: EventRecord = records::decode(&bytes)?;
             if event.labels.expunged_at_ms.is_some() {
-                return Ok(Expunge::Expunged(event));
+                return Ok(Expunge::Expunged);
             }
             let mut w = super::Writes::default();
             w.require_unchanged(&ekey, bytes.to_vec());
@@ -244,7 +244,7 @@ impl SledStore {
             event.labels.expunged_at_ms = Some(now_ms);
             w.insert(&ekey, records::encode(&event));
             if self.commit(w).await? == WriteResult::Written {
-                return Ok(Expunge::Expunged(event));
+                return Ok(Expunge::Expunged);
             }
         }
         Err(StoreError::unavailable(
