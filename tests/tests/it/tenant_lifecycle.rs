@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use hookgate::client::ApiRequest;
 use hookgate_server::{RunOptions, open_store};
 use hookgate_tests::receiver::{Receiver, Reply};
 use hookgate_tests::{ADMIN, Backend, TestGateway, upload_example};
@@ -238,6 +239,15 @@ async fn a_deleted_tenant_is_refused_at_once_and_leaves_nothing_behind(backend: 
         json!({"url": "http://127.0.0.1:9/closed", "policy": dead_policy}),
     )
     .await;
+    // Idempotent calls on its routes, by the admin and by the tenant: their
+    // kept answers are the tenant's records too.
+    for token in [ADMIN, key.as_str()] {
+        let call = ApiRequest::path("POST".parse().unwrap(), "/v1/tenants/acme/endpoints")
+            .token(Some(token))
+            .header("idempotency-key", Some("create-1"))
+            .json(&json!({"url": rx.url(), "event_types": ["kept.*"]}));
+        assert_eq!(gw.exchange(call).await.status, 201);
+    }
     let mut last = Vec::new();
     for i in 0..12 {
         let body = json!({"event_type": "order.paid", "payload": {"i": i}});

@@ -1,5 +1,6 @@
 //! `Idempotency-Key` on every POST and PUT: the first answer to a request made
-//! with a key is kept for 24 hours, per caller, and a repeat of the same
+//! with a key is kept for 24 hours, per caller (the admin's calls on a
+//! tenant's routes with that tenant, so its delete takes them), and a repeat of the same
 //! request gets it again with `Idempotent-Replayed: true`. Requests are the
 //! same when their method, path and body mean the same: a JSON body by its
 //! canonical form (object keys sorted, no insignificant whitespace), any other
@@ -65,9 +66,10 @@ async fn idempotent(
         .map(str::to_owned)
         .unwrap_or_default();
     // A call without a valid token is the handler's to refuse.
-    let Some(scope) = scope_of(ctx, &mut parts).await else {
+    let Some((scope, mark)) = scope_of(ctx, &mut parts).await else {
         return Ok(next.run(Request::from_parts(parts, body)).await);
     };
+    let key = format!("{mark}{key}");
     let bytes = read_limited(body, limits.json_body_bytes.max(limits.plugin_upload_bytes))
         .await
         .map_err(IntoResponse::into_response)?;
@@ -122,11 +124,22 @@ fn is_ingest(parts: &Parts) -> bool {
     parts.method == Method::POST && matches!(segments[..], ["v1", "tenants", _, "events"])
 }
 
-/// The caller's scope: the admin's, or the tenant whose key it holds.
-async fn scope_of(ctx: &Arc<AppContext>, parts: &mut Parts) -> Option<String> {
+/// Where the caller's answers are kept, and the mark its keys carry there: a
+/// tenant's key, with the tenant; the admin token on a tenant's routes, with
+/// that tenant too (so the tenant's delete takes them) under keys of its own;
+/// the admin token elsewhere, in the admin's scope.
+async fn scope_of(ctx: &Arc<AppContext>, parts: &mut Parts) -> Option<(String, &'static str)> {
     match Principal::from_request_parts(parts, ctx).await.ok()? {
-        Principal::Admin => Some(ADMIN_SCOPE.to_owned()),
-        Principal::Tenant(t) => Some(t),
+        Principal::Tenant(t) => Some((t, "")),
+        Principal::Admin => {
+            let segments: Vec<&str> = parts.uri.path().trim_matches('/').split('/').collect();
+            if let ["v1", "tenants", named, _, ..] = segments[..]
+                && let Ok(Some(tenant)) = ctx.store.find_tenant(named).await
+            {
+                return Some((tenant.id.to_string(), "admin "));
+            }
+            Some((ADMIN_SCOPE.to_owned(), ""))
+        }
     }
 }
 
