@@ -184,9 +184,10 @@ async fn bulk_replay_delivers_every_dead_delivery_once_more(backend: Backend) {
             None,
         )
         .await;
-    assert_eq!(
-        (s, one["series"].as_u64(), one["state"].as_str()),
-        (200, Some(2), Some("pending")),
+    assert_eq!((s, one["series"].as_u64()), (200, Some(2)), "{one}");
+    // Pending again, or already taken by the scheduler the replay woke.
+    assert!(
+        matches!(one["state"].as_str(), Some("pending" | "in_flight")),
         "{one}"
     );
     let (s, _) = gw
