@@ -4,11 +4,9 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::Deserialize;
 
 use super::auth::Principal;
@@ -17,7 +15,7 @@ use super::deliveries::time_param;
 use super::endpoints::load;
 use super::error::ApiError;
 use super::openapi::ItemPath;
-use super::tasks::TaskView;
+use super::tasks::{TaskView, accepted};
 use crate::context::AppContext;
 use crate::ids::{EndpointId, TenantId};
 use crate::store::{TaskRecord, TaskWork};
@@ -73,12 +71,8 @@ async fn start(
     let task = TaskRecord::new(ep.tenant_id.clone(), work, ctx.clock.now_ms());
     ctx.store.create_task(&task).await?;
     ctx.task_wake.notify_one();
-    let mut answer = (StatusCode::ACCEPTED, Json(TaskView::new(&task))).into_response();
     let url = format!("/v1/tenants/{}/tasks/{}", task.tenant_id, task.id);
-    if let Ok(location) = HeaderValue::from_str(&url) {
-        answer.headers_mut().insert(header::LOCATION, location);
-    }
-    Ok(answer)
+    Ok(accepted(&task, &url))
 }
 
 /// Replays every dead delivery of the endpoint made in the time range, as a

@@ -5,13 +5,14 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::auth::Principal;
 use super::deliveries::time_param;
 use super::error::ApiError;
+use super::events::raw_json;
 use super::openapi::TenantPath;
 use super::{Page, bad_query};
 use crate::clock::rfc3339_ms;
@@ -197,11 +198,5 @@ pub(super) async fn list(
         prev_cursor: page.prev.as_ref().map(cursor_text),
         scanned: page.scanned,
     };
-    // Serialised by hand so each payload's raw bytes pass through untouched.
-    let bytes = serde_json::to_vec(&body).map_err(|e| ApiError::invalid_json(e.to_string()))?;
-    Ok((
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        bytes,
-    )
-        .into_response())
+    raw_json(&body)
 }

@@ -310,8 +310,13 @@ pub(super) async fn show(
         deliver_at: ev.labels.deliver_at_ms.map(rfc3339_ms),
         payload_expunged_at: ev.labels.expunged_at_ms.map(rfc3339_ms),
     };
-    // Serialised by hand so the payload's raw bytes pass through untouched.
-    let body = serde_json::to_vec(&view).map_err(|e| ApiError::invalid_json(e.to_string()))?;
+    raw_json(&view)
+}
+
+/// `view` as a JSON answer, serialised by hand so that the raw payload bytes it
+/// holds pass through untouched.
+pub(super) fn raw_json(view: &impl Serialize) -> Result<Response, ApiError> {
+    let body = serde_json::to_vec(view).map_err(|e| ApiError::invalid_json(e.to_string()))?;
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         body,

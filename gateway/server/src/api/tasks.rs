@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::auth::Principal;
@@ -79,6 +81,15 @@ async fn tenant_since(ctx: &AppContext, t: &TenantId) -> Result<u64, ApiError> {
         .tenant(t)
         .await?
         .map_or(0, |rec| rec.created_at_ms))
+}
+
+/// The answer to a request that started `task`: 202, the task, and its URL.
+pub(super) fn accepted(task: &TaskRecord, url: &str) -> Response {
+    let mut answer = (StatusCode::ACCEPTED, Json(TaskView::new(task))).into_response();
+    if let Ok(location) = HeaderValue::from_str(url) {
+        answer.headers_mut().insert(header::LOCATION, location);
+    }
+    answer
 }
 
 /// A page of tasks as the API answers it.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -20,7 +20,7 @@ use super::endpoint_input::merge_patch;
 use super::endpoint_schema::MetadataSchema;
 use super::error::ApiError;
 use super::openapi::TenantPath;
-use super::tasks::TaskView;
+use super::tasks::{TaskView, accepted};
 use super::{ListPage, Page, bad_query, list_body, metadata};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
@@ -343,11 +343,7 @@ pub(super) async fn delete(
         return Err(ApiError::not_found("tenant"));
     }
     ctx.task_wake.notify_one();
-    let mut answer = (StatusCode::ACCEPTED, Json(TaskView::new(&task))).into_response();
-    if let Ok(location) = HeaderValue::from_str(&format!("/v1/tasks/{}", task.id)) {
-        answer.headers_mut().insert(header::LOCATION, location);
-    }
-    Ok(answer)
+    Ok(accepted(&task, &format!("/v1/tasks/{}", task.id)))
 }
 
 /// Gives the tenant a new API key; the old one stops working at once.

@@ -99,37 +99,11 @@ impl PgStore {
         if new.uid.is_some() && old.uid != new.uid {
             return self.swap_endpoint_uid(&was, new).await;
         }
-        let client = self.client().await?;
-        let n = client
-            .execute(
-                "UPDATE endpoints SET record = $3, timeout_ms = $4
-                 WHERE tenant_id = $1 AND id = $2 AND record = $5",
-                &[
-                    &new.tenant_id,
-                    &new.id,
-                    &to_json(new),
-                    &ms(new.timeout_ms),
-                    &was,
-                ],
-            )
-            .await
-            .map_err(pg_error)?;
-        if n == 1 {
+        let swapped = swap_over(&*self.client().await?, &was, new).await?;
+        if swapped == Swap::Swapped {
             self.inner.cache.forget_endpoints(&new.tenant_id);
-            return Ok(Swap::Swapped);
         }
-        let exists = client
-            .query_opt(
-                "SELECT 1 FROM endpoints WHERE tenant_id = $1 AND id = $2",
-                &[&new.tenant_id, &new.id],
-            )
-            .await
-            .map_err(pg_error)?;
-        Ok(if exists.is_some() {
-            Swap::Changed
-        } else {
-            Swap::Gone
-        })
+        Ok(swapped)
     }
 
     pub async fn endpoint(
@@ -291,30 +265,9 @@ impl PgStore {
             if taken {
                 return Ok(Swap::UidTaken);
             }
-            let n = tx
-                .execute(
-                    "UPDATE endpoints SET record = $3, timeout_ms = $4
-                     WHERE tenant_id = $1 AND id = $2 AND record = $5",
-                    &[
-                        &new.tenant_id,
-                        &new.id,
-                        &to_json(new),
-                        &ms(new.timeout_ms),
-                        &was,
-                    ],
-                )
-                .await
-                .map_err(pg_error)?;
-            if n == 0 {
-                let exists = tx
-                    .query_opt(
-                        "SELECT 1 FROM endpoints WHERE tenant_id = $1 AND id = $2",
-                        &[&new.tenant_id, &new.id],
-                    )
-                    .await
-                    .map_err(pg_error)?
-                    .is_some();
-                return Ok(if exists { Swap::Changed } else { Swap::Gone });
+            let swapped = swap_over(&tx, was, new).await?;
+            if swapped != Swap::Swapped {
+                return Ok(swapped);
             }
             tx.commit().await.map_err(pg_error)?;
             Ok(Swap::Swapped)
@@ -323,6 +276,44 @@ impl PgStore {
         self.inner.cache.forget_endpoints(&new.tenant_id);
         Ok(swapped)
     }
+}
+
+/// Writes `new` over its row only where the row still holds `was`; else says
+/// whether the endpoint changed meanwhile or is gone.
+async fn swap_over(
+    client: &impl GenericClient,
+    was: &str,
+    new: &EndpointRecord,
+) -> Result<Swap, StoreError> {
+    let n = client
+        .execute(
+            "UPDATE endpoints SET record = $3, timeout_ms = $4
+             WHERE tenant_id = $1 AND id = $2 AND record = $5",
+            &[
+                &new.tenant_id,
+                &new.id,
+                &to_json(new),
+                &ms(new.timeout_ms),
+                &was,
+            ],
+        )
+        .await
+        .map_err(pg_error)?;
+    if n == 1 {
+        return Ok(Swap::Swapped);
+    }
+    let exists = client
+        .query_opt(
+            "SELECT 1 FROM endpoints WHERE tenant_id = $1 AND id = $2",
+            &[&new.tenant_id, &new.id],
+        )
+        .await
+        .map_err(pg_error)?;
+    Ok(if exists.is_some() {
+        Swap::Changed
+    } else {
+        Swap::Gone
+    })
 }
 
 async fn insert_endpoint(
