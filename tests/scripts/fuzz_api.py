@@ -258,7 +258,10 @@ def main():
         sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "--no-color",
         "run", str(spec), "--url", args.base,
         "--max-examples", str(args.max_examples),
-        "--workers", "2",
+        # One worker: CPython before 3.11.8 can fail `ast.parse` run from two
+        # threads at once ("AST constructor recursion depth mismatch",
+        # gh-106905), which Schemathesis does while it generates cases.
+        "--workers", "1",
         "--request-timeout", "10",
         # Keep fuzzing an operation after a failure, so its 2xx count means something.
         "--continue-on-failure",
