@@ -10,11 +10,19 @@ pub(crate) const ENDPOINT: &str = "ep_";
 pub(crate) const DELIVERY: &str = "dlv_";
 /// Background task ids: `task_` + ULID.
 pub(crate) const TASK: &str = "task_";
+/// Attempt ids: `atm_` + ULID stamped with the attempt's start.
+pub(crate) const ATTEMPT: &str = "atm_";
 
 /// A new id with `prefix`, stamped with `now_ms` so that ids sort newest-last.
 pub(crate) fn new_id(prefix: &str, now_ms: u64) -> String {
     let ulid = Ulid::from_parts(now_ms, rand::random::<u128>());
     format!("{prefix}{ulid}")
+}
+
+/// The least id with `prefix` stamped `at_ms` or later: ids sort by time, so
+/// a time range is an id range.
+pub(crate) fn first_id_at(prefix: &str, at_ms: u64) -> String {
+    format!("{prefix}{}", Ulid::from_parts(at_ms.min(ULID_MAX_MS), 0))
 }
 
 /// An id type: a string that says what it names, so that a tenant's id and an
@@ -140,6 +148,17 @@ typed_id!(
     /// A background task's id: `task_` + ULID.
     TaskId
 );
+typed_id!(
+    /// An attempt's id: `atm_` + ULID stamped with the time it started.
+    AttemptId
+);
+
+impl AttemptId {
+    /// A new attempt id stamped `started_ms`.
+    pub(crate) fn generate(started_ms: u64) -> Self {
+        Self(new_id(ATTEMPT, started_ms))
+    }
+}
 
 impl TaskId {
     /// A new task id stamped `now_ms`.
@@ -160,14 +179,6 @@ impl EventId {
     pub(crate) fn generate(now_ms: u64) -> Self {
         Self(new_id(EVENT, now_ms))
     }
-
-    /// The least id an event created at `at_ms` (or later) can have.
-    pub(crate) fn first_at(at_ms: u64) -> Self {
-        Self(format!(
-            "{EVENT}{}",
-            Ulid::from_parts(at_ms.min(ULID_MAX_MS), 0)
-        ))
-    }
 }
 
 impl DeliveryId {
@@ -179,8 +190,7 @@ impl DeliveryId {
     /// The least id a delivery created at `at_ms` (or later) can have: ids sort
     /// by creation time, so a time range is an id range.
     pub(crate) fn first_at(at_ms: u64) -> Self {
-        let ms = at_ms.min(ULID_MAX_MS);
-        Self(format!("{DELIVERY}{}", Ulid::from_parts(ms, 0)))
+        Self(first_id_at(DELIVERY, at_ms))
     }
 }
 

@@ -1,5 +1,6 @@
-//! The dead-letter queue through the API: bulk replay's dry run, the
-//! `dead_reason` filter, and the dead counts per reason, endpoint and tenant.
+//! The dead-letter queue through the API: bulk replay's dry run, bulk resend
+//! of delivered ones (`state: succeeded`), the `dead_reason` filter, and the
+//! dead counts per reason, endpoint and tenant.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -117,6 +118,58 @@ async fn a_dry_run_answers_what_the_replay_then_replays_and_changes_nothing(back
     })
     .await;
     assert_eq!(dlq_and_pending(&gw, &key, (0, 0)).await, (0, 0));
+
+    // A bulk resend of the delivered ones: planned, then done, each a new
+    // series that reaches the receiver again; `dead_reason` is for dead ones.
+    let resend = json!({"state": "succeeded", "dry_run": true});
+    let (s, planned) = gw.call("POST", replay, Some(&key), Some(resend)).await;
+    assert_eq!((s, &planned["replayed"]), (200, &json!(3)), "{planned}");
+    let sent_before = rx.received().len();
+    let mut series_before = Vec::new();
+    for id in ids(&dead) {
+        let (_, d) = gw
+            .call(
+                "GET",
+                &format!("/v1/tenants/acme/deliveries/{id}"),
+                Some(&key),
+                None,
+            )
+            .await;
+        series_before.push(d["series"].as_u64().unwrap());
+    }
+    let (s, body) = gw
+        .call(
+            "POST",
+            replay,
+            Some(&key),
+            Some(json!({"state": "succeeded"})),
+        )
+        .await;
+    assert_eq!((s, &body["replayed"]), (200, &json!(3)), "{body}");
+    rx.wait_for(sent_before + 3, WAIT).await;
+    for (id, before) in ids(&dead).into_iter().zip(series_before) {
+        let d = gw
+            .wait_delivery("acme", &key, id, WAIT, |d| {
+                d["series"].as_u64() == Some(before + 1) && is_final(d)
+            })
+            .await;
+        assert_eq!(
+            (d["state"].as_str(), d["series"].as_u64()),
+            (Some("succeeded"), Some(before + 1)),
+            "{d}"
+        );
+    }
+    assert_eq!(dlq_and_pending(&gw, &key, (0, 0)).await, (0, 0));
+    for (bad, field) in [
+        (json!({"state": "pending"}), "state"),
+        (
+            json!({"state": "succeeded", "dead_reason": "max_attempts"}),
+            "dead_reason",
+        ),
+    ] {
+        let (s, b) = gw.call("POST", replay, Some(&key), Some(bad)).await;
+        assert_eq!((s, b["error"]["field"].as_str()), (422, Some(field)), "{b}");
+    }
     let answer = gw
         .exchange(hookgate_tests::ApiRequest::path(
             http::Method::GET,

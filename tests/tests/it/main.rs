@@ -6,6 +6,7 @@ mod answer_rules;
 mod api_endpoints;
 mod api_events;
 mod api_tenants;
+mod attempt_list;
 mod bench_plugin_smoke;
 mod bounded_lists;
 mod cluster_api;

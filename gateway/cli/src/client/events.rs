@@ -206,14 +206,6 @@ fn render_list(v: &Value) -> String {
         }
         table.render()
     };
-    out.push_str(&format!("read {} stored events\n", cell(&v["scanned"])));
-    for (label, key) in [
-        ("next page", "next_cursor"),
-        ("previous page", "prev_cursor"),
-    ] {
-        if let Some(c) = v[key].as_str() {
-            out.push_str(&format!("{label}: --cursor {c}\n"));
-        }
-    }
+    out.push_str(&super::both_ways_footer(v, "events"));
     out
 }

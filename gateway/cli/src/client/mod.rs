@@ -7,6 +7,7 @@
 //! and the API's JSON unchanged with `--json`, and reports a failure as one line on
 //! stderr with an exit code: 0 success, 1 API error, 2 usage error, 3 unreachable.
 
+pub mod attempts;
 pub mod deliveries;
 pub mod endpoints;
 pub mod events;
@@ -77,6 +78,14 @@ pub enum ClientCommand {
         conn: Connection,
         #[command(subcommand)]
         command: events::EventsCommand,
+    },
+    /// Search attempts, or show one with the request headers sent.
+    #[command(after_help = EXIT_CODES)]
+    Attempts {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: attempts::AttemptsCommand,
     },
     /// List deliveries, or show one with its attempt timeline.
     #[command(after_help = EXIT_CODES)]
@@ -171,6 +180,9 @@ pub fn run(command: ClientCommand) -> i32 {
         }
         ClientCommand::Events { conn, command } => {
             session(conn, async |s| events::run(s, command).await)
+        }
+        ClientCommand::Attempts { conn, command } => {
+            session(conn, async |s| attempts::run(s, command).await)
         }
         ClientCommand::Deliveries { conn, command } => {
             session(conn, async |s| deliveries::run(s, command).await)
@@ -274,6 +286,21 @@ fn out(text: &str) {
 /// The `data` array of a list answer.
 fn list_items(v: &Value) -> &[Value] {
     v["data"].as_array().map_or(&[], Vec::as_slice)
+}
+
+/// What is printed under a list that pages both ways: how many stored
+/// `what` the page read, and the cursors to the pages after and before.
+fn both_ways_footer(v: &Value, what: &str) -> String {
+    let mut out = format!("read {} stored {what}\n", table::cell(&v["scanned"]));
+    for (label, key) in [
+        ("next page", "next_cursor"),
+        ("previous page", "prev_cursor"),
+    ] {
+        if let Some(c) = v[key].as_str() {
+            out.push_str(&format!("{label}: --cursor {c}\n"));
+        }
+    }
+    out
 }
 
 /// The hint printed under a list when more pages follow.

@@ -89,6 +89,8 @@ pub(super) struct AttemptView {
     /// One of the names of [`ErrorKind`]; a name written by another build is shown as it is.
     #[schema(value_type = Option<String>)]
     error_kind: Option<Recorded<ErrorKind>>,
+    /// `atm_…`; `null` for attempts made before attempts had ids.
+    id: Option<String>,
     /// The attempt's lease had passed to another attempt when its outcome
     /// came (its gateway was paused): it reached the receiver, but its outcome
     /// changed nothing.
@@ -98,8 +100,16 @@ pub(super) struct AttemptView {
     /// The gateway that made the attempt (absent for attempts made before
     /// gateways had ids).
     node_id: Option<String>,
+    /// How the attempt ended its turn: `delivered`, `retry` (another attempt
+    /// was scheduled) or `dead`.
+    #[schema(pattern = "^(delivered|retry|dead)$")]
+    outcome: &'static str,
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
     policy: String,
+    /// The request's headers as sent, signatures included; the values of the
+    /// endpoint's sensitive headers are masked. Empty for attempts made
+    /// before they were kept.
+    request_headers: Vec<SentHeaderView>,
     response_snippet: String,
     series: u32,
     #[schema(format = DateTime)]
@@ -108,6 +118,13 @@ pub(super) struct AttemptView {
     /// One of the names of [`VerdictKind`]; a name written by another build is shown as it is.
     #[schema(value_type = String)]
     verdict: Recorded<VerdictKind>,
+}
+
+/// One header of a request as sent.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct SentHeaderView {
+    name: String,
+    value: String,
 }
 
 impl From<&AttemptRecord> for AttemptView {
@@ -119,10 +136,20 @@ impl From<&AttemptRecord> for AttemptView {
             delay_ms: a.delay_ms,
             duration_ms: a.duration_ms,
             error_kind: a.error_kind.clone(),
+            id: a.id.as_ref().map(ToString::to_string),
             late: a.late,
             next_attempt_at: a.next_attempt_at_ms.map(rfc3339_ms),
             node_id: a.node_id.clone(),
+            outcome: a.outcome().as_str(),
             policy: a.policy.clone(),
+            request_headers: a
+                .request_headers
+                .iter()
+                .map(|h| SentHeaderView {
+                    name: h.name.clone(),
+                    value: h.value.clone(),
+                })
+                .collect(),
             response_snippet: a.response_snippet.clone(),
             series: a.series,
             started_at: rfc3339_ms(a.started_at_ms),

@@ -18,7 +18,7 @@ pub(super) const MAX_NAME_BYTES: usize = 100;
 /// Most bytes of all of an endpoint's names and values together.
 pub(super) const MAX_TOTAL_BYTES: usize = 4096;
 /// What a view shows in place of a sensitive value.
-pub(super) const MASK: &str = "********";
+pub(super) const MASK: &str = crate::store::EndpointHeader::MASK;
 
 /// Names hookgate sets or the connection owns.
 const OWNED: [&str; 14] = [

@@ -13,13 +13,14 @@ use super::auth::Principal;
 use super::deliveries::time_param;
 use super::error::ApiError;
 use super::events::raw_json;
+use super::list_paging::{cursor_of, cursor_text, order_of};
 use super::openapi::TenantPath;
 use super::{Page, bad_query};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::event_type;
-use crate::ids::{EventId, TenantId};
-use crate::store::{EventQuery, EventRecord, ListCursor, ListOrder};
+use crate::ids::TenantId;
+use crate::store::{EventQuery, EventRecord};
 
 /// The list's filters, order and paging; filters combine.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
@@ -105,31 +106,6 @@ pub(super) struct EventList<'a> {
     scanned: usize,
 }
 
-fn cursor_text(c: &ListCursor) -> String {
-    match c {
-        ListCursor::After(id) => format!("after:{id}"),
-        ListCursor::Before(id) => format!("before:{id}"),
-    }
-}
-
-fn cursor_of(text: &str) -> Result<ListCursor, ApiError> {
-    let bad = || {
-        ApiError::invalid_field(
-            "cursor",
-            "cursor must be a page's next_cursor or prev_cursor",
-        )
-    };
-    let (way, id) = text.split_once(':').ok_or_else(bad)?;
-    if id.is_empty() || !id.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
-        return Err(bad());
-    }
-    match way {
-        "after" => Ok(ListCursor::After(EventId::from(id))),
-        "before" => Ok(ListCursor::Before(EventId::from(id))),
-        _ => Err(bad()),
-    }
-}
-
 /// Lists the tenant's events with their payloads.
 #[utoipa::path(get, path = "/v1/tenants/{t}/events", tag = "events", operation_id = "list_events",
     params(TenantPath, EventListQuery),
@@ -157,16 +133,7 @@ pub(super) async fn list(
         event_type::validate_pattern(p, ctx.config.limits.event_type_len)
             .map_err(|e| ApiError::invalid_field("event_types", format!("pattern {p:?}: {e}")))?;
     }
-    let order = match q.order.as_deref() {
-        None | Some("descending") => ListOrder::NewestFirst,
-        Some("ascending") => ListOrder::OldestFirst,
-        Some(_) => {
-            return Err(ApiError::invalid_field(
-                "order",
-                "order must be ascending or descending",
-            ));
-        }
-    };
+    let order = order_of(q.order.as_deref())?;
     let query = EventQuery {
         order,
         cursor: q.cursor.as_deref().map(cursor_of).transpose()?,

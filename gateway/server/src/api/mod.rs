@@ -2,6 +2,7 @@
 //! place errors become HTTP ([`error`]).
 
 mod answer_headers;
+mod attempts;
 pub(crate) mod auth;
 pub(crate) mod body;
 mod cluster;
@@ -24,6 +25,7 @@ mod health;
 mod idempotent_calls;
 mod labels;
 mod lingering_close;
+mod list_paging;
 mod metadata;
 mod observability;
 pub(crate) mod openapi;
@@ -82,6 +84,8 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(events::expunge))
         .routes(routes!(deliveries::list))
         .routes(routes!(deliveries::show))
+        .routes(routes!(attempts::list))
+        .routes(routes!(attempts::show))
         .routes(routes!(replay::replay_one))
         .routes(routes!(replay::replay_many))
         .routes(routes!(dlq::tenant_summary))

@@ -36,7 +36,8 @@ pub(super) struct ReplayOne {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"state": "dead", "dead_reason": "max_attempts", "dry_run": true}))]
 pub(super) struct ReplayMany {
-    /// Always `dead`: only dead deliveries replay in bulk.
+    /// `dead` (replay the dead-letter queue) or `succeeded` (send delivered
+    /// events again, as a new series each).
     #[schema(value_type = ReplayableState)]
     state: String,
     /// Only this endpoint's (no control characters).
@@ -146,7 +147,8 @@ pub(super) async fn replay_one(
     }
 }
 
-/// Replays every dead delivery the filter matches, or with `dry_run` counts them.
+/// Replays every dead delivery the filter matches (with `"state": "succeeded"`,
+/// every succeeded one: a bulk resend), or with `dry_run` counts them.
 #[utoipa::path(post, path = "/v1/tenants/{t}/replay", tag = "dlq",
     operation_id = "replay_dead_deliveries", params(TenantPath), request_body = ReplayMany,
     responses((status = 200, description = "How many were (or would be) replayed", body = BulkReplayView)))]
@@ -159,16 +161,26 @@ pub(super) async fn replay_many(
     let t = who.require_tenant(&ctx, &t).await?;
     let input: ReplayMany =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
-    if input.state != "dead" {
+    let state = match input.state.as_str() {
+        "dead" => DeliveryState::Dead,
+        "succeeded" => DeliveryState::Succeeded,
+        _ => {
+            return Err(ApiError::validation(
+                "state",
+                "bulk replay takes \"state\": \"dead\" or \"succeeded\"",
+            ));
+        }
+    };
+    if state == DeliveryState::Succeeded && input.dead_reason.is_some() {
         return Err(ApiError::validation(
-            "state",
-            "bulk replay takes \"state\": \"dead\"",
+            "dead_reason",
+            "dead_reason applies to \"state\": \"dead\" only",
         ));
     }
     super::request_guard::plain_text("endpoint_id", input.endpoint_id.as_deref())?;
     super::request_guard::plain_text("event_type", input.event_type.as_deref())?;
     let filter = DeliveryFilter {
-        state: Some(DeliveryState::Dead),
+        state: Some(state),
         endpoint_id: input.endpoint_id,
         event_type: input.event_type,
         since_ms: time_param("since", input.since.as_deref())?,

@@ -84,8 +84,8 @@ impl CountedWrites {
         Ok(outcome)
     }
 
-    /// Replays every delivery `filter` matches (dead ones: the API asks for no
-    /// other); their endpoints are served at once.
+    /// Replays every delivery `filter` matches in its replayed state (dead or
+    /// succeeded); their endpoints are served at once.
     ///
     /// # Errors
     /// On a storage failure.
@@ -96,10 +96,13 @@ impl CountedWrites {
         now_ms: u64,
     ) -> Result<BulkReplay, StoreError> {
         let summary = self.store.replay_matching(tenant, filter, now_ms).await?;
-        if filter.state == Some(DeliveryState::Dead) {
-            let n = i64::try_from(summary.replayed).unwrap_or(i64::MAX);
-            self.telemetry.counts_changed(tenant, n, -n);
-        }
+        let n = i64::try_from(summary.replayed).unwrap_or(i64::MAX);
+        let dead = if filter.replayed_state() == DeliveryState::Dead {
+            -n
+        } else {
+            0
+        };
+        self.telemetry.counts_changed(tenant, n, dead);
         let open_breakers = self.open_breakers(tenant, &summary).await?;
         Ok(BulkReplay {
             summary,

@@ -65,6 +65,9 @@ async fn another_attempt_succeeds(e: &Engine, d: &DeliveryRecord, lease: &Lease)
     done.state = DeliveryState::Succeeded;
     done.next_attempt_at_ms = None;
     let log = AttemptRecord {
+        id: None,
+        of: None,
+        request_headers: Vec::new(),
         series: d.series,
         attempt: done.attempts,
         started_at_ms: START_MS,

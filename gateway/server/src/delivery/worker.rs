@@ -17,7 +17,10 @@ use crate::policy::{
     AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, Verdict,
 };
 use crate::signing::{SigningSecret, sign};
-use crate::store::{DeliveryRecord, EndpointRecord, Interrupted, Interruption, Store, StoreError};
+use crate::store::{
+    DeliveryRecord, EndpointHeader, EndpointRecord, Interrupted, Interruption, SentHeader, Store,
+    StoreError,
+};
 
 /// What every worker shares.
 pub(crate) struct EngineContext {
@@ -73,6 +76,8 @@ struct Finished<'a> {
     policy_label: &'a str,
     /// How long a bound plugin's decision took.
     plugin_decision_us: Option<u64>,
+    /// The request's headers as sent, sensitive values masked.
+    request_headers: Vec<SentHeader>,
 }
 
 /// Makes one attempt of the delivery named by a due schedule entry.
@@ -136,6 +141,7 @@ impl DeliveryWorker {
                 return self.end(DeadReason::InvalidRequest, &why).await;
             }
         };
+        let request_headers = self.sent_headers(request.headers());
         let client = if ep.trusted {
             &ctx.trusted_client
         } else {
@@ -208,6 +214,7 @@ impl DeliveryWorker {
             decision,
             policy_label: &self.policy.label,
             plugin_decision_us,
+            request_headers,
         };
         record::record(self, d, finished).await
     }
@@ -232,6 +239,28 @@ impl DeliveryWorker {
             ctx.telemetry.ended_without_attempt(&ep.tenant_id, reason);
         }
         Ok(AttemptReport::default())
+    }
+
+    /// `headers` as the attempt log keeps them: an endpoint header marked
+    /// sensitive is masked; hookgate's own, signatures included, are shown.
+    fn sent_headers(&self, headers: &http::HeaderMap) -> Vec<SentHeader> {
+        let sensitive = |name: &str| {
+            self.endpoint
+                .headers
+                .iter()
+                .any(|h| h.sensitive && h.name.eq_ignore_ascii_case(name))
+        };
+        headers
+            .iter()
+            .map(|(name, value)| SentHeader {
+                name: name.as_str().to_owned(),
+                value: if sensitive(name.as_str()) {
+                    EndpointHeader::MASK.to_owned()
+                } else {
+                    String::from_utf8_lossy(value.as_bytes()).into_owned()
+                },
+            })
+            .collect()
     }
 
     fn request(
@@ -259,7 +288,7 @@ impl DeliveryWorker {
             .header("webhook-timestamp", now_s.to_string())
             .header("webhook-signature", signature);
         // The endpoint's own headers, validated when set: none replaces one of
-        // hookgate's, and none is in the attempt's log.
+        // hookgate's, and a sensitive one's value is never in the attempt's log.
         for h in &self.endpoint.headers {
             request = request.header(h.name.as_str(), h.value.as_str());
         }

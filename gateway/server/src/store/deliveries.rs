@@ -44,6 +44,15 @@ impl DeliveryFilter {
     }
 
     /// Whether `d` passes every given filter.
+    /// The state a bulk replay of this filter takes deliveries from: dead,
+    /// unless it asks for succeeded ones (a bulk resend).
+    pub(crate) fn replayed_state(&self) -> DeliveryState {
+        match self.state {
+            Some(DeliveryState::Succeeded) => DeliveryState::Succeeded,
+            _ => DeliveryState::Dead,
+        }
+    }
+
     pub fn matches(&self, d: &DeliveryRecord) -> bool {
         self.state.is_none_or(|s| s == d.state)
             && self

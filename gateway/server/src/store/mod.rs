@@ -30,6 +30,7 @@ macro_rules! on_backend {
 }
 
 mod api_calls;
+mod attempt_list;
 #[cfg(any(test, feature = "lab"))]
 mod census;
 #[cfg(test)]
@@ -43,6 +44,7 @@ mod events;
 mod feed;
 pub(crate) mod health;
 mod lease;
+mod pages;
 mod plugins;
 pub(crate) mod postgres;
 mod recorded;
@@ -68,19 +70,23 @@ use self::postgres::PgStore;
 use self::sled::{DurabilityBackend, SledStore};
 use crate::config::{StoreBackend, StoreConfig};
 pub(crate) use api_calls::{ADMIN_SCOPE, ApiCall, ApiCallRecord, KeptAnswer};
+pub(crate) use attempt_list::{
+    AttemptOutcome, AttemptQuery, AttemptScope, ListedAttempt, StatusClass,
+};
 pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
 pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
 pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};
 pub(crate) use error::{Failure, StoreError};
-#[cfg(test)]
-pub(crate) use event_list::EVENT_SCAN_LIMIT;
-pub(crate) use event_list::{EventQuery, IdOrder, IdWindow, ListCursor, ListOrder};
+pub(crate) use event_list::EventQuery;
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub use events::NewEvent;
 pub(crate) use events::{EXPUNGED, Expunge, IDEMPOTENCY_TTL_MS, IngestOutcome};
 pub(crate) use feed::{Change, ChangeFeed, Changes};
 pub(crate) use health::{StoreHealth, count_error, error_counters};
 pub(crate) use lease::{DueEntry, Lane, Lease, interleave};
+#[cfg(test)]
+pub(crate) use pages::PAGE_SCAN_LIMIT;
+pub(crate) use pages::{IdOrder, IdWindow, ListCursor, ListOrder};
 pub(crate) use plugins::{
     NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks, UploadRate, UploadTimes,
 };

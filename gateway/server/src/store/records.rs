@@ -3,7 +3,7 @@
 //! Each value is one version byte followed by JSON. The version byte lets a later
 //! schema migrate records in place; JSON keeps the payload's raw bytes verbatim.
 
-use crate::ids::{DeliveryId, EndpointId, EventId, TaskId, TenantId};
+use crate::ids::{AttemptId, DeliveryId, EndpointId, EventId, TaskId, TenantId};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::value::RawValue;
 
@@ -179,6 +179,11 @@ pub struct EndpointHeader {
     pub sensitive: bool,
 }
 
+impl EndpointHeader {
+    /// What every view and log shows for a sensitive header's value.
+    pub const MASK: &'static str = "********";
+}
+
 /// An accepted event, with the exact payload bytes it was given.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct EventRecord {
@@ -331,6 +336,17 @@ impl DeliveryRecord {
 /// One attempt, as the attempt log shows it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AttemptRecord {
+    /// Absent in attempts made before attempts had ids: those are in their
+    /// delivery's log only, not in attempt lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<AttemptId>,
+    /// What it was an attempt of (absent, like `id`, in older attempts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<AttemptOf>,
+    /// The request's headers as sent, sensitive values masked (empty in
+    /// attempts made before they were kept, and when nothing was sent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_headers: Vec<SentHeader>,
     pub series: u32,
     pub attempt: u32,
     pub started_at_ms: u64,
@@ -356,6 +372,24 @@ pub struct AttemptRecord {
     /// nothing. Absent in records written before late attempts were logged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub late: bool,
+}
+
+/// The delivery, endpoint and event an attempt was made for: an attempt read
+/// by its id alone says where it belongs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptOf {
+    pub delivery_id: DeliveryId,
+    pub endpoint_id: EndpointId,
+    pub event_id: EventId,
+    pub event_type: String,
+}
+
+/// One header of a request as sent. A sensitive endpoint header's value is
+/// kept masked: the log never holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentHeader {
+    pub name: String,
+    pub value: String,
 }
 
 /// The first answer to an `Idempotency-Key`, replayed to repeats.

@@ -9,6 +9,7 @@ use crate::common::{
 };
 use serde_json::{Value, json};
 
+mod attempts;
 mod dlq;
 mod plugins;
 mod verify;

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::store::DeliveryState;
+use crate::store::{DeliveryState, SentHeader};
 
 fn delivery() -> DeliveryRecord {
     DeliveryRecord {
@@ -31,6 +31,9 @@ fn delivery() -> DeliveryRecord {
 
 fn attempt() -> AttemptRecord {
     AttemptRecord {
+        id: None,
+        of: None,
+        request_headers: Vec::new(),
         series: 2,
         attempt: 3,
         started_at_ms: 1_700_000_004_000,
@@ -92,6 +95,11 @@ fn attempt_json(a: &AttemptRecord) -> Value {
         "policy": a.policy,
         "node_id": a.node_id,
         "late": a.late,
+        "id": a.id,
+        "outcome": a.outcome().as_str(),
+        "request_headers": a.request_headers.iter()
+            .map(|h| json!({"name": h.name, "value": h.value}))
+            .collect::<Vec<_>>(),
     })
 }
 
@@ -131,6 +139,14 @@ fn an_attempt_matches_its_json_form() {
     bare.dead_reason = None;
     bare.policy = String::new();
     same_bytes(AttemptView::from(&bare), &attempt_json(&bare));
+
+    let mut full = attempt();
+    full.id = Some("atm_01KBX0000000000000000000AB".into());
+    full.request_headers = vec![SentHeader {
+        name: "x-api-key".into(),
+        value: crate::store::EndpointHeader::MASK.into(),
+    }];
+    same_bytes(AttemptView::from(&full), &attempt_json(&full));
 }
 
 #[test]

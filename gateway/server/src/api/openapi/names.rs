@@ -25,10 +25,11 @@ pub(in crate::api) enum PluginSourceName {
     Preload,
 }
 
-/// The only state bulk replay takes.
+/// The states bulk replay takes deliveries from.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 #[allow(dead_code, reason = "described only")]
 pub(in crate::api) enum ReplayableState {
     Dead,
+    Succeeded,
 }

@@ -128,6 +128,8 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     op("list_events", Access::Tenant, QUERY),
     op("list_deliveries", Access::Tenant, QUERY),
     op("get_delivery", Access::Tenant, &[]),
+    op("list_attempts", Access::Tenant, QUERY),
+    op("get_attempt", Access::Tenant, &[]),
     op("replay_delivery", Access::Tenant, &[E::Conflict]),
     op(
         "replay_dead_deliveries",

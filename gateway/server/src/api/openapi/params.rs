@@ -26,8 +26,9 @@ pub(in crate::api) struct TenantPath {
 pub(in crate::api) struct ItemPath {
     /// The tenant's id or uid.
     t: String,
-    /// The item's id: `ep_...` for an endpoint, `evt_...` for an event, `dlv_...` for a
-    /// delivery.
+    /// The item's id: `ep_...` (or the endpoint's uid) for an endpoint,
+    /// `evt_...` (or the event's uid) for an event, `dlv_...` for a delivery,
+    /// `atm_...` for an attempt.
     id: String,
 }
 

@@ -6,9 +6,10 @@
 use super::{AttemptReport, DeliveryWorker, Finished};
 use crate::delivery::breaker::RawOutcome;
 use crate::delivery::client::SendFailure;
+use crate::ids::AttemptId;
 use crate::policy::{ErrorKind, NextStep, Outcome, Verdict};
 use crate::store::{
-    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, StoreError, WriteResult,
+    AttemptOf, AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, StoreError, WriteResult,
 };
 use crate::telemetry::AttemptObservation;
 
@@ -32,6 +33,7 @@ pub(super) async fn record(
         decision,
         policy_label,
         plugin_decision_us,
+        request_headers,
     } = f;
     let (expected_series, expected_attempts) = (d.series, d.attempts);
     let (status, error_kind, snippet) = match result {
@@ -70,6 +72,14 @@ pub(super) async fn record(
         NextStep::Dead(_) => DeliveryState::Dead,
     };
     let log = AttemptRecord {
+        id: Some(AttemptId::generate(started)),
+        of: Some(AttemptOf {
+            delivery_id: d.id.clone(),
+            endpoint_id: d.endpoint_id.clone(),
+            event_id: d.event_id.clone(),
+            event_type: d.event_type.clone(),
+        }),
+        request_headers,
         series: d.series,
         attempt,
         started_at_ms: started,

@@ -100,6 +100,9 @@ async fn only_lease(store: &Store, lane: Lane, endpoint_id: &str, now_ms: u64) -
 /// The log entry of attempt 1 of `series`, answered with `status`.
 pub(super) fn attempt(series: u32, status: u16, next_ms: Option<u64>) -> AttemptRecord {
     AttemptRecord {
+        id: None,
+        of: None,
+        request_headers: Vec::new(),
         series,
         attempt: 1,
         started_at_ms: 10,
@@ -139,7 +142,17 @@ async fn first_attempt(
         after.state = DeliveryState::Succeeded;
     }
     let status = if retry_at.is_some() { 503 } else { 200 };
-    let log = attempt(d.series, status, retry_at);
+    // With an id, as the gateway writes it: listed through the attempt indexes.
+    let log = AttemptRecord {
+        id: Some(crate::ids::AttemptId::generate(now_ms)),
+        of: Some(super::AttemptOf {
+            delivery_id: d.id.clone(),
+            endpoint_id: d.endpoint_id.clone(),
+            event_id: d.event_id.clone(),
+            event_type: d.event_type.clone(),
+        }),
+        ..attempt(d.series, status, retry_at)
+    };
     store
         .record_attempt(AttemptWrite {
             delivery: &after,

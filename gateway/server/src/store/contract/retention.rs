@@ -5,7 +5,9 @@
 use crate::ids::{EndpointId, TenantId};
 use crate::policy::DeadReason;
 use crate::store::testing::TestStore;
-use crate::store::{DeliveryState, Interruption, Lane, RetentionRules, SweepCursor};
+use crate::store::{
+    AttemptQuery, AttemptScope, DeliveryState, Interruption, Lane, RetentionRules, SweepCursor,
+};
 
 contract_tests! {
     succeeded_deliveries_past_retention_go_with_their_event,
@@ -24,8 +26,31 @@ fn rules(now_ms: u64) -> RetentionRules {
     }
 }
 
+/// The ids of tenant `t`'s listed attempts (all, or one endpoint's).
+async fn listed(t: &TestStore, endpoint: Option<&str>) -> Vec<String> {
+    let scope = match endpoint {
+        Some(ep) => AttemptScope::Endpoint(EndpointId::from(ep)),
+        None => AttemptScope::Tenant,
+    };
+    let query = AttemptQuery {
+        limit: 50,
+        ..AttemptQuery::default()
+    };
+    let page = t
+        .store
+        .list_attempts(&TenantId::from("t"), &scope, &query, |_| true)
+        .await
+        .unwrap();
+    page.data.iter().map(|a| a.id.to_string()).collect()
+}
+
 async fn succeeded_deliveries_past_retention_go_with_their_event(t: TestStore) {
     let d = super::succeeded(&t, 50).await;
+    let log = t.store.attempt_log(&d.id).await.unwrap();
+    let id = log[0].id.clone().expect("written with an id");
+    assert_eq!(listed(&t, None).await, vec![id.to_string()]);
+    assert_eq!(listed(&t, Some("ep_1")).await, vec![id.to_string()]);
+    assert!(listed(&t, Some("ep_2")).await.is_empty());
     let (kept, _) = t
         .store
         .sweep_retention(None, 100, rules(1_049))
@@ -64,6 +89,12 @@ async fn succeeded_deliveries_past_retention_go_with_their_event(t: TestStore) {
         t.store.attempt_log(&d.id).await.unwrap().is_empty(),
         "its attempts go too"
     );
+    assert!(
+        listed(&t, None).await.is_empty() && listed(&t, Some("ep_1")).await.is_empty(),
+        "and their index entries"
+    );
+    let tenant = TenantId::from("t");
+    assert!(t.store.attempt(&tenant, &id).await.unwrap().is_none());
 }
 
 async fn dead_deliveries_go_after_the_dlq_retention_unless_it_is_zero(t: TestStore) {

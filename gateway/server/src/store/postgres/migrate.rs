@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_late_attempts.sql"),
     include_str!("migrations/0005_autovacuum.sql"),
     include_str!("migrations/0006_tenants_and_tasks.sql"),
+    include_str!("migrations/0007_attempt_index.sql"),
 ];
 
 /// The newest schema this build knows.

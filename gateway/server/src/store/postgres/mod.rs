@@ -8,6 +8,7 @@
 //! with a poll of the queue as the backstop (`listen`).
 
 mod api_calls;
+mod attempts;
 mod cache;
 mod claimed;
 mod columns;

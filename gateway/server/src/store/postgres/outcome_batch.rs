@@ -156,6 +156,7 @@ pub(super) struct Columns {
     logs: Vec<String>,
     retry_due: Vec<Option<i64>>,
     retry_attempts: Vec<Option<i32>>,
+    attempt_ids: Vec<Option<String>>,
 }
 
 impl Columns {
@@ -183,10 +184,11 @@ impl Columns {
         self.retry_due.push(row.retry.map(|(due, _)| due));
         self.retry_attempts
             .push(row.retry.map(|(_, attempts)| attempts));
+        self.attempt_ids.push(row.attempt_id.clone());
     }
 
     /// The parameters of [`OUTCOMES`].
-    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 13] {
+    pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 14] {
         [
             &self.ids,
             &self.tokens,
@@ -201,6 +203,7 @@ impl Columns {
             &self.logs,
             &self.retry_due,
             &self.retry_attempts,
+            &self.attempt_ids,
         ]
     }
 }

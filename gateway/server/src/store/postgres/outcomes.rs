@@ -87,8 +87,9 @@ impl PgStore {
         let node = late.node_id.clone().unwrap_or_default();
         let count = client
             .execute(
-                "INSERT INTO late_attempts (delivery_id, series, attempt, node_id, record)
-                 SELECT $1, $2, $3, $4, $5
+                "INSERT INTO late_attempts (delivery_id, series, attempt, node_id, record,
+                     attempt_id, tenant_id, endpoint_id)
+                 SELECT $1, $2, $3, $4, $5, $7, $6, $8
                  WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = $1 AND tenant_id = $6)
                  ON CONFLICT DO NOTHING",
                 &[
@@ -98,6 +99,8 @@ impl PgStore {
                     &node,
                     &to_json(late),
                     &tenant,
+                    &late.id.as_ref().map(ToString::to_string),
+                    &late.of.as_ref().map(|o| o.endpoint_id.to_string()),
                 ],
             )
             .await
@@ -120,6 +123,8 @@ pub(super) struct OutcomeRow {
     pub(super) log_series: i32,
     pub(super) log_attempt: i32,
     pub(super) log: String,
+    /// The log entry's id (none in attempts made without one).
+    pub(super) attempt_id: Option<String>,
     /// When a retry is due, and the attempts made so far.
     pub(super) retry: Option<(i64, i32)>,
 }
@@ -139,6 +144,7 @@ impl OutcomeRow {
             log_series: a.series as i32,
             log_attempt: a.attempt as i32,
             log: to_json(a),
+            attempt_id: a.id.as_ref().map(ToString::to_string),
             retry: w.next_due_ms.map(|due| (ms(due), d.attempts as i32)),
         }
     }
@@ -171,6 +177,7 @@ impl OutcomeRow {
             &self.log_series,
             &self.log_attempt,
             &self.log,
+            &self.attempt_id,
         ];
         if let Some((due, attempts)) = &self.retry {
             params.push(due);

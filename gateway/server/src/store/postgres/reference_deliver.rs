@@ -15,15 +15,25 @@ use super::outcomes::OutcomeRow;
 use super::reference::{connect, ingest_batch, ingest_statements, prepare};
 use super::statements::{CLAIM, OUTCOMES};
 use super::{from_json, ms, pg_error};
+use crate::ids::AttemptId;
 use crate::policy::VerdictKind;
 use crate::store::{
-    AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, Lane, Lease, StoreError,
+    AttemptOf, AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, Lane, Lease, StoreError,
 };
 
-/// The log entry of a first attempt answered 200.
-fn bench_attempt(series: u32) -> AttemptRecord {
+/// The log entry of a first attempt of `d` answered 200, with its id (so
+/// the reference writes the attempt indexes the gateway writes).
+fn bench_attempt(d: &DeliveryRecord) -> AttemptRecord {
     AttemptRecord {
-        series,
+        id: Some(AttemptId::generate(d.created_at_ms)),
+        of: Some(AttemptOf {
+            delivery_id: d.id.clone(),
+            endpoint_id: d.endpoint_id.clone(),
+            event_id: d.event_id.clone(),
+            event_type: d.event_type.clone(),
+        }),
+        request_headers: Vec::new(),
+        series: d.series,
         attempt: 1,
         started_at_ms: 0,
         duration_ms: 1,
@@ -127,7 +137,7 @@ async fn settle(
         d.attempts += 1;
         d.state = DeliveryState::Succeeded;
         d.next_attempt_at_ms = None;
-        let log = bench_attempt(d.series);
+        let log = bench_attempt(d);
         let lease = Lease(
             DueEntry {
                 lane: Lane::First,

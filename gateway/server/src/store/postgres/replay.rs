@@ -1,4 +1,4 @@
-//! DLQ replays: one delivery, or every dead delivery a filter matches, as a new
+//! Replays: one delivery, or every dead (or succeeded) delivery a filter matches, as a new
 //! series due now. A dry run plans in the same transaction and rolls it back,
 //! so it counts exactly what the replay would do.
 
@@ -12,7 +12,7 @@ use crate::store::{
     DeliveryFilter, DeliveryRecord, DeliveryState, ReplayOutcome, ReplaySummary, StoreError,
 };
 
-/// Dead deliveries replayed per transaction.
+/// Deliveries replayed per transaction.
 const REPLAY_BATCH: i64 = 500;
 
 /// Starts a new series for each delivery and queues it, due now.
@@ -123,10 +123,16 @@ impl PgStore {
             let rows = tx
                 .query(
                     "SELECT record FROM deliveries
-                     WHERE tenant_id = $1 AND state = 'dead'
+                     WHERE tenant_id = $1 AND state = $5
                        AND ($2::text IS NULL OR endpoint_id = $2) AND ($3::text IS NULL OR id > $3)
                      ORDER BY id LIMIT $4 FOR UPDATE",
-                    &[&tenant, &filter.endpoint_id, &after, &REPLAY_BATCH],
+                    &[
+                        &tenant,
+                        &filter.endpoint_id,
+                        &after,
+                        &REPLAY_BATCH,
+                        &filter.replayed_state().as_str(),
+                    ],
                 )
                 .await
                 .map_err(pg_error)?;

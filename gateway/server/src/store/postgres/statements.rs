@@ -106,21 +106,24 @@ pub(crate) const LEASED_DELIVERY: &str =
      WHERE q.delivery_id = $1 AND q.lease_token = $2 AND d.tenant_id = $3";
 
 /// An outcome that schedules a retry, in one statement: the queue row moves to
-/// the retry lane at `$12` with `$13` attempts only under lease `$2` with the
+/// the retry lane at `$13` with `$14` attempts only under lease `$2` with the
 /// series `$3` and attempts `$4` the worker started from, and while endpoint
 /// (`$5`, `$6`) exists; then the delivery (state `$7`, record `$8`) and its log
-/// entry (series `$9`, attempt `$10`, record `$11`). Returns 1 if written, 0 if stale.
+/// entry (series `$9`, attempt `$10`, record `$11`, attempt id `$12`). Returns
+/// 1 if written, 0 if stale.
 pub(crate) const OUTCOME_RETRY: &str = "WITH moved AS (
-         UPDATE queue SET lane = 1, due_ms = $12, scheduled_ms = $12, lease_token = NULL,
-             leased_by = NULL, attempts = $13
+         UPDATE queue SET lane = 1, due_ms = $13, scheduled_ms = $13, lease_token = NULL,
+             leased_by = NULL, attempts = $14
          WHERE delivery_id = $1 AND lease_token = $2 AND series = $3 AND attempts = $4
            AND EXISTS (SELECT 1 FROM endpoints WHERE tenant_id = $5 AND id = $6)
          RETURNING delivery_id),
      d AS (UPDATE deliveries SET state = $7, record = $8
            FROM moved WHERE deliveries.id = moved.delivery_id),
-     a AS (INSERT INTO attempts (delivery_id, series, attempt, record)
-           SELECT delivery_id, $9, $10, $11 FROM moved
-           ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record)
+     a AS (INSERT INTO attempts (delivery_id, series, attempt, record, attempt_id, tenant_id,
+               endpoint_id)
+           SELECT delivery_id, $9, $10, $11, $12, $5, $6 FROM moved
+           ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record,
+               attempt_id = EXCLUDED.attempt_id)
      SELECT count(*) FROM moved";
 
 /// An outcome that settles the delivery (succeeded or dead): as
@@ -132,9 +135,11 @@ pub(crate) const OUTCOME_FINAL: &str = "WITH moved AS (
          RETURNING delivery_id),
      d AS (UPDATE deliveries SET state = $7, record = $8
            FROM moved WHERE deliveries.id = moved.delivery_id),
-     a AS (INSERT INTO attempts (delivery_id, series, attempt, record)
-           SELECT delivery_id, $9, $10, $11 FROM moved
-           ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record)
+     a AS (INSERT INTO attempts (delivery_id, series, attempt, record, attempt_id, tenant_id,
+               endpoint_id)
+           SELECT delivery_id, $9, $10, $11, $12, $5, $6 FROM moved
+           ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record,
+               attempt_id = EXCLUDED.attempt_id)
      SELECT count(*) FROM moved";
 
 /// Outcomes written together, each fenced as [`OUTCOME_RETRY`] and
@@ -142,16 +147,17 @@ pub(crate) const OUTCOME_FINAL: &str = "WITH moved AS (
 /// delivery, `$2` lease token, `$3` series and `$4` attempts the worker started
 /// from, `$5` tenant and `$6` endpoint (which must exist), `$7` state and `$8`
 /// record of the delivery, `$9` series, `$10` attempt and `$11` record of its
-/// log entry, and `$12` when a retry is due with `$13` attempts made (null: the
-/// delivery is settled and its queue row removed). Returns the deliveries
+/// log entry, `$12` when a retry is due with `$13` attempts made (null: the
+/// delivery is settled and its queue row removed), and `$14` the log entry's
+/// attempt id. Returns the deliveries
 /// written; the others were stale. No two outcomes of one delivery share a
 /// statement.
 pub(crate) const OUTCOMES: &str = "WITH o AS (
          SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::int[], $4::int[], $5::text[],
              $6::text[], $7::text[], $8::text[], $9::int[], $10::int[], $11::text[],
-             $12::bigint[], $13::int[])
+             $12::bigint[], $13::int[], $14::text[])
          AS o(id, token, series, attempts, tenant, endpoint, state, record, log_series,
-             log_attempt, log, retry_due, retry_attempts)),
+             log_attempt, log, retry_due, retry_attempts, attempt_id)),
      live AS (
          SELECT o.* FROM o JOIN queue q ON q.delivery_id = o.id
          WHERE q.lease_token = o.token AND q.series = o.series AND q.attempts = o.attempts
@@ -169,8 +175,11 @@ pub(crate) const OUTCOMES: &str = "WITH o AS (
      done AS (SELECT delivery_id FROM moved UNION ALL SELECT delivery_id FROM ended),
      d AS (UPDATE deliveries SET state = live.state, record = live.record
            FROM live JOIN done ON done.delivery_id = live.id WHERE deliveries.id = live.id),
-     a AS (INSERT INTO attempts (delivery_id, series, attempt, record)
-           SELECT live.id, live.log_series, live.log_attempt, live.log
+     a AS (INSERT INTO attempts (delivery_id, series, attempt, record, attempt_id, tenant_id,
+               endpoint_id)
+           SELECT live.id, live.log_series, live.log_attempt, live.log, live.attempt_id,
+               live.tenant, live.endpoint
            FROM live JOIN done ON done.delivery_id = live.id
-           ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record)
+           ON CONFLICT (delivery_id, series, attempt) DO UPDATE SET record = EXCLUDED.record,
+               attempt_id = EXCLUDED.attempt_id)
      SELECT delivery_id FROM done";

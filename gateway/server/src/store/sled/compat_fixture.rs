@@ -96,6 +96,9 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
         Next::Dead(_) => DeliveryState::Dead,
     };
     let log = AttemptRecord {
+        id: None,
+        of: None,
+        request_headers: Vec::new(),
         series: d.series,
         attempt: d.attempts,
         started_at_ms: started,

@@ -136,6 +136,26 @@ pub(crate) fn attempts_of(dlv: &str) -> Vec<u8> {
     key(b"at", &[dlv.as_bytes(), b""])
 }
 
+/// `ax␀{tenant}␀{attempt}` → the attempt's log key: a tenant's attempts in
+/// id order (so by start time).
+pub(crate) fn tenant_attempt(t: &str, attempt_id: &str) -> Vec<u8> {
+    key(b"ax", &[t.as_bytes(), attempt_id.as_bytes()])
+}
+
+/// `axe␀{tenant}␀{endpoint}␀{attempt}` → the attempt's log key: one
+/// endpoint's attempts in id order.
+pub(crate) fn endpoint_attempt(t: &str, ep: &str, attempt_id: &str) -> Vec<u8> {
+    key(
+        b"axe",
+        &[t.as_bytes(), ep.as_bytes(), attempt_id.as_bytes()],
+    )
+}
+
+/// Prefix of every endpoint attempt index entry of one tenant.
+pub(crate) fn endpoint_attempts_of_tenant(t: &str) -> Vec<u8> {
+    key(b"axe", &[t.as_bytes(), b""])
+}
+
 /// `ik␀{tenant}␀{idempotency key}` → the original ingest's response.
 pub(crate) fn idempotency(t: &str, k: &str) -> Vec<u8> {
     key(b"ik", &[t.as_bytes(), k.as_bytes()])

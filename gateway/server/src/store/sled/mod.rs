@@ -7,6 +7,7 @@
 //! ingests are queued and applied in rounds ([`writer`]).
 
 mod api_calls;
+mod attempts;
 mod bulk;
 #[cfg(test)]
 mod compat_fixture;

@@ -179,6 +179,7 @@ impl SledStore {
             delivery_key: keys::delivery(tenant, delivery_id),
             key: keys::late_attempt(delivery_id, late.series, late.attempt, node),
             attempt: records::encode(late),
+            index: super::attempts::index_keys(tenant, late),
         };
         let (written, _) = self.apply(Job::LateAttempt(Box::new(prepared))).await?;
         Ok(written)
@@ -190,6 +191,8 @@ pub(crate) struct PreparedLateAttempt {
     delivery_key: Vec<u8>,
     key: Vec<u8>,
     attempt: Vec<u8>,
+    /// Its attempt index entries, which lead to `key`.
+    index: Option<[Vec<u8>; 2]>,
 }
 
 impl PreparedLateAttempt {
@@ -202,6 +205,9 @@ impl PreparedLateAttempt {
             return Ok(WriteResult::Stale);
         }
         tx.insert(self.key.as_slice(), self.attempt.as_slice())?;
+        for k in self.index.iter().flatten() {
+            tx.insert(k.as_slice(), self.key.as_slice())?;
+        }
         Ok(WriteResult::Written)
     }
 }
@@ -215,6 +221,8 @@ pub(crate) struct PreparedAttempt {
     expected_attempts: u32,
     attempt_key: Vec<u8>,
     attempt: Vec<u8>,
+    /// Its attempt index entries, which lead to `attempt_key`.
+    attempt_index: Option<[Vec<u8>; 2]>,
     old_entry: Vec<u8>,
     next_entry: Option<Vec<u8>>,
     tenant: Vec<u8>,
@@ -233,6 +241,7 @@ impl PreparedAttempt {
             expected_attempts: w.expected_attempts,
             attempt_key: keys::attempt(&d.id, w.attempt.series, w.attempt.attempt),
             attempt: records::encode(w.attempt),
+            attempt_index: super::attempts::index_keys(&d.tenant_id, w.attempt),
             old_entry: w.lease.0.encode(),
             next_entry: w.next_due_ms.map(|due_ms| {
                 DueEntry {
@@ -280,6 +289,9 @@ impl PreparedAttempt {
         }
         tx.insert(self.delivery_key.as_slice(), self.delivery.as_slice())?;
         tx.insert(self.attempt_key.as_slice(), self.attempt.as_slice())?;
+        for k in self.attempt_index.iter().flatten() {
+            tx.insert(k.as_slice(), self.attempt_key.as_slice())?;
+        }
         tx.remove(self.old_entry.as_slice())?;
         if let Some(next) = &self.next_entry {
             tx.insert(next.as_slice(), self.tenant.as_slice())?;

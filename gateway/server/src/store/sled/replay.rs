@@ -77,7 +77,8 @@ impl SledStore {
         }
     }
 
-    /// Replays every dead delivery of `tenant` that `filter` matches, in batches,
+    /// Replays every delivery of `tenant` in the filter's replayed state
+    /// (dead, or succeeded) that `filter` matches, in batches,
     /// each a transaction that replays a delivery only if it is still as it was read
     /// and its endpoint still exists.
     ///
@@ -128,7 +129,7 @@ impl SledStore {
             for item in scan {
                 let (k, v) = item?;
                 let mut d: DeliveryRecord = records::decode(&v)?;
-                if d.state != DeliveryState::Dead || !filter.matches(&d) {
+                if d.state != filter.replayed_state() || !filter.matches(&d) {
                     continue;
                 }
                 let mut w = super::Writes::default();

@@ -123,12 +123,12 @@ impl SledStore {
             if remove {
                 w.require_unchanged(&dkey, dbytes.to_vec());
                 w.remove(&dkey);
-                for k in self
-                    .records()?
-                    .scan_prefix(keys::attempts_of(dlv_id))
-                    .keys()
-                {
-                    w.remove(k?);
+                for kv in self.records()?.scan_prefix(keys::attempts_of(dlv_id)) {
+                    let (k, v) = kv?;
+                    for index in super::attempts::index_keys_of_entry(&d.tenant_id, &v) {
+                        w.remove(index);
+                    }
+                    w.remove(k);
                 }
                 stats.removed(&d);
             } else {

@@ -11,6 +11,9 @@ use crate::store::{AttemptRecord, AttemptWrite, ReplayOutcome, RetentionRules};
 
 fn success(series: u32) -> AttemptRecord {
     AttemptRecord {
+        id: None,
+        of: None,
+        request_headers: Vec::new(),
         series,
         attempt: 1,
         started_at_ms: 10,
