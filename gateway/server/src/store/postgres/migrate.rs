@@ -184,10 +184,11 @@ mod tests {
     }
 
     /// Rows as a schema-5 gateway wrote them (tenants without a record,
-    /// events without a uid or labels) read back through this build once
-    /// migration 6 has run: names default to the id, labels to none.
+    /// events without a uid or labels, attempts without ids) read back through
+    /// this build once migrations 6 and 7 have run: names default to the id,
+    /// labels to none, and an attempt stays on its log but out of lists.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn rows_written_at_schema_5_read_back_after_migration_6() {
+    async fn rows_written_at_schema_5_read_back_after_migrations_6_and_7() {
         let db = ScratchDatabase::create()
             .await
             .unwrap_or_else(|e| panic!("{e}"));
@@ -218,13 +219,16 @@ mod tests {
              INSERT INTO endpoints (tenant_id, id, timeout_ms, record)
                  VALUES ('acme', 'ep_1', 15000, '{}');
              INSERT INTO events (tenant_id, id, event_type, payload, created_at_ms, deliveries)
-                 VALUES ('acme', 'evt_01', 'order.paid', '{{\"n\": 1}}', 8, '[]');",
+                 VALUES ('acme', 'evt_01', 'order.paid', '{{\"n\": 1}}', 8, '[]');
+             INSERT INTO attempts (delivery_id, series, attempt, record)
+                 VALUES ('dlv_01', 1, 1, '{}');",
             hex::encode([1u8; 32]),
             old_record.to_string().replace('\'', "''"),
+            old_attempt().replace('\'', "''"),
         ))
         .await
         .unwrap();
-        assert_eq!(migrate(&mut c).await.unwrap(), [6]);
+        assert_eq!(migrate(&mut c).await.unwrap(), [6, 7]);
         let config = crate::config::StoreConfig {
             backend: crate::config::StoreBackend::Postgres,
             url: Some(db.url.clone()),
@@ -265,6 +269,27 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(page.data.len(), 1);
+        let log = store
+            .attempt_log(&crate::ids::DeliveryId::from("dlv_01"))
+            .await
+            .unwrap();
+        assert_eq!(
+            (log.len(), log[0].status, log[0].id.is_none()),
+            (1, Some(200), true)
+        );
+        let attempts = store
+            .list_attempts(
+                &acme,
+                &crate::store::AttemptScope::Tenant,
+                &crate::store::AttemptQuery {
+                    limit: 10,
+                    ..Default::default()
+                },
+                |_| true,
+            )
+            .await
+            .unwrap();
+        assert!(attempts.data.is_empty(), "an attempt without an id is not listed");
         // And a change made now keeps what was there.
         let renamed = store
             .update_tenant(&acme, |t| t.name = "Acme".into())
@@ -278,5 +303,17 @@ mod tests {
             Some("acme")
         );
         store.close().await;
+    }
+
+    /// An attempt's record as a schema-5 gateway wrote it: no id, no headers.
+    fn old_attempt() -> String {
+        serde_json::json!({
+            "series": 1, "attempt": 1, "started_at_ms": 9, "duration_ms": 3,
+            "status": 200, "error_kind": null, "response_snippet": "ok",
+            "verdict": "delivered", "delay_ms": null, "next_attempt_at_ms": null,
+            "dead_reason": null, "decided_by": "builtin", "policy": "config:default",
+            "node_id": "n1"
+        })
+        .to_string()
     }
 }
