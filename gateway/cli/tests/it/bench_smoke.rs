@@ -157,3 +157,43 @@ fn run_bench(args: &[&str]) -> String {
     );
     text
 }
+
+/// `bench compare` with this build as both the old and the new one, the new
+/// one's endpoint carrying a channel, a filter and two custom headers: a row
+/// per backend, load and run, and a median ratio per load, every figure
+/// positive (behaviour only; no speed asserted).
+#[test]
+fn the_compare_scenario_runs_both_builds_under_each_load_on_both_backends() {
+    let server = std::env::var(hookgate_server::lab::SERVER_ENV)
+        .unwrap_or_else(|_| hookgate_server::lab::DEFAULT_TEST_POSTGRES.into());
+    let this_build = env!("CARGO_BIN_EXE_hookgate");
+    let text = run_bench(&[
+        "bench",
+        "compare",
+        "--smoke",
+        "--platform-fields",
+        "--old-bin",
+        this_build,
+        "--new-bin",
+        this_build,
+        "--store-url",
+        &server,
+    ]);
+    for backend in ["sled", "PostgreSQL"] {
+        for load in [
+            "ingest events/s",
+            "deliver deliveries/s",
+            "e2e delivered events/s",
+        ] {
+            let row = text
+                .lines()
+                .find(|l| l.starts_with(&format!("| {backend} | {load} | ")) && l.contains('.'))
+                .unwrap_or_else(|| panic!("no median row for {backend} {load}: {text}"));
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            for figure in &cells[3..=5] {
+                let v: f64 = figure.parse().unwrap_or_else(|_| panic!("{row}"));
+                assert!(v > 0.0, "{row}");
+            }
+        }
+    }
+}

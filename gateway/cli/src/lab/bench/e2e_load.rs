@@ -64,8 +64,19 @@ pub(super) async fn closed_loop(
     clients: usize,
     secs: f64,
 ) -> anyhow::Result<Load> {
+    closed_loop_with(http, url, key, small_event(), clients, secs).await
+}
+
+/// [`closed_loop`] with `body` as each event.
+pub(super) async fn closed_loop_with(
+    http: &HttpClient,
+    url: &str,
+    key: &str,
+    body: Bytes,
+    clients: usize,
+    secs: f64,
+) -> anyhow::Result<Load> {
     let stop = Arc::new(AtomicBool::new(false));
-    let body = small_event();
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..clients {

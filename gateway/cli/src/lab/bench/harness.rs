@@ -135,6 +135,14 @@ pub(super) async fn call(
     Ok((status.as_u16(), answer))
 }
 
+/// `base` (an object) with `extra`'s fields added over it.
+pub(super) fn with_fields(mut base: Value, extra: &Value) -> Value {
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    base
+}
+
 /// Creates tenant `bench` and one endpoint with `endpoint` fields; returns the key and endpoint id.
 pub(super) async fn tenant_and_endpoint(
     gw: &BenchGateway,

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::harness::{
     BenchGateway, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
-    tenant_named_with_endpoint,
+    tenant_named_with_endpoint, with_fields,
 };
 use super::{Common, median, quantile};
 
@@ -31,8 +31,18 @@ pub(super) async fn post_for(
     key: &str,
     secs: f64,
 ) -> anyhow::Result<(f64, Vec<f64>)> {
+    post_body_for(http, url, key, Bytes::from(event_body()), secs).await
+}
+
+/// [`post_for`] with `body` as each event.
+pub(super) async fn post_body_for(
+    http: &HttpClient,
+    url: &str,
+    key: &str,
+    body: Bytes,
+    secs: f64,
+) -> anyhow::Result<(f64, Vec<f64>)> {
     let stop = Arc::new(AtomicBool::new(false));
-    let body = Bytes::from(event_body());
     let mut tasks = Vec::new();
     let started = Instant::now();
     for _ in 0..CLIENTS {
@@ -162,10 +172,26 @@ pub(super) async fn drain_backlog(
     tenant: &str,
     n: usize,
 ) -> anyhow::Result<(usize, f64)> {
-    let ep = json!({"url": rx.url(), "max_in_flight": CLIENTS, "rate_limit_per_s": 1});
+    let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
+    drain_shaped_backlog(gw, rx, tenant, n, &json!({}), &body).await
+}
+
+/// [`drain_backlog`] with `endpoint_extra`'s fields on the endpoint and
+/// `body` as each event.
+pub(super) async fn drain_shaped_backlog(
+    gw: &BenchGateway,
+    rx: &CountingReceiver,
+    tenant: &str,
+    n: usize,
+    endpoint_extra: &serde_json::Value,
+    body: &serde_json::Value,
+) -> anyhow::Result<(usize, f64)> {
+    let ep = with_fields(
+        json!({"url": rx.url(), "max_in_flight": CLIENTS, "rate_limit_per_s": 1}),
+        endpoint_extra,
+    );
     let (key, ep_id) = tenant_named_with_endpoint(gw, tenant, ep).await?;
     let url = format!("{}/v1/tenants/{tenant}/events", gw.base);
-    let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
     let mut tasks = Vec::new();
     for _ in 0..CLIENTS {
         let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());

@@ -4,6 +4,7 @@
 
 mod cluster;
 mod cluster_measure;
+mod compare;
 mod decision;
 mod e2e;
 mod e2e_host;
@@ -16,6 +17,7 @@ mod schedule;
 
 use clap::{Args, Subcommand};
 pub use cluster::ClusterOptions;
+pub use compare::CompareOptions;
 pub use decision::DecisionPath;
 pub use e2e::E2eOptions;
 
@@ -86,6 +88,10 @@ pub enum BenchCommand {
     /// PostgreSQL's dead tuples and create→receipt p50/p99 at a fixed rate;
     /// `--rounds` repeats it on the same gateway and database.
     E2e(E2eOptions),
+    /// Two builds (`--old-bin`, `--new-bin`), each served as a child, alternately
+    /// under the same ingest, deliver and e2e loads: the median ratio new ÷ old
+    /// per load, on sled and, with --store-url, PostgreSQL.
+    Compare(CompareOptions),
     /// RSS and data-dir size with many deliveries pending, and restart to first delivery.
     Footprint {
         #[command(flatten)]
@@ -123,6 +129,7 @@ pub fn run(command: BenchCommand) -> i32 {
             } => decision::decision(&common, &plugin, path).await,
             BenchCommand::Cluster { common, options } => cluster::cluster(&common, &options).await,
             BenchCommand::E2e(options) => e2e::e2e(&options).await,
+            BenchCommand::Compare(options) => compare::compare(&options).await,
             BenchCommand::Footprint { common, pending } => {
                 schedule::footprint(&common, pending).await
             }

@@ -289,7 +289,10 @@ mod tests {
             )
             .await
             .unwrap();
-        assert!(attempts.data.is_empty(), "an attempt without an id is not listed");
+        assert!(
+            attempts.data.is_empty(),
+            "an attempt without an id is not listed"
+        );
         // And a change made now keeps what was there.
         let renamed = store
             .update_tenant(&acme, |t| t.name = "Acme".into())
