@@ -92,6 +92,10 @@ pub enum EndpointsCommand {
         tenant: Tenant,
         /// The endpoint id (`ep_...`).
         id: String,
+        /// Sign with this secret of your own instead of a generated one: `whsec_` and
+        /// padded standard base64 of 24 to 64 bytes. The gateway checks it.
+        #[arg(long, value_name = "whsec_...")]
+        secret: Option<String>,
     },
     /// Close the endpoint's circuit breaker now: its pending deliveries go out at
     /// once, and the failure streak and cool-down ladder start over.
@@ -292,8 +296,11 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
                 .await?;
             s.show(&reply, render_secrets);
         }
-        EndpointsCommand::RotateSecret { tenant, id } => {
-            let req = one(Method::POST, &tenant, &id, Some("rotate-secret"));
+        EndpointsCommand::RotateSecret { tenant, id, secret } => {
+            let mut req = one(Method::POST, &tenant, &id, Some("rotate-secret"));
+            if let Some(secret) = secret {
+                req = req.json(&json!({"secret": secret}));
+            }
             let reply = s.send(req).await?;
             s.show(&reply, |v| {
                 format!(

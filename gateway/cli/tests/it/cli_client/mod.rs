@@ -121,6 +121,20 @@ fn tenants_and_endpoints_round_trip_with_clear_errors() {
         .ok(&format!("endpoints secret --tenant acme {ep} --json"))
         .json();
     assert_eq!(secrets["secrets"].as_array().unwrap().len(), 2, "{secrets}");
+    // A secret of one's own: it signs from now on; a malformed one is refused.
+    let own = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3";
+    acme.ok(&format!(
+        "endpoints rotate-secret --tenant acme {ep} --secret {own}"
+    ));
+    let secrets = acme
+        .ok(&format!("endpoints secret --tenant acme {ep} --json"))
+        .json();
+    assert!(secrets.to_string().contains(own), "{secrets}");
+    acme.fails(
+        &format!("endpoints rotate-secret --tenant acme {ep} --secret whsec_short"),
+        1,
+        "secret",
+    );
     let reset = acme.ok(&format!(
         "endpoints reset-breaker --tenant acme {ep} --json"
     ));
