@@ -1,12 +1,13 @@
 // Drives the web console in Debian's Chromium (headless) with playwright-core,
 // through a tenant's whole journey: overview, endpoints, deliveries and their
-// timeline, the DLQ and its replay, the policy simulator, and plugins; then the
-// admin's overview. Saves a screenshot of each page in OUT_DIR and prints what
+// timeline, the DLQ and its replay, the policy simulator, plugins, and the
+// platform model (an endpoint's uid, name, channels, filter and sensitive
+// header; an event's payload); then the admin's overview. Saves a screenshot of each page in OUT_DIR and prints what
 // the pages showed as one JSON line.
 //
 // Usage: node console_browser.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
 // SETUP_JSON: {"admin": token, "retrying_url": url, "dying_url": url, "ok_url": url,
-//   "plugins": [wasm paths]}
+//   "plugins": [wasm paths], "platform_url": url, "sensitive_value": a header value never to show}
 import { launch, signIn } from "./console/browser.mjs";
 import { overviewScene, adminScene, refusedSignIn } from "./console/overview_scene.mjs";
 import { endpointsScene } from "./console/endpoints_scene.mjs";
@@ -14,6 +15,7 @@ import { deliveriesScene } from "./console/deliveries_scene.mjs";
 import { dlqScene } from "./console/dlq_scene.mjs";
 import { policiesScene } from "./console/policies_scene.mjs";
 import { pluginsScene } from "./console/plugins_scene.mjs";
+import { platformScene } from "./console/platform_scene.mjs";
 
 const [base, key, tenant, outDir, setupJson] = process.argv.slice(2);
 const setup = JSON.parse(setupJson);
@@ -32,6 +34,7 @@ try {
     ["dlq", dlqScene],
     ["policies", policiesScene],
     ["plugins", pluginsScene],
+    ["platform", platformScene],
     ["admin", adminScene],
   ]) {
     ctx.scene = name;

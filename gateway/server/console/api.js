@@ -5,8 +5,12 @@
 export const store = window.sessionStorage;
 export const $ = (id) => document.getElementById(id);
 
-/** Calls the API with a JSON body (or raw bytes); resolves to the JSON answer, or throws the API's error. */
-export async function api(path, method = "GET", body = undefined, contentType = "application/json") {
+/**
+ * Sends one API request with the bearer token; resolves to the response when
+ * it is 2xx, or throws the API's error (with the HTTP `status`, which pages
+ * use to tell "this route is not there" from a failure).
+ */
+async function request(path, method, body, contentType) {
   const headers = { authorization: `Bearer ${store.getItem("hookgate.token")}` };
   let payload;
   if (body instanceof ArrayBuffer) {
@@ -22,14 +26,24 @@ export async function api(path, method = "GET", body = undefined, contentType = 
   } catch (e) {
     throw { code: "unreachable", message: `The gateway did not answer: ${e.message}` };
   }
-  if (response.status === 204) return null;
-  const answer = await response.json().catch(() => null);
   if (!response.ok) {
-    throw answer && answer.error
-      ? answer.error
-      : { code: `http_${response.status}`, message: response.statusText || "The request failed" };
+    const answer = await response.json().catch(() => null);
+    const error = answer && answer.error ? answer.error : { code: `http_${response.status}`, message: response.statusText || "The request failed" };
+    throw { ...error, status: response.status };
   }
-  return answer;
+  return response;
+}
+
+/** Calls the API with a JSON body (or raw bytes); resolves to the JSON answer, or throws the API's error. */
+export async function api(path, method = "GET", body = undefined, contentType = "application/json") {
+  const response = await request(path, method, body, contentType);
+  if (response.status === 204) return null;
+  return response.json().catch(() => null);
+}
+
+/** A GET's answer as text: for JSON whose bytes matter (an event's payload, shown as received). */
+export async function apiText(path) {
+  return (await request(path, "GET", undefined, undefined)).text();
 }
 
 /** The API error (or nothing) in the page's alert line: message and code. */
@@ -117,17 +131,20 @@ export const emptyRow = (columns, text) => el("tr", { class: "empty" }, el("td",
 /** A link to a console page. */
 export const link = (hash, text) => el("a", { href: hash, text });
 
-/** `HH:MM:SS` in local time, or a dash. */
+// Dates in the browser's own locale and time zone, to the second.
+const TIME = new Intl.DateTimeFormat(undefined, { timeStyle: "medium" });
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+/** The time of day in the browser's locale, or a dash. */
 export function clock(iso) {
   if (!iso) return "–";
-  return new Date(iso).toLocaleTimeString([], { hour12: false });
+  return TIME.format(new Date(iso));
 }
 
-/** Date and time, to the second, in local time. */
+/** Date and time, to the second, in the browser's locale. */
 export function when(iso) {
   if (!iso) return "–";
-  const d = new Date(iso);
-  return `${d.toLocaleDateString()} ${d.toLocaleTimeString([], { hour12: false })}`;
+  return DATE_TIME.format(new Date(iso));
 }
 
 /** Milliseconds as the largest sensible unit. */
@@ -139,11 +156,12 @@ export function duration(ms) {
   return `${+(ms / 3_600_000).toFixed(1)} h`;
 }
 
-/** A definition list from `[name, value]` pairs. */
+/** A definition list from `[name, value]` pairs; a value may be a DOM node. */
 export function definitions(pairs) {
-  return pairs.map(([name, value]) =>
-    el("div", {}, el("dt", { text: name }), el("dd", { text: value == null || value === "" ? "–" : value })),
-  );
+  return pairs.map(([name, value]) => {
+    const dd = value instanceof Node ? el("dd", {}, value) : el("dd", { text: value == null || value === "" ? "–" : value });
+    return el("div", {}, el("dt", { text: name }), dd);
+  });
 }
 
 /**

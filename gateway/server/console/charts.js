@@ -1,52 +1,82 @@
-// Small SVG charts drawn on the page: a line for a polled series and bars for
-// a per-second histogram. Presentation attributes only (no inline styles), so
-// the strict Content-Security-Policy holds.
+// The console's charts, as SVG: lines and stacked bars over time with axes,
+// ticks, a legend and the values under the pointer, and the simulator's
+// per-second histogram. Each chart says what it drew in `data-*` attributes
+// (for tests and assistive technology alike).
 
-const NS = "http://www.w3.org/2000/svg";
+import { svg, label, titled, frame, axes, legend, plain, span } from "./chart_axes.js";
 
-function svg(tag, attrs = {}) {
-  const node = document.createElementNS(NS, tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
-  return node;
+/** A note such as "no data yet" centred on (x, y) of an empty chart. */
+function nothing(root, x, y, text) {
+  root.append(label(x, y, text, { "text-anchor": "middle", class: "tick" }));
 }
 
-function frame(width, height, label) {
-  const root = svg("svg", {
-    viewBox: `0 0 ${width} ${height}`,
-    width,
-    height,
-    role: "img",
-    "aria-label": label,
-    class: "chart",
-  });
-  const title = svg("title");
-  title.textContent = label;
-  root.append(title);
+/**
+ * Lines over time: `lines` are `{name, cls, points: [[ms, value or null]]}`
+ * (null breaks the line). Every point has its value on hover; the legend
+ * gives each line's `note` (its latest value, or a total). Returns an
+ * `<svg>` whose `data-points` counts the values drawn.
+ */
+export function lineChart({ name, from, until, lines, format = plain, width = 560, height = 180 }) {
+  const root = frame(width, height, name);
+  const known = lines.flatMap((l) => l.points.filter(([, v]) => v != null && Number.isFinite(v)));
+  root.dataset.points = String(known.length);
+  const high = Math.max(0, ...known.map(([, v]) => v));
+  const { x, y, box } = axes(root, { width, height, from, until, high, format });
+  legend(root, lines.map((l) => [l.cls, `${l.name}${l.note != null ? ` ${l.note}` : ""}`]));
+  if (known.length === 0) nothing(root, (box.left + box.right) / 2, (box.top + box.bottom) / 2, "no data yet");
+  for (const line of lines) {
+    // A null splits the line into runs; a run of one point is just its dot.
+    let run = [];
+    const flush = () => {
+      if (run.length > 1) root.append(svg("polyline", { points: run.join(" "), fill: "none", class: `line ${line.cls}`, "stroke-width": 2 }));
+      run = [];
+    };
+    for (const [t, v] of line.points) {
+      if (v == null || !Number.isFinite(v)) {
+        flush();
+        continue;
+      }
+      const [px, py] = [x(t).toFixed(1), y(v).toFixed(1)];
+      run.push(`${px},${py}`);
+      const dot = svg("circle", { cx: px, cy: py, r: 2.5, class: `dot ${line.cls}`, "data-value": v });
+      root.append(titled(dot, `${new Date(t).toLocaleString()}: ${line.name} ${format(v)}`));
+    }
+    flush();
+  }
   return root;
 }
 
 /**
- * A line of `values` (numbers or null for "not yet"), scaled to its own range.
- * Returns an `<svg>` whose `data-points` counts the values drawn.
+ * Stacked bars over time: `buckets` are `{start: ms, values: [n per layer]}`,
+ * each `step` ms wide; `layers` are `{name, cls, note}` from the bottom up.
+ * Hovering a bucket shows its time and every layer's value. Returns an
+ * `<svg>` whose `data-bars` counts the buckets with anything in them.
  */
-export function sparkline(values, label, width = 220, height = 48) {
-  const root = frame(width, height, label);
-  const known = values.map((v, i) => [i, v]).filter(([, v]) => v != null && Number.isFinite(v));
-  root.dataset.points = String(known.length);
-  if (known.length === 0) {
-    const none = svg("text", { x: width / 2, y: height / 2, "text-anchor": "middle", class: "tick" });
-    none.textContent = "no data yet";
-    root.append(none);
-    return root;
+export function stackedBars({ name, from, until, step, buckets, layers, format = plain, width = 560, height = 180 }) {
+  const root = frame(width, height, name);
+  const high = Math.max(0, ...buckets.map((b) => b.values.reduce((a, v) => a + (v || 0), 0)));
+  const { x, y, box } = axes(root, { width, height, from, until, high, format });
+  legend(root, layers.map((l) => [l.cls, `${l.name}${l.note != null ? ` ${l.note}` : ""}`]));
+  let drawn = 0;
+  for (const bucket of buckets) {
+    const left = x(bucket.start);
+    const barWidth = Math.max(1, x(bucket.start + step) - left - 1);
+    const group = svg("g", { class: "bucket", "data-start": new Date(bucket.start).toISOString() });
+    let base = 0;
+    layers.forEach((layer, i) => {
+      const v = bucket.values[i] || 0;
+      if (v <= 0) return;
+      group.append(svg("rect", { x: left.toFixed(2), y: y(base + v).toFixed(2), width: barWidth.toFixed(2), height: (y(base) - y(base + v)).toFixed(2), class: `bar ${layer.cls}`, "data-value": v }));
+      base += v;
+    });
+    if (base > 0) drawn += 1;
+    // The whole column answers the pointer, so a short bar is easy to hover.
+    group.append(svg("rect", { x: left.toFixed(2), y: box.top, width: barWidth.toFixed(2), height: box.bottom - box.top, class: "hover" }));
+    titled(group, `${span(bucket.start, bucket.start + step)}: ${layers.map((l, i) => `${format(bucket.values[i] || 0)} ${l.name}`).join(", ")}`);
+    root.append(group);
   }
-  const top = Math.max(...known.map(([, v]) => v));
-  const bottom = Math.min(0, ...known.map(([, v]) => v));
-  const span = top - bottom || 1;
-  const step = values.length > 1 ? (width - 4) / (values.length - 1) : 0;
-  const points = known.map(([i, v]) => `${(2 + i * step).toFixed(1)},${(height - 3 - ((v - bottom) / span) * (height - 6)).toFixed(1)}`);
-  root.append(svg("polyline", { points: points.join(" "), fill: "none", class: "line", "stroke-width": 2 }));
-  const [lastX, lastY] = points[points.length - 1].split(",");
-  root.append(svg("circle", { cx: lastX, cy: lastY, r: 3, class: "dot" }));
+  root.dataset.bars = String(drawn);
+  if (drawn === 0) nothing(root, (box.left + box.right) / 2, (box.top + box.bottom) / 2, "nothing in this time");
   return root;
 }
 
@@ -55,8 +85,8 @@ export function sparkline(values, label, width = 220, height = 48) {
  * axis and the tallest bar's count over it. Returns an `<svg>` whose
  * `data-bars` counts the non-empty bars and `data-most` holds the tallest's count.
  */
-export function histogram(counts, from, label, width = 360, height = 120) {
-  const root = frame(width, height, label);
+export function histogram(counts, from, name, width = 360, height = 120) {
+  const root = frame(width, height, name);
   const axis = 14;
   const most = Math.max(0, ...counts);
   const top = Math.max(1, most);
@@ -73,29 +103,14 @@ export function histogram(counts, from, label, width = 360, height = 120) {
       height: h.toFixed(2),
       class: "bar",
     });
-    const tip = svg("title");
-    tip.textContent = `${count} retries in second ${from + i}`;
-    bar.append(tip);
-    root.append(bar);
+    root.append(titled(bar, `${count} retries in second ${from + i}`));
   });
   root.dataset.bars = String(drawn);
   root.dataset.most = String(most);
-  if (drawn === 0) {
-    const none = svg("text", { x: width / 2, y: (height - axis) / 2, "text-anchor": "middle", class: "tick" });
-    none.textContent = "no retries in these seconds";
-    root.append(none);
-  }
+  if (drawn === 0) nothing(root, width / 2, (height - axis) / 2, "no retries in these seconds");
   root.append(svg("line", { x1: 0, x2: width, y1: height - axis, y2: height - axis, class: "axis" }));
-  for (const [x, text, anchor] of [
-    [1, `${from} s`, "start"],
-    [width - 1, `${from + counts.length} s`, "end"],
-  ]) {
-    const tick = svg("text", { x, y: height - 2, "text-anchor": anchor, class: "tick" });
-    tick.textContent = text;
-    root.append(tick);
-  }
-  const peak = svg("text", { x: width - 1, y: 10, "text-anchor": "end", class: "tick" });
-  peak.textContent = `max ${most}/s`;
-  root.append(peak);
+  root.append(label(1, height - 2, `${from} s`, { "text-anchor": "start", class: "tick" }));
+  root.append(label(width - 1, height - 2, `${from + counts.length} s`, { "text-anchor": "end", class: "tick" }));
+  root.append(label(width - 1, 10, `max ${most}/s`, { "text-anchor": "end", class: "tick" }));
   return root;
 }

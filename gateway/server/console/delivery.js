@@ -1,16 +1,47 @@
-// One delivery: where it stands ("attempt n of N, next at HH:MM:SS", or the
-// breaker holding it) and its attempt timeline, oldest first, each attempt
-// with its time, status or error kind, latency, verdict, delay chosen, who
-// decided, and the response snippet. Polled while open, so retries appear.
+// One delivery: where it stands ("attempt n of N, next at 14:03:07", or the
+// breaker holding it), its event's payload as received (or that it was
+// expunged), and its attempt timeline, oldest first (attempt_item.js).
+// Polled while open, so retries appear.
 
-import { $, api, tenantPath, el, definitions, duration, when, clock, pressed, showNotice, redraw, clear } from "./api.js";
-import { breakerText } from "./endpoints.js";
+import { $, api, apiText, tenantPath, el, definitions, when, pressed, showNotice, redraw, clear } from "./api.js";
+import { breakerText, endpointName } from "./endpoints.js";
 import { progress } from "./deliveries.js";
+import { attemptItem } from "./attempt_item.js";
+import { indentJson, memberText } from "./json_text.js";
 
 /** Polled again this often while the page is open. */
 export const poll = 1000;
 
 let current = null;
+/** The delivery whose event is shown: the event is read once per visit. */
+let eventShown = null;
+
+/**
+ * The event's uid, channels and tags, and its payload indented but otherwise
+ * as received (its text is cut from the answer, never parsed), or a note that
+ * it was expunged.
+ */
+async function showEvent(eventId, isCurrent) {
+  const text = await apiText(`${tenantPath()}/events/${encodeURIComponent(eventId)}`);
+  const event = JSON.parse(text);
+  if (!isCurrent()) return;
+  const raw = memberText(text, "payload");
+  const payload = event.payload_expunged_at
+    ? el("p", { class: "note", "data-payload": "expunged", text: `Payload expunged at ${when(event.payload_expunged_at)}.` })
+    : el("pre", { class: "json", "data-payload": "shown", text: raw == null ? JSON.stringify(event.payload, null, 2) : indentJson(raw) });
+  $("delivery-event").replaceChildren(
+    el(
+      "dl",
+      { class: "facts" },
+      ...definitions([
+        ["Event uid", event.uid],
+        ["Channels", (event.channels || []).join(", ")],
+        ["Tags", (event.tags || []).join(", ")],
+      ]),
+    ),
+    payload,
+  );
+}
 
 /** Why a pending delivery is not going now, when its endpoint's breaker holds it. */
 function holding(delivery, endpoint) {
@@ -20,42 +51,13 @@ function holding(delivery, endpoint) {
   return `held by the breaker of ${endpoint.id}: ${breakerText(endpoint.breaker)}`;
 }
 
-function attemptItem(a) {
-  const failed = !(a.status >= 200 && a.status < 300);
-  const outcome = a.status != null ? `HTTP ${a.status}` : a.error_kind || "no answer";
-  const decision =
-    a.delay_ms != null
-      ? `retry in ${duration(a.delay_ms)}${a.next_attempt_at ? ` (at ${clock(a.next_attempt_at)})` : ""}`
-      : a.dead_reason
-        ? `dead: ${a.dead_reason}`
-        : "";
-  return el(
-    "li",
-    { class: failed ? "attempt failed" : "attempt ok", "data-status": a.status ?? a.error_kind ?? "" },
-    el("h4", { text: `Attempt ${a.attempt}${a.series > 1 ? ` (series ${a.series})` : ""} at ${when(a.started_at)}` }),
-    el(
-      "dl",
-      {},
-      ...definitions([
-        ["Outcome", a.error_kind && a.status != null ? `${outcome}, ${a.error_kind}` : outcome],
-        ["Latency", duration(a.duration_ms)],
-        ["Verdict", a.verdict],
-        ["Decision", decision],
-        ["Decided by", a.decided_by],
-        ["Policy", a.policy],
-        ["Gateway", a.node_id],
-      ]),
-    ),
-    a.response_snippet ? el("pre", { class: "snippet", text: a.response_snippet }) : null,
-  );
-}
-
 export async function show(id, polled, isCurrent) {
   if (!polled) {
     current = null;
+    eventShown = null;
     $("delivery-replay").hidden = true;
     $("delivery-title").textContent = `Delivery ${id}`;
-    for (const list of ["delivery-facts", "timeline"]) clear($(list));
+    for (const list of ["delivery-facts", "timeline", "delivery-event"]) clear($(list));
     $("delivery-progress").textContent = "";
   }
   const base = `${tenantPath()}/deliveries/${encodeURIComponent(id)}`;
@@ -69,7 +71,7 @@ export async function show(id, polled, isCurrent) {
     ...definitions([
       ["State", delivery.state],
       ["Event", `${delivery.event_type} (${delivery.event_id})`],
-      ["Endpoint", endpoint ? `${delivery.endpoint_id} (${endpoint.url})` : `${delivery.endpoint_id} (deleted)`],
+      ["Endpoint", endpoint ? `${endpointName(endpoint)} (${endpoint.url})` : `${delivery.endpoint_id} (deleted)`],
       ["Created", when(delivery.created_at)],
       ["Updated", when(delivery.updated_at)],
     ]),
@@ -78,6 +80,18 @@ export async function show(id, polled, isCurrent) {
   redraw($("timeline"), log, () =>
     log.length ? log.map(attemptItem) : [el("li", { class: "empty", text: "No attempt yet: the first is due now." })],
   );
+  // The event does not change while the page is open; it is read once, and
+  // a failure to read it leaves the rest of the page (and a poll tries again).
+  if (eventShown !== delivery.id) {
+    try {
+      await showEvent(delivery.event_id, isCurrent);
+      eventShown = delivery.id;
+    } catch (error) {
+      const gone = error.status === 404;
+      if (gone) eventShown = delivery.id;
+      if (isCurrent()) $("delivery-event").replaceChildren(el("p", { class: "note", text: gone ? "The event is no longer kept." : `The event could not be read: ${error.message}` }));
+    }
+  }
   const replay = $("delivery-replay");
   replay.hidden = delivery.state !== "dead" && delivery.state !== "succeeded";
   replay.textContent = delivery.state === "succeeded" ? "Send again" : "Replay";

@@ -1,17 +1,20 @@
-// One endpoint: its state, breaker, limits, plugin binding and effective
-// policy; the edit form (a JSON merge patch, the API's 422 shown beside the
-// field it names; only the fields changed are sent); rotate secret, disable
-// or enable, and reset the breaker.
+// One endpoint: its name, uid, channels, filter, metadata, headers (sensitive
+// values as the API masks them), state, breaker, limits, plugin binding and
+// effective policy; its delivery history (endpoint_stats.js); the edit form
+// (a JSON merge patch of only the fields changed, the API's 422 shown beside
+// the field it names); rotate secret, disable or enable, and reset the breaker.
 
-import { $, api, tenantPath, el, definitions, duration, pressed, showNotice, when } from "./api.js";
-import { fillPolicy, policyPatch, showFieldError } from "./forms.js";
-import { breakerText, endpointFields, fieldValue, FIELD_NAMES } from "./endpoints.js";
+import { $, api, tenantPath, el, definitions, duration, pressed, showError, showNotice, when } from "./api.js";
+import { showFieldError } from "./forms.js";
+import { breakerText, endpointName } from "./endpoints.js";
+import { endpointForm } from "./endpoint_form.js";
+import { filterText } from "./filter_editor.js";
+import { showStats } from "./endpoint_stats.js";
 
-/** The endpoint shown, and the text the form was filled with. */
+/** The endpoint shown. */
 let current = null;
-let shown = {};
 const form = $("endpoint-edit");
-endpointFields(form);
+const fields = endpointForm(form);
 form.append(el("button", { type: "submit", text: "Save changes" }));
 
 /** The shown endpoint's API path; the actions need one to be loaded. */
@@ -29,25 +32,40 @@ function policyPairs(policy) {
   ]);
 }
 
-/** The endpoint's own headers, one `name: value` each; the gateway masks
- * sensitive values before they reach the page. */
-function headersText(headers) {
-  const pairs = Object.entries(headers || {});
-  return pairs.length ? pairs.map(([name, value]) => `${name}: ${value}`).join("; ") : "none";
+/** `[name, value, note]` triples as a list, or "none". */
+function pairList(pairs, kind) {
+  if (!pairs.length) return "none";
+  return el(
+    "ul",
+    { class: "pairs", "data-list": kind },
+    ...pairs.map(([name, value, note]) => el("li", {}, el("code", { text: name }), `: ${value}`, note ? el("small", { text: ` ${note}` }) : null)),
+  );
+}
+
+/** The endpoint's own headers; the API masks sensitive values before they reach the page. */
+function headerList(ep) {
+  const sensitive = ep.sensitive_headers || [];
+  const pairs = Object.entries(ep.headers || {}).map(([name, value]) => [name, value, sensitive.includes(name) ? "(sensitive)" : null]);
+  return pairList(pairs, "headers");
 }
 
 function render(ep) {
   current = ep;
-  $("endpoint-title").textContent = `Endpoint ${ep.id}`;
+  $("endpoint-title").textContent = endpointName(ep);
   $("endpoint-facts").replaceChildren(
     ...definitions([
+      ["Id", ep.id],
+      ["Uid", ep.uid],
       ["URL", ep.url],
       ["State", ep.disabled ? `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ""}` : "enabled"],
       ["Breaker", breakerText(ep.breaker)],
       ["Event types", ep.event_types.join(", ")],
+      ["Channels", (ep.channels || []).join(", ") || "none: every event its types match"],
+      ["Filter", ep.filter == null ? "none" : el("pre", { class: "json", "data-json": "filter", text: filterText(ep.filter) })],
+      ["Metadata", pairList(Object.entries(ep.metadata || {}), "metadata")],
+      ["Headers", headerList(ep)],
       ["Max in flight", String(ep.max_in_flight)],
       ["Rate limit", ep.rate_limit_per_s ? `${ep.rate_limit_per_s}/s` : "none"],
-      ["Headers", headersText(ep.headers)],
       ["Timeout", duration(ep.timeout_ms)],
       ["Plugin", ep.plugin || "none (the policy decides)"],
       ["Created", when(ep.created_at)],
@@ -57,44 +75,24 @@ function render(ep) {
   $("endpoint-toggle").textContent = ep.disabled ? "Enable" : "Disable";
 }
 
-/** Fills the edit form from the endpoint as the tenant set it, noting the text put in each field. */
+/** Fills the edit form from the endpoint as the tenant set it. */
 function fill(ep) {
-  shown = {};
-  for (const name of FIELD_NAMES) {
-    const value = ep[name];
-    const text = value == null ? "" : Array.isArray(value) ? value.join(", ") : String(value);
-    form.elements[name].value = text;
-    shown[name] = text;
-  }
-  Object.assign(shown, fillPolicy(form, ep.policy));
+  fields.fill(ep);
   showFieldError(form, null);
 }
 
 export async function show(id, _polled, isCurrent) {
   current = null;
   $("endpoint-secret").hidden = true;
-  for (const list of ["endpoint-facts", "endpoint-policy"]) $(list).replaceChildren();
+  for (const list of ["endpoint-facts", "endpoint-policy", "endpoint-stats"]) $(list).replaceChildren();
   $("endpoint-title").textContent = `Endpoint ${id}`;
-  const ep = await api(`${tenantPath()}/endpoints/${encodeURIComponent(id)}`);
+  const base = `${tenantPath()}/endpoints/${encodeURIComponent(id)}`;
+  const ep = await api(base);
   if (!isCurrent()) return;
   render(ep);
   fill(ep);
-}
-
-/**
- * The merge patch: only the fields changed since the form was filled, so a
- * change made elsewhere meanwhile stays. An emptied field is null: its default.
- */
-function patchBody() {
-  const body = {};
-  for (const name of FIELD_NAMES) {
-    if (form.elements[name].value.trim() === shown[name]) continue;
-    const value = fieldValue(form, name);
-    body[name] = value === undefined ? null : value;
-  }
-  const policy = policyPatch(form, shown);
-  if (policy) body.policy = policy;
-  return body;
+  // The history comes after the rest; its failure leaves the rest in place.
+  showStats($("endpoint-stats"), base, isCurrent).catch((error) => isCurrent() && showError(error));
 }
 
 const saveButton = form.querySelector("button[type=submit]");
@@ -105,11 +103,11 @@ form.addEventListener("submit", (event) => {
 
 async function save() {
   try {
-    const ep = await api(path(), "PATCH", patchBody(), "application/merge-patch+json");
+    const ep = await api(path(), "PATCH", fields.patchBody(), "application/merge-patch+json");
     showFieldError(form, null);
     render(ep);
     fill(ep);
-    showNotice(`Saved ${ep.id}.`);
+    showNotice(`Saved ${endpointName(ep)}.`);
   } catch (error) {
     showFieldError(form, error);
   }
@@ -119,7 +117,7 @@ $("endpoint-toggle").addEventListener("click", (event) =>
   pressed(event.target, async () => {
     const ep = await api(path(), "PATCH", { disabled: !current.disabled }, "application/merge-patch+json");
     render(ep);
-    showNotice(ep.disabled ? `${ep.id} is disabled: it gets nothing new.` : `${ep.id} is enabled.`);
+    showNotice(ep.disabled ? `${endpointName(ep)} is disabled: it gets nothing new.` : `${endpointName(ep)} is enabled.`);
   }),
 );
 
@@ -127,7 +125,7 @@ $("endpoint-reset").addEventListener("click", (event) =>
   pressed(event.target, async () => {
     const ep = await api(`${path()}/breaker/reset`, "POST");
     render(ep);
-    showNotice(`The breaker of ${ep.id} is ${ep.breaker.state}.`);
+    showNotice(`The breaker of ${endpointName(ep)} is ${ep.breaker.state}.`);
   }),
 );
 

@@ -1,52 +1,16 @@
-// Endpoints: the tenant's list with state, breaker and limits, and the form
-// that creates one. An endpoint's own page (endpoint.js) edits it.
+// Endpoints: the tenant's list, each by its name (description, uid or id)
+// with its uid, channels, filter, state, breaker and limits, and the form that
+// creates one. An endpoint's own page (endpoint.js) edits it.
 
 import { $, api, allPages, MOST_LISTED, tenantPath, el, cell, link, emptyRow, when, pressed } from "./api.js";
-import { checkNumber, labelled, policyFieldset, policyOver, showFieldError } from "./forms.js";
+import { showFieldError } from "./forms.js";
+import { endpointForm } from "./endpoint_form.js";
 
-/** The endpoint fields besides the policy: [name, label, type, placeholder]. */
-const FIELDS = [
-  ["url", "URL", "url", "the receiver's URL"],
-  ["description", "Description", "text", "for people"],
-  ["event_types", "Event types", "text", "order.*, invoice.paid (empty: all)"],
-  ["max_in_flight", "Max in flight", "number", "16"],
-  ["rate_limit_per_s", "Rate limit per second", "number", "none"],
-  ["timeout_ms", "Timeout (ms)", "number", "15000"],
-  ["plugin", "Plugin", "text", "name or name@version (none)"],
-];
+/** What people call an endpoint: its description, else its uid, else its id. */
+export const endpointName = (ep) => ep.description || ep.uid || ep.id;
 
-/** The endpoint form's controls: the fields above, then the policy fieldset. */
-export function endpointFields(form) {
-  for (const [name, text, type, placeholder] of FIELDS) {
-    const input = el("input", { name, type, placeholder, autocomplete: "off", required: name === "url" });
-    form.append(labelled(text, input, name));
-  }
-  form.append(policyFieldset());
-}
-
-/** A field's value: trimmed text, a number, a list, or undefined when empty. */
-export function fieldValue(form, name) {
-  checkNumber(form.elements[name]);
-  const raw = form.elements[name].value.trim();
-  if (raw === "") return undefined;
-  if (name === "event_types") return raw.split(",").map((t) => t.trim()).filter(Boolean);
-  if (form.elements[name].type === "number") return Number(raw);
-  return raw;
-}
-
-export const FIELD_NAMES = FIELDS.map(([name]) => name);
-
-/** The create body: only what was filled in. */
-function createBody(form) {
-  const body = {};
-  for (const name of FIELD_NAMES) {
-    const value = fieldValue(form, name);
-    if (value !== undefined) body[name] = value;
-  }
-  const policy = policyOver(form, null);
-  if (Object.keys(policy).length) body.policy = policy;
-  return body;
-}
+/** A filter in one line, for a table cell. */
+const filterLine = (filter) => (filter == null ? null : JSON.stringify(filter));
 
 /** A breaker in a few words: its state, and until when it holds. */
 export function breakerText(breaker) {
@@ -62,7 +26,7 @@ export const allEndpoints = () => allPages(`${tenantPath()}/endpoints`);
  * Fills an endpoint `<select>` (after `first`, the "any" choice), keeping the
  * choice made while the list loaded.
  */
-export async function endpointChoices(select, first, label = (ep) => `${ep.id} (${ep.url})`) {
+export async function endpointChoices(select, first, label = (ep) => `${endpointName(ep)} (${ep.url})`) {
   const endpoints = await allEndpoints();
   const chosen = select.value;
   select.replaceChildren(first, ...endpoints.map((ep) => el("option", { value: ep.id, text: label(ep) })));
@@ -82,8 +46,11 @@ export async function show(_arg, polled, current) {
           el(
             "tr",
             {},
-            el("td", {}, link(`#endpoint/${encodeURIComponent(ep.id)}`, ep.id)),
-            cell(ep.url),
+            el("td", {}, link(`#endpoint/${encodeURIComponent(ep.id)}`, endpointName(ep)), endpointName(ep) === ep.id ? null : el("small", { class: "id", text: ep.id })),
+            cell(ep.uid),
+            el("td", { class: "url", text: ep.url }),
+            cell((ep.channels || []).join(", ")),
+            el("td", {}, ep.filter == null ? "–" : el("code", { text: filterLine(ep.filter) })),
             cell(ep.disabled ? `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ""}` : "enabled"),
             cell(breakerText(ep.breaker)),
             cell(`${ep.policy_effective.preset}, ${ep.policy_effective.max_attempts} attempts`),
@@ -92,12 +59,12 @@ export async function show(_arg, polled, current) {
             cell(ep.rate_limit_per_s),
           ),
         )
-      : [emptyRow(8, "No endpoints yet: create the first one below.")]),
+      : [emptyRow(11, "No endpoints yet: create the first one below.")]),
   );
 }
 
 const form = $("endpoint-form");
-endpointFields(form);
+const fields = endpointForm(form);
 const createButton = el("button", { type: "submit", text: "Create endpoint" });
 form.append(createButton);
 form.addEventListener("submit", (event) => {
@@ -108,12 +75,13 @@ form.addEventListener("submit", (event) => {
 /** Creates the endpoint the form describes; a second press meanwhile is ignored. */
 async function create() {
   try {
-    const created = await api(`${tenantPath()}/endpoints`, "POST", createBody(form));
+    const created = await api(`${tenantPath()}/endpoints`, "POST", fields.createBody());
     showFieldError(form, null);
-    form.reset();
+    fields.reset();
+    const name = endpointName(created);
     $("created-secret").textContent = created.secret
-      ? `Created ${created.id}. Its signing secret, shown this once: ${created.secret}`
-      : `Created ${created.id}.`;
+      ? `Created ${name}. Its signing secret, shown this once: ${created.secret}`
+      : `Created ${name}.`;
     $("created-secret").hidden = false;
     await show(null, true, () => true);
   } catch (error) {

@@ -108,12 +108,27 @@ export function fillPolicy(form, policy) {
   return shown;
 }
 
-/** Shows the API's error beside the field it names (its `field`), and in the alert line. */
+/** Whether `span` is where the error about `field` goes: its own field, or (with `data-prefix`) a place inside it. */
+function placeOf(span, field) {
+  const own = span.dataset.field;
+  if (!field) return null;
+  if (field === own) return "own";
+  const inside = field.startsWith(`${own}.`) || field.startsWith(`${own}[`);
+  return span.dataset.prefix === "yes" && inside ? "inside" : null;
+}
+
+/**
+ * Shows the API's error beside the field it names (its `field`), and in the
+ * alert line. An error about a place inside a field (`filter.$or[1].a.$gt`,
+ * `headers.X-Bad`) goes beside that field, the place named before the message.
+ */
 export function showFieldError(form, error) {
+  let named = error && error.field ? form.elements[error.field] : null;
   for (const span of form.querySelectorAll(".field-error")) {
-    span.textContent = error && span.dataset.field === error.field ? error.message : "";
+    const place = placeOf(span, error && error.field);
+    span.textContent = place === "own" ? error.message : place === "inside" ? `${error.field}: ${error.message}` : "";
+    if (place && !(named && named.focus)) named = span.closest(".field, fieldset")?.querySelector("textarea, input");
   }
   showError(error);
-  const named = error && error.field ? form.elements[error.field] : null;
   if (named && named.focus) named.focus();
 }

@@ -1,8 +1,10 @@
 // Overview: the stats API's figures for the gateway (admin) or the signed-in
-// tenant, and small charts of the series this tab has polled since sign-in.
+// tenant, and charts of the series this tab has polled since sign-in, each
+// with a time axis, a value axis, its latest value and every sample's on hover.
 
 import { $, api, store, el, definitions } from "./api.js";
-import { sparkline } from "./charts.js";
+import { lineChart } from "./charts.js";
+import { plain } from "./chart_axes.js";
 
 /** Polled again this often while the page is open. */
 export const poll = 2000;
@@ -16,14 +18,16 @@ const percent = (x) => (x == null ? "–" : `${(x * 100).toFixed(1)} %`);
 const latency = (x) => (x == null ? "–" : `${x} ms`);
 const number = (x) => (typeof x === "number" ? x : x == null ? null : Number(String(x).replace(/[^0-9.]/g, "")));
 
-/** What each chart draws from a sample; attempts/s comes from two samples. */
+const ms = (v) => (v == null ? "–" : `${plain(v)} ms`);
+
+/** What each chart draws from a sample (attempts/s from two), and how its values read. */
 const CHARTS = [
-  ["Attempts per second", (s, prev) => (prev ? Math.max(0, (s.attempts - prev.attempts) / ((s.at - prev.at) / 1000)) : null)],
-  ["Success rate", (s) => s.success_rate],
-  ["Retry rate", (s) => s.retry_rate],
-  ["p95 attempt latency (ms)", (s) => number(s.latency_ms.p95)],
-  ["DLQ size", (s) => s.dlq_size],
-  ["Open breakers", (s) => s.open_breakers],
+  ["Attempts per second", (s, prev) => (prev ? Math.max(0, (s.attempts - prev.attempts) / ((s.at - prev.at) / 1000)) : null), plain],
+  ["Success rate", (s) => s.success_rate, percent],
+  ["Retry rate", (s) => s.retry_rate, percent],
+  ["p95 attempt latency", (s) => number(s.latency_ms.p95), ms],
+  ["DLQ size", (s) => s.dlq_size, plain],
+  ["Open breakers", (s) => s.open_breakers, plain],
 ];
 
 export async function show(_arg, _polled, current) {
@@ -46,10 +50,13 @@ export async function show(_arg, _polled, current) {
       ["Attempts", String(stats.attempts)],
     ]),
   );
+  const [from, until] = [samples[0].at, samples[samples.length - 1].at];
   $("charts").replaceChildren(
-    ...CHARTS.map(([name, value]) => {
-      const series = samples.map((s, i) => value(s, samples[i - 1]));
-      return el("figure", {}, sparkline(series, name), el("figcaption", { text: name }));
+    ...CHARTS.map(([name, value, format]) => {
+      const points = samples.map((s, i) => [s.at, value(s, samples[i - 1])]);
+      const latest = points[points.length - 1][1];
+      const line = { name: "now", cls: "s0", note: format(latest), points };
+      return el("figure", {}, lineChart({ name, from, until, lines: [line], format, width: 320, height: 140 }), el("figcaption", { text: name }));
     }),
   );
 }

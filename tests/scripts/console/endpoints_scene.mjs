@@ -46,13 +46,13 @@ export async function endpointsScene(ctx) {
   await page.waitForFunction((f) => document.querySelector(f).textContent !== "", field);
   const createFieldError = await page.textContent(field);
   const createAlert = await alertText(page);
-  const listed = await page.$$eval("#endpoint-list tr td:nth-child(2)", (tds) => tds.map((t) => t.textContent));
+  const listed = await page.$$eval("#endpoint-list tr td.url", (tds) => tds.map((t) => t.textContent));
   await page.screenshot({ path: `${outDir}/endpoints.png`, fullPage: true });
 
   // The first endpoint's page: edit with a refused value, then a good one.
   await page.click(`#endpoint-list tr:has-text("${setup.retrying_url}") a`);
   await page.waitForSelector("#endpoint:not([hidden]):not([aria-busy]) #endpoint-facts dd");
-  const id = (await page.textContent("#endpoint-title")).replace("Endpoint ", "");
+  const id = decodeURIComponent(page.url().split("#endpoint/")[1]);
   const edit = "#endpoint-edit";
   await page.fill(`${edit} [name="policy.max_attempts"]`, "0");
   await page.click(`${edit} button[type="submit"]`);
@@ -75,7 +75,7 @@ export async function endpointsScene(ctx) {
   const disabled = await waitForText(page, "#endpoint-facts dd", "disabled");
   await page.keyboard.press("Enter");
   await waitForText(page, "#notice", "is enabled");
-  const enabled = await page.textContent("#endpoint-facts div:nth-child(2) dd");
+  const enabled = await page.$$eval("#endpoint-facts div", (ds) => ds.find((d) => d.querySelector("dt").textContent === "State").querySelector("dd").textContent);
   await page.click("#endpoint-rotate");
   const rotated = await waitForText(page, "#endpoint-secret", "New signing secret");
   await page.click("#endpoint-reset");

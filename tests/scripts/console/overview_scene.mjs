@@ -8,7 +8,13 @@ const figures = (page) =>
 export async function overviewScene({ page, key, outDir }) {
   // Two polls make a line: the charts then have two points each.
   await page.waitForFunction(() => [...document.querySelectorAll("#charts svg")].some((s) => Number(s.dataset.points) >= 2));
-  const charts = await page.$$eval("#charts figure", (fs) => fs.map((f) => [f.querySelector("figcaption").textContent, Number(f.querySelector("svg").dataset.points)]));
+  const charts = await page.$$eval("#charts figure", (fs) =>
+    fs.map((f) => {
+      const svg = f.querySelector("svg");
+      const ticks = (axis) => svg.querySelectorAll(`text.tick.${axis}`).length;
+      return [f.querySelector("figcaption").textContent, Number(svg.dataset.points), ticks("x"), ticks("y"), svg.querySelector("text.legend")?.textContent ?? ""];
+    }),
+  );
   const stored = await page.evaluate(() => window.sessionStorage.getItem("hookgate.token"));
   await page.screenshot({ path: `${outDir}/overview.png`, fullPage: true });
   const phoneFits = await phoneShot(page, `${outDir}/overview-phone.png`);

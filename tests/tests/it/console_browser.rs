@@ -4,8 +4,11 @@
 //! A tenant signs in, creates endpoints, sends events, watches a delivery fail
 //! and be retried on its timeline, replays the DLQ and sees the deliveries
 //! succeed, gets the API's field errors, runs the simulator, uploads and rolls
-//! back a plugin; then the admin sees the whole gateway. What the pages showed
-//! is checked in `console_seen.rs`, and against the API. Screenshots of every page go to
+//! back a plugin, makes and edits an endpoint with the platform model's fields
+//! (a sensitive header among them) and reads an event's payload; then the
+//! admin sees the whole gateway. What the pages showed is checked in
+//! `console_seen.rs` and `console_platform_seen.rs`, against the API and the
+//! receiver. Screenshots of every page go to
 //! `target/tmp/console-screens`. A machine without Chromium fails the test,
 //! saying how to install it; it never passes silently.
 
@@ -16,7 +19,10 @@ use hookgate_tests::receiver::Receiver;
 use hookgate_tests::{ADMIN, TestGateway, plugin_wasm, test_config};
 use serde_json::{Value, json};
 
-use super::console_seen;
+use super::{console_platform_seen, console_seen};
+
+/// A sensitive header's value: it reaches the receiver and no page.
+const SENSITIVE: &str = "k-sensitive-7c1f0a";
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -93,6 +99,8 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         "dying_url": receiver.failing_first_url(1),
         "ok_url": receiver.url(),
         "plugins": files,
+        "platform_url": receiver.url().replace("/hook", "/platform"),
+        "sensitive_value": SENSITIVE,
     });
     let seen = drive(&gw, &key, setup.clone()).await;
     console_seen::overview(&seen, &key);
@@ -101,6 +109,7 @@ async fn a_tenant_works_through_every_page_of_the_console() {
     console_seen::dlq(&gw, &key, &seen).await;
     console_seen::policies(&seen, &id);
     console_seen::plugins(&gw, &key, &seen, &id).await;
+    console_platform_seen::platform(&seen, &receiver, SENSITIVE);
     console_seen::admin(&seen);
     let out = screens();
     for shot in [
@@ -120,6 +129,8 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         "policies.png",
         "simulator.png",
         "plugins.png",
+        "endpoint-platform.png",
+        "delivery-payload.png",
     ] {
         assert!(out.join(shot).is_file(), "{shot} missing");
     }

@@ -45,6 +45,12 @@ pub(crate) fn overview(seen: &Value, key: &str) {
             .any(|c| c[1].as_u64() >= Some(2)),
         "{overview}"
     );
+    // Every chart has its axes' ticks and its latest value in the legend.
+    for chart in overview["charts"].as_array().unwrap() {
+        assert!(chart[2].as_u64() >= Some(1), "time ticks: {chart}");
+        assert!(chart[3].as_u64() >= Some(2), "value ticks: {chart}");
+        assert!(chart[4].as_str().unwrap().starts_with("now "), "{chart}");
+    }
     assert_eq!(overview["tokenKept"], true, "{overview}");
     let url = overview["url"].as_str().unwrap();
     assert!(url.contains("/console/") && !url.contains(key), "{url}");
@@ -293,7 +299,7 @@ pub(crate) fn admin(seen: &Value) {
     let admin = &seen["admin"];
     assert_eq!(admin["cleared"], true, "{admin}");
     assert_eq!(admin["scope"], "The whole gateway", "{admin}");
-    // Then picks tenant acme: its three endpoints, seen with the admin token.
+    // Then picks tenant acme: its four endpoints, seen with the admin token.
     assert_eq!(admin["picked"], "admin", "{admin}");
-    assert_eq!(admin["endpoints"], 3, "{admin}");
+    assert_eq!(admin["endpoints"], 4, "{admin}");
 }

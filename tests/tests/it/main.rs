@@ -15,6 +15,7 @@ mod cluster_changes;
 mod cluster_outage;
 mod console;
 mod console_browser;
+mod console_platform_seen;
 mod console_seen;
 mod delivery_burst;
 mod delivery_https;

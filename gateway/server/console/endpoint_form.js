@@ -1,0 +1,108 @@
+// The endpoint form, shared by create (endpoints.js) and edit (endpoint.js):
+// the plain fields, channels, metadata and header rows, the payload filter
+// and the retry policy; read as the create body, or as a merge patch of only
+// what changed since the form was filled, so a change made elsewhere
+// meanwhile stays.
+
+import { el } from "./api.js";
+import { checkNumber, fillPolicy, labelled, policyFieldset, policyOver, policyPatch } from "./forms.js";
+import { rowsEditor } from "./rows_editor.js";
+import { filterEditor, filterText, readFilter } from "./filter_editor.js";
+
+/** The plain fields: [name, label, type, placeholder]. */
+const FIELDS = [
+  ["url", "URL", "url", "the receiver's URL"],
+  ["description", "Name (description)", "text", "shown as its name"],
+  ["uid", "Uid", "text", "your own id for it: A-Z a-z 0-9 _ . -"],
+  ["event_types", "Event types", "text", "order.*, invoice.paid (empty: all)"],
+  ["channels", "Channels", "text", "eu, account:42 (empty: every event)"],
+  ["max_in_flight", "Max in flight", "number", "16"],
+  ["rate_limit_per_s", "Rate limit per second", "number", "none"],
+  ["timeout_ms", "Timeout (ms)", "number", "15000"],
+  ["plugin", "Plugin", "text", "name or name@version (none)"],
+];
+/** Fields written as a comma list and sent as a JSON list. */
+const LISTS = ["event_types", "channels"];
+
+/** A plain field's value: trimmed text, a number, a list, or undefined when empty. */
+function fieldValue(form, name) {
+  checkNumber(form.elements[name]);
+  const raw = form.elements[name].value.trim();
+  if (raw === "") return undefined;
+  if (LISTS.includes(name)) return raw.split(",").map((t) => t.trim()).filter(Boolean);
+  if (form.elements[name].type === "number") return Number(raw);
+  return raw;
+}
+
+/**
+ * Lays the controls into `form` and returns the form's reader:
+ * `{ createBody(), fill(endpoint), patchBody() }`.
+ */
+export function endpointForm(form) {
+  for (const [name, text, type, placeholder] of FIELDS) {
+    const input = el("input", { name, type, placeholder, autocomplete: "off", required: name === "url" });
+    form.append(labelled(text, input, name));
+  }
+  const metadata = rowsEditor({ field: "metadata", legend: "Metadata (your own strings; hookgate never reads them)", noun: "metadata key", keyLabel: "Key" });
+  const headers = rowsEditor({ field: "headers", legend: "Headers sent with every attempt", noun: "header", keyLabel: "Header name", sensitive: true });
+  form.append(metadata.element, headers.element, filterEditor(), policyFieldset());
+  /** The text each plain field, the filter and the policy fields were filled with. */
+  let shown = {};
+
+  return {
+    /** The create body: only what was filled in. */
+    createBody() {
+      const body = {};
+      for (const [name] of FIELDS) {
+        const value = fieldValue(form, name);
+        if (value !== undefined) body[name] = value;
+      }
+      Object.assign(body, metadata.read(), headers.read());
+      const filter = readFilter(form);
+      if (filter !== undefined) body.filter = filter;
+      const policy = policyOver(form, null);
+      if (Object.keys(policy).length) body.policy = policy;
+      return body;
+    },
+
+    /** Fills the form from the endpoint as the tenant set it, noting what each field shows. */
+    fill(ep) {
+      shown = {};
+      for (const [name] of FIELDS) {
+        const value = ep[name];
+        const text = value == null ? "" : Array.isArray(value) ? value.join(", ") : String(value);
+        form.elements[name].value = text;
+        shown[name] = text;
+      }
+      metadata.fill(ep.metadata, []);
+      headers.fill(ep.headers, ep.sensitive_headers || []);
+      form.elements.filter.value = shown.filter = filterText(ep.filter);
+      Object.assign(shown, fillPolicy(form, ep.policy));
+    },
+
+    /** The merge patch: the fields changed since `fill`; an emptied one is null, its default. */
+    patchBody() {
+      const body = {};
+      for (const [name] of FIELDS) {
+        if (form.elements[name].value.trim() === shown[name]) continue;
+        const value = fieldValue(form, name);
+        body[name] = value === undefined ? null : value;
+      }
+      Object.assign(body, metadata.patch(), headers.patch());
+      if (form.elements.filter.value.trim() !== shown.filter) {
+        const filter = readFilter(form);
+        body.filter = filter === undefined ? null : filter;
+      }
+      const policy = policyPatch(form, shown);
+      if (policy) body.policy = policy;
+      return body;
+    },
+
+    /** Empties every field and row (after a create). */
+    reset() {
+      form.reset();
+      metadata.fill({}, []);
+      headers.fill({}, []);
+    },
+  };
+}
