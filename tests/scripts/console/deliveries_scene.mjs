@@ -39,6 +39,9 @@ const timeline = (page) =>
       failed: li.classList.contains("failed"),
       facts: Object.fromEntries([...li.querySelectorAll("dl div")].map((d) => [d.querySelector("dt").textContent, d.querySelector("dd").textContent])),
       snippet: li.querySelector(".snippet")?.textContent ?? null,
+      attemptId: li.dataset.attemptId,
+      headersRecorded: li.querySelector(".request-headers")?.dataset.recorded ?? null,
+      headers: [...li.querySelectorAll(".request-headers tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)),
     })),
   );
 
@@ -74,5 +77,5 @@ export async function deliveriesScene(ctx) {
   await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr[data-state=dead]").length === 3, null, { timeout: 60000 });
   const dead = await page.$$eval("#delivery-list tr", (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)));
   await page.screenshot({ path: `${outDir}/deliveries.png`, fullPage: true });
-  return { deliveryId, retrying, done, dead, phoneFits, paging: await paging(ctx) };
+  return { deliveryId, eventId: order.id, retrying, done, dead, phoneFits, paging: await paging(ctx) };
 }

@@ -134,11 +134,12 @@ async function deliveryPage(ctx) {
   const eventFacts = await facts(page, "#delivery-event dl");
   await page.screenshot({ path: `${outDir}/delivery-payload.png`, fullPage: true });
   const deliveryLeaks = await leaks(page, setup.sensitive_value);
+  const sentHeaders = await page.$$eval("#timeline li.attempt .request-headers tbody tr", (rows) => rows.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
   const [expunge] = await raw(ctx, "DELETE", `/events/${event.id}/payload`);
   await visit(page, "#deliveries", "deliveries");
   await visit(page, `#delivery/${deliveryId}`, "delivery");
   const expunged = await waitForText(page, '#delivery-event [data-payload="expunged"]', "expunged");
-  return { eventId: event.id, deliveries: event.deliveries.length, filteredDeliveries: filtered.deliveries.length, payload, eventFacts, deliveryLeaks, expunge, expunged };
+  return { eventId: event.id, deliveries: event.deliveries.length, filteredDeliveries: filtered.deliveries.length, payload, eventFacts, deliveryLeaks, sentHeaders, expunge, expunged };
 }
 
 /** The charts and headers drawn from fixtures of the documented shapes, in the page's own modules. */

@@ -107,6 +107,15 @@ fn delivery(seen: &Value) {
         "eu",
         "{delivery}"
     );
+    // The request headers the attempt sent: the sensitive one masked, the
+    // edited one as edited.
+    let sent = delivery["sentHeaders"].as_array().unwrap();
+    for pair in [
+        json!(["x-api-key", "********"]),
+        json!(["x-team", "shipping"]),
+    ] {
+        assert!(sent.contains(&pair), "{pair} not among {delivery}");
+    }
     assert_eq!(delivery["expunge"], 204, "{delivery}");
     assert!(
         delivery["expunged"]

@@ -193,6 +193,25 @@ pub(crate) fn deliveries(seen: &Value) {
             .unwrap()
             .contains("delivered after 3 attempts")
     );
+    // Each attempt with its id and the request headers it sent.
+    let event_id = deliveries["eventId"].as_str().unwrap();
+    for a in done {
+        assert!(a["attemptId"].as_str().unwrap().starts_with("atm_"), "{a}");
+        assert_eq!(a["headersRecorded"], "yes", "{a}");
+        let header = |name: &str| {
+            a["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|row| row[0] == name)
+                .map(|row| row[1].as_str().unwrap().to_owned())
+        };
+        assert_eq!(header("webhook-id").as_deref(), Some(event_id), "{a}");
+        assert!(
+            header("webhook-signature").is_some_and(|s| s.starts_with("v1,")),
+            "{a}"
+        );
+    }
     assert_eq!(
         deliveries["dead"].as_array().map(Vec::len),
         Some(3),
