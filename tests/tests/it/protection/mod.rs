@@ -263,7 +263,7 @@ async fn bulk_replay_delivers_every_dead_delivery_once_more(backend: Backend) {
             "POST",
             "/v1/tenants/acme/replay",
             Some(&key),
-            Some(json!({"state": "succeeded"})),
+            Some(json!({"state": "pending"})),
         )
         .await;
     assert_eq!(s, 422);
