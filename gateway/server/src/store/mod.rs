@@ -36,6 +36,7 @@ mod census;
 mod contract;
 mod deliveries;
 mod dlq;
+mod endpoint_stats;
 mod endpoints;
 mod error;
 mod event_list;
@@ -70,6 +71,7 @@ use crate::config::{StoreBackend, StoreConfig};
 pub(crate) use api_calls::{ADMIN_SCOPE, ApiCall, ApiCallRecord, KeptAnswer};
 pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
 pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
+pub(crate) use endpoint_stats::{StatsBucket, StatsCounts, StatsDelta};
 pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};
 pub(crate) use error::{Failure, StoreError};
 #[cfg(test)]

@@ -185,6 +185,7 @@ impl SledStore {
                 keys::endpoints_of(&id),
                 keys::plugins_of(&id),
                 keys::plugin_bytes_of_tenant(&id),
+                keys::endpoint_stats_of_tenant(&id),
             ];
             for prefix in prefixes {
                 for k in records.scan_prefix(prefix).keys() {
