@@ -52,16 +52,16 @@ pub(super) struct EndpointStatsView {
     /// range asked for lies wholly before the history kept.
     #[schema(format = DateTime)]
     until: String,
-    states: StatesView,
+    states: EndpointStates,
     /// The sum of the buckets.
-    totals: CountsView,
+    totals: EndpointStatsCounts,
     /// Every bucket of the range, oldest first; zeros where nothing happened.
-    buckets: Vec<BucketView>,
+    buckets: Vec<EndpointStatsBucket>,
 }
 
 /// The endpoint's deliveries by state, now.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(super) struct StatesView {
+pub(super) struct EndpointStates {
     /// Deliveries waiting for an attempt (in flight ones included), counted
     /// from the endpoint's schedule up to 10 000: a larger backlog reads 10000.
     pending: u64,
@@ -72,7 +72,7 @@ pub(super) struct StatesView {
 
 /// Attempts and their latency.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(super) struct CountsView {
+pub(super) struct EndpointStatsCounts {
     /// Attempts made: requests sent, and connect, DNS or TLS failures.
     attempts: u64,
     /// Attempts answered 2xx.
@@ -89,15 +89,15 @@ pub(super) struct CountsView {
 
 /// One bucket.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub(super) struct BucketView {
+pub(super) struct EndpointStatsBucket {
     /// The bucket's start; it holds the attempts that started in it.
     #[schema(format = DateTime)]
     start: String,
     #[serde(flatten)]
-    counts: CountsView,
+    counts: EndpointStatsCounts,
 }
 
-impl CountsView {
+impl EndpointStatsCounts {
     fn of(c: &StatsCounts) -> Self {
         Self {
             attempts: c.attempts,
@@ -145,17 +145,17 @@ pub(super) async fn show(
         bucket_seconds: window.bucket_ms / 1_000,
         since: rfc3339_ms(series.range.start_ms),
         until: rfc3339_ms(series.range.end_ms),
-        states: StatesView {
+        states: EndpointStates {
             pending: pending as u64,
             dead,
         },
-        totals: CountsView::of(&series.totals),
+        totals: EndpointStatsCounts::of(&series.totals),
         buckets: series
             .buckets
             .iter()
-            .map(|(start, counts)| BucketView {
+            .map(|(start, counts)| EndpointStatsBucket {
                 start: rfc3339_ms(*start),
-                counts: CountsView::of(counts),
+                counts: EndpointStatsCounts::of(counts),
             })
             .collect(),
     }))

@@ -192,7 +192,8 @@ impl From<StoreError> for ApiError {
 impl From<RangeError> for ApiError {
     fn from(e: RangeError) -> Self {
         match e {
-            RangeError::Empty => Self::invalid_field("until", e.to_string()),
+            // A rule across fields, refused as recover refuses it.
+            RangeError::Empty => Self::validation("until", e.to_string()),
         }
     }
 }
