@@ -1,7 +1,8 @@
 //! Periodic upkeep off the delivery path: free-disk checks, alert rules and (on
 //! PostgreSQL) vacuuming a churned delivery queue every two seconds; every
 //! `sweep_interval`, retention (in small batches, yielding between them, ended
-//! background tasks with it) and the expiry of idempotency keys. Alert rules, the vacuum and the sweeps are
+//! background tasks and endpoint stats past their history with it) and the
+//! expiry of idempotency keys. Alert rules, the vacuum and the sweeps are
 //! singleton work: they run only while the store grants them.
 
 use std::sync::Arc;
@@ -59,11 +60,29 @@ async fn sweep(ctx: &AppContext, shutdown: &CancellationToken) {
         if let Err(e) = ctx.store.sweep_tasks(before, SWEEP_BATCH).await {
             tracing::warn!(error = %e, "task sweep failed; retrying next interval");
         }
+        stats_history(ctx, shutdown).await;
     }
     if granted(ctx, Singleton::IdempotencySweep).await
         && let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await
     {
         tracing::warn!(error = %e, "idempotency sweep failed");
+    }
+}
+
+/// Drops endpoint stats buckets older than the history kept, batch by batch,
+/// until none is left or shutdown.
+async fn stats_history(ctx: &AppContext, shutdown: &CancellationToken) {
+    let window = crate::endpoint_stats::StatsWindow::of(&ctx.config.stats);
+    let before = window.history_start(ctx.clock.now_ms());
+    while !shutdown.is_cancelled() {
+        match ctx.store.sweep_endpoint_stats(before, SWEEP_BATCH).await {
+            Ok(removed) if removed == SWEEP_BATCH => tokio::task::yield_now().await,
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "stats sweep failed; retrying next interval");
+                return;
+            }
+        }
     }
 }
 

@@ -38,6 +38,7 @@ mod clock;
 mod config;
 mod context;
 mod delivery;
+mod endpoint_stats;
 mod event_type;
 mod housekeeping;
 mod ids;
@@ -64,7 +65,7 @@ pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms, rfc3339_ms
 pub use config::{
     AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, IngestConfig, Limits,
     LogFormat, MetricsConfig, OutboundConfig, PluginsConfig, PolicyConfig, PreloadPlugin,
-    StoreBackend, StoreConfig, TasksConfig, TlsConfig, redact_password,
+    StatsConfig, StoreBackend, StoreConfig, TasksConfig, TlsConfig, redact_password,
 };
 pub use delivery::BeforeAttempt;
 pub use ids::{DeliveryId, EndpointId, EventId, TenantId};
@@ -269,6 +270,9 @@ pub async fn run_with(
         &config.ingest,
     );
     let writes = CountedWrites::new(store.clone(), Arc::clone(&telemetry), Arc::new(admission));
+    let stats = Arc::new(endpoint_stats::StatsRecorder::new(
+        endpoint_stats::StatsWindow::of(&config.stats),
+    ));
     let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
     let alert_sender = tokio::spawn(alerts::sender::run(writes.clone(), alert_endpoint, alerts));
     let engine = delivery::spawn_engine(
@@ -290,9 +294,19 @@ pub async fn run_with(
             plugins: Arc::clone(plugins.host()),
             before_attempt: options.before_attempt,
             holds,
+            stats: Arc::clone(&stats),
         },
         shutdown.clone(),
     );
+    // It stops after the engine's last attempt, and flushes once more then.
+    let stats_stop = CancellationToken::new();
+    let stats_flusher = tokio::spawn(endpoint_stats::run_flusher(
+        stats,
+        store.clone(),
+        Arc::clone(&clock),
+        config.stats.flush_ms,
+        stats_stop.clone(),
+    ));
     let ctx = Arc::new(AppContext {
         guard,
         config: Arc::new(config),
@@ -328,6 +342,9 @@ pub async fn run_with(
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;
+    // Every attempt is recorded now: the last stats go to the store.
+    stats_stop.cancel();
+    let _ = stats_flusher.await;
     // No attempt can disable a plugin now: the listeners store and count what is
     // left, then end, before the last flush.
     ctx.plugins.host().close_events();

@@ -27,6 +27,7 @@ mod durability;
 mod early_answers;
 mod egress;
 mod endpoint_headers;
+mod endpoint_stats;
 mod event_list;
 mod fair_dns;
 mod fair_limits;

@@ -189,9 +189,29 @@ async fn task_ended(gw: &TestGateway, id: &str) -> Value {
     }
 }
 
+/// Waits until `tenant`'s endpoint `id` has `attempts` attempts in its stats.
+async fn stats_counted(gw: &TestGateway, tenant: &str, key: &str, id: &str, attempts: u64) {
+    let path = format!("/v1/tenants/{tenant}/endpoints/{id}/stats");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (s, stats) = gw.call("GET", &path, Some(key), None).await;
+        assert_eq!(s, 200, "{stats}");
+        if stats["totals"]["attempts"].as_u64() >= Some(attempts) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "stats not counted: {stats}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn a_deleted_tenant_is_refused_at_once_and_leaves_nothing_behind(backend: Backend) {
     let mut bed = backend.bed().await;
     bed.config.tasks.batch = 7;
+    // Attempts reach the endpoints' stats at once, so they are in the census.
+    bed.config.stats.flush_ms = 20;
     let store = open_store(&bed.config.store).await.unwrap();
     let options = RunOptions {
         store: Some(store.clone()),
@@ -202,7 +222,7 @@ async fn a_deleted_tenant_is_refused_at_once_and_leaves_nothing_behind(backend: 
 
     // Another tenant, settled, whose records must stay exactly as they are.
     let other = gw.tenant("other").await;
-    gw.endpoint("other", &other, json!({"url": rx.url()})).await;
+    let other_ep = gw.endpoint("other", &other, json!({"url": rx.url()})).await;
     let ev = gw
         .event("other", &other, "kept.event", json!({"n": 0}))
         .await;
@@ -215,6 +235,7 @@ async fn a_deleted_tenant_is_refused_at_once_and_leaves_nothing_behind(backend: 
         hookgate_tests::is_final,
     )
     .await;
+    stats_counted(&gw, "other", &other, other_ep["id"].as_str().unwrap(), 1).await;
     let before = store.census().await.unwrap();
 
     // The tenant: two endpoints, events delivered and dead, an idempotency
@@ -230,15 +251,17 @@ async fn a_deleted_tenant_is_refused_at_once_and_leaves_nothing_behind(backend: 
     assert_eq!(s, 201);
     let key = made["api_key"].as_str().unwrap().to_owned();
     upload_example(&gw, &key, "ladder", "ladder", 1).await;
-    gw.endpoint("acme", &key, json!({"url": rx.url(), "plugin": "ladder"}))
+    let delivered = gw
+        .endpoint("acme", &key, json!({"url": rx.url(), "plugin": "ladder"}))
         .await;
     let dead_policy = json!({"max_attempts": 1});
-    gw.endpoint(
-        "acme",
-        &key,
-        json!({"url": "http://127.0.0.1:9/closed", "policy": dead_policy}),
-    )
-    .await;
+    let dead = gw
+        .endpoint(
+            "acme",
+            &key,
+            json!({"url": "http://127.0.0.1:9/closed", "policy": dead_policy}),
+        )
+        .await;
     // Idempotent calls on its routes, by the admin and by the tenant: their
     // kept answers are the tenant's records too.
     for token in [ADMIN, key.as_str()] {
@@ -276,6 +299,11 @@ async fn a_deleted_tenant_is_refused_at_once_and_leaves_nothing_behind(backend: 
             hookgate_tests::is_final,
         )
         .await;
+    }
+
+    // Their stats are stored, so the census below proves they went too.
+    for ep in [&delivered, &dead] {
+        stats_counted(&gw, "acme", &key, ep["id"].as_str().unwrap(), 12).await;
     }
 
     let (s, task) = gw

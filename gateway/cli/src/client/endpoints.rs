@@ -1,6 +1,6 @@
 //! `hookgate endpoints ...`: a tenant's endpoints, created (with a signing secret
 //! of the gateway's or the tenant's own), listed, shown, changed with a JSON merge
-//! patch, deleted, and their signing secrets.
+//! patch, deleted, their signing secrets, recovery tasks and delivery stats.
 //!
 //! The endpoint's own address is `--endpoint-url`: `--url` is the gateway's.
 
@@ -9,6 +9,7 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::api_client::ApiRequest;
+use super::endpoint_stats::render_stats;
 use super::endpoint_view::{render_endpoint, render_list, render_secrets};
 use super::error::CliError;
 use super::input::{json_value_arg, pairs_arg, time_arg};
@@ -128,6 +129,26 @@ pub enum EndpointsCommand {
         id: String,
         #[command(flatten)]
         range: Since,
+    },
+    /// Show the endpoint's delivery stats: its pending and dead deliveries, the
+    /// attempts over a time range (the last day by default) with their latency,
+    /// and the latest buckets that had attempts.
+    #[command(after_help = super::EXIT_CODES)]
+    Stats {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`) or uid.
+        id: String,
+        /// From TIME: an RFC 3339 time or a duration meaning that long ago (2h,
+        /// 1d); a day before --until when absent.
+        #[arg(long, value_name = "TIME", value_parser = time_arg)]
+        since: Option<String>,
+        /// Up to TIME (the same forms); now when absent.
+        #[arg(long, value_name = "TIME", value_parser = time_arg)]
+        until: Option<String>,
+        /// How many of the latest buckets with attempts to list.
+        #[arg(long, value_name = "N", default_value_t = 12)]
+        buckets: usize,
     },
 }
 
@@ -314,6 +335,19 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
         }
         EndpointsCommand::ReplayMissing { tenant, id, range } => {
             start_recovery(s, &tenant, &id, "replay-missing", range).await?;
+        }
+        EndpointsCommand::Stats {
+            tenant,
+            id,
+            since,
+            until,
+            buckets,
+        } => {
+            let req = one(Method::GET, &tenant, &id, Some("stats"))
+                .query("since", since)
+                .query("until", until);
+            let reply = s.send(req).await?;
+            s.show(&reply, |v| render_stats(v, buckets));
         }
         EndpointsCommand::ResetBreaker { tenant, id } => {
             let segments = [

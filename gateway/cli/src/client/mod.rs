@@ -19,6 +19,7 @@ pub mod verify;
 
 mod api_client;
 mod capture;
+mod endpoint_stats;
 mod endpoint_view;
 mod error;
 mod input;

@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 
 pub(crate) use super::error_code::{ErrorBody, ErrorCode, ErrorDetail};
 
+use crate::endpoint_stats::RangeError;
 use crate::plugins::PluginServiceError;
 use crate::policy::BudgetExceeded;
 use crate::store::{Failure, StoreError};
@@ -185,6 +186,15 @@ impl From<StoreError> for ApiError {
             ErrorCode::StoreUnavailable,
             "storage is unavailable; retry later",
         )
+    }
+}
+
+impl From<RangeError> for ApiError {
+    fn from(e: RangeError) -> Self {
+        match e {
+            // A rule across fields, refused as recover refuses it.
+            RangeError::Empty => Self::validation("until", e.to_string()),
+        }
     }
 }
 

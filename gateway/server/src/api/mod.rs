@@ -15,6 +15,7 @@ mod endpoint_input;
 mod endpoint_recovery;
 mod endpoint_schema;
 mod endpoint_secrets;
+mod endpoint_stats;
 mod endpoint_view;
 mod endpoints;
 pub(crate) mod error;
@@ -79,6 +80,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(endpoints::reset_breaker))
         .routes(routes!(endpoint_recovery::recover))
         .routes(routes!(endpoint_recovery::replay_missing))
+        .routes(routes!(endpoint_stats::show))
         .routes(routes!(events::ingest, event_list::list))
         .routes(routes!(events::show))
         .routes(routes!(events::expunge))

@@ -31,7 +31,7 @@ pub use sections::PluginsConfig;
 pub use sections::PolicyConfig;
 pub use sections::PreloadPlugin;
 pub use sections::TlsConfig;
-pub use sections::{IngestConfig, TasksConfig};
+pub use sections::{IngestConfig, StatsConfig, TasksConfig};
 pub use store_section::StoreBackend;
 pub use store_section::StoreConfig;
 pub use store_section::redact_password;
@@ -89,6 +89,8 @@ pub struct Config {
     pub ingest: IngestConfig,
     /// `[tasks]`: how background tasks pace their work.
     pub tasks: TasksConfig,
+    /// `[stats]`: per-endpoint delivery stats and their history.
+    pub stats: StatsConfig,
     /// `[metrics]`.
     pub metrics: MetricsConfig,
     /// `[alerts]`: the alert rules, and where alerts are delivered.
@@ -160,6 +162,7 @@ impl Default for Config {
             breaker: BreakerConfig::default(),
             ingest: IngestConfig::default(),
             tasks: TasksConfig::default(),
+            stats: StatsConfig::default(),
             metrics: MetricsConfig::default(),
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
@@ -231,6 +234,7 @@ impl Config {
         if self.tasks.pause > 60_000 {
             return Err(invalid("tasks.pause", "must be at most 1 minute"));
         }
+        self.validate_stats()?;
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
             return Err(invalid("log", format!("not a valid tracing filter: {e}")));
         }
@@ -314,6 +318,32 @@ impl Config {
     }
 }
 
+impl Config {
+    /// `[stats]`: buckets of 10 s to 1 day, a history of 1 hour to 90 days
+    /// holding at most [`StatsConfig::MAX_BUCKETS`] buckets, a flush every 10 ms
+    /// to 1 minute.
+    fn validate_stats(&self) -> Result<(), ConfigError> {
+        let stats = &self.stats;
+        if !(10..=86_400).contains(&stats.bucket_seconds) {
+            return Err(invalid("stats.bucket_seconds", "must be from 10 to 86400"));
+        }
+        if !(1..=2_160).contains(&stats.history_hours) {
+            return Err(invalid("stats.history_hours", "must be from 1 to 2160"));
+        }
+        if stats.history_ms() / stats.bucket_ms() > StatsConfig::MAX_BUCKETS {
+            let message = format!(
+                "holds at most {} buckets of stats.bucket_seconds",
+                StatsConfig::MAX_BUCKETS
+            );
+            return Err(invalid("stats.history_hours", message));
+        }
+        if !(10..=60_000).contains(&stats.flush_ms) {
+            return Err(invalid("stats.flush_ms", "must be from 10ms to 1 minute"));
+        }
+        Ok(())
+    }
+}
+
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
@@ -336,6 +366,7 @@ impl std::fmt::Debug for Config {
             .field("disable_after", &self.disable_after)
             .field("sweep_interval", &self.sweep_interval)
             .field("breaker", &self.breaker)
+            .field("stats", &self.stats)
             .field("metrics", &self.metrics)
             .field("alerts", &self.alerts)
             .field("policy", &self.policy)

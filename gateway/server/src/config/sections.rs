@@ -1,4 +1,5 @@
-//! The config's sections: limits, TLS, breaker, metrics, alerts, policy and plugins.
+//! The config's sections: limits, TLS, breaker, ingest, stats, tasks, metrics,
+//! alerts, policy and plugins.
 
 use std::path::PathBuf;
 
@@ -116,6 +117,46 @@ impl Default for IngestConfig {
         Self {
             backlog_per_tenant: 10_000,
             admission_wait: 2_000,
+        }
+    }
+}
+
+/// `[stats]`: per-endpoint delivery stats with history, in time buckets kept in
+/// the store.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StatsConfig {
+    /// The width of a bucket, in seconds; buckets are aligned to the epoch.
+    pub bucket_seconds: u32,
+    /// How long buckets are kept, in hours; older ones are swept.
+    pub history_hours: u32,
+    /// How often each gateway adds what it counted to the store (and once
+    /// more at shutdown); what a crash loses is at most this much.
+    #[serde(deserialize_with = "de_duration_ms")]
+    pub flush_ms: u64,
+}
+
+impl StatsConfig {
+    /// The most buckets the history may hold, so that one answer stays small.
+    pub const MAX_BUCKETS: u64 = 10_000;
+
+    /// A bucket's width in milliseconds.
+    pub fn bucket_ms(&self) -> u64 {
+        u64::from(self.bucket_seconds) * 1_000
+    }
+
+    /// The history kept, in milliseconds.
+    pub fn history_ms(&self) -> u64 {
+        u64::from(self.history_hours) * 3_600_000
+    }
+}
+
+impl Default for StatsConfig {
+    fn default() -> Self {
+        Self {
+            bucket_seconds: 300,
+            history_hours: 48,
+            flush_ms: 5_000,
         }
     }
 }

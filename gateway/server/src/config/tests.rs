@@ -321,3 +321,32 @@ fn egress_allow_list_refusals_name_the_key() {
     let bad = file("[outbound]\nallow_only = '127.0.0.0/8'");
     names(bad, "outbound.allow_only");
 }
+
+#[test]
+fn stats_settings_have_defaults_and_refuse_what_would_not_work() {
+    let c = load(None, &[]).unwrap();
+    assert_eq!(
+        (
+            c.stats.bucket_seconds,
+            c.stats.history_hours,
+            c.stats.flush_ms
+        ),
+        (300, 48, 5_000)
+    );
+    assert_eq!(
+        (c.stats.bucket_ms(), c.stats.history_ms()),
+        (300_000, 172_800_000)
+    );
+    let c = file("[stats]\nbucket_seconds = 60\nhistory_hours = 24\nflush_ms = '250ms'").unwrap();
+    assert_eq!((c.stats.bucket_seconds, c.stats.flush_ms), (60, 250));
+    assert_eq!(env("STATS__FLUSH_MS", "2s").unwrap().stats.flush_ms, 2_000);
+    names(env("STATS__BUCKET_SECONDS", "5"), "stats.bucket_seconds");
+    names(env("STATS__HISTORY_HOURS", "0"), "stats.history_hours");
+    let e = names(
+        file("[stats]\nbucket_seconds = 10\nhistory_hours = 48"),
+        "stats.history_hours",
+    );
+    assert!(e.contains("10000 buckets"), "{e}");
+    names(env("STATS__FLUSH_MS", "0"), "stats.flush_ms");
+    names(env("STATS__FLUSH_MS", "2m"), "stats.flush_ms");
+}

@@ -80,6 +80,9 @@ async fn an_alert_ingest_is_counted_and_delivered() {
             ),
             before_attempt: None,
             holds,
+            stats: Arc::new(crate::endpoint_stats::StatsRecorder::new(
+                crate::endpoint_stats::StatsWindow::of(&config.stats),
+            )),
         },
         shutdown.clone(),
     );

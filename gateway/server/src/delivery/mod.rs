@@ -99,6 +99,8 @@ pub(crate) struct EngineParts {
     pub before_attempt: Option<BeforeAttempt>,
     /// Where turns mark the endpoints their own limits hold, for admission.
     pub holds: Arc<EndpointHolds>,
+    /// Where each recorded attempt is counted for its endpoint's stats.
+    pub stats: Arc<crate::endpoint_stats::StatsRecorder>,
 }
 
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
@@ -120,6 +122,7 @@ pub(crate) fn spawn_engine(
         plugins,
         before_attempt,
         holds,
+        stats,
     } = parts;
     // Subscribed before the scheduler's first scan, so no change falls between.
     let changes = store.changes();
@@ -133,6 +136,7 @@ pub(crate) fn spawn_engine(
         default_policy,
         before_attempt,
         holds,
+        stats,
     });
     tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes, protection).run(shutdown, grace))
 }

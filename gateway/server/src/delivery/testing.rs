@@ -46,6 +46,9 @@ pub(crate) fn engine_on(
         telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),
         before_attempt,
         holds: Arc::default(),
+        stats: Arc::new(crate::endpoint_stats::StatsRecorder::new(
+            crate::endpoint_stats::StatsWindow::of(&config.stats),
+        )),
     });
     Engine { store, clock, ctx }
 }

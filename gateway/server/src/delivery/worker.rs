@@ -39,6 +39,8 @@ pub(crate) struct EngineContext {
     pub(crate) before_attempt: Option<crate::delivery::BeforeAttempt>,
     /// Where turns mark the endpoints their own limits hold.
     pub(crate) holds: Arc<crate::delivery::EndpointHolds>,
+    /// Counts each recorded attempt in its endpoint's stats.
+    pub(crate) stats: Arc<crate::endpoint_stats::StatsRecorder>,
 }
 
 /// What the scheduler learns from a finished attempt.

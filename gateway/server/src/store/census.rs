@@ -22,6 +22,7 @@ const TENANT_TABLES: &[&str] = &[
     "plugin_bytes",
     "plugin_uploads",
     "endpoint_runtime",
+    "endpoint_stats",
 ];
 
 impl Store {

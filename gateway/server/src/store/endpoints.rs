@@ -174,9 +174,10 @@ impl Store {
     /// Returns how many deliveries that ended.
     ///
     /// The endpoint goes first, so no ingest, replay or outcome can add or move its
-    /// work afterwards; then its schedule is emptied in bounded batches, each a
-    /// transaction that ends a delivery only if it is still as it was read. Work
-    /// left behind by a crash in between is ended by the retention sweep.
+    /// work afterwards; then its stats buckets go, and its schedule is emptied in
+    /// bounded batches, each a transaction that ends a delivery only if it is
+    /// still as it was read. Work left behind by a crash in between is ended by
+    /// the retention sweep, and buckets by the stats sweep once past the history.
     ///
     /// # Errors
     /// On a storage failure.

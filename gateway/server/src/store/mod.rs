@@ -37,6 +37,7 @@ mod census;
 mod contract;
 mod deliveries;
 mod dlq;
+mod endpoint_stats;
 mod endpoints;
 mod error;
 mod event_list;
@@ -75,6 +76,7 @@ pub(crate) use attempt_list::{
 };
 pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
 pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
+pub(crate) use endpoint_stats::{StatsBucket, StatsCounts, StatsDelta};
 pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};
 pub(crate) use error::{Failure, StoreError};
 pub(crate) use event_list::EventQuery;

@@ -2,7 +2,7 @@
 //! supports (human output, exit codes, `--json`), `verify` on a request the gateway
 //! signed, an unreachable gateway, a three-attempt timeline, and routes not there yet.
 //! The plugin commands with a real plugin are in `plugins`, the DLQ's time range and
-//! summary across tenants in `dlq`.
+//! summary across tenants in `dlq`, an endpoint's stats in `endpoint_stats`.
 
 use crate::common::{
     ADMIN, CliClient, CliRun, Gateway, RawReceiver, cli_words, run_cli, wait_until,
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 mod attempts;
 mod dlq;
+mod endpoint_stats;
 mod plugins;
 mod verify;
 

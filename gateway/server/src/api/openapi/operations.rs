@@ -107,6 +107,11 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     op("reset_endpoint_breaker", Access::Tenant, &[]),
     op("recover_endpoint", Access::Tenant, &[E::ValidationFailed]),
     op("replay_missing", Access::Tenant, &[E::ValidationFailed]),
+    op(
+        "get_endpoint_stats",
+        Access::Tenant,
+        &[E::InvalidField, E::ValidationFailed],
+    ),
     op("get_endpoint_secrets", Access::Tenant, &[]),
     op(
         "rotate_endpoint_secret",

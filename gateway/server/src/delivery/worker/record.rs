@@ -1,11 +1,13 @@
 //! The record of an attempt: the delivery's new state and its attempt log
 //! entry, written under the lease (and counted on a shared breaker in the same
-//! transaction), then logged and counted. An outcome whose lease had passed on
-//! changes nothing, but its attempt is logged, marked late.
+//! transaction), then logged and counted (in the metrics and the endpoint's
+//! stats). An outcome whose lease had passed on changes nothing, but its
+//! attempt is logged, marked late, and counted in neither.
 
 use super::{AttemptReport, DeliveryWorker, Finished};
 use crate::delivery::breaker::RawOutcome;
 use crate::delivery::client::SendFailure;
+use crate::endpoint_stats::CountedAttempt;
 use crate::ids::AttemptId;
 use crate::policy::{ErrorKind, NextStep, Outcome, Verdict};
 use crate::store::{
@@ -162,6 +164,13 @@ pub(super) async fn record(
         store.record_late_attempt(&d.tenant_id, &d.id, &log).await?;
     }
     if written == WriteResult::Written {
+        worker.ctx.stats.count(CountedAttempt {
+            tenant_id: &d.tenant_id,
+            endpoint_id: &d.endpoint_id,
+            started_ms: started,
+            duration_ms: log.duration_ms,
+            delivered: status.is_some_and(|s| (200..300).contains(&s)),
+        });
         let date = result
             .as_ref()
             .ok()

@@ -38,6 +38,7 @@ macro_rules! contract_tests {
     };
 }
 
+mod endpoint_stats;
 mod endpoints;
 mod event_list;
 mod feed;

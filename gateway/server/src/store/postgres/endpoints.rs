@@ -191,6 +191,8 @@ impl PgStore {
             )
             .await
             .map_err(pg_error)?;
+        // After the row's delete, which waited for any flush holding the row.
+        super::endpoint_stats::remove_endpoint_stats(&*client, &ep.tenant_id, &ep.id).await?;
         self.inner.cache.forget_endpoints(&ep.tenant_id);
         let mut ended = 0;
         loop {

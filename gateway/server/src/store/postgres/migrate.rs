@@ -9,19 +9,23 @@ use super::error::pg_error;
 use crate::clock::Clock;
 use crate::store::StoreError;
 
-/// The migrations, in order: version n is `MIGRATIONS[n - 1]`.
-const MIGRATIONS: &[&str] = &[
-    include_str!("migrations/0001_init.sql"),
-    include_str!("migrations/0002_cluster.sql"),
-    include_str!("migrations/0003_plugin_uploads.sql"),
-    include_str!("migrations/0004_late_attempts.sql"),
-    include_str!("migrations/0005_autovacuum.sql"),
-    include_str!("migrations/0006_tenants_and_tasks.sql"),
-    include_str!("migrations/0007_attempt_index.sql"),
+/// The migrations, in order, each with its version (the number its file's name
+/// starts with). Versions rise but need not be contiguous: changes made side by
+/// side each take their own number, and a database records the newest it
+/// reached, so a migration is applied when its version is above that.
+const MIGRATIONS: &[(u64, &str)] = &[
+    (1, include_str!("migrations/0001_init.sql")),
+    (2, include_str!("migrations/0002_cluster.sql")),
+    (3, include_str!("migrations/0003_plugin_uploads.sql")),
+    (4, include_str!("migrations/0004_late_attempts.sql")),
+    (5, include_str!("migrations/0005_autovacuum.sql")),
+    (6, include_str!("migrations/0006_tenants_and_tasks.sql")),
+    (7, include_str!("migrations/0007_attempt_index.sql")),
+    (8, include_str!("migrations/0008_endpoint_stats.sql")),
 ];
 
-/// The newest schema this build knows.
-pub(crate) const SCHEMA_VERSION: u64 = MIGRATIONS.len() as u64;
+/// The newest schema this build knows: the last migration's version.
+pub(crate) const SCHEMA_VERSION: u64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
 /// The advisory lock key migrations run under (one bigint key; the only other
 /// advisory locks hookgate takes are the nodes' presence locks, two int keys).
@@ -73,8 +77,7 @@ async fn apply_missing(client: &mut Client) -> Result<Vec<u64>, StoreError> {
         });
     }
     let mut applied = Vec::new();
-    for version in found + 1..=SCHEMA_VERSION {
-        let sql = MIGRATIONS[(version - 1) as usize];
+    for &(version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
         let tx = client.transaction().await.map_err(pg_error)?;
         tx.batch_execute(sql).await.map_err(pg_error)?;
         let now = crate::clock::SystemClock.now_ms() as i64;
@@ -108,6 +111,22 @@ mod tests {
     use crate::ids::TenantId;
     use crate::store::scratch_database::ScratchDatabase;
 
+    /// The versions of the migrations after `version`, in order.
+    fn versions_after(version: u64) -> Vec<u64> {
+        MIGRATIONS
+            .iter()
+            .map(|(v, _)| *v)
+            .filter(|v| *v > version)
+            .collect()
+    }
+
+    #[test]
+    fn migration_versions_rise() {
+        let versions = versions_after(0);
+        assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
+        assert_eq!(versions.last(), Some(&SCHEMA_VERSION));
+    }
+
     async fn client(url: &str) -> Client {
         let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
             .await
@@ -131,14 +150,14 @@ mod tests {
         for run in runs {
             applied.extend(run.await.unwrap().unwrap());
         }
-        assert_eq!(applied, (1..=SCHEMA_VERSION).collect::<Vec<_>>());
+        assert_eq!(applied, versions_after(0));
         let c = client(&db.url).await;
         assert_eq!(current_version(&c).await.unwrap(), SCHEMA_VERSION);
         let rows = c
             .query("SELECT version FROM hookgate_schema", &[])
             .await
             .unwrap();
-        assert_eq!(rows.len() as u64, SCHEMA_VERSION, "one row per version");
+        assert_eq!(rows.len(), MIGRATIONS.len(), "one row per version");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -198,9 +217,9 @@ mod tests {
         )
         .await
         .unwrap();
-        for (i, sql) in MIGRATIONS[..5].iter().enumerate() {
+        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v <= 5) {
             c.batch_execute(sql).await.unwrap();
-            let version = i as i32 + 1;
+            let version = *version as i32;
             c.execute(
                 "INSERT INTO hookgate_schema (version, applied_at_ms) VALUES ($1, 0)",
                 &[&version],
@@ -228,7 +247,7 @@ mod tests {
         ))
         .await
         .unwrap();
-        assert_eq!(migrate(&mut c).await.unwrap(), [6, 7]);
+        assert_eq!(migrate(&mut c).await.unwrap(), versions_after(5));
         let config = crate::config::StoreConfig {
             backend: crate::config::StoreBackend::Postgres,
             url: Some(db.url.clone()),

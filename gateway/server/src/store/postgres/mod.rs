@@ -13,6 +13,7 @@ mod cache;
 mod claimed;
 mod columns;
 mod deliveries;
+mod endpoint_stats;
 mod endpoints;
 mod error;
 mod events;

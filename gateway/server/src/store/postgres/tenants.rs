@@ -255,6 +255,7 @@ impl PgStore {
             "endpoints",
             "plugin_bytes",
             "plugins",
+            "endpoint_stats",
         ] {
             if removed >= limit {
                 break;

@@ -166,9 +166,10 @@ impl SledStore {
     /// Returns how many deliveries that ended.
     ///
     /// The endpoint goes first, so no ingest, replay or outcome can add or move its
-    /// work afterwards; then its schedule is emptied in bounded batches, each a
-    /// transaction that ends a delivery only if it is still as it was read. Work
-    /// left behind by a crash in between is ended by the retention sweep.
+    /// work afterwards; then its stats buckets go, and its schedule is emptied in
+    /// bounded batches, each a transaction that ends a delivery only if it is
+    /// still as it was read. Work left behind by a crash in between is ended by
+    /// the retention sweep, and buckets by the stats sweep once past the history.
     ///
     /// # Errors
     /// On a storage failure.
@@ -182,6 +183,7 @@ impl SledStore {
             let mut gone = super::Writes::default();
             gone.remove(keys::endpoint(&tenant, &id));
             bulk.apply_each(&[gone])?;
+            super::endpoint_stats::remove_endpoint_stats(bulk, &tenant, &id)?;
             let mut ended = 0;
             loop {
                 let planned = bulk.store().plan_schedule_end(&tenant, &id, now_ms)?;

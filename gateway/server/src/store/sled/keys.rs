@@ -204,6 +204,41 @@ pub(crate) fn plugin_bytes_of(t: &str, name: &str) -> Vec<u8> {
     key(b"pb", &[t.as_bytes(), name.as_bytes(), b""])
 }
 
+/// `st␀{tenant}␀{endpoint}␀{bucket start BE u64}` → the endpoint's delivery
+/// stats in one time bucket; one endpoint's buckets sort oldest first. No other
+/// kind's prefix starts with `st`, and `st` starts no other's.
+pub(crate) fn endpoint_stats(t: &str, ep: &str, bucket_start_ms: u64) -> Vec<u8> {
+    key(
+        b"st",
+        &[t.as_bytes(), ep.as_bytes(), &bucket_start_ms.to_be_bytes()],
+    )
+}
+
+/// Prefix of one endpoint's stats buckets (with a trailing separator).
+pub(crate) fn endpoint_stats_of(t: &str, ep: &str) -> Vec<u8> {
+    key(b"st", &[t.as_bytes(), ep.as_bytes(), b""])
+}
+
+/// Prefix of one tenant's stats buckets, every endpoint's.
+pub(crate) fn endpoint_stats_of_tenant(t: &str) -> Vec<u8> {
+    key(b"st", &[t.as_bytes(), b""])
+}
+
+/// Prefix of every stats bucket of every tenant (with its separator).
+pub(crate) fn all_endpoint_stats() -> Vec<u8> {
+    key(b"st", &[b""])
+}
+
+/// The tenant and endpoint of a stats bucket's key: the prefix of that
+/// endpoint's buckets; `None` for a key of another shape.
+pub(crate) fn endpoint_stats_owner(k: &[u8]) -> Option<Vec<u8>> {
+    let rest = k.strip_prefix(b"st\0")?;
+    let tenant_end = rest.iter().position(|b| *b == SEP)?;
+    let after_tenant = &rest[tenant_end + 1..];
+    let endpoint_end = after_tenant.iter().position(|b| *b == SEP)?;
+    Some(k[..3 + tenant_end + 1 + endpoint_end + 1].to_vec())
+}
+
 impl Lane {
     fn prefix(self) -> &'static [u8] {
         match self {
@@ -348,6 +383,36 @@ mod tests {
         assert!(delivery("a0", "dlv_1") >= end || !delivery("a0", "dlv_1").starts_with(&p));
         assert!(delivery("b", "dlv_0") >= end);
         assert_eq!(prefix_end(&[1, 0xff, 0xff]), [2]);
+    }
+
+    #[test]
+    fn stats_keys_sort_by_time_within_their_endpoint_and_name_it() {
+        let early = endpoint_stats("a", "ep_1", 300_000);
+        let late = endpoint_stats("a", "ep_1", 600_000);
+        assert!(early < late);
+        let mine = endpoint_stats_of("a", "ep_1");
+        assert!(early.starts_with(&mine) && late.starts_with(&mine));
+        assert!(!endpoint_stats("a", "ep_10", 0).starts_with(&mine));
+        assert!(!endpoint_stats("ab", "ep_1", 0).starts_with(&endpoint_stats_of_tenant("a")));
+        assert!(early.starts_with(&endpoint_stats_of_tenant("a")));
+        assert!(early.starts_with(&all_endpoint_stats()));
+        assert_eq!(endpoint_stats_owner(&late), Some(mine));
+        assert_eq!(endpoint_stats_owner(b"st\0a"), None);
+        // No other kind's key is under the stats prefix.
+        for other in [
+            tenant("st"),
+            task("st"),
+            endpoint("st", "x"),
+            event("st", "x"),
+            delivery("st", "x"),
+            idempotency("st", "x"),
+            plugin("st", "x"),
+            schedule_of(Lane::First, "st"),
+            schedule_of(Lane::Retry, "st"),
+        ] {
+            assert!(!other.starts_with(&all_endpoint_stats()), "{other:?}");
+            assert!(!early.starts_with(&other), "{other:?}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod compat_fixture;
 mod compat_tests;
 mod deliveries;
 mod dlq;
+mod endpoint_stats;
 mod endpoints;
 mod error;
 mod events;
@@ -68,6 +69,9 @@ pub(crate) struct Inner {
     /// creation, idempotency keys); ingest without a key never takes it.
     write_lock: tokio::sync::Mutex<()>,
     key_locks: events::KeyLocks,
+    /// Serialises additions to the stats buckets, each a read, an addition and
+    /// a conditional write (`endpoint_stats.rs`).
+    stats_lock: tokio::sync::Mutex<()>,
     /// Writes waiting for the current round ([`writer`]).
     writes: writer::WriteQueue,
     space: SpaceWatch,
@@ -126,6 +130,7 @@ impl SledStore {
             data_dir: data_dir.to_path_buf(),
             write_lock: tokio::sync::Mutex::new(()),
             key_locks: events::KeyLocks::new(),
+            stats_lock: tokio::sync::Mutex::new(()),
             writes: writer::WriteQueue::default(),
             space: SpaceWatch::new(data_dir, min_free_disk),
         };

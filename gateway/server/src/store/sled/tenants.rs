@@ -187,6 +187,7 @@ impl SledStore {
                 keys::plugin_bytes_of_tenant(&id),
                 keys::tenant_attempt(&id, ""),
                 keys::endpoint_attempts_of_tenant(&id),
+                keys::endpoint_stats_of_tenant(&id),
             ];
             for prefix in prefixes {
                 for k in records.scan_prefix(prefix).keys() {

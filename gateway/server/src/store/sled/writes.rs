@@ -21,12 +21,15 @@ enum Expect {
     Exists,
     /// Exactly these bytes (the record as it was read).
     Bytes(Vec<u8>),
+    /// No value (the key was read absent).
+    Absent,
 }
 
 impl Expect {
     /// Whether `current`, a key's value (`None`: absent), meets this expectation.
     fn holds(&self, current: Option<&[u8]>) -> bool {
         match (self, current) {
+            (Self::Absent, current) => current.is_none(),
             (_, None) => false,
             (Self::Exists, Some(_)) => true,
             (Self::Bytes(b), Some(cur)) => cur == b.as_slice(),
@@ -62,6 +65,12 @@ impl Writes {
     pub(crate) fn require_unchanged(&mut self, key: impl AsRef<[u8]>, bytes: impl Into<Vec<u8>>) {
         self.conditions
             .push((key.as_ref().to_vec(), Expect::Bytes(bytes.into())));
+    }
+
+    /// Applies the writes only if `key` is still absent when they are applied.
+    pub(crate) fn require_absent(&mut self, key: impl AsRef<[u8]>) {
+        self.conditions
+            .push((key.as_ref().to_vec(), Expect::Absent));
     }
 
     fn is_conditional(&self) -> bool {
