@@ -74,6 +74,9 @@ CHECKS_OFF = {
     "POST /v1/tenants/{t}/endpoints/{id}/replay-missing": {
         "positive_data_acceptance": "until must come after since: a rule across fields, a 422 naming until",
     },
+    "POST /v1/tenants/{t}/replay": {
+        "positive_data_acceptance": "dead_reason applies to state dead only: a rule across fields, a 422 naming dead_reason",
+    },
     "GET /v1/tenants/{t}/endpoints/{id}/stats": {
         "positive_data_acceptance": "until must come after since (now when absent): a rule across fields, a 422 naming until",
     },

@@ -25,11 +25,15 @@ use crate::store::{AttemptOutcome, AttemptQuery, AttemptScope, ListedAttempt, St
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(super) struct AttemptListQuery {
-    /// Only this endpoint's attempts (its id or uid).
+    /// Only this endpoint's attempts (its id or uid; no control characters).
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]+$")]
     endpoint: Option<String>,
-    /// Only attempts of this event's deliveries (its id or uid).
+    /// Only attempts of this event's deliveries (its id or uid; no control
+    /// characters).
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]+$")]
     event: Option<String>,
-    /// Only this delivery's attempts.
+    /// Only this delivery's attempts (no control characters).
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]+$")]
     delivery: Option<String>,
     /// Only attempts that ended their turn so: `delivered`, `retry` or `dead`.
     #[param(pattern = "^(delivered|retry|dead)$")]
