@@ -4,8 +4,9 @@
 // page showing all of it and the sensitive value nowhere; an edit through the
 // form that leaves the sensitive header masked (its value must stay); an
 // event's delivery page showing the payload as sent, then that it was
-// expunged. Also draws the stats chart and an attempt's request headers from
-// answers of the documented shape, which this gateway does not serve yet.
+// expunged; its stats page once its one attempt is counted. Also draws the
+// stats chart and an attempt's request headers from fixtures of the documented
+// shapes, to check the drawing in detail.
 import { tenantApi, waitForText } from "./browser.mjs";
 
 /** The event's body as bytes, so the page must show a number JavaScript cannot hold. */
@@ -183,11 +184,43 @@ function drawnFromFixtures(page) {
   });
 }
 
+/**
+ * The endpoint page's stats drawn from the gateway's own answer: revisited
+ * until the gateway has flushed its one attempt (a few tenths of a second in
+ * the test's config), then the figures and charts as shown, beside the API's.
+ */
+async function liveStats(ctx, id) {
+  const { page, outDir } = ctx;
+  let figures = {};
+  for (let i = 0; i < 50 && figures.attempts !== "1"; i++) {
+    await visit(page, "#endpoints", "endpoints");
+    await visit(page, `#endpoint/${id}`, "endpoint");
+    await page.waitForSelector('#endpoint-stats [data-stats="totals"]');
+    figures = await page.$$eval("#endpoint-stats [data-stat]", (items) => Object.fromEntries(items.map((d) => [d.dataset.stat, d.querySelector("dd").textContent])));
+    if (figures.attempts !== "1") await page.waitForTimeout(200);
+  }
+  const drawn = await page.evaluate(() => {
+    const chart = (name) => document.querySelector(`#endpoint-stats svg[data-chart="${name}"]`);
+    const ticks = (svg, axis) => svg.querySelectorAll(`text.tick.${axis}`).length;
+    return {
+      bars: Number(chart("outcomes").dataset.bars),
+      barTitles: [...chart("outcomes").querySelectorAll("g.bucket > title")].map((t) => t.textContent),
+      ticks: { x: ticks(chart("outcomes"), "x"), y: ticks(chart("outcomes"), "y") },
+      points: Number(chart("latency").dataset.points),
+      unavailable: document.querySelector('#endpoint-stats [data-stats="unavailable"]') !== null,
+    };
+  });
+  await page.screenshot({ path: `${outDir}/endpoint-stats.png`, fullPage: true });
+  const api = await tenantApi(ctx, "GET", `/endpoints/${id}/stats`);
+  return { figures, drawn, api: { totals: api.totals, states: api.states } };
+}
+
 export async function platformScene(ctx) {
   const created = await createEndpoint(ctx);
   const edited = await editEndpoint(ctx);
   const delivery = await deliveryPage(ctx);
   // Another client's view of the endpoint, as the API masks it.
   const ep = await tenantApi(ctx, "GET", `/endpoints/${edited.id}`);
-  return { created, edited, delivery, api: { headers: ep.headers, sensitive: ep.sensitive_headers }, fixtures: await drawnFromFixtures(ctx.page) };
+  const stats = await liveStats(ctx, edited.id);
+  return { created, edited, delivery, stats, api: { headers: ep.headers, sensitive: ep.sensitive_headers }, fixtures: await drawnFromFixtures(ctx.page) };
 }

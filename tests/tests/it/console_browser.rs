@@ -82,6 +82,8 @@ async fn a_tenant_works_through_every_page_of_the_console() {
     let mut config = test_config(dir.path());
     // Three failures in a row open a breaker: the DLQ's replay names it.
     config.breaker.failure_threshold = 3;
+    // Attempts reach the endpoint stats within a tenth of a second.
+    config.stats.flush_ms = 100;
     let gw = TestGateway::start_with(config, dir, Default::default()).await;
     let key = gw.tenant("acme").await;
     let plugins = tempfile::tempdir().unwrap();
@@ -131,6 +133,7 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         "plugins.png",
         "endpoint-platform.png",
         "delivery-payload.png",
+        "endpoint-stats.png",
     ] {
         assert!(out.join(shot).is_file(), "{shot} missing");
     }

@@ -129,6 +129,38 @@ fn delivery(seen: &Value) {
 /// The stats chart and request headers, drawn from fixtures: totals as
 /// figures, two non-empty buckets with their values on hover, axes with
 /// ticks; a masked header shown as masked, an old attempt "not recorded".
+/// The endpoint page's stats from the gateway: its one delivered attempt in
+/// the figures, as the API counts it, in one bar, with axes.
+fn live_stats(seen: &Value) {
+    let stats = &seen["stats"];
+    let figures = &stats["figures"];
+    for (name, want) in [
+        ("attempts", "1"),
+        ("delivered", "1"),
+        ("failed", "0"),
+        ("pending", "0"),
+        ("dead", "0"),
+    ] {
+        assert_eq!(figures[name], want, "{name}: {stats}");
+    }
+    assert_eq!(
+        (
+            &stats["api"]["totals"]["attempts"],
+            &stats["api"]["totals"]["delivered"]
+        ),
+        (&json!(1), &json!(1)),
+        "{stats}"
+    );
+    let drawn = &stats["drawn"];
+    assert_eq!(drawn["bars"], 1, "{stats}");
+    assert_eq!(drawn["unavailable"], false, "{stats}");
+    assert!(drawn["points"].as_u64().unwrap() >= 1, "{stats}");
+    assert!(drawn["ticks"]["x"].as_u64().unwrap() >= 2, "{stats}");
+    assert!(drawn["ticks"]["y"].as_u64().unwrap() >= 2, "{stats}");
+    let titles = drawn["barTitles"].to_string();
+    assert!(titles.contains("1 delivered"), "{stats}");
+}
+
 fn fixtures(seen: &Value) {
     let stats = &seen["fixtures"]["stats"];
     assert_eq!(
@@ -174,6 +206,7 @@ pub(crate) fn platform(seen: &Value, receiver: &Receiver, sensitive: &str) {
     endpoint(platform);
     delivery(platform);
     fixtures(platform);
+    live_stats(platform);
     let api = &platform["api"];
     assert_eq!(
         api["headers"],

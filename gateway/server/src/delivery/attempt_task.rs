@@ -36,13 +36,18 @@ impl Drop for InFlightMark {
     }
 }
 
-/// Runs `worker` and reports to the scheduler through `done`; the `places`
-/// the attempt holds are given back before the report is sent.
-pub(crate) async fn run_attempt<P: Send>(
+/// Runs `worker` and reports to the scheduler through `done`. The `places`
+/// the attempt holds are given back before the report is sent, so an
+/// endpoint waiting for one is served once the report is taken; `kept` goes
+/// with the report, so the endpoint's own place is free only once the
+/// scheduler has counted the outcome (on its breaker): otherwise a turn taken
+/// in between could start an attempt the outcome should have held back.
+pub(crate) async fn run_attempt<P: Send, K: Send>(
     worker: DeliveryWorker,
     handle: DeliveryHandle,
-    done: mpsc::UnboundedSender<(EndpointId, AttemptReport)>,
+    done: mpsc::UnboundedSender<(EndpointId, AttemptReport, K)>,
     places: P,
+    kept: K,
 ) {
     let (ctx, endpoint, entry) = (
         Arc::clone(&worker.ctx),
@@ -64,7 +69,7 @@ pub(crate) async fn run_attempt<P: Send>(
     // scheduler never starts the entry the panic left behind again.
     drop(held);
     drop(places);
-    let _ = done.send((endpoint.id.clone(), report));
+    let _ = done.send((endpoint.id.clone(), report, kept));
 }
 
 /// Settles the delivery after a panic: requeued a minute later, or ended.

@@ -87,15 +87,21 @@ async fn a_panicking_attempt_task_leaks_no_lease_and_ends_after_three_panics() {
     let node = super::in_flight::InFlight::default();
     for round in 1..=MAX_INTERNAL_ERRORS {
         assert!(handle.mark_in_flight(&d.id));
-        let permits = (in_flight.try_start(1).unwrap(), node.try_start(8).unwrap());
         let task = tokio::spawn(run_attempt(
             e.worker(&ep, entry.clone()),
             handle.clone(),
             done_tx.clone(),
-            permits,
+            node.try_start(8).unwrap(),
+            in_flight.try_start(1).unwrap(),
         ));
         task.await.unwrap();
-        let (endpoint_id, report) = done_rx.recv().await.expect("the scheduler hears back");
+        let (endpoint_id, report, place) = done_rx.recv().await.expect("the scheduler hears back");
+        assert_eq!(
+            in_flight.free(1),
+            0,
+            "the endpoint's place goes with the report"
+        );
+        drop(place);
         assert_eq!(endpoint_id, "ep_1");
         assert_eq!(report.outcome, super::breaker::RawOutcome::Neutral);
         assert!(!handle.is_in_flight(&d.id), "the lease is released");

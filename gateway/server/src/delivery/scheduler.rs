@@ -162,7 +162,10 @@ impl Scheduler {
             tokio::select! {
                 () = shutdown.cancelled() => break,
                 Some(change) = self.changes.recv() => self.endpoints.apply(change).await,
-                Some((ep, report)) = self.done_rx.recv() => self.finished(&ep, report).await,
+                Some((ep, report, place)) = self.done_rx.recv() => {
+                    self.finished(&ep, report).await;
+                    drop(place);
+                }
                 () = self.starter.join_next(), if busy => {}
                 Ok(()) = storage_failing.changed() => {}
                 () = tokio::time::sleep(sleep) => {}
@@ -177,7 +180,10 @@ impl Scheduler {
     async fn take_queued(&mut self) {
         for _ in 0..MAX_QUEUED_PER_TURN {
             match self.done_rx.try_recv() {
-                Ok((ep, report)) => self.finished(&ep, report).await,
+                Ok((ep, report, place)) => {
+                    self.finished(&ep, report).await;
+                    drop(place);
+                }
                 Err(_) => break,
             }
         }

@@ -12,13 +12,15 @@ use super::endpoint_slot::EndpointSlot;
 use super::node_places::NodePlaces;
 use crate::delivery::DeliveryHandle;
 use crate::delivery::attempt_task::run_attempt;
+use crate::delivery::in_flight::InFlightGuard;
 use crate::delivery::shared_breaker::SharedBreaker;
 use crate::delivery::worker::{AttemptReport, DeliveryWorker, EngineContext};
 use crate::ids::EndpointId;
 use crate::store::Lease;
 
-/// A finished attempt's report, by endpoint.
-pub(super) type Done = (EndpointId, AttemptReport);
+/// A finished attempt's report, by endpoint, with the endpoint's in-flight
+/// place it held: given back once the report is taken.
+pub(super) type Done = (EndpointId, AttemptReport, InFlightGuard);
 
 /// Spawns attempts and keeps their tasks.
 pub(super) struct AttemptStarter {
@@ -94,7 +96,7 @@ impl AttemptStarter {
                 shared: admitted.shared.clone(),
             };
             let (handle, done) = (self.handle.clone(), self.done_tx.clone());
-            let attempt = run_attempt(worker, handle, done, (place, node_place));
+            let attempt = run_attempt(worker, handle, done, node_place, place);
             self.tasks.spawn(attempt);
         }
         started
