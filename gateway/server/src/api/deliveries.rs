@@ -179,7 +179,7 @@ pub(super) async fn show(
     Ok(Json(DeliveryDetail {
         attempt_log: ctx
             .store
-            .attempt_log(&d.id)
+            .attempt_log(&t, &d.id)
             .await?
             .iter()
             .map(AttemptView::from)

@@ -97,7 +97,11 @@ async fn another_attempt_succeeds(e: &Engine, d: &DeliveryRecord, lease: &Lease)
 }
 
 async fn attempt_log(e: &Engine, d: &DeliveryRecord) -> Vec<AttemptRecord> {
-    e.store.store.attempt_log(&d.id).await.unwrap()
+    e.store
+        .store
+        .attempt_log(&d.tenant_id, &d.id)
+        .await
+        .unwrap()
 }
 
 async fn delivery(e: &Engine, d: &DeliveryRecord) -> DeliveryRecord {

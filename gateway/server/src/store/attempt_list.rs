@@ -129,7 +129,7 @@ impl Store {
         let mut out = Vec::new();
         for d in &deliveries {
             out.extend(
-                self.attempt_log(d)
+                self.attempt_log(tenant, d)
                     .await?
                     .into_iter()
                     .filter_map(ListedAttempt::new),

@@ -179,9 +179,10 @@ impl Store {
     /// On a storage failure.
     pub async fn attempt_log(
         &self,
+        tenant: &TenantId,
         delivery_id: &DeliveryId,
     ) -> Result<Vec<AttemptRecord>, StoreError> {
-        on_backend!(self, s => sync s.attempt_log(delivery_id))
+        on_backend!(self, s => sync s.attempt_log(tenant, delivery_id))
     }
 
     /// A tenant's deliveries that pass `filter` and `extra`, newest first, after

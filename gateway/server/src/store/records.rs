@@ -275,6 +275,13 @@ pub struct DeliveryRecord {
     /// at the receiver: not counted toward `max_attempts` or by the breaker.
     #[serde(default)]
     pub internal_errors: u32,
+    /// The ids of its attempts, in order, where the embedded store keeps each
+    /// attempt under its endpoint's attempt order rather than under the
+    /// delivery (one key per attempt, listed by endpoint and tenant without
+    /// an index beside it). Empty on PostgreSQL, whose attempts table is
+    /// indexed, and for attempts made before attempts had ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempt_ids: Vec<AttemptId>,
 }
 
 impl DeliveryRecord {
@@ -305,6 +312,7 @@ impl DeliveryRecord {
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
             internal_errors: 0,
+            attempt_ids: Vec::new(),
         }
     }
 

@@ -26,6 +26,7 @@ fn delivery() -> DeliveryRecord {
         created_at_ms: 1_700_000_000_123,
         updated_at_ms: 1_700_000_005_456,
         internal_errors: 0,
+        attempt_ids: Vec::new(),
     }
 }
 

@@ -167,7 +167,14 @@ async fn a_second_outcome_under_the_same_lease_is_stale_and_changes_nothing(t: T
         serde_json::to_value(&after).unwrap(),
         serde_json::to_value(&before).unwrap()
     );
-    assert_eq!(t.store.attempt_log(&d.id).await.unwrap().len(), 1);
+    assert_eq!(
+        t.store
+            .attempt_log(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
     assert_eq!(
         t.store
             .due_entries(Lane::Retry, &EndpointId::from("ep_1"), 2000, 10)
@@ -209,7 +216,13 @@ async fn an_outcome_under_a_lease_an_interrupt_moved_is_stale(t: TestStore) {
         .unwrap()
         .unwrap();
     assert_eq!(now.next_attempt_at_ms, Some(500), "the requeue stands");
-    assert!(t.store.attempt_log(&d.id).await.unwrap().is_empty());
+    assert!(
+        t.store
+            .attempt_log(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let due = t
         .store
         .due_entries(Lane::Retry, &EndpointId::from("ep_1"), 1011, 10)
@@ -224,7 +237,11 @@ async fn a_succeeded_delivery_is_logged_and_leaves_the_schedule(t: TestStore) {
         (d.state, d.attempts, d.updated_at_ms),
         (DeliveryState::Succeeded, 1, 50)
     );
-    let log = t.store.attempt_log(&d.id).await.unwrap();
+    let log = t
+        .store
+        .attempt_log(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!((log[0].series, log[0].status), (1, Some(200)));
     assert_eq!(

@@ -175,7 +175,13 @@ async fn an_outcome_from_the_series_a_replay_replaced_is_stale(t: TestStore) {
         serde_json::to_value(&now).unwrap(),
         serde_json::to_value(&replayed).unwrap()
     );
-    assert!(t.store.attempt_log(&d.id).await.unwrap().is_empty());
+    assert!(
+        t.store
+            .attempt_log(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let current = only_lease(&t.store, Lane::First, "ep_1", 0).await;
     assert_eq!(
         first_attempt(&t.store, &replayed, &current, None, 3).await,

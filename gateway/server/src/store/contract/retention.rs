@@ -46,7 +46,11 @@ async fn listed(t: &TestStore, endpoint: Option<&str>) -> Vec<String> {
 
 async fn succeeded_deliveries_past_retention_go_with_their_event(t: TestStore) {
     let d = super::succeeded(&t, 50).await;
-    let log = t.store.attempt_log(&d.id).await.unwrap();
+    let log = t
+        .store
+        .attempt_log(&TenantId::from("t"), &d.id)
+        .await
+        .unwrap();
     let id = log[0].id.clone().expect("written with an id");
     assert_eq!(listed(&t, None).await, vec![id.to_string()]);
     assert_eq!(listed(&t, Some("ep_1")).await, vec![id.to_string()]);
@@ -86,7 +90,11 @@ async fn succeeded_deliveries_past_retention_go_with_their_event(t: TestStore) {
             .is_none()
     );
     assert!(
-        t.store.attempt_log(&d.id).await.unwrap().is_empty(),
+        t.store
+            .attempt_log(&TenantId::from("t"), &d.id)
+            .await
+            .unwrap()
+            .is_empty(),
         "its attempts go too"
     );
     assert!(

@@ -32,7 +32,13 @@ impl PgStore {
         row.map(|r| from_json(r.get(0), "delivery")).transpose()
     }
 
-    pub async fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
+    /// A delivery's attempts across every series, oldest first (`tenant` is
+    /// for the embedded store, which finds them through the delivery).
+    pub async fn attempt_log(
+        &self,
+        _tenant: &str,
+        delivery_id: &str,
+    ) -> Result<Vec<AttemptRecord>, StoreError> {
         let rows = self
             .client()
             .await?

@@ -289,7 +289,7 @@ mod tests {
             .unwrap();
         assert_eq!(page.data.len(), 1);
         let log = store
-            .attempt_log(&crate::ids::DeliveryId::from("dlv_01"))
+            .attempt_log(&acme, &crate::ids::DeliveryId::from("dlv_01"))
             .await
             .unwrap();
         assert_eq!(

@@ -175,7 +175,7 @@ fn every_delivery_and_attempt_reads_back_and_encodes_to_the_stored_bytes() {
         let key = keys::delivery(TENANT, &d.id);
         assert_eq!(records::encode(d), stored(&store, &key), "{case}");
 
-        let log = store.attempt_log(&d.id).unwrap();
+        let log = store.attempt_log(&d.tenant_id, &d.id).unwrap();
         let got: Vec<AttemptSummary> = log
             .iter()
             .map(|a| {
@@ -270,7 +270,7 @@ fn names_no_variant_knows_are_kept_and_lose_no_delivery() {
     assert_eq!(d.dead_reason, Some(Recorded::Unknown("quota".into())));
     assert_eq!(d.last_error, Some(Recorded::Unknown("pigeon".into())));
     assert_eq!(records::encode(&d), stored(&store, &dkey));
-    let log = store.attempt_log(&dead.id).unwrap();
+    let log = store.attempt_log(&dead.tenant_id, &dead.id).unwrap();
     assert_eq!(log[1].verdict, Recorded::Unknown("defer".into()));
     assert_eq!(records::encode(&log[1]), stored(&store, &akey));
     let ep = store.endpoint(TENANT, "ep_open").unwrap().unwrap();

@@ -1,8 +1,7 @@
 //! Delivery reads: one delivery, its attempt log, and filtered, paged lists.
 
 use super::{
-    AttemptRecord, DeliveryFilter, DeliveryPage, DeliveryRecord, DeliveryState, SledStore,
-    StoreError, keys,
+    DeliveryFilter, DeliveryPage, DeliveryRecord, DeliveryState, SledStore, StoreError, keys,
 };
 use crate::store::deliveries::{IdRange, PageFill};
 
@@ -17,19 +16,6 @@ impl SledStore {
         id: &str,
     ) -> Result<Option<DeliveryRecord>, StoreError> {
         self.get(&keys::delivery(tenant, id))
-    }
-
-    /// A delivery's attempts across every series, oldest first.
-    ///
-    /// # Errors
-    /// On a storage failure.
-    pub(crate) fn attempt_log(&self, delivery_id: &str) -> Result<Vec<AttemptRecord>, StoreError> {
-        let mut out: Vec<AttemptRecord> = self
-            .scan_rev(&keys::attempts_of(delivery_id))
-            .map(|r| r.map(|(_, a)| a))
-            .collect::<Result<_, _>>()?;
-        out.reverse();
-        Ok(out)
     }
 
     /// A tenant's deliveries newest first, within `range`: the scan behind

@@ -136,14 +136,9 @@ pub(crate) fn attempts_of(dlv: &str) -> Vec<u8> {
     key(b"at", &[dlv.as_bytes(), b""])
 }
 
-/// `ax␀{tenant}␀{attempt}` → the attempt's log key: a tenant's attempts in
-/// id order (so by start time).
-pub(crate) fn tenant_attempt(t: &str, attempt_id: &str) -> Vec<u8> {
-    key(b"ax", &[t.as_bytes(), attempt_id.as_bytes()])
-}
-
-/// `axe␀{tenant}␀{endpoint}␀{attempt}` → the attempt's log key: one
-/// endpoint's attempts in id order.
+/// `axe␀{tenant}␀{endpoint}␀{attempt}` → an attempt with an id: each kept
+/// once, in its endpoint's attempt order (ids are time-ordered), and found
+/// from its delivery through the ids the delivery record holds.
 pub(crate) fn endpoint_attempt(t: &str, ep: &str, attempt_id: &str) -> Vec<u8> {
     key(
         b"axe",
@@ -151,7 +146,12 @@ pub(crate) fn endpoint_attempt(t: &str, ep: &str, attempt_id: &str) -> Vec<u8> {
     )
 }
 
-/// Prefix of every endpoint attempt index entry of one tenant.
+/// Prefix of one endpoint's attempts.
+pub(crate) fn endpoint_attempts_of(t: &str, ep: &str) -> Vec<u8> {
+    key(b"axe", &[t.as_bytes(), ep.as_bytes(), b""])
+}
+
+/// Prefix of every attempt of one tenant kept under its endpoint.
 pub(crate) fn endpoint_attempts_of_tenant(t: &str) -> Vec<u8> {
     key(b"axe", &[t.as_bytes(), b""])
 }

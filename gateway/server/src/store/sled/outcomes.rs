@@ -179,7 +179,7 @@ impl SledStore {
             delivery_key: keys::delivery(tenant, delivery_id),
             key: keys::late_attempt(delivery_id, late.series, late.attempt, node),
             attempt: records::encode(late),
-            index: super::attempts::index_keys(tenant, late),
+            copy: super::attempts::record_key(tenant, late),
         };
         let (written, _) = self.apply(Job::LateAttempt(Box::new(prepared))).await?;
         Ok(written)
@@ -191,8 +191,8 @@ pub(crate) struct PreparedLateAttempt {
     delivery_key: Vec<u8>,
     key: Vec<u8>,
     attempt: Vec<u8>,
-    /// Its attempt index entries, which lead to `key`.
-    index: Option<[Vec<u8>; 2]>,
+    /// Where its copy under its endpoint goes, for the attempt lists.
+    copy: Option<Vec<u8>>,
 }
 
 impl PreparedLateAttempt {
@@ -205,8 +205,8 @@ impl PreparedLateAttempt {
             return Ok(WriteResult::Stale);
         }
         tx.insert(self.key.as_slice(), self.attempt.as_slice())?;
-        for k in self.index.iter().flatten() {
-            tx.insert(k.as_slice(), self.key.as_slice())?;
+        if let Some(copy) = &self.copy {
+            tx.insert(copy.as_slice(), self.attempt.as_slice())?;
         }
         Ok(WriteResult::Written)
     }
@@ -221,8 +221,6 @@ pub(crate) struct PreparedAttempt {
     expected_attempts: u32,
     attempt_key: Vec<u8>,
     attempt: Vec<u8>,
-    /// Its attempt index entries, which lead to `attempt_key`.
-    attempt_index: Option<[Vec<u8>; 2]>,
     old_entry: Vec<u8>,
     next_entry: Option<Vec<u8>>,
     tenant: Vec<u8>,
@@ -233,15 +231,27 @@ pub(crate) struct PreparedAttempt {
 impl PreparedAttempt {
     fn new(w: &AttemptWrite<'_>) -> Self {
         let d = w.delivery;
+        // An attempt with an id is kept under its endpoint, and its delivery
+        // records the id; one without, under its delivery's log.
+        let (attempt_key, delivery) = match super::attempts::record_key(&d.tenant_id, w.attempt) {
+            Some(key) => {
+                let mut with_id = d.clone();
+                with_id.attempt_ids.extend(w.attempt.id.clone());
+                (key, records::encode(&with_id))
+            }
+            None => (
+                keys::attempt(&d.id, w.attempt.series, w.attempt.attempt),
+                records::encode(d),
+            ),
+        };
         Self {
             delivery_key: keys::delivery(&d.tenant_id, &d.id),
-            delivery: records::encode(d),
+            delivery,
             endpoint_key: keys::endpoint(&d.tenant_id, &d.endpoint_id),
             expected_series: w.expected_series,
             expected_attempts: w.expected_attempts,
-            attempt_key: keys::attempt(&d.id, w.attempt.series, w.attempt.attempt),
+            attempt_key,
             attempt: records::encode(w.attempt),
-            attempt_index: super::attempts::index_keys(&d.tenant_id, w.attempt),
             old_entry: w.lease.0.encode(),
             next_entry: w.next_due_ms.map(|due_ms| {
                 DueEntry {
@@ -289,9 +299,6 @@ impl PreparedAttempt {
         }
         tx.insert(self.delivery_key.as_slice(), self.delivery.as_slice())?;
         tx.insert(self.attempt_key.as_slice(), self.attempt.as_slice())?;
-        for k in self.attempt_index.iter().flatten() {
-            tx.insert(k.as_slice(), self.attempt_key.as_slice())?;
-        }
         tx.remove(self.old_entry.as_slice())?;
         if let Some(next) = &self.next_entry {
             tx.insert(next.as_slice(), self.tenant.as_slice())?;

@@ -125,9 +125,12 @@ impl SledStore {
                 w.remove(&dkey);
                 for kv in self.records()?.scan_prefix(keys::attempts_of(dlv_id)) {
                     let (k, v) = kv?;
-                    for index in super::attempts::index_keys_of_entry(&d.tenant_id, &v) {
-                        w.remove(index);
+                    if let Some(copy) = super::attempts::copy_of_entry(&d.tenant_id, &v) {
+                        w.remove(copy);
                     }
+                    w.remove(k);
+                }
+                for k in super::attempts::keys_of_delivery(&d) {
                     w.remove(k);
                 }
                 stats.removed(&d);

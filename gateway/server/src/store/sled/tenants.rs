@@ -185,7 +185,6 @@ impl SledStore {
                 keys::endpoints_of(&id),
                 keys::plugins_of(&id),
                 keys::plugin_bytes_of_tenant(&id),
-                keys::tenant_attempt(&id, ""),
                 keys::endpoint_attempts_of_tenant(&id),
                 keys::endpoint_stats_of_tenant(&id),
             ];

@@ -28,6 +28,7 @@ fn delivery(next_ms: u64) -> DeliveryRecord {
         created_at_ms: 0,
         updated_at_ms: 0,
         internal_errors: 0,
+        attempt_ids: Vec::new(),
     }
 }
 
