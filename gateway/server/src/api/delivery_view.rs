@@ -143,11 +143,11 @@ impl From<&AttemptRecord> for AttemptView {
             outcome: a.outcome().as_str(),
             policy: a.policy.clone(),
             request_headers: a
-                .request_headers
-                .iter()
+                .request_headers()
+                .into_iter()
                 .map(|h| SentHeaderView {
-                    name: h.name.clone(),
-                    value: h.value.clone(),
+                    name: h.name,
+                    value: h.value,
                 })
                 .collect(),
             response_snippet: a.response_snippet.clone(),

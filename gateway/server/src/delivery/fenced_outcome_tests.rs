@@ -67,7 +67,7 @@ async fn another_attempt_succeeds(e: &Engine, d: &DeliveryRecord, lease: &Lease)
     let log = AttemptRecord {
         id: None,
         of: None,
-        request_headers: Vec::new(),
+        sent: None,
         series: d.series,
         attempt: done.attempts,
         started_at_ms: START_MS,

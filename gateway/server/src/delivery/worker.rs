@@ -18,8 +18,8 @@ use crate::policy::{
 };
 use crate::signing::{SigningSecret, sign};
 use crate::store::{
-    DeliveryRecord, EndpointHeader, EndpointRecord, Interrupted, Interruption, SentHeader, Store,
-    StoreError,
+    DeliveryRecord, EndpointHeader, EndpointRecord, Interrupted, Interruption, SentHeader,
+    SentRequest, Store, StoreError,
 };
 
 /// What every worker shares.
@@ -78,8 +78,8 @@ struct Finished<'a> {
     policy_label: &'a str,
     /// How long a bound plugin's decision took.
     plugin_decision_us: Option<u64>,
-    /// The request's headers as sent, sensitive values masked.
-    request_headers: Vec<SentHeader>,
+    /// What the attempt log keeps of the request.
+    sent: SentRequest,
 }
 
 /// Makes one attempt of the delivery named by a due schedule entry.
@@ -136,14 +136,13 @@ impl DeliveryWorker {
             hook(&d);
         }
         let started = ctx.clock.now_ms();
-        let request = match self.request(&d, payload, started) {
+        let (request, sent) = match self.request(&d, payload, started) {
             Ok(r) => r,
             Err(e) => {
                 let why = format!("no valid request for {}: {e}", ep.url);
                 return self.end(DeadReason::InvalidRequest, &why).await;
             }
         };
-        let request_headers = self.sent_headers(request.headers());
         let client = if ep.trusted {
             &ctx.trusted_client
         } else {
@@ -216,7 +215,7 @@ impl DeliveryWorker {
             decision,
             policy_label: &self.policy.label,
             plugin_decision_us,
-            request_headers,
+            sent,
         };
         record::record(self, d, finished).await
     }
@@ -243,34 +242,14 @@ impl DeliveryWorker {
         Ok(AttemptReport::default())
     }
 
-    /// `headers` as the attempt log keeps them: an endpoint header marked
-    /// sensitive is masked; hookgate's own, signatures included, are shown.
-    fn sent_headers(&self, headers: &http::HeaderMap) -> Vec<SentHeader> {
-        let sensitive = |name: &str| {
-            self.endpoint
-                .headers
-                .iter()
-                .any(|h| h.sensitive && h.name.eq_ignore_ascii_case(name))
-        };
-        headers
-            .iter()
-            .map(|(name, value)| SentHeader {
-                name: name.as_str().to_owned(),
-                value: if sensitive(name.as_str()) {
-                    EndpointHeader::MASK.to_owned()
-                } else {
-                    String::from_utf8_lossy(value.as_bytes()).into_owned()
-                },
-            })
-            .collect()
-    }
-
+    /// The request, and what of it the attempt log keeps: its signature and
+    /// the endpoint's own headers, a sensitive one's value masked.
     fn request(
         &self,
         d: &DeliveryRecord,
         payload: String,
         now_ms: u64,
-    ) -> Result<Request<Full<Bytes>>, http::Error> {
+    ) -> Result<(Request<Full<Bytes>>, SentRequest), http::Error> {
         let now_s = i64::try_from(now_ms / 1000).unwrap_or(i64::MAX);
         let secrets: Vec<SigningSecret> = self
             .endpoint
@@ -281,20 +260,30 @@ impl DeliveryWorker {
             .collect();
         let signature = sign(&secrets, &d.event_id, now_s, payload.as_bytes());
         let mut request = Request::post(self.endpoint.url.as_str())
-            .header("content-type", "application/json")
-            .header(
-                "user-agent",
-                concat!("hookgate/", env!("CARGO_PKG_VERSION")),
-            )
+            .header("content-type", SentRequest::CONTENT_TYPE)
+            .header("user-agent", SentRequest::USER_AGENT)
             .header("webhook-id", d.event_id.as_str())
             .header("webhook-timestamp", now_s.to_string())
-            .header("webhook-signature", signature);
+            .header("webhook-signature", signature.as_str());
         // The endpoint's own headers, validated when set: none replaces one of
         // hookgate's, and a sensitive one's value is never in the attempt's log.
+        let mut kept = Vec::with_capacity(self.endpoint.headers.len());
         for h in &self.endpoint.headers {
             request = request.header(h.name.as_str(), h.value.as_str());
+            kept.push(SentHeader {
+                name: h.name.clone(),
+                value: if h.sensitive {
+                    EndpointHeader::MASK.to_owned()
+                } else {
+                    h.value.clone()
+                },
+            });
         }
-        request.body(Full::new(Bytes::from(payload)))
+        let sent = SentRequest {
+            signature,
+            headers: kept,
+        };
+        Ok((request.body(Full::new(Bytes::from(payload)))?, sent))
     }
 }
 

@@ -351,10 +351,11 @@ pub struct AttemptRecord {
     /// What it was an attempt of (absent, like `id`, in older attempts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub of: Option<AttemptOf>,
-    /// The request's headers as sent, sensitive values masked (empty in
-    /// attempts made before they were kept, and when nothing was sent).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub request_headers: Vec<SentHeader>,
+    /// What its request carried that the rest of the record does not say
+    /// (absent in attempts made before it was kept): see
+    /// [`AttemptRecord::request_headers`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<SentRequest>,
     pub series: u32,
     pub attempt: u32,
     pub started_at_ms: u64,
@@ -398,6 +399,48 @@ pub struct AttemptOf {
 pub struct SentHeader {
     pub name: String,
     pub value: String,
+}
+
+/// What an attempt's request carried beyond what its record already says:
+/// the signature, and the endpoint's own headers (sensitive values masked).
+/// The rest of the headers follow from the record, so the log keeps only
+/// this: every byte of an attempt record is written on the delivery path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentRequest {
+    pub signature: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<SentHeader>,
+}
+
+impl SentRequest {
+    /// The `user-agent` every request is sent with.
+    pub const USER_AGENT: &'static str = concat!("hookgate/", env!("CARGO_PKG_VERSION"));
+    /// The `content-type` every request is sent with.
+    pub const CONTENT_TYPE: &'static str = "application/json";
+}
+
+impl AttemptRecord {
+    /// The request's headers as sent: hookgate's own (the `user-agent` this
+    /// build sends), then the endpoint's, sensitive values masked. Empty for
+    /// an attempt made before they were kept.
+    pub fn request_headers(&self) -> Vec<SentHeader> {
+        let (Some(sent), Some(of)) = (&self.sent, &self.of) else {
+            return Vec::new();
+        };
+        let header = |name: &str, value: String| SentHeader {
+            name: name.to_owned(),
+            value,
+        };
+        let mut out = vec![
+            header("content-type", SentRequest::CONTENT_TYPE.to_owned()),
+            header("user-agent", SentRequest::USER_AGENT.to_owned()),
+            header("webhook-id", of.event_id.to_string()),
+            header("webhook-timestamp", (self.started_at_ms / 1000).to_string()),
+            header("webhook-signature", sent.signature.clone()),
+        ];
+        out.extend(sent.headers.iter().cloned());
+        out
+    }
 }
 
 /// The first answer to an `Idempotency-Key`, replayed to repeats.

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::store::{DeliveryState, SentHeader};
+use crate::store::{DeliveryState, SentHeader, SentRequest};
 
 fn delivery() -> DeliveryRecord {
     DeliveryRecord {
@@ -34,7 +34,7 @@ fn attempt() -> AttemptRecord {
     AttemptRecord {
         id: None,
         of: None,
-        request_headers: Vec::new(),
+        sent: None,
         series: 2,
         attempt: 3,
         started_at_ms: 1_700_000_004_000,
@@ -98,7 +98,7 @@ fn attempt_json(a: &AttemptRecord) -> Value {
         "late": a.late,
         "id": a.id,
         "outcome": a.outcome().as_str(),
-        "request_headers": a.request_headers.iter()
+        "request_headers": a.request_headers().iter()
             .map(|h| json!({"name": h.name, "value": h.value}))
             .collect::<Vec<_>>(),
     })
@@ -143,10 +143,31 @@ fn an_attempt_matches_its_json_form() {
 
     let mut full = attempt();
     full.id = Some("atm_01KBX0000000000000000000AB".into());
-    full.request_headers = vec![SentHeader {
-        name: "x-api-key".into(),
-        value: crate::store::EndpointHeader::MASK.into(),
-    }];
+    full.of = Some(crate::store::AttemptOf {
+        delivery_id: "dlv_1".into(),
+        endpoint_id: "ep_1".into(),
+        event_id: "evt_1".into(),
+        event_type: "order.paid".into(),
+    });
+    full.sent = Some(SentRequest {
+        signature: "v1,abc=".into(),
+        headers: vec![SentHeader {
+            name: "x-api-key".into(),
+            value: crate::store::EndpointHeader::MASK.into(),
+        }],
+    });
+    let view = serde_json::to_value(AttemptView::from(&full)).unwrap();
+    assert_eq!(
+        view["request_headers"],
+        json!([
+            {"name": "content-type", "value": "application/json"},
+            {"name": "user-agent", "value": SentRequest::USER_AGENT},
+            {"name": "webhook-id", "value": "evt_1"},
+            {"name": "webhook-timestamp", "value": "1700000004"},
+            {"name": "webhook-signature", "value": "v1,abc="},
+            {"name": "x-api-key", "value": "********"},
+        ])
+    );
     same_bytes(AttemptView::from(&full), &attempt_json(&full));
 }
 

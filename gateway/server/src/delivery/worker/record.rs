@@ -35,7 +35,7 @@ pub(super) async fn record(
         decision,
         policy_label,
         plugin_decision_us,
-        request_headers,
+        sent,
     } = f;
     let (expected_series, expected_attempts) = (d.series, d.attempts);
     let (status, error_kind, snippet) = match result {
@@ -81,7 +81,7 @@ pub(super) async fn record(
             event_id: d.event_id.clone(),
             event_type: d.event_type.clone(),
         }),
-        request_headers,
+        sent: Some(sent),
         series: d.series,
         attempt,
         started_at_ms: started,

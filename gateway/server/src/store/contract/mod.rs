@@ -103,7 +103,7 @@ pub(super) fn attempt(series: u32, status: u16, next_ms: Option<u64>) -> Attempt
     AttemptRecord {
         id: None,
         of: None,
-        request_headers: Vec::new(),
+        sent: None,
         series,
         attempt: 1,
         started_at_ms: 10,

@@ -32,7 +32,7 @@ fn bench_attempt(d: &DeliveryRecord) -> AttemptRecord {
             event_id: d.event_id.clone(),
             event_type: d.event_type.clone(),
         }),
-        request_headers: Vec::new(),
+        sent: None,
         series: d.series,
         attempt: 1,
         started_at_ms: 0,

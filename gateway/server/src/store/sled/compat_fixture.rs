@@ -98,7 +98,7 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
     let log = AttemptRecord {
         id: None,
         of: None,
-        request_headers: Vec::new(),
+        sent: None,
         series: d.series,
         attempt: d.attempts,
         started_at_ms: started,

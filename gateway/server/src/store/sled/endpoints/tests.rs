@@ -13,7 +13,7 @@ fn success(series: u32) -> AttemptRecord {
     AttemptRecord {
         id: None,
         of: None,
-        request_headers: Vec::new(),
+        sent: None,
         series,
         attempt: 1,
         started_at_ms: 10,
