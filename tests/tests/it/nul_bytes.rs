@@ -4,7 +4,7 @@
 //! replay's body filters too; each answer is a JSON 404 or 400, never a 5xx.
 
 use hookgate_tests::receiver::Receiver;
-use hookgate_tests::{ADMIN, Backend, TestGateway};
+use hookgate_tests::{ADMIN, Backend, TestGateway, is_final};
 use serde_json::{Value, json};
 
 hookgate_tests::on_each_backend! {
@@ -12,6 +12,7 @@ hookgate_tests::on_each_backend! {
 }
 
 const NUL: &str = "x%00y";
+const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Real values for each path parameter, by the path's resource.
 struct Real {
@@ -19,6 +20,7 @@ struct Real {
     event: String,
     delivery: String,
     task: String,
+    attempt: String,
 }
 
 impl Real {
@@ -30,6 +32,7 @@ impl Real {
             "id" if path.contains("/events/") => self.event.clone(),
             "id" if path.contains("/deliveries/") => self.delivery.clone(),
             "id" if path.contains("/tasks/") => self.task.clone(),
+            "id" if path.contains("/attempts/") => self.attempt.clone(),
             other => panic!("no real value for {{{other}}} in {path}"),
         }
     }
@@ -64,11 +67,20 @@ async fn a_nul_byte_is_a_bad_request_not_a_database_outage(backend: Backend) {
     let since = json!({"since": "2020-01-01T00:00:00Z"});
     let (s, task) = gw.call("POST", &recover, Some(&key), Some(since)).await;
     assert_eq!(s, 202, "{task}");
+    // The event's one attempt, once made.
+    let delivery = ev["deliveries"][0]["id"].as_str().unwrap().to_owned();
+    gw.wait_delivery("acme", &key, &delivery, WAIT, is_final)
+        .await;
+    let (s, attempts) = gw
+        .call("GET", "/v1/tenants/acme/attempts", Some(&key), None)
+        .await;
+    assert_eq!(s, 200, "{attempts}");
     let real = Real {
+        attempt: attempts["data"][0]["id"].as_str().unwrap().to_owned(),
         task: task["id"].as_str().unwrap().to_owned(),
         endpoint: ep["id"].as_str().unwrap().to_owned(),
         event: ev["id"].as_str().unwrap().to_owned(),
-        delivery: ev["deliveries"][0]["id"].as_str().unwrap().to_owned(),
+        delivery,
     };
     let doc: Value = serde_json::from_str(&hookgate_server::openapi_document()).unwrap();
     let mut calls = 0;
