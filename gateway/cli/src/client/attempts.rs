@@ -8,9 +8,8 @@ use serde_json::Value;
 
 use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::input::time_arg;
 use super::table::{Table, cell, key_values};
-use super::{Session, Tenant};
+use super::{PagedList, Session, Tenant};
 
 /// Attempt subcommands.
 #[derive(Subcommand, Debug)]
@@ -36,22 +35,8 @@ pub enum AttemptsCommand {
         /// (no answer).
         #[arg(long, value_parser = ["2xx", "3xx", "4xx", "5xx", "transport"])]
         status_class: Option<String>,
-        /// Only attempts started at or after TIME, an RFC 3339 time or a
-        /// duration meaning that long ago (90s, 30m, 2h, 1d12h).
-        #[arg(long, value_name = "TIME", value_parser = time_arg)]
-        since: Option<String>,
-        /// Only attempts started before TIME (the same forms as --since).
-        #[arg(long, value_name = "TIME", value_parser = time_arg)]
-        until: Option<String>,
-        /// Oldest first.
-        #[arg(long)]
-        oldest_first: bool,
-        /// How many to show (1 to 250).
-        #[arg(long)]
-        limit: Option<u32>,
-        /// Continue from a page's next (or previous) cursor.
-        #[arg(long)]
-        cursor: Option<String>,
+        #[command(flatten)]
+        page: PagedList,
     },
     /// Show one attempt with the request headers it sent.
     #[command(after_help = super::EXIT_CODES)]
@@ -76,24 +61,15 @@ pub(super) async fn run(s: &Session, command: AttemptsCommand) -> Result<(), Cli
             delivery,
             outcome,
             status_class,
-            since,
-            until,
-            oldest_first,
-            limit,
-            cursor,
+            page,
         } => {
             let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "attempts"])
                 .query("endpoint", endpoint)
                 .query("event", event)
                 .query("delivery", delivery)
                 .query("outcome", outcome)
-                .query("status_class", status_class)
-                .query("since", since)
-                .query("until", until)
-                .query("order", oldest_first.then_some("ascending"))
-                .query("limit", limit)
-                .query("cursor", cursor);
-            let reply = s.send(req).await?;
+                .query("status_class", status_class);
+            let reply = s.send(page.on(req)).await?;
             s.show(&reply, render_list);
         }
         AttemptsCommand::Show { tenant, id } => {

@@ -10,10 +10,10 @@ use serde_json::value::RawValue;
 
 use super::api_client::ApiRequest;
 use super::error::CliError;
-use super::input::{json_arg, time_arg};
+use super::input::json_arg;
 use super::table::{Table, cell, key_values};
 use super::timeline::{state_line, timeline};
-use super::{Session, Tenant, out};
+use super::{PagedList, Session, Tenant, out};
 
 /// How much of a payload the human view shows.
 const PAYLOAD_PREVIEW_CHARS: usize = 200;
@@ -50,22 +50,8 @@ pub enum EventsCommand {
         /// Only events with this tag.
         #[arg(long)]
         tag: Option<String>,
-        /// Only events created at or after TIME, an RFC 3339 time or a duration
-        /// meaning that long ago (90s, 30m, 2h, 1d12h).
-        #[arg(long, value_name = "TIME", value_parser = time_arg)]
-        since: Option<String>,
-        /// Only events created before TIME (the same forms as --since).
-        #[arg(long, value_name = "TIME", value_parser = time_arg)]
-        until: Option<String>,
-        /// Oldest first.
-        #[arg(long)]
-        oldest_first: bool,
-        /// How many to show (1 to 250).
-        #[arg(long)]
-        limit: Option<u32>,
-        /// Continue from a page's next (or previous) cursor.
-        #[arg(long)]
-        cursor: Option<String>,
+        #[command(flatten)]
+        page: PagedList,
     },
     /// Show an event and the timeline of each of its deliveries.
     #[command(after_help = super::EXIT_CODES)]
@@ -94,22 +80,13 @@ pub(super) async fn run(s: &Session, command: EventsCommand) -> Result<(), CliEr
             event_types,
             channel,
             tag,
-            since,
-            until,
-            oldest_first,
-            limit,
-            cursor,
+            page,
         } => {
             let req = ApiRequest::new(Method::GET, &["tenants", &tenant.tenant, "events"])
                 .query("event_types", event_types)
                 .query("channel", channel)
-                .query("tag", tag)
-                .query("since", since)
-                .query("until", until)
-                .query("order", oldest_first.then_some("ascending"))
-                .query("limit", limit)
-                .query("cursor", cursor);
-            let reply = s.send(req).await?;
+                .query("tag", tag);
+            let reply = s.send(page.on(req)).await?;
             s.show(&reply, render_list);
         }
         EventsCommand::Send {

@@ -289,6 +289,38 @@ fn list_items(v: &Value) -> &[Value] {
     v["data"].as_array().map_or(&[], Vec::as_slice)
 }
 
+/// The time range, order and paging of a list that pages both ways.
+#[derive(Args, Debug)]
+pub struct PagedList {
+    /// Only those at or after TIME, an RFC 3339 time or a duration meaning
+    /// that long ago (90s, 30m, 2h, 1d12h).
+    #[arg(long, value_name = "TIME", value_parser = input::time_arg)]
+    since: Option<String>,
+    /// Only those before TIME (the same forms as --since).
+    #[arg(long, value_name = "TIME", value_parser = input::time_arg)]
+    until: Option<String>,
+    /// Oldest first.
+    #[arg(long)]
+    oldest_first: bool,
+    /// How many to show (1 to 250).
+    #[arg(long)]
+    limit: Option<u32>,
+    /// Continue from a page's next (or previous) cursor.
+    #[arg(long)]
+    cursor: Option<String>,
+}
+
+impl PagedList {
+    /// `req` with these as its query.
+    fn on(self, req: ApiRequest) -> ApiRequest {
+        req.query("since", self.since)
+            .query("until", self.until)
+            .query("order", self.oldest_first.then_some("ascending"))
+            .query("limit", self.limit)
+            .query("cursor", self.cursor)
+    }
+}
+
 /// What is printed under a list that pages both ways: how many stored
 /// `what` the page read, and the cursors to the pages after and before.
 fn both_ways_footer(v: &Value, what: &str) -> String {
