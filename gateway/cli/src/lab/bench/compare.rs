@@ -51,6 +51,12 @@ pub struct CompareOptions {
     /// Also run on PostgreSQL: each run gets a scratch database on this server.
     #[arg(long)]
     pub store_url: Option<String>,
+    /// Run on PostgreSQL only (needs `--store-url`), not on sled.
+    #[arg(long, requires = "store_url")]
+    pub postgres_only: bool,
+    /// Run only this load (repeatable); every load when none is given.
+    #[arg(long = "load", value_enum)]
+    pub loads: Vec<Load>,
     /// A tiny run that only shows the scenario works.
     #[arg(long)]
     pub smoke: bool,
@@ -64,8 +70,8 @@ enum Build {
 }
 
 /// The three loads.
-#[derive(Debug, Clone, Copy)]
-enum Load {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Load {
     Ingest,
     Deliver,
     E2e,
@@ -123,8 +129,14 @@ pub(super) async fn compare(o: &CompareOptions) -> anyhow::Result<()> {
     } else {
         (o.seconds, o.backlog.max(CLIENTS), o.pairs.max(1))
     };
-    let backends: Vec<Option<&str>> = std::iter::once(None)
+    let sled = (!o.postgres_only).then_some(None);
+    let backends: Vec<Option<&str>> = sled
+        .into_iter()
         .chain(o.store_url.as_deref().map(Some))
+        .collect();
+    let loads: Vec<Load> = Load::ALL
+        .into_iter()
+        .filter(|l| o.loads.is_empty() || o.loads.contains(l))
         .collect();
     println!("| backend | load | run | old | new |");
     println!("|---|---|---|---|---|");
@@ -135,7 +147,7 @@ pub(super) async fn compare(o: &CompareOptions) -> anyhow::Result<()> {
         } else {
             "sled"
         };
-        for load in Load::ALL {
+        for &load in &loads {
             let (mut olds, mut news) = (Vec::new(), Vec::new());
             for pair in 0..pairs {
                 // Alternate which build goes first, so a drift favours neither.
