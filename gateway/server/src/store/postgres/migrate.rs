@@ -22,6 +22,10 @@ const MIGRATIONS: &[(u64, &str)] = &[
     (6, include_str!("migrations/0006_tenants_and_tasks.sql")),
     (7, include_str!("migrations/0007_attempt_index.sql")),
     (8, include_str!("migrations/0008_endpoint_stats.sql")),
+    (
+        9,
+        include_str!("migrations/0009_attempts_by_endpoint_only.sql"),
+    ),
 ];
 
 /// The newest schema this build knows: the last migration's version.
