@@ -46,8 +46,10 @@ fn list_statement(endpoints: usize, order: IdOrder) -> String {
            WHERE tenant_id = $1 AND ($2::text IS NULL OR endpoint_id = $2) AND {window}
            ORDER BY attempt_id {direction} LIMIT $5)"
     ));
+    // Wrapped, so a single branch takes the outer order too; the planner
+    // flattens the union and merges the ordered reads.
     format!(
-        "{} ORDER BY attempt_id {direction} LIMIT $5",
+        "SELECT attempt_id, record FROM ({}) AS merged ORDER BY attempt_id {direction} LIMIT $5",
         branches.join(" UNION ALL ")
     )
 }
