@@ -28,6 +28,8 @@ pub(crate) struct AppContext {
     pub plugins: Arc<crate::plugins::PluginService>,
     /// Room for policy simulations running at once (`POST /v1/policy/simulate`).
     pub simulations: crate::simulation_slots::SimulationSlots,
+    /// The event-type catalog as ingest and endpoint writes consult it.
+    pub catalog: Arc<crate::event_catalog::EventCatalog>,
     /// Wakes this gateway's task runner when a request has stored a task, so
     /// it starts now rather than at its next look.
     pub task_wake: Arc<tokio::sync::Notify>,

@@ -40,6 +40,12 @@ pub(crate) fn validate_type(t: &str, max: usize) -> Result<(), EventTypeError> {
     check_chars(t, max)
 }
 
+/// Whether `p`, a valid subscription, is a pattern (`*`, or `prefix.*`) rather
+/// than one type's name.
+pub(crate) fn is_pattern(p: &str) -> bool {
+    p == "*" || p.ends_with(".*")
+}
+
 /// Validates a subscription pattern.
 ///
 /// # Errors

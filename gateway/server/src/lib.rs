@@ -39,6 +39,7 @@ mod config;
 mod context;
 mod delivery;
 mod endpoint_stats;
+mod event_catalog;
 mod event_type;
 mod housekeeping;
 mod ids;
@@ -234,6 +235,10 @@ pub async fn run_with(
         PluginService::start(host, store.clone(), Arc::clone(&clock), limits, artifacts).await?;
     let plugins = Arc::new(plugins);
     let admin_hash = admin_token_hash(&store, &config).await?;
+    // Listening before it reads, so no change made meanwhile goes unheard.
+    let catalog_changes = store.changes();
+    let catalog = Arc::new(event_catalog::EventCatalog::load(store.clone()).await?);
+    let catalog_follower = catalog.spawn_follower(catalog_changes, shutdown.clone());
     plugins.prune_stored().await?;
     let delivery = DeliveryHandle::default();
     // The alert endpoint's guard below is the operator's own and has no allow-list.
@@ -317,6 +322,7 @@ pub async fn run_with(
         writes,
         plugins,
         telemetry,
+        catalog,
         simulations: simulation_slots::SimulationSlots::default(),
         task_wake: Arc::default(),
     });
@@ -339,6 +345,7 @@ pub async fn run_with(
     task_runner.abort();
     alert_sender.abort();
     plugin_follower.abort();
+    catalog_follower.abort();
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;

@@ -115,6 +115,8 @@ pub(super) struct AttemptView {
     #[schema(format = DateTime)]
     started_at: String,
     status: Option<u16>,
+    /// Made for a test event (`send-example`), not the platform's.
+    test: bool,
     /// One of the names of [`VerdictKind`]; a name written by another build is shown as it is.
     #[schema(value_type = String)]
     verdict: Recorded<VerdictKind>,
@@ -154,6 +156,7 @@ impl From<&AttemptRecord> for AttemptView {
             series: a.series,
             started_at: rfc3339_ms(a.started_at_ms),
             status: a.status,
+            test: a.of.as_ref().is_some_and(|o| o.test),
             verdict: a.verdict.clone(),
         }
     }

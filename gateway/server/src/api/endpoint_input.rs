@@ -226,6 +226,15 @@ impl EndpointInput {
                 ApiError::validation(format!("event_types[{i}]"), format!("pattern {p:?}: {e}"))
             })?;
         }
+        // Names it already had stay, even if archived or gone from the catalog.
+        let strict = ctx.config.event_types.strict;
+        ctx.catalog
+            .check_subscription(&event_types, &ep.event_types, strict)
+            .map_err(|e| {
+                let name = e.name();
+                let i = event_types.iter().position(|n| n == name).unwrap_or(0);
+                ApiError::validation(format!("event_types[{i}]"), e.to_string())
+            })?;
         // A PATCH that leaves the policy as stored does not re-check it: a policy
         // stored before today's bounds keeps working (clamped when loaded).
         if let Some(policy) = &self.policy

@@ -108,6 +108,7 @@ impl IngestBody {
             tags: Label::Tag.validate(std::mem::take(&mut self.tags))?,
             deliver_at_ms,
             expunged_at_ms: None,
+            test: false,
         })
     }
 }
@@ -197,6 +198,17 @@ pub(super) async fn ingest(
     let bytes = read_limited(body, limits.json_body_bytes).await?;
     let mut input = parse_ingest_body(&bytes, limits.event_type_len)?;
     let labels = input.labels(ctx.clock.now_ms())?;
+    // A catalog type that validates refuses a payload its schema does not
+    // accept: nothing is stored.
+    ctx.catalog
+        .check_payload(&input.event_type, &input.payload)
+        .map_err(|e| {
+            let field = match e.at.as_str() {
+                "(root)" => "payload".to_owned(),
+                at => format!("payload{at}"),
+            };
+            ApiError::validation(field, e.to_string())
+        })?;
     if ctx.store.space_low() {
         return Err(ApiError::insufficient_storage());
     }
@@ -275,6 +287,8 @@ pub(super) struct EventView<'a> {
     /// When its payload was expunged (it reads as `null` since).
     #[schema(format = DateTime)]
     payload_expunged_at: Option<String>,
+    /// Sent by hand to try an endpoint (`send-example`).
+    test: bool,
 }
 
 /// One event with its payload and deliveries.
@@ -309,6 +323,7 @@ pub(super) async fn show(
         tags: &ev.labels.tags,
         deliver_at: ev.labels.deliver_at_ms.map(rfc3339_ms),
         payload_expunged_at: ev.labels.expunged_at_ms.map(rfc3339_ms),
+        test: ev.labels.test,
     };
     raw_json(&view)
 }

@@ -21,6 +21,8 @@ mod endpoints;
 pub(crate) mod error;
 mod error_code;
 mod event_list;
+mod event_type_import;
+mod event_types;
 pub(crate) mod events;
 mod health;
 mod idempotent_calls;
@@ -35,6 +37,7 @@ mod plugin_view;
 mod plugins;
 mod replay;
 mod request_guard;
+mod send_example;
 pub(crate) mod server;
 pub(crate) mod simulate;
 mod tasks;
@@ -81,6 +84,14 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(endpoint_recovery::recover))
         .routes(routes!(endpoint_recovery::replay_missing))
         .routes(routes!(endpoint_stats::show))
+        .routes(routes!(send_example::send_example))
+        .routes(routes!(event_types::create, event_types::list))
+        .routes(routes!(event_type_import::import))
+        .routes(routes!(
+            event_types::show,
+            event_types::update,
+            event_types::delete
+        ))
         .routes(routes!(events::ingest, event_list::list))
         .routes(routes!(events::show))
         .routes(routes!(events::expunge))

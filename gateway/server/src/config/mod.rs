@@ -24,6 +24,7 @@ pub use cluster_section::ClusterConfig;
 pub(crate) use layers::TEST_POSTGRES_ENV;
 pub use sections::AlertsConfig;
 pub use sections::BreakerConfig;
+pub(crate) use sections::EventTypesConfig;
 pub use sections::Limits;
 pub use sections::MetricsConfig;
 pub use sections::OutboundConfig;
@@ -91,6 +92,8 @@ pub struct Config {
     pub tasks: TasksConfig,
     /// `[stats]`: per-endpoint delivery stats and their history.
     pub stats: StatsConfig,
+    /// `[event_types]`: how the event-type catalog binds endpoints.
+    pub event_types: EventTypesConfig,
     /// `[metrics]`.
     pub metrics: MetricsConfig,
     /// `[alerts]`: the alert rules, and where alerts are delivered.
@@ -163,6 +166,7 @@ impl Default for Config {
             ingest: IngestConfig::default(),
             tasks: TasksConfig::default(),
             stats: StatsConfig::default(),
+            event_types: EventTypesConfig::default(),
             metrics: MetricsConfig::default(),
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
@@ -367,6 +371,7 @@ impl std::fmt::Debug for Config {
             .field("sweep_interval", &self.sweep_interval)
             .field("breaker", &self.breaker)
             .field("stats", &self.stats)
+            .field("event_types", &self.event_types)
             .field("metrics", &self.metrics)
             .field("alerts", &self.alerts)
             .field("policy", &self.policy)

@@ -161,6 +161,15 @@ impl Default for StatsConfig {
     }
 }
 
+/// `[event_types]`: how the event-type catalog binds endpoints.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EventTypesConfig {
+    /// Endpoints may subscribe only to names the catalog holds (patterns
+    /// such as `order.*` are still accepted): an unknown name is refused.
+    pub strict: bool,
+}
+
 /// `[tasks]`: background tasks (deleting a tenant, recovering an endpoint).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -252,6 +261,8 @@ pub struct Limits {
     pub plugins_per_tenant: usize,
     /// Most event types one endpoint may filter on.
     pub event_types_per_endpoint: usize,
+    /// Most event types the catalog may hold (it is kept in memory whole).
+    pub catalog_event_types: usize,
     /// Most request headers (more: 431).
     pub max_headers: usize,
     /// Largest request head, headers included, in bytes (more: 431); at least 8 KiB.
@@ -296,6 +307,7 @@ impl Default for Limits {
             endpoints_per_tenant: 100,
             plugins_per_tenant: 20,
             event_types_per_endpoint: 64,
+            catalog_event_types: 5_000,
             max_headers: 64,
             header_bytes: 16 * 1024,
             max_connections: 1024,

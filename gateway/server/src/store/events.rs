@@ -87,7 +87,9 @@ impl PreparedEvent {
             .iter()
             .map(|ep| {
                 let event = (&tenant, &event_id, ev.event_type);
-                DeliveryRecord::first(event, &ep.id, due_ms, ev.now_ms)
+                let mut d = DeliveryRecord::first(event, &ep.id, due_ms, ev.now_ms);
+                d.test = ev.labels.test;
+                d
             })
             .collect();
         let receipt = IngestReceipt {

@@ -37,6 +37,8 @@ pub enum Change {
     Plugin { tenant_id: TenantId, name: String },
     /// A tenant was created or its API key rotated.
     Tenant { tenant_id: TenantId },
+    /// A type of the event-type catalog was created, changed or removed.
+    EventType { name: String },
 }
 
 impl Change {

@@ -41,6 +41,7 @@ mod endpoint_stats;
 mod endpoints;
 mod error;
 mod event_list;
+mod event_types;
 mod events;
 mod feed;
 pub(crate) mod health;
@@ -80,6 +81,7 @@ pub(crate) use endpoint_stats::{StatsBucket, StatsCounts, StatsDelta};
 pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};
 pub(crate) use error::{Failure, StoreError};
 pub(crate) use event_list::EventQuery;
+pub(crate) use event_types::{CatalogWrite, EventTypeRecord};
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub use events::NewEvent;
 pub(crate) use events::{EXPUNGED, Expunge, IDEMPOTENCY_TTL_MS, IngestOutcome};

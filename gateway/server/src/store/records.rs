@@ -219,6 +219,9 @@ pub struct EventLabels {
     /// When its payload was expunged (it reads as `null` since).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expunged_at_ms: Option<u64>,
+    /// Sent by hand to try an endpoint (`send-example`), not by the platform.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub test: bool,
 }
 
 impl EventLabels {
@@ -282,6 +285,9 @@ pub struct DeliveryRecord {
     /// indexed, and for attempts made before attempts had ids.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempt_ids: Vec<AttemptId>,
+    /// A delivery of a test event (`send-example`); its attempts say so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub test: bool,
 }
 
 impl DeliveryRecord {
@@ -313,6 +319,7 @@ impl DeliveryRecord {
             updated_at_ms: now_ms,
             internal_errors: 0,
             attempt_ids: Vec::new(),
+            test: false,
         }
     }
 
@@ -391,6 +398,9 @@ pub struct AttemptOf {
     pub endpoint_id: EndpointId,
     pub event_id: EventId,
     pub event_type: String,
+    /// Made for a test event (`send-example`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub test: bool,
 }
 
 /// One header of a request as sent. A sensitive endpoint header's value is
@@ -498,6 +508,7 @@ mod tests {
                 tags: vec!["t".into()],
                 deliver_at_ms: Some(9),
                 expunged_at_ms: None,
+                test: false,
             },
             ..ev
         };

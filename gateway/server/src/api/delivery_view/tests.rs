@@ -27,6 +27,7 @@ fn delivery() -> DeliveryRecord {
         updated_at_ms: 1_700_000_005_456,
         internal_errors: 0,
         attempt_ids: Vec::new(),
+        test: false,
     }
 }
 
@@ -148,6 +149,7 @@ fn an_attempt_matches_its_json_form() {
         endpoint_id: "ep_1".into(),
         event_id: "evt_1".into(),
         event_type: "order.paid".into(),
+        test: false,
     });
     full.sent = Some(SentRequest {
         signature: "v1,abc=".into(),

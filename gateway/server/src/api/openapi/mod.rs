@@ -18,7 +18,7 @@ use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as Document;
 
 pub(super) use names::{DeliveryStateName, PluginSourceName, ReplayableState};
-pub(super) use params::{ItemPath, PluginPath, TaskPath, TenantPath};
+pub(super) use params::{EventTypePath, ItemPath, PluginPath, TaskPath, TenantPath};
 
 /// The document's fixed parts; the paths come from the router.
 #[derive(OpenApi)]

@@ -114,6 +114,25 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     ),
     op("get_endpoint_secrets", Access::Tenant, &[]),
     op(
+        "send_endpoint_example",
+        Access::Tenant,
+        &[E::ValidationFailed, E::Conflict, E::InsufficientStorage],
+    ),
+    op(
+        "create_event_type",
+        Access::Admin,
+        &[E::ValidationFailed, E::Conflict],
+    ),
+    op("list_event_types", Access::Caller, QUERY),
+    op("import_event_types", Access::Admin, &[E::ValidationFailed]),
+    op("get_event_type", Access::Caller, &[E::NotFound]),
+    op(
+        "update_event_type",
+        Access::Admin,
+        &[E::ValidationFailed, E::Conflict, E::NotFound],
+    ),
+    op("delete_event_type", Access::Admin, &[E::NotFound]),
+    op(
         "rotate_endpoint_secret",
         Access::Tenant,
         &[E::ValidationFailed, E::TooManySecrets, E::Conflict],

@@ -58,3 +58,16 @@ pub(in crate::api) struct TaskPath {
     /// The task's id: `task_...`.
     id: String,
 }
+
+/// One type of the event-type catalog.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(
+    dead_code,
+    reason = "described only; handlers extract the path themselves"
+)]
+pub(in crate::api) struct EventTypePath {
+    /// The type's name: letters, digits and `. _ - :`.
+    #[param(pattern = r"^[A-Za-z0-9._:-]+$", example = "order.paid")]
+    name: String,
+}

@@ -144,8 +144,9 @@ impl Endpoints {
                     tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot reload endpoint")
                 }
             },
-            // Plugins are the plugin host's; tenants change nothing that is due.
-            Change::Plugin { .. } | Change::Tenant { .. } => {}
+            // Plugins are the plugin host's, the catalog is ingest's; tenants
+            // change nothing that is due.
+            Change::Plugin { .. } | Change::Tenant { .. } | Change::EventType { .. } => {}
         }
     }
 

@@ -80,6 +80,7 @@ pub(super) async fn record(
             endpoint_id: d.endpoint_id.clone(),
             event_id: d.event_id.clone(),
             event_type: d.event_type.clone(),
+            test: d.test,
         }),
         sent: Some(sent),
         series: d.series,

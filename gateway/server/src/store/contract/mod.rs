@@ -151,6 +151,7 @@ async fn first_attempt(
             endpoint_id: d.endpoint_id.clone(),
             event_id: d.event_id.clone(),
             event_type: d.event_type.clone(),
+            test: false,
         }),
         ..attempt(d.series, status, retry_at)
     };

@@ -26,6 +26,7 @@ const MIGRATIONS: &[(u64, &str)] = &[
         9,
         include_str!("migrations/0009_attempts_by_endpoint_only.sql"),
     ),
+    (10, include_str!("migrations/0010_event_types.sql")),
 ];
 
 /// The newest schema this build knows: the last migration's version.

@@ -16,6 +16,7 @@ mod deliveries;
 mod endpoint_stats;
 mod endpoints;
 mod error;
+mod event_types;
 mod events;
 mod id_columns;
 mod ingest;

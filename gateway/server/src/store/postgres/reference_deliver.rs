@@ -31,6 +31,7 @@ fn bench_attempt(d: &DeliveryRecord) -> AttemptRecord {
             endpoint_id: d.endpoint_id.clone(),
             event_id: d.event_id.clone(),
             event_type: d.event_type.clone(),
+            test: false,
         }),
         sent: None,
         series: d.series,

@@ -49,6 +49,16 @@ pub(crate) fn tenant_uid(uid: &str) -> Vec<u8> {
     key(b"tu", &[uid.as_bytes()])
 }
 
+/// `ety␀{name}` → event type of the catalog, in name order.
+pub(crate) fn event_type(name: &str) -> Vec<u8> {
+    key(b"ety", &[name.as_bytes()])
+}
+
+/// Prefix of every event type of the catalog.
+pub(crate) fn event_types() -> Vec<u8> {
+    key(b"ety", &[b""])
+}
+
 /// `tk␀{task}` → task record; ids are time-ordered, so this lists by age.
 pub(crate) fn task(id: &str) -> Vec<u8> {
     key(b"tk", &[id.as_bytes()])

@@ -18,6 +18,7 @@ mod dlq;
 mod endpoint_stats;
 mod endpoints;
 mod error;
+mod event_types;
 mod events;
 mod flusher;
 mod interruptions;

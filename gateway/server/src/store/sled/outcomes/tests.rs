@@ -29,6 +29,7 @@ fn delivery(next_ms: u64) -> DeliveryRecord {
         updated_at_ms: 0,
         internal_errors: 0,
         attempt_ids: Vec::new(),
+        test: false,
     }
 }
 
