@@ -44,6 +44,10 @@ ADMIN_ONLY = (
     "GET /v1/stats",
     "GET /v1/dlq/summary",
     "GET /v1/cluster",
+    "POST /v1/event-types",
+    "POST /v1/event-types/import",
+    "PATCH /v1/event-types/{name}",
+    "DELETE /v1/event-types/{name}",
 )
 
 # Checks turned off for one operation, each with why: there, what the check
@@ -80,6 +84,24 @@ CHECKS_OFF = {
     "GET /v1/tenants/{t}/endpoints/{id}/stats": {
         "positive_data_acceptance": "until must come after since (now when absent): a rule across fields, a 422 naming until",
     },
+    "POST /v1/tenants/{t}/endpoints/{id}/send-example": {
+        "positive_data_acceptance": "the event type must be in the catalog, not archived, with an example: the catalog's state, which no schema can state; a 422 naming event_type",
+    },
+    "POST /v1/event-types": {
+        "missing_required_header": "as for POST /v1/tenants: its coverage case without Authorization went out with the config's Authorization header (a 409 for the type the run made already)",
+        "ensure_resource_availability": "as for POST .../endpoints: GET, PATCH and DELETE /v1/event-types/{name} are pinned to fixture types (DELETE to the spare one), not the type its POST made; create, read and delete are checked by event_catalog",
+        "positive_data_acceptance": "a schema must be a JSON Schema referring only within itself, the example must match the latest schema, validate needs a schema: rules of JSON Schema and across fields, each a 422 naming the field",
+    },
+    "DELETE /v1/event-types/{name}": {
+        "ensure_resource_availability": "pinned to the spare fixture type, so in the stateful phase it removes (or finds removed) that one, not the type a POST made; create then delete is checked by event_catalog",
+    },
+    "PATCH /v1/event-types/{name}": {
+        "positive_data_acceptance": "as for POST /v1/event-types",
+    },
+    "POST /v1/event-types/import": {
+        "missing_required_header": "as for POST /v1/tenants: its coverage case without Authorization went out with the config's Authorization header (a 422 for its document without webhooks)",
+        "positive_data_acceptance": "a document needs its webhooks under webhooks or x-webhooks (one of two, not null): a rule across fields, a 422 naming webhooks",
+    },
     "PUT /v1/tenants/{t}/plugins/{name}": {
         "positive_data_acceptance": "a module's content is judged by the upload checks (magic, compile, conformance), which no schema can state",
     },
@@ -111,6 +133,9 @@ def parse_args():
     p.add_argument("--spare-plugin", required=True, help="the plugin DELETE may remove")
     p.add_argument("--spare-tenant", required=True, help="the tenant DELETE may remove")
     p.add_argument("--spare-event", required=True, help="the event whose payload DELETE may expunge")
+    p.add_argument("--event-type", required=True, help="a catalog type with an example, left unchanged")
+    p.add_argument("--patched-event-type", required=True, help="the catalog type PATCH may change")
+    p.add_argument("--spare-event-type", required=True, help="the catalog type DELETE may remove")
     p.add_argument("--task", required=True, help="a task of the tenant")
     p.add_argument("--receiver", required=True, help="a URL endpoints may point at")
     p.add_argument("--wasm", required=True, help="a plugin module uploads may send")
@@ -149,6 +174,11 @@ def pins(name, args):
         return {"path.id": args.spare_event}
     if "/events/{id}" in path:
         return {"path.id": args.event}
+    if path == "/v1/event-types/{name}":
+        # Each method its own type: a patch may archive one or drop its
+        # example, which send-example needs of the type it sends.
+        by_method = {"DELETE": args.spare_event_type, "PATCH": args.patched_event_type}
+        return {"path.name": by_method.get(method, args.event_type)}
     if path.endswith("/plugins/{name}") and method == "DELETE":
         return {"path.name": args.spare_plugin}
     if "/plugins/{name}" in path:

@@ -28,6 +28,7 @@ mod early_answers;
 mod egress;
 mod endpoint_headers;
 mod endpoint_stats;
+mod event_catalog;
 mod event_list;
 mod fair_dns;
 mod fair_limits;

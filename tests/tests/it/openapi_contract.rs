@@ -178,6 +178,19 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
     upload_example(gw, &key, "fixed", "json-error-code", 2).await;
     upload_example(gw, &key, "spare", "ladder", 1).await;
     gw.tenant("spare").await;
+    // The catalog: a type send-example sends (the name the document's
+    // example gives), one PATCH may change and one DELETE may remove.
+    for (name, example) in [
+        ("order.paid", json!({"n": 1})),
+        ("patched.type", json!({})),
+        ("spare.type", json!({})),
+    ] {
+        let body = json!({"name": name, "example": example});
+        let (s, b) = gw
+            .call("POST", "/v1/event-types", Some(ADMIN), Some(body))
+            .await;
+        assert_eq!(s, 201, "{b}");
+    }
     let recover = format!("/v1/tenants/acme/endpoints/{endpoint}/recover");
     let since = json!({"since": "2020-01-01T00:00:00Z"});
     let (s, task) = gw.call("POST", &recover, Some(&key), Some(since)).await;
@@ -246,6 +259,9 @@ async fn fuzz(backend: Backend, role: Role) {
         "--spare-plugin=spare".into(),
         "--spare-tenant=spare".into(),
         format!("--spare-event={}", f.spare_event),
+        "--event-type=order.paid".into(),
+        "--patched-event-type=patched.type".into(),
+        "--spare-event-type=spare.type".into(),
         format!("--task={}", f.task),
         format!("--receiver={}", ok.url()),
         format!("--wasm={}", wasm.display()),

@@ -23,6 +23,27 @@ use crate::store::{CatalogWrite, EventTypeRecord};
 /// the API's other bodies.
 const DOCUMENT_MAX_BYTES: usize = 4 * 1024 * 1024;
 
+/// The document an import reads: OpenAPI 3.0 or 3.1, its webhooks under
+/// `webhooks` (3.1) or `x-webhooks` (3.0); the rest of it is read only where
+/// a webhook refers to it (`components`). Only described, never built.
+#[derive(utoipa::ToSchema)]
+#[allow(
+    dead_code,
+    reason = "described only; the handler reads the document as JSON"
+)]
+pub(super) struct OpenApiDocument {
+    /// `3.0.x` or `3.1.x`.
+    #[schema(pattern = r"^3\.[01]\.", example = "3.1.0")]
+    openapi: String,
+    /// Each webhook by the event type's name: a Path Item whose `post` (or
+    /// `put`, `patch`) describes the request.
+    #[schema(value_type = Option<BTreeMap<String, serde_json::Value>>)]
+    webhooks: Option<()>,
+    /// As `webhooks`, in OpenAPI 3.0 documents.
+    #[schema(rename = "x-webhooks", value_type = Option<BTreeMap<String, serde_json::Value>>)]
+    x_webhooks: Option<()>,
+}
+
 /// A webhook left out, and why.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct SkippedType {
@@ -43,7 +64,7 @@ pub(super) struct ImportAnswer {
 /// `webhooks` (3.1) or `x-webhooks` (3.0), named by their keys.
 #[utoipa::path(post, path = "/v1/event-types/import", tag = "event-types",
     operation_id = "import_event_types",
-    request_body(content = Object, description = "An OpenAPI 3.0 or 3.1 document (JSON), at most 4 MiB"),
+    request_body(content = OpenApiDocument, description = "An OpenAPI 3.0 or 3.1 document (JSON), at most 4 MiB"),
     responses((status = 200, description = "What was created, updated, unchanged and skipped", body = ImportAnswer)))]
 pub(super) async fn import(
     State(ctx): State<Arc<AppContext>>,
@@ -92,10 +113,9 @@ pub(super) async fn import(
             }),
         }
     }
-    if !answer.created.is_empty() || !answer.updated.is_empty() {
-        if let Err(e) = ctx.catalog.reload().await {
-            tracing::warn!(error = %e, "cannot read the event-type catalog after an import");
-        }
+    let changed = !answer.created.is_empty() || !answer.updated.is_empty();
+    if changed && let Err(e) = ctx.catalog.reload().await {
+        tracing::warn!(error = %e, "cannot read the event-type catalog after an import");
     }
     Ok(Json(answer))
 }

@@ -50,12 +50,12 @@ pub(super) struct EventTypeFields {
     /// highest version is the one payloads and the example are checked
     /// against. A schema may refer only within itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<BTreeMap<String, Object>>,
-        example = json!({"1": {"type": "object", "required": ["amount"]}}))]
+    #[schema(value_type = Option<BTreeMap<String, serde_json::Value>>,
+        example = json!({"1": {"properties": {"amount": {"type": "integer"}}, "required": ["amount"]}}))]
     pub(super) schemas: Option<BTreeMap<String, Value>>,
     /// A payload of this type, which `send-example` sends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>, example = json!({"amount": 250}))]
+    #[schema(value_type = Option<serde_json::Value>, example = json!({"amount": 250}))]
     pub(super) example: Option<Value>,
     /// Shown as on its way out; still delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,15 +69,55 @@ pub(super) struct EventTypeFields {
     pub(super) validate: Option<bool>,
 }
 
-/// The body of type creation.
+/// The body of type creation: a name and the fields of [`EventTypeFields`].
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct CreateEventType {
     /// The name events carry: letters, digits and `. _ - :`.
     #[schema(example = "order.paid", pattern = r"^[A-Za-z0-9._:-]+$")]
     name: String,
-    #[serde(flatten)]
-    fields: EventTypeFields,
+    /// As [`EventTypeFields::description`].
+    #[serde(default)]
+    #[schema(example = "An order was paid")]
+    description: Option<String>,
+    /// As [`EventTypeFields::group`].
+    #[serde(default)]
+    #[schema(example = "orders")]
+    group: Option<String>,
+    /// JSON Schema documents by version (`"1"` to `"9999"`, at most 20); the
+    /// highest checks payloads and the example.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, serde_json::Value>>)]
+    schemas: Option<BTreeMap<String, Value>>,
+    /// A payload of this type, which `send-example` sends.
+    #[serde(default)]
+    #[schema(value_type = Option<serde_json::Value>, example = json!({"amount": 250}))]
+    example: Option<Value>,
+    /// Shown as on its way out; still delivered.
+    #[serde(default)]
+    deprecated: Option<bool>,
+    /// Not newly subscribable.
+    #[serde(default)]
+    archived: Option<bool>,
+    /// Ingest refuses payloads the latest schema does not accept.
+    #[serde(default)]
+    validate: Option<bool>,
+}
+
+impl CreateEventType {
+    /// Its name, and the fields besides.
+    fn split(self) -> (String, EventTypeFields) {
+        let fields = EventTypeFields {
+            description: self.description,
+            group: self.group,
+            schemas: self.schemas,
+            example: self.example,
+            deprecated: self.deprecated,
+            archived: self.archived,
+            validate: self.validate,
+        };
+        (self.name, fields)
+    }
 }
 
 impl EventTypeFields {
@@ -178,11 +218,11 @@ pub(super) struct EventTypeView {
     created_at: String,
     deprecated: bool,
     description: String,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<serde_json::Value>)]
     example: Option<Value>,
     group: Option<String>,
     name: String,
-    #[schema(value_type = BTreeMap<String, Object>)]
+    #[schema(value_type = BTreeMap<String, serde_json::Value>)]
     schemas: BTreeMap<String, Value>,
     #[schema(format = DateTime)]
     updated_at: String,
@@ -247,10 +287,11 @@ pub(super) async fn create(
     who.require_admin()?;
     let input: CreateEventType =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
-    check_name(&ctx, &input.name)?;
+    let (name, fields) = input.split();
+    check_name(&ctx, &name)?;
     let limits = &ctx.config.limits;
-    let mut rec = EventTypeRecord::new(&input.name, ctx.clock.now_ms());
-    input.fields.apply_to(&mut rec, limits.description_len)?;
+    let mut rec = EventTypeRecord::new(&name, ctx.clock.now_ms());
+    fields.apply_to(&mut rec, limits.description_len)?;
     if ctx.store.count_event_types().await? >= limits.catalog_event_types {
         return Err(ApiError::validation(
             "name",
@@ -336,7 +377,8 @@ pub(super) async fn show(
 }
 
 /// Changes a type with a JSON merge patch (RFC 7396; admin): `null` resets a
-/// field (no group, no example, no schemas, a flag off).
+/// field (no group, no example, no schemas, a flag off). `schemas` merges by
+/// version; the example and each schema version given replace the old whole.
 #[utoipa::path(patch, path = "/v1/event-types/{name}", tag = "event-types", operation_id = "update_event_type",
     params(EventTypePath),
     request_body(content = EventTypeFields, content_type = "application/merge-patch+json"),
@@ -361,6 +403,7 @@ pub(super) async fn update(
             return Err(ApiError::not_found("event type"));
         };
         let mut merged = serde_json::to_value(EventTypeFields::of(&current)).unwrap_or_default();
+        replaced_whole(&mut merged, &patch);
         merge_patch(&mut merged, &patch);
         let mut wanted = current.clone();
         fields_of(merged)?.apply_to(&mut wanted, ctx.config.limits.description_len)?;
@@ -373,6 +416,22 @@ pub(super) async fn update(
     Err(ApiError::conflict(
         "the event type kept changing under this patch; nothing was written, retry",
     ))
+}
+
+/// Clears in `merged` the documents `patch` gives (the example, a schema
+/// version), so each is replaced whole rather than merged into: a schema
+/// with a keyword left over from the last one would mean something else.
+fn replaced_whole(merged: &mut Value, patch: &Value) {
+    if patch.get("example").is_some() {
+        merged["example"] = Value::Null;
+    }
+    if let (Some(Value::Object(given)), Some(Value::Object(kept))) =
+        (patch.get("schemas"), merged.get_mut("schemas"))
+    {
+        for version in given.keys() {
+            kept.remove(version);
+        }
+    }
 }
 
 /// A type's fields read from JSON, naming the field that does not fit.

@@ -99,6 +99,7 @@ fn attempt_json(a: &AttemptRecord) -> Value {
         "late": a.late,
         "id": a.id,
         "outcome": a.outcome().as_str(),
+        "test": a.of.as_ref().is_some_and(|o| o.test),
         "request_headers": a.request_headers().iter()
             .map(|h| json!({"name": h.name, "value": h.value}))
             .collect::<Vec<_>>(),
