@@ -27,8 +27,8 @@ pub enum EndpointsCommand {
         /// Where deliveries go (http or https).
         #[arg(long, value_name = "URL")]
         endpoint_url: String,
-        /// Sign with this secret of your own instead of a generated one: `whsec_` and
-        /// padded standard base64 of 24 to 64 bytes. The gateway checks it.
+        /// Sign with this secret of your own instead of a generated one: `whsec_` (which
+        /// may be left out) and padded standard base64 of 24 to 64 bytes. The gateway checks it.
         #[arg(long, value_name = "whsec_...")]
         secret: Option<String>,
         #[command(flatten)]
@@ -93,8 +93,8 @@ pub enum EndpointsCommand {
         tenant: Tenant,
         /// The endpoint id (`ep_...`).
         id: String,
-        /// Sign with this secret of your own instead of a generated one: `whsec_` and
-        /// padded standard base64 of 24 to 64 bytes. The gateway checks it.
+        /// Sign with this secret of your own instead of a generated one: `whsec_` (which
+        /// may be left out) and padded standard base64 of 24 to 64 bytes. The gateway checks it.
         #[arg(long, value_name = "whsec_...")]
         secret: Option<String>,
     },
