@@ -540,6 +540,57 @@ mod tests {
         assert_eq!(never_changed, BreakerState::Closed);
     }
 
+    /// An attempt's log names the header set it was sent under and keeps the
+    /// whole signature; an attempt written before header sets reads as
+    /// `webhook-*`, and the default set adds no byte to the record.
+    #[test]
+    fn sent_requests_rebuild_the_header_names_used() {
+        let of = AttemptOf {
+            delivery_id: "dlv_1".into(),
+            endpoint_id: "ep_1".into(),
+            event_id: "evt_1".into(),
+            event_type: "x".into(),
+        };
+        let old: SentRequest = serde_json::from_str(r#"{"signature":"v1,a="}"#).unwrap();
+        assert_eq!(old.header_set, HeaderSet::Webhook);
+        assert_eq!(
+            serde_json::to_string(&old).unwrap(),
+            r#"{"signature":"v1,a="}"#
+        );
+        let both = SentRequest {
+            signature: "v1,a= v1a,b==".into(),
+            header_set: HeaderSet::Both,
+            headers: Vec::new(),
+        };
+        let json = serde_json::to_string(&both).unwrap();
+        assert_eq!(json, r#"{"signature":"v1,a= v1a,b==","header_set":"both"}"#);
+        let attempt: AttemptRecord = serde_json::from_value(serde_json::json!({
+            "of": of, "sent": both, "series": 1, "attempt": 1, "started_at_ms": 9_000,
+            "duration_ms": 1, "status": 200, "error_kind": null, "response_snippet": "",
+            "verdict": "delivered", "delay_ms": null, "next_attempt_at_ms": null,
+            "dead_reason": null, "decided_by": "policy",
+        }))
+        .unwrap();
+        let names: Vec<(String, String)> = attempt
+            .request_headers()
+            .into_iter()
+            .map(|h| (h.name, h.value))
+            .skip(2)
+            .collect();
+        let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        assert_eq!(
+            names,
+            [
+                pair("webhook-id", "evt_1"),
+                pair("webhook-timestamp", "9"),
+                pair("webhook-signature", "v1,a= v1a,b=="),
+                pair("svix-id", "evt_1"),
+                pair("svix-timestamp", "9"),
+                pair("svix-signature", "v1,a= v1a,b=="),
+            ]
+        );
+    }
+
     #[test]
     fn unknown_versions_are_refused() {
         for bytes in [&b"\x07{}"[..], b""] {
