@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh machine: installs what the tests need and the
 # machine lacks (the wasm target for the example plugins, the official Standard
-# Webhooks verifiers from PyPI and npm, the Prometheus parser, and the OpenAPI
+# Webhooks verifiers from PyPI and npm, the official Svix verifier and the
+# `cryptography` package's ed25519 (for `svix-*` headers and `v1a` signatures),
+# the Prometheus parser, and the OpenAPI
 # contract tools: openapi-spec-validator, openapi-python-client with what its
 # generated client imports (httpx, attrs), and Schemathesis, and Debian's
 # Chromium with playwright-core for the console's browser tests), starts
@@ -10,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-unknown-unknown
-python3 -m pip install --quiet standardwebhooks==1.1.0 prometheus-client==0.21.1 \
+python3 -m pip install --quiet standardwebhooks==1.1.0 svix==2.9.1 cryptography==48.0.0 \
+  prometheus-client==0.21.1 \
   schemathesis==4.32.5 openapi-spec-validator==0.9.0 openapi-python-client==0.29.1 \
   httpx==0.28.1 attrs==26.1.0
 npm ci --prefix tests/scripts --no-audit --no-fund

@@ -1,6 +1,8 @@
 //! Signature checks by something nobody here wrote: the official `standardwebhooks`
 //! verifiers, the Python package and the npm package (both installed by the README's
-//! test command; the npm one with `npm ci --prefix tests/scripts`).
+//! test command; the npm one with `npm ci --prefix tests/scripts`), the official
+//! `svix` Python package for `svix-*` headers, and the `cryptography` package's
+//! ed25519 for `v1a` signatures (all pinned in `tests/run.sh`).
 
 use std::io::Write;
 use std::path::Path;
@@ -63,6 +65,115 @@ pub fn npm_verify_at(secret: &str, requests: &[Received], now_s: Option<u64>) {
         &format!("node is needed to run the npm standardwebhooks verifier (then `{NPM_INSTALL}`)"),
         &verifier_input(secret, requests, now_s),
     );
+}
+
+/// Which header names a check reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Names {
+    /// `webhook-id`, `webhook-timestamp`, `webhook-signature`.
+    Webhook,
+    /// `svix-id`, `svix-timestamp`, `svix-signature`.
+    Svix,
+}
+
+impl Names {
+    fn prefix(self) -> &'static str {
+        match self {
+            Self::Webhook => "webhook",
+            Self::Svix => "svix",
+        }
+    }
+}
+
+/// The requests with only the `names` set of signature headers (and every
+/// header that is neither set's), so a verifier cannot fall back to the other.
+fn only(names: Names, requests: &[Received]) -> Vec<Received> {
+    let other = match names {
+        Names::Webhook => "svix-",
+        Names::Svix => "webhook-",
+    };
+    requests
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.headers.retain(|(k, _)| !k.starts_with(other));
+            r
+        })
+        .collect()
+}
+
+/// Whether the official `svix` package's `Webhook.verify` accepts every
+/// request with `secret`, reading their `svix-*` headers only (the
+/// `webhook-*` ones are taken away first); the error says why not.
+pub fn svix_library_verifies(secret: &str, requests: &[Received]) -> Result<(), String> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/verify_svix.py");
+    let mut python = Command::new("python3");
+    python.arg(script);
+    try_verifier(
+        python,
+        "python3 with the svix package (pip install svix, see tests/run.sh) is needed",
+        &verifier_input(secret, &only(Names::Svix, requests), None),
+    )
+}
+
+/// Whether every request carries a `v1a` signature that the `cryptography`
+/// package's ed25519 verifies with `public_key` (`whpk_`), read from the
+/// `names` headers only; the error says why not.
+pub fn v1a_verifies(public_key: &str, names: Names, requests: &[Received]) -> Result<(), String> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/verify_v1a.py");
+    let mut python = Command::new("python3");
+    python.arg(script);
+    let mut input: serde_json::Value =
+        serde_json::from_str(&verifier_input("", &only(names, requests), None)).unwrap();
+    input["public_key"] = public_key.into();
+    input["prefix"] = names.prefix().into();
+    try_verifier(
+        python,
+        "python3 with the cryptography package (see tests/run.sh) is needed",
+        &input.to_string(),
+    )
+}
+
+/// Whether the official Python `standardwebhooks` package accepts every
+/// request with `secret`, reading only their `webhook-*` headers.
+pub fn standardwebhooks_verifies(secret: &str, requests: &[Received]) -> Result<(), String> {
+    std::panic::catch_unwind(|| {
+        verify_with_official_library(secret, &only(Names::Webhook, requests))
+    })
+    .map_err(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "the verifier refused".to_owned())
+    })
+}
+
+/// Runs a verifier script with `input` on stdin: `Err` with its output unless
+/// it succeeds. A verifier that cannot be started panics (never a skip).
+fn try_verifier(mut command: Command, missing: &str, input: &str) -> Result<(), String> {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{missing}: {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!said.contains("ModuleNotFoundError"), "{missing}: {said}");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(said)
+    }
 }
 
 /// The JSON both verifier scripts read on stdin.

@@ -1,6 +1,7 @@
 // One endpoint: its name, uid, channels, filter, metadata, headers (sensitive
-// values as the API masks them), state, breaker, limits, plugin binding and
-// effective policy; its delivery history (endpoint_stats.js); the edit form
+// values as the API masks them), signature schemes and header names (with the
+// `v1a` public key a receiver verifies with), state, breaker, limits, plugin
+// binding and effective policy; its delivery history (endpoint_stats.js); the edit form
 // (a JSON merge patch of only the fields changed, the API's 422 shown beside
 // the field it names); rotate secret, disable or enable, and reset the breaker.
 
@@ -49,6 +50,29 @@ function headerList(ep) {
   return pairList(pairs, "headers");
 }
 
+/** The signature setting in words: the schemes, and the header names they go under. */
+export function signatureText(signature) {
+  const schemes = (signature?.schemes || ["v1"]).join(" and ");
+  const names = { webhook: "webhook-*", svix: "svix-*", both: "webhook-* and svix-*" }[signature?.headers || "webhook"];
+  return `${schemes} under ${names}`;
+}
+
+/** The `v1a` public key, read from the endpoint's secrets; "none" without `v1a`. */
+async function publicKeyFact(ep) {
+  const box = $("endpoint-public-key");
+  if (!box) return;
+  if (!(ep.signature?.schemes || []).includes("v1a")) {
+    box.textContent = "none (the endpoint does not sign with v1a)";
+    return;
+  }
+  try {
+    const secrets = await api(`${path()}/secret`);
+    box.replaceChildren(el("code", { text: secrets.public_key || "none" }));
+  } catch (error) {
+    box.textContent = `not readable: ${error.message || error.code}`;
+  }
+}
+
 function render(ep) {
   current = ep;
   $("endpoint-title").textContent = endpointName(ep);
@@ -64,6 +88,8 @@ function render(ep) {
       ["Filter", ep.filter == null ? "none" : el("pre", { class: "json", "data-json": "filter", text: filterText(ep.filter) })],
       ["Metadata", pairList(Object.entries(ep.metadata || {}), "metadata")],
       ["Headers", headerList(ep)],
+      ["Signature", signatureText(ep.signature)],
+      ["Public key (v1a)", el("span", { id: "endpoint-public-key", text: "…" })],
       ["Max in flight", String(ep.max_in_flight)],
       ["Rate limit", ep.rate_limit_per_s ? `${ep.rate_limit_per_s}/s` : "none"],
       ["Timeout", duration(ep.timeout_ms)],
@@ -73,6 +99,7 @@ function render(ep) {
   );
   $("endpoint-policy").replaceChildren(...definitions(policyPairs(ep.policy_effective)));
   $("endpoint-toggle").textContent = ep.disabled ? "Enable" : "Disable";
+  publicKeyFact(ep);
 }
 
 /** Fills the edit form from the endpoint as the tenant set it. */
@@ -134,7 +161,8 @@ $("endpoint-rotate").addEventListener("click", (event) =>
     const answer = await api(`${path()}/rotate-secret`, "POST", {});
     const box = $("endpoint-secret");
     const old = answer.secrets.filter((s) => s.expires_at).map((s) => `the old one signs until ${when(s.expires_at)}`);
-    box.textContent = `New signing secret: ${answer.secret}${old.length ? `; ${old.join("; ")}` : ""}.`;
+    const key = answer.public_key ? ` New v1a public key: ${answer.public_key}.` : "";
+    box.textContent = `New signing secret: ${answer.secret}${old.length ? `; ${old.join("; ")}` : ""}.${key}`;
     box.hidden = false;
     showNotice("Secret rotated.");
   }),

@@ -1,6 +1,6 @@
 // The endpoint form, shared by create (endpoints.js) and edit (endpoint.js):
-// the plain fields, channels, metadata and header rows, the payload filter
-// and the retry policy; read as the create body, or as a merge patch of only
+// the plain fields, channels, metadata and header rows, the signature choices,
+// the payload filter and the retry policy; read as the create body, or as a merge patch of only
 // what changed since the form was filled, so a change made elsewhere
 // meanwhile stays.
 
@@ -21,6 +21,26 @@ const FIELDS = [
   ["timeout_ms", "Timeout (ms)", "number", "15000"],
   ["plugin", "Plugin", "text", "name or name@version (none)"],
 ];
+/** The signature choices: [name, label, [value, text] options]; "" is the default. */
+const SIGNATURE = [
+  ["signature_schemes", "Signature schemes", [["", "v1 (default)"], ["v1a", "v1a (ed25519)"], ["v1,v1a", "v1 and v1a"]]],
+  ["signature_headers", "Signature headers", [["", "webhook-* (default)"], ["svix", "svix-*"], ["both", "webhook-* and svix-*"]]],
+];
+
+/** The signature setting the selects show, as the API takes it. */
+function readSignature(form) {
+  const schemes = form.elements.signature_schemes.value || "v1";
+  const headers = form.elements.signature_headers.value || "webhook";
+  return { schemes: schemes.split(","), headers };
+}
+
+/** The selects' values for an endpoint's signature setting. */
+function signatureValues(signature) {
+  const schemes = (signature?.schemes || ["v1"]).join(",");
+  const headers = signature?.headers || "webhook";
+  return { signature_schemes: schemes === "v1" ? "" : schemes, signature_headers: headers === "webhook" ? "" : headers };
+}
+
 /** Fields written as a comma list and sent as a JSON list. */
 const LISTS = ["event_types", "channels"];
 
@@ -43,6 +63,10 @@ export function endpointForm(form) {
     const input = el("input", { name, type, placeholder, autocomplete: "off", required: name === "url" });
     form.append(labelled(text, input, name));
   }
+  for (const [name, text, options] of SIGNATURE) {
+    const select = el("select", { name }, ...options.map(([value, label]) => el("option", { value, text: label })));
+    form.append(labelled(text, select, `signature.${name.replace("signature_", "")}`));
+  }
   const metadata = rowsEditor({ field: "metadata", legend: "Metadata (your own strings; hookgate never reads them)", noun: "metadata key", keyLabel: "Key" });
   const headers = rowsEditor({ field: "headers", legend: "Headers sent with every attempt", noun: "header", keyLabel: "Header name", sensitive: true });
   form.append(metadata.element, headers.element, filterEditor(), policyFieldset());
@@ -58,6 +82,7 @@ export function endpointForm(form) {
         if (value !== undefined) body[name] = value;
       }
       Object.assign(body, metadata.read(), headers.read());
+      if (SIGNATURE.some(([name]) => form.elements[name].value !== "")) body.signature = readSignature(form);
       const filter = readFilter(form);
       if (filter !== undefined) body.filter = filter;
       const policy = policyOver(form, null);
@@ -76,6 +101,9 @@ export function endpointForm(form) {
       }
       metadata.fill(ep.metadata, []);
       headers.fill(ep.headers, ep.sensitive_headers || []);
+      for (const [name, value] of Object.entries(signatureValues(ep.signature))) {
+        form.elements[name].value = shown[name] = value;
+      }
       form.elements.filter.value = shown.filter = filterText(ep.filter);
       Object.assign(shown, fillPolicy(form, ep.policy));
     },
@@ -89,6 +117,7 @@ export function endpointForm(form) {
         body[name] = value === undefined ? null : value;
       }
       Object.assign(body, metadata.patch(), headers.patch());
+      if (SIGNATURE.some(([name]) => form.elements[name].value !== shown[name])) body.signature = readSignature(form);
       if (form.elements.filter.value.trim() !== shown.filter) {
         const filter = readFilter(form);
         body.filter = filter === undefined ? null : filter;

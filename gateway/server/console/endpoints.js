@@ -79,8 +79,9 @@ async function create() {
     showFieldError(form, null);
     fields.reset();
     const name = endpointName(created);
+    const key = created.public_key ? ` Its v1a public key, for the receiver: ${created.public_key}` : "";
     $("created-secret").textContent = created.secret
-      ? `Created ${name}. Its signing secret, shown this once: ${created.secret}`
+      ? `Created ${name}. Its signing secret, shown this once: ${created.secret}${key}`
       : `Created ${name}.`;
     $("created-secret").hidden = false;
     await show(null, true, () => true);

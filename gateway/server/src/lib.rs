@@ -81,7 +81,10 @@ pub use policy::{
     SimulationConfig, SimulationReport, Strategy, backoff_delay, builtin_delay_ms, decide,
     parse_retry_after, simulate, strategy_delay_ms,
 };
-pub use signing::{SigningSecret, sign, verify};
+pub use signing::{
+    Ed25519Key, Ed25519PublicKey, HeaderSet, KeyError, SignatureScheme, SignatureSettings,
+    SigningSecret, sign, sign_with, verify, verify_v1a,
+};
 pub use store::Store;
 pub use store::migrate_postgres;
 pub use token::{generate as generate_token, hash as hash_token};

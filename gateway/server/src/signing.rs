@@ -1,9 +1,12 @@
-//! Standard Webhooks signing: every request carries `webhook-id`,
-//! `webhook-timestamp` and `webhook-signature` (docs/receivers.md).
+//! Standard Webhooks signing: every request carries an id, a timestamp and a
+//! signature header, under the `webhook-*` names, the `svix-*` ones, or both
+//! (docs/receivers.md).
 //!
-//! Each request carries `webhook-signature: v1,<base64 HMAC-SHA256(key, "{id}.{ts}.{body}")>`,
-//! one entry per valid secret (several during a rotation's grace period), separated by
-//! spaces. The official `standardwebhooks` verifiers accept exactly this form.
+//! The signature header holds space-separated entries over `{id}.{ts}.{body}`:
+//! `v1,<base64 HMAC-SHA256>` per live `whsec_` secret and `v1a,<base64 ed25519>`
+//! per live `whsk_` key, as the endpoint's settings choose (several of each during
+//! a rotation's grace period). The official `standardwebhooks` and `svix`
+//! verifiers accept exactly this form.
 
 use std::fmt;
 
@@ -13,6 +16,12 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STAN
 use hmac::{Hmac, KeyInit, Mac};
 use rand::Rng;
 use sha2::Sha256;
+
+mod ed25519;
+mod settings;
+
+pub use ed25519::{Ed25519Key, Ed25519PublicKey, KeyError};
+pub use settings::{HeaderSet, SignatureScheme, SignatureSettings};
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -114,6 +123,20 @@ impl SigningSecret {
         }
     }
 
+    /// Reads a secret a tenant supplies, with or without its `whsec_` prefix (the
+    /// spec's verifiers take either; it is kept with the prefix), as
+    /// [`SigningSecret::parse_canonical`].
+    ///
+    /// # Errors
+    /// As [`SigningSecret::parse_canonical`].
+    pub fn parse_given(text: &str) -> Result<Self, SecretError> {
+        if text.starts_with(SECRET_PREFIX) {
+            Self::parse_canonical(text)
+        } else {
+            Self::parse_canonical(&format!("{SECRET_PREFIX}{text}"))
+        }
+    }
+
     /// The `whsec_` form, for storage and for showing the secret to its owner.
     pub fn as_str(&self) -> &str {
         &self.text
@@ -137,20 +160,70 @@ impl fmt::Debug for SigningSecret {
     }
 }
 
-/// Returns the `webhook-signature` header value: one `v1,<base64 sig>` per secret,
+/// The content every scheme signs: `{msg_id}.{timestamp_s}.{body}`.
+fn signed_content(msg_id: &str, timestamp_s: i64, body: &[u8]) -> Vec<u8> {
+    let ts = timestamp_s.to_string();
+    let mut out = Vec::with_capacity(msg_id.len() + ts.len() + body.len() + 2);
+    out.extend_from_slice(msg_id.as_bytes());
+    out.push(b'.');
+    out.extend_from_slice(ts.as_bytes());
+    out.push(b'.');
+    out.extend_from_slice(body);
+    out
+}
+
+/// Returns the signature header value: one `v1,<base64 sig>` per secret,
 /// space-separated, in the order given.
 pub fn sign(secrets: &[SigningSecret], msg_id: &str, timestamp_s: i64, body: &[u8]) -> String {
-    secrets
-        .iter()
-        .map(|secret| {
-            let tag = secret
-                .signature(msg_id, timestamp_s, body)
-                .finalize()
-                .into_bytes();
-            format!("v1,{}", STANDARD.encode(tag))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    sign_with(
+        &[SignatureScheme::V1],
+        secrets,
+        &[],
+        msg_id,
+        timestamp_s,
+        body,
+    )
+}
+
+/// Returns the signature header value for `schemes`: for each scheme in order,
+/// one entry per key it signs with (`v1` per secret, `v1a` per ed25519 key, each
+/// newest first as given), space-separated.
+pub fn sign_with(
+    schemes: &[SignatureScheme],
+    secrets: &[SigningSecret],
+    keys: &[Ed25519Key],
+    msg_id: &str,
+    timestamp_s: i64,
+    body: &[u8],
+) -> String {
+    let mut out = String::new();
+    let mut entry = |scheme: SignatureScheme, signature: &str| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(scheme.as_str());
+        out.push(',');
+        out.push_str(signature);
+    };
+    for &scheme in schemes {
+        match scheme {
+            SignatureScheme::V1 => {
+                for secret in secrets {
+                    let tag = secret
+                        .signature(msg_id, timestamp_s, body)
+                        .finalize()
+                        .into_bytes();
+                    entry(scheme, &STANDARD.encode(tag));
+                }
+            }
+            SignatureScheme::V1a => {
+                for key in keys {
+                    entry(scheme, &key.signature(msg_id, timestamp_s, body));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Whether any `v1` signature in `header` was made with `secret` over this message.
@@ -169,6 +242,22 @@ pub fn verify(
         .filter_map(|entry| entry.strip_prefix("v1,"))
         .filter_map(|encoded| STANDARD.decode(encoded).ok())
         .any(|candidate| expected.clone().verify_slice(&candidate).is_ok())
+}
+
+/// Whether any `v1a` signature in `header` was made with the key whose public
+/// half is `public` over this message. Checks the signature only, not the
+/// timestamp's age. Used by tests and the `hookgate verify` command.
+pub fn verify_v1a(
+    public: &Ed25519PublicKey,
+    msg_id: &str,
+    timestamp_s: i64,
+    body: &[u8],
+    header: &str,
+) -> bool {
+    header
+        .split_whitespace()
+        .filter_map(|entry| entry.strip_prefix("v1a,"))
+        .any(|encoded| public.verifies(msg_id, timestamp_s, body, encoded))
 }
 
 #[cfg(test)]

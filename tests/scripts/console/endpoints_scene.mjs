@@ -64,8 +64,14 @@ export async function endpointsScene(ctx) {
   await tenantApi(ctx, "PATCH", `/endpoints/${id}`, { rate_limit_per_s: 50 }, "application/merge-patch+json");
   await page.fill(`${edit} [name="policy.max_attempts"]`, "6");
   await page.fill(`${edit} [name="description"]`, "orders, retried");
+  // Signature choices: v1 beside v1a, under both header sets.
+  await page.selectOption(`${edit} [name="signature_schemes"]`, "v1,v1a");
+  await page.selectOption(`${edit} [name="signature_headers"]`, "both");
   await page.click(`${edit} button[type="submit"]`);
   const saved = await waitForText(page, "#notice", "Saved");
+  const fact = (name) => page.$$eval("#endpoint-facts div", (ds, n) => ds.find((d) => d.querySelector("dt").textContent === n).querySelector("dd").textContent, name);
+  await page.waitForFunction(() => document.querySelector("#endpoint-public-key")?.textContent.startsWith("whpk_"));
+  const signature = { text: await fact("Signature"), publicKey: await fact("Public key (v1a)") };
   const effective = await page.$$eval("#endpoint-policy div", (ds) => Object.fromEntries(ds.map((d) => [d.querySelector("dt").textContent, d.querySelector("dd").textContent])));
 
   // Disable and enable from the keyboard alone.
@@ -92,6 +98,7 @@ export async function endpointsScene(ctx) {
     editAlert,
     saved,
     effective,
+    signature,
     keyboard: { reached, disabled, enabled },
     rotated,
     reset,

@@ -141,6 +141,22 @@ pub(crate) async fn endpoints(gw: &TestGateway, key: &str, seen: &Value, setup: 
         Some(2),
         "rotated: {secrets}"
     );
+    // The signature choices made in the form, and the v1a public key shown
+    // (the one rotated out since, which still signs).
+    assert_eq!(
+        ep["signature"],
+        json!({"headers": "both", "schemes": ["v1", "v1a"]}),
+        "{ep}"
+    );
+    let signature = &endpoints["signature"];
+    assert_eq!(
+        signature["text"], "v1 and v1a under webhook-* and svix-*",
+        "{endpoints}"
+    );
+    assert_eq!(
+        signature["publicKey"], secrets["secrets"][1]["public_key"],
+        "{secrets}"
+    );
 
     id.to_owned()
 }

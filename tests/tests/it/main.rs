@@ -53,6 +53,7 @@ mod recovery;
 mod retention;
 mod routing;
 mod security;
+mod signature_choices;
 mod store_outage;
 mod tenant_lifecycle;
 mod tenant_places;

@@ -81,7 +81,7 @@ async fn tenant_secrets_without_base64_padding_are_refused() {
     assert_eq!(s, 200, "{b}");
     assert_eq!(
         b["secrets"],
-        json!([{"secret": padded, "expires_at": null}]),
+        json!([{"secret": padded, "expires_at": null, "public_key": null}]),
         "a refused rotation changes nothing"
     );
 }

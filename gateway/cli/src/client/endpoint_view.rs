@@ -76,8 +76,30 @@ pub(super) fn render_endpoint(ep: &Value) -> String {
         ("max in flight", cell(&ep["max_in_flight"])),
         ("rate limit", rate),
         ("headers", headers(ep)),
+        ("signature", signature(&ep["signature"])),
         ("created", cell(&ep["created_at"])),
     ])
+}
+
+/// The signature setting as `v1,v1a under webhook-* and svix-*`.
+fn signature(setting: &Value) -> String {
+    let schemes: Vec<&str> = setting["schemes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let names = match setting["headers"].as_str() {
+        Some("svix") => "svix-*",
+        Some("both") => "webhook-* and svix-*",
+        _ => "webhook-*",
+    };
+    let schemes = if schemes.is_empty() {
+        "v1".to_owned()
+    } else {
+        schemes.join(",")
+    };
+    format!("{schemes} under {names}")
 }
 
 /// The endpoint's custom headers as `name: value`, sensitive ones masked by
@@ -93,14 +115,27 @@ fn headers(ep: &Value) -> String {
         .join(", ")
 }
 
+/// The live secrets; with `v1a`, each one's public key (`whpk_`) too.
 pub(super) fn render_secrets(v: &Value) -> String {
-    let mut table = Table::new(&["SECRET", "EXPIRES"]);
-    for s in v["secrets"].as_array().into_iter().flatten() {
+    let secrets: Vec<&Value> = v["secrets"].as_array().into_iter().flatten().collect();
+    let v1a = secrets.iter().any(|s| s["public_key"].is_string());
+    let mut table = if v1a {
+        Table::new(&["SECRET", "PUBLIC KEY (v1a)", "EXPIRES"])
+    } else {
+        Table::new(&["SECRET", "EXPIRES"])
+    };
+    for s in secrets {
         let expires = s["expires_at"].as_str().unwrap_or("never (current)");
-        table.row(vec![cell(&s["secret"]), expires.to_owned()]);
+        let mut row = vec![cell(&s["secret"])];
+        if v1a {
+            row.push(cell(&s["public_key"]));
+        }
+        row.push(expires.to_owned());
+        table.row(row);
     }
+    let setting = format!("signature: {}\n", signature(&v["signature"]));
     if table.is_empty() {
-        return format!("secret: {}\n", cell(&v["secret"]));
+        return format!("secret: {}\n{setting}", cell(&v["secret"]));
     }
-    table.render()
+    table.render() + &setting
 }

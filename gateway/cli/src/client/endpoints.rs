@@ -27,8 +27,8 @@ pub enum EndpointsCommand {
         /// Where deliveries go (http or https).
         #[arg(long, value_name = "URL")]
         endpoint_url: String,
-        /// Sign with this secret of your own instead of a generated one: `whsec_` and
-        /// padded standard base64 of 24 to 64 bytes. The gateway checks it.
+        /// Sign with this secret of your own instead of a generated one: `whsec_` (which
+        /// may be left out) and padded standard base64 of 24 to 64 bytes. The gateway checks it.
         #[arg(long, value_name = "whsec_...")]
         secret: Option<String>,
         #[command(flatten)]
@@ -93,8 +93,8 @@ pub enum EndpointsCommand {
         tenant: Tenant,
         /// The endpoint id (`ep_...`).
         id: String,
-        /// Sign with this secret of your own instead of a generated one: `whsec_` and
-        /// padded standard base64 of 24 to 64 bytes. The gateway checks it.
+        /// Sign with this secret of your own instead of a generated one: `whsec_` (which
+        /// may be left out) and padded standard base64 of 24 to 64 bytes. The gateway checks it.
         #[arg(long, value_name = "whsec_...")]
         secret: Option<String>,
     },
@@ -194,6 +194,15 @@ pub struct EndpointFields {
     /// On update: a header to stop sending; repeat for several.
     #[arg(long = "remove-header", value_name = "NAME")]
     removed_headers: Vec<String>,
+    /// Sign with this scheme: `v1` (HMAC-SHA256, the `whsec_` secret) or `v1a`
+    /// (ed25519; receivers verify with the `whpk_` key `secret` shows); repeat
+    /// for both (default `v1`).
+    #[arg(long = "signature-scheme", value_name = "SCHEME", value_parser = ["v1", "v1a"])]
+    signature_schemes: Vec<String>,
+    /// Send the id, timestamp and signature as `webhook-*` (the default),
+    /// `svix-*` (for receivers built for Svix), or both.
+    #[arg(long = "signature-headers", value_name = "SET", value_parser = ["webhook", "svix", "both"])]
+    signature_headers: Option<String>,
 }
 
 impl EndpointFields {
@@ -223,6 +232,17 @@ impl EndpointFields {
         if !self.sensitive_headers.is_empty() {
             body.insert("sensitive_headers".into(), json!(self.sensitive_headers));
         }
+        // On update, a part not given keeps its stored value (a merge patch).
+        let mut signature = Map::new();
+        if !self.signature_schemes.is_empty() {
+            signature.insert("schemes".into(), json!(self.signature_schemes));
+        }
+        if let Some(set) = self.signature_headers {
+            signature.insert("headers".into(), json!(set));
+        }
+        if !signature.is_empty() {
+            body.insert("signature".into(), Value::Object(signature));
+        }
         Ok(())
     }
 }
@@ -249,8 +269,12 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
                 .json(&Value::Object(body));
             let reply = s.send(req).await?;
             s.show(&reply, |v| {
+                let public = v["public_key"]
+                    .as_str()
+                    .map(|k| format!("public key (v1a): {k}\n"))
+                    .unwrap_or_default();
                 format!(
-                    "created endpoint {}\nsigning secret: {}\n\n{}",
+                    "created endpoint {}\nsigning secret: {}\n{public}\n{}",
                     cell(&v["id"]),
                     cell(&v["secret"]),
                     render_endpoint(v)

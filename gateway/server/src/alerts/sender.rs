@@ -74,6 +74,7 @@ pub(crate) async fn install(
         secrets: vec![StoredSecret {
             secret,
             expires_at_ms: None,
+            signing_key: None,
         }],
         breaker: existing
             .as_ref()
@@ -87,6 +88,7 @@ pub(crate) async fn install(
         uid: None,
         channels: Vec::new(),
         filter: None,
+        signature: Default::default(),
     };
     store.put_endpoint(&ep).await?;
     Ok(Some(ep))

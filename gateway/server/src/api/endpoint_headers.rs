@@ -1,6 +1,6 @@
 //! An endpoint's custom headers: sent with every attempt, validated here,
 //! shown masked where sensitive. hookgate owns the headers that sign and frame
-//! a request (`webhook-*`, `content-*`, `host`, `user-agent` and the
+//! a request (`webhook-*`, `svix-*`, `content-*`, `host`, `user-agent` and the
 //! connection's own), so a tenant may not set those. A sensitive value is sent
 //! as stored and never shown again: views carry [`MASK`], a value given as
 //! [`MASK`] on an update keeps the stored one (so a client may send back what
@@ -132,7 +132,11 @@ fn checked_name(name: &str) -> Result<String, ApiError> {
             ),
         ));
     }
-    if lower.starts_with("webhook-") || OWNED.contains(&lower.as_str()) {
+    // Both header sets are reserved, whichever the endpoint uses now.
+    if lower.starts_with("webhook-")
+        || lower.starts_with("svix-")
+        || OWNED.contains(&lower.as_str())
+    {
         return Err(ApiError::validation(
             &field,
             format!("{lower} is set by hookgate or by the connection, not by an endpoint"),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::endpoint_headers;
 use super::endpoint_schema::{EventTypePattern, MetadataSchema, PayloadFilterSchema};
+use super::endpoint_signature::{self, SignatureInput};
 use super::labels::Label;
 use super::metadata;
 use serde_json::Value;
@@ -77,7 +78,7 @@ pub(super) struct EndpointInput {
     pub(super) disabled: Option<bool>,
     /// Headers sent with every attempt, name → value (at most 20, 4 096 bytes
     /// in all). Names are case-insensitive and shown in lower case; those
-    /// hookgate sets (`webhook-*`, `content-type`, `host`, `user-agent`, the
+    /// hookgate sets (`webhook-*`, `svix-*`, `content-type`, `host`, `user-agent`, the
     /// connection's own) are refused. On a merge patch, a null value removes
     /// one header; `********` keeps the stored value.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,11 +113,17 @@ pub(super) struct EndpointInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<PayloadFilterSchema>, example = json!({"data.amount": {"$gte": 100}}))]
     pub(super) filter: Option<Value>,
+    /// How requests are signed and under which header names; `v1` under
+    /// `webhook-*` when absent. On a merge patch, absent parts keep their
+    /// stored values and `null` resets the whole setting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) signature: Option<SignatureInput>,
     /// A tenant-chosen signing secret, on create only (rotation has its own route):
-    /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
+    /// `whsec_` + padded standard base64 of 24 to 64 bytes (the prefix may be
+    /// left out; it is added); generated when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(
-        pattern = r"^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
+        pattern = r"^(?:whsec_)?(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
     )]
     pub(super) secret: Option<String>,
 }
@@ -132,7 +139,7 @@ pub(super) fn tenant_secret(
     use crate::signing::SigningSecret;
     match given {
         None => Ok(SigningSecret::generate()),
-        Some(s) => SigningSecret::parse_canonical(s).map_err(|e| {
+        Some(s) => SigningSecret::parse_given(s).map_err(|e| {
             ApiError::validation(
                 "secret",
                 format!("secret must be whsec_ + padded standard base64 of 24 to 64 bytes: {e}"),
@@ -171,6 +178,7 @@ impl EndpointInput {
             uid: ep.uid.clone(),
             channels: Some(ep.channels.clone()),
             filter: ep.filter.clone(),
+            signature: Some(SignatureInput::of(&ep.signature)),
         }
     }
 
@@ -309,6 +317,7 @@ impl EndpointInput {
             PayloadFilter::parse(filter)
                 .map_err(|e| ApiError::validation(e.at(), e.to_string()))?;
         }
+        let signature = self.signature.unwrap_or_default().settings()?;
         let disabled = self.disabled.unwrap_or(false);
         if !disabled && ep.disabled {
             // Re-enabled: pending deliveries resume, with a fresh breaker.
@@ -332,6 +341,7 @@ impl EndpointInput {
         ep.uid = self.uid;
         ep.channels = channels;
         ep.filter = self.filter;
+        endpoint_signature::apply(ep, signature);
         Ok(())
     }
 }

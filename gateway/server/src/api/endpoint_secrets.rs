@@ -1,5 +1,7 @@
 //! An endpoint's signing secrets: the live ones, and rotation (a new secret
-//! signs first; the others keep signing for a day, at most five at once).
+//! signs first; the others keep signing for a day, at most five at once). A
+//! rotation of a `v1a` endpoint makes a new ed25519 key beside the new secret,
+//! and the old key signs through the same grace period as the old secret.
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::body_or_default;
 use super::endpoint_input::tenant_secret;
+use super::endpoint_signature::key_for_rotation;
 use super::endpoint_view::EndpointSecrets;
 use super::endpoints::{load, modify};
 use super::error::ApiError;
@@ -42,9 +45,11 @@ pub(super) async fn secret(
 #[derive(Default, serde::Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RotateSecret {
-    /// `whsec_` + padded standard base64 of 24 to 64 bytes; generated when absent.
+    /// `whsec_` + padded standard base64 of 24 to 64 bytes (the prefix may be
+    /// left out); generated when absent. A `v1a` endpoint gets a new ed25519
+    /// key with it: both stop signing when their grace period ends.
     #[schema(
-        pattern = r"^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
+        pattern = r"^(?:whsec_)?(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/][AQgw]==)?)$"
     )]
     secret: Option<String>,
 }
@@ -78,11 +83,13 @@ pub(super) async fn rotate_secret(
             s.expires_at_ms
                 .get_or_insert(now.saturating_add(SECRET_GRACE_MS));
         }
+        let signing_key = key_for_rotation(&ep);
         ep.secrets.insert(
             0,
             StoredSecret {
                 secret: new_secret.as_str().to_owned(),
                 expires_at_ms: None,
+                signing_key,
             },
         );
         Ok(ep)

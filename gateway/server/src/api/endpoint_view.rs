@@ -11,10 +11,12 @@ use serde::{Serialize, Serializer};
 
 use super::endpoint_headers;
 use super::endpoint_schema::PayloadFilterSchema;
+use super::endpoint_signature::public_key;
 
 use crate::clock::rfc3339_ms;
 use crate::delivery::effective_policy;
 use crate::policy::{EffectivePolicy, PolicySpec};
+use crate::signing::SignatureSettings;
 use crate::store::{BreakerState, EndpointRecord, Recorded, StoredSecret};
 
 /// An endpoint as create, list, show, update and the breaker reset show it.
@@ -44,6 +46,10 @@ pub(super) struct EndpointView {
     /// The policy in force: the tenant's laid over the configured default.
     #[serde(serialize_with = "sorted_keys")]
     policy_effective: EffectivePolicy,
+    /// Only in the answer to create, for a `v1a` endpoint: the `whpk_` key its
+    /// receiver verifies `v1a` signatures with (also at `GET .../secret`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    public_key: Option<String>,
     rate_limit_per_s: Option<u32>,
     /// Only in the answer to create: the signing secret (generated or given).
     /// The live secrets can be read again at `GET .../endpoints/{id}/secret`.
@@ -51,6 +57,8 @@ pub(super) struct EndpointView {
     secret: Option<String>,
     /// The headers whose values are masked.
     sensitive_headers: Vec<String>,
+    /// The signature schemes and the header names requests are sent with.
+    signature: SignatureSettings,
     timeout_ms: u64,
     /// The tenant's own identifier for it.
     uid: Option<String>,
@@ -90,19 +98,27 @@ impl EndpointView {
             plugin: ep.plugin.clone(),
             policy: ep.policy.clone(),
             policy_effective: effective_policy(ep, default).0,
+            public_key: None,
             rate_limit_per_s: ep.rate_limit_per_s,
             secret: None,
             sensitive_headers: endpoint_headers::sensitive_names(&ep.headers),
+            signature: ep.signature.clone(),
             timeout_ms: ep.timeout_ms,
             uid: ep.uid.clone(),
             url: ep.url.clone(),
         }
     }
 
-    /// The view with the endpoint's new secret, for the answer to create.
-    pub(super) fn with_secret(self, secret: &str) -> Self {
+    /// The view with the endpoint's new secret (and its `v1a` public key, if
+    /// it signs with `v1a`), for the answer to create.
+    pub(super) fn with_secret(self, ep: &EndpointRecord) -> Self {
+        let newest = ep.secrets.first();
+        let v1a = ep.signature.uses(crate::signing::SignatureScheme::V1a);
         Self {
-            secret: Some(secret.to_owned()),
+            secret: newest.map(|s| s.secret.clone()),
+            public_key: newest
+                .filter(|_| v1a)
+                .and_then(|s| public_key(s.signing_key.as_deref())),
             ..self
         }
     }
@@ -119,16 +135,24 @@ fn sorted_keys<T: Serialize, S: Serializer>(value: &T, serializer: S) -> Result<
 /// The endpoint's live signing secrets, newest first.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct EndpointSecrets {
+    /// The newest secret's `whpk_` ed25519 public key, which receivers verify
+    /// `v1a` signatures with; `null` unless the endpoint signs with `v1a`.
+    public_key: Option<String>,
     /// The newest, which signs first; `null` if none is live.
     secret: Option<String>,
     secrets: Vec<SecretView>,
+    /// The signature schemes and header names in use.
+    signature: SignatureSettings,
 }
 
-/// One live secret; a rotated-out one has the time it stops signing.
+/// One live secret; a rotated-out one has the time it stops signing (its
+/// `v1a` key stops with it).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub(super) struct SecretView {
     #[schema(format = DateTime)]
     expires_at: Option<String>,
+    /// Its `whpk_` public key while the endpoint signs with `v1a`, else `null`.
+    public_key: Option<String>,
     secret: String,
 }
 
@@ -140,15 +164,20 @@ impl EndpointSecrets {
             .iter()
             .filter(|s| s.expires_at_ms.is_none_or(|e| e > now))
             .collect();
+        let v1a = ep.signature.uses(crate::signing::SignatureScheme::V1a);
+        let public = |s: &StoredSecret| v1a.then(|| public_key(s.signing_key.as_deref())).flatten();
         Self {
+            public_key: live.first().and_then(|s| public(s)),
             secret: live.first().map(|s| s.secret.clone()),
             secrets: live
                 .iter()
                 .map(|s| SecretView {
                     expires_at: s.expires_at_ms.map(rfc3339_ms),
+                    public_key: public(s),
                     secret: s.secret.clone(),
                 })
                 .collect(),
+            signature: ep.signature.clone(),
         }
     }
 }

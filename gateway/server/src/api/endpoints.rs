@@ -73,6 +73,7 @@ async fn create_from(
         secrets: vec![StoredSecret {
             secret: secret.as_str().to_owned(),
             expires_at_ms: None,
+            signing_key: None,
         }],
         breaker: BreakerRecord::default(),
         last_success_ms: None,
@@ -82,6 +83,7 @@ async fn create_from(
         uid: None,
         channels: Vec::new(),
         filter: None,
+        signature: Default::default(),
     };
     input.apply_to(ctx, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;
@@ -95,7 +97,7 @@ async fn create_from(
         }
         EndpointCreate::UidTaken => return Err(uid_taken(ep.uid.as_deref())),
     }
-    Ok(EndpointView::new(&ep, &ctx.config.policy.default).with_secret(secret.as_str()))
+    Ok(EndpointView::new(&ep, &ctx.config.policy.default).with_secret(&ep))
 }
 
 /// Registers an endpoint; the answer holds its signing secret (its live

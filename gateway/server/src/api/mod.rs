@@ -15,6 +15,7 @@ mod endpoint_input;
 mod endpoint_recovery;
 mod endpoint_schema;
 mod endpoint_secrets;
+mod endpoint_signature;
 mod endpoint_stats;
 mod endpoint_view;
 mod endpoints;

@@ -16,7 +16,7 @@ use crate::plugin_runtime::{PluginHost, PluginInput};
 use crate::policy::{
     AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, Verdict,
 };
-use crate::signing::{SigningSecret, sign};
+use crate::signing::{Ed25519Key, SignatureScheme, SigningSecret, sign_with};
 use crate::store::{
     DeliveryRecord, EndpointHeader, EndpointRecord, Interrupted, Interruption, SentHeader,
     SentRequest, Store, StoreError,
@@ -251,20 +251,45 @@ impl DeliveryWorker {
         now_ms: u64,
     ) -> Result<(Request<Full<Bytes>>, SentRequest), http::Error> {
         let now_s = i64::try_from(now_ms / 1000).unwrap_or(i64::MAX);
-        let secrets: Vec<SigningSecret> = self
-            .endpoint
-            .secrets
-            .iter()
-            .filter(|s| s.expires_at_ms.is_none_or(|e| e > now_ms))
-            .filter_map(|s| SigningSecret::parse(&s.secret).ok())
-            .collect();
-        let signature = sign(&secrets, &d.event_id, now_s, payload.as_bytes());
-        let mut request = Request::post(self.endpoint.url.as_str())
+        let ep = &self.endpoint;
+        let live = || {
+            ep.secrets
+                .iter()
+                .filter(|s| s.expires_at_ms.is_none_or(|e| e > now_ms))
+        };
+        let settings = &ep.signature;
+        let secrets: Vec<SigningSecret> = if settings.uses(SignatureScheme::V1) {
+            live()
+                .filter_map(|s| SigningSecret::parse(&s.secret).ok())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Parsed only for `v1a` endpoints: the key's public half is derived.
+        let keys: Vec<Ed25519Key> = if settings.uses(SignatureScheme::V1a) {
+            live()
+                .filter_map(|s| Ed25519Key::parse(s.signing_key.as_deref()?).ok())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let signature = sign_with(
+            &settings.schemes,
+            &secrets,
+            &keys,
+            &d.event_id,
+            now_s,
+            payload.as_bytes(),
+        );
+        let mut request = Request::post(ep.url.as_str())
             .header("content-type", SentRequest::CONTENT_TYPE)
-            .header("user-agent", SentRequest::USER_AGENT)
-            .header("webhook-id", d.event_id.as_str())
-            .header("webhook-timestamp", now_s.to_string())
-            .header("webhook-signature", signature.as_str());
+            .header("user-agent", SentRequest::USER_AGENT);
+        for [id, timestamp, signed] in settings.headers.names() {
+            request = request
+                .header(*id, d.event_id.as_str())
+                .header(*timestamp, now_s.to_string())
+                .header(*signed, signature.as_str());
+        }
         // The endpoint's own headers, validated when set: none replaces one of
         // hookgate's, and a sensitive one's value is never in the attempt's log.
         let mut kept = Vec::with_capacity(self.endpoint.headers.len());
@@ -281,6 +306,7 @@ impl DeliveryWorker {
         }
         let sent = SentRequest {
             signature,
+            header_set: settings.headers,
             headers: kept,
         };
         Ok((request.body(Full::new(Bytes::from(payload)))?, sent))

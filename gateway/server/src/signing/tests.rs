@@ -183,3 +183,171 @@ fn debug_does_not_print_the_key() {
         "{printed}"
     );
 }
+
+/// RFC 8032's first ed25519 test key, in the spec's `whsk_` form (seed, then
+/// public key) and `whpk_` form; the signature over the spec's message was
+/// made with Python's `cryptography` package, not with this code.
+const RFC8032_WHSK: &str =
+    "whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2DXWpgBgrEKt9VL/tPJZAc6DuFy89qmIyWvAhpo9wdRGg==";
+const RFC8032_SEED_ONLY: &str = "whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A=";
+const RFC8032_WHPK: &str = "whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=";
+const RFC8032_V1A: &str =
+    "v1a,fldxM4gAKugP6nnt1hdz3sgGfZ6d99nzrMFnZOELIxbzEHoVmAb2ADpkJK7zgPePmPsle0zV9jSeGlHFG2NVAw==";
+
+#[test]
+fn v1a_keys_read_and_write_the_spec_forms() {
+    let key = Ed25519Key::parse(RFC8032_WHSK).unwrap();
+    assert_eq!(key.secret_text(), RFC8032_WHSK);
+    assert_eq!(key.public_text(), RFC8032_WHPK);
+    // A bare seed is the same key, written back in the 64-byte form.
+    let seed_only = Ed25519Key::parse(RFC8032_SEED_ONLY).unwrap();
+    assert_eq!(seed_only.secret_text(), RFC8032_WHSK);
+    let generated = Ed25519Key::generate();
+    let again = Ed25519Key::parse(&generated.secret_text()).unwrap();
+    assert_eq!(again.public_text(), generated.public_text());
+    assert!(generated.public_text().starts_with("whpk_"));
+    assert_eq!(format!("{generated:?}"), "Ed25519Key(whsk_<redacted>)");
+}
+
+#[test]
+fn v1a_matches_a_signature_made_elsewhere() {
+    let key = Ed25519Key::parse(RFC8032_WHSK).unwrap();
+    let header = sign_with(
+        &[SignatureScheme::V1a],
+        &[],
+        &[key],
+        SPEC_ID,
+        SPEC_TS,
+        SPEC_BODY,
+    );
+    // ed25519 is deterministic: the same key and message give the same bytes.
+    assert_eq!(header, RFC8032_V1A);
+    let public = Ed25519PublicKey::parse(RFC8032_WHPK).unwrap();
+    assert!(verify_v1a(&public, SPEC_ID, SPEC_TS, SPEC_BODY, &header));
+    assert!(!verify_v1a(
+        &public,
+        SPEC_ID,
+        SPEC_TS + 1,
+        SPEC_BODY,
+        &header
+    ));
+    let other = Ed25519PublicKey::parse(&Ed25519Key::generate().public_text()).unwrap();
+    assert!(!verify_v1a(&other, SPEC_ID, SPEC_TS, SPEC_BODY, &header));
+    // A v1 entry is not a v1a one, whatever its bytes.
+    let as_v1 = header.replacen("v1a,", "v1,", 1);
+    assert!(!verify_v1a(&public, SPEC_ID, SPEC_TS, SPEC_BODY, &as_v1));
+}
+
+#[test]
+fn both_schemes_sign_every_live_key_in_order() {
+    let old = Ed25519Key::generate();
+    let new = Ed25519Key::parse(RFC8032_WHSK).unwrap();
+    let other = SigningSecret::generate();
+    let header = sign_with(
+        &[SignatureScheme::V1, SignatureScheme::V1a],
+        &[spec_secret(), other.clone()],
+        &[new, old.clone()],
+        SPEC_ID,
+        SPEC_TS,
+        SPEC_BODY,
+    );
+    let entries: Vec<&str> = header.split(' ').collect();
+    assert_eq!(entries.len(), 4, "{header}");
+    assert_eq!(entries[0], SPEC_SIGNATURE);
+    assert!(entries[1].starts_with("v1,"));
+    assert_eq!(entries[2], RFC8032_V1A);
+    assert!(entries[3].starts_with("v1a,"));
+    assert!(verify(&other, SPEC_ID, SPEC_TS, SPEC_BODY, &header));
+    let old_public = Ed25519PublicKey::parse(&old.public_text()).unwrap();
+    assert!(verify_v1a(
+        &old_public,
+        SPEC_ID,
+        SPEC_TS,
+        SPEC_BODY,
+        &header
+    ));
+}
+
+#[test]
+fn bad_v1a_keys_are_refused_with_the_reason() {
+    use base64::Engine;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    assert_eq!(
+        Ed25519Key::parse(RFC8032_WHPK).unwrap_err(),
+        KeyError::MissingPrefix("whsk_")
+    );
+    assert_eq!(
+        Ed25519Key::parse("whsk_not base64!").unwrap_err(),
+        KeyError::InvalidBase64
+    );
+    assert!(matches!(
+        Ed25519Key::parse(&format!("whsk_{}", b64(&[1u8; 48]))).unwrap_err(),
+        KeyError::WrongLength { got: 48, .. }
+    ));
+    // A seed with another public half.
+    let mismatched = {
+        let mut bytes = base64::engine::general_purpose::STANDARD
+            .decode(RFC8032_WHSK.trim_start_matches("whsk_"))
+            .unwrap();
+        bytes[63] ^= 1;
+        format!("whsk_{}", b64(&bytes))
+    };
+    assert_eq!(
+        Ed25519Key::parse(&mismatched).unwrap_err(),
+        KeyError::Mismatched
+    );
+    assert_eq!(
+        Ed25519PublicKey::parse(RFC8032_WHSK).unwrap_err(),
+        KeyError::MissingPrefix("whpk_")
+    );
+    assert!(matches!(
+        Ed25519PublicKey::parse(&format!("whpk_{}", b64(&[1u8; 31]))).unwrap_err(),
+        KeyError::WrongLength { got: 31, .. }
+    ));
+}
+
+#[test]
+fn secrets_without_their_prefix_are_given_it() {
+    let bare = SPEC_SECRET.trim_start_matches("whsec_");
+    // The spec's vector is unpadded base64 of 24 bytes, canonical as it is.
+    assert_eq!(
+        SigningSecret::parse_given(bare).unwrap().as_str(),
+        SPEC_SECRET
+    );
+    assert_eq!(
+        SigningSecret::parse_given(SPEC_SECRET).unwrap().as_str(),
+        SPEC_SECRET
+    );
+    assert!(SigningSecret::parse_given("whsk_abc").is_err());
+    assert!(SigningSecret::parse_given("").is_err());
+}
+
+#[test]
+fn settings_default_to_v1_under_webhook_names_and_read_old_records() {
+    let old: SignatureSettings = serde_json::from_str("{}").unwrap();
+    assert_eq!(old, SignatureSettings::default());
+    assert!(old.is_default() && old.uses(SignatureScheme::V1));
+    let set = SignatureSettings::new(
+        vec![
+            SignatureScheme::V1a,
+            SignatureScheme::V1,
+            SignatureScheme::V1a,
+        ],
+        HeaderSet::Both,
+    )
+    .unwrap();
+    assert_eq!(set.schemes, [SignatureScheme::V1, SignatureScheme::V1a]);
+    assert_eq!(
+        serde_json::to_string(&set).unwrap(),
+        r#"{"headers":"both","schemes":["v1","v1a"]}"#
+    );
+    assert!(SignatureSettings::new(Vec::new(), HeaderSet::Webhook).is_err());
+    assert!(serde_json::from_str::<SignatureScheme>("\"v2\"").is_err());
+    assert_eq!(
+        HeaderSet::Both.names(),
+        [
+            ["webhook-id", "webhook-timestamp", "webhook-signature"],
+            ["svix-id", "svix-timestamp", "svix-signature"]
+        ]
+    );
+}

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use super::{Recorded, StoreError};
 use crate::policy::{DeadReason, ErrorKind, VerdictKind};
+use crate::signing::{HeaderSet, SignatureSettings};
 
 /// The current record encoding.
 const RECORD_VERSION: u8 = 1;
@@ -83,11 +84,17 @@ impl TenantRecord {
 }
 
 /// A signing secret and, during a rotation's grace period, when it stops signing.
+/// A rotation replaces both keys: the `whsec_` secret and the `whsk_` key
+/// stop signing together.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredSecret {
     pub secret: String,
     #[serde(default)]
     pub expires_at_ms: Option<u64>,
+    /// The `v1a` ed25519 key (`whsk_`), made when the endpoint first signs
+    /// with `v1a` and at each rotation after; absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_key: Option<String>,
 }
 
 /// Where an endpoint's circuit breaker stands, as stored and shown on the endpoint.
@@ -167,6 +174,10 @@ pub struct EndpointRecord {
     /// when it was set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<serde_json::Value>,
+    /// Signature schemes and header names; absent (the default, `v1` under
+    /// `webhook-*`) in records written before the setting existed.
+    #[serde(default, skip_serializing_if = "SignatureSettings::is_default")]
+    pub signature: SignatureSettings,
 }
 
 /// A header an endpoint's receiver expects on every request (an API key of
@@ -412,12 +423,16 @@ pub struct SentHeader {
 }
 
 /// What an attempt's request carried beyond what its record already says:
-/// the signature, and the endpoint's own headers (sensitive values masked).
-/// The rest of the headers follow from the record, so the log keeps only
-/// this: every byte of an attempt record is written on the delivery path.
+/// the signature (every entry), the header names it went under, and the
+/// endpoint's own headers (sensitive values masked). The rest of the headers
+/// follow from the record, so the log keeps only this: every byte of an
+/// attempt record is written on the delivery path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SentRequest {
     pub signature: String,
+    /// Absent for `webhook-*`, as in records written before header sets.
+    #[serde(default, skip_serializing_if = "HeaderSet::is_default")]
+    pub header_set: HeaderSet,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<SentHeader>,
 }
@@ -444,10 +459,12 @@ impl AttemptRecord {
         let mut out = vec![
             header("content-type", SentRequest::CONTENT_TYPE.to_owned()),
             header("user-agent", SentRequest::USER_AGENT.to_owned()),
-            header("webhook-id", of.event_id.to_string()),
-            header("webhook-timestamp", (self.started_at_ms / 1000).to_string()),
-            header("webhook-signature", sent.signature.clone()),
         ];
+        for [id, timestamp, signature] in sent.header_set.names() {
+            out.push(header(id, of.event_id.to_string()));
+            out.push(header(timestamp, (self.started_at_ms / 1000).to_string()));
+            out.push(header(signature, sent.signature.clone()));
+        }
         out.extend(sent.headers.iter().cloned());
         out
     }
@@ -532,6 +549,55 @@ mod tests {
         }
         let never_changed: BreakerState = serde_json::from_str("\"\"").unwrap();
         assert_eq!(never_changed, BreakerState::Closed);
+    }
+
+    /// An attempt's log names the header set it was sent under and keeps the
+    /// whole signature; an attempt written before header sets reads as
+    /// `webhook-*`, and the default set adds no byte to the record.
+    #[test]
+    fn sent_requests_rebuild_the_header_names_used() {
+        // From JSON, as stored: fields added to the record later take their defaults.
+        let of = serde_json::json!({
+            "delivery_id": "dlv_1", "endpoint_id": "ep_1", "event_id": "evt_1", "event_type": "x",
+        });
+        let old: SentRequest = serde_json::from_str(r#"{"signature":"v1,a="}"#).unwrap();
+        assert_eq!(old.header_set, HeaderSet::Webhook);
+        assert_eq!(
+            serde_json::to_string(&old).unwrap(),
+            r#"{"signature":"v1,a="}"#
+        );
+        let both = SentRequest {
+            signature: "v1,a= v1a,b==".into(),
+            header_set: HeaderSet::Both,
+            headers: Vec::new(),
+        };
+        let json = serde_json::to_string(&both).unwrap();
+        assert_eq!(json, r#"{"signature":"v1,a= v1a,b==","header_set":"both"}"#);
+        let attempt: AttemptRecord = serde_json::from_value(serde_json::json!({
+            "of": of, "sent": both, "series": 1, "attempt": 1, "started_at_ms": 9_000,
+            "duration_ms": 1, "status": 200, "error_kind": null, "response_snippet": "",
+            "verdict": "delivered", "delay_ms": null, "next_attempt_at_ms": null,
+            "dead_reason": null, "decided_by": "policy",
+        }))
+        .unwrap();
+        let names: Vec<(String, String)> = attempt
+            .request_headers()
+            .into_iter()
+            .map(|h| (h.name, h.value))
+            .skip(2)
+            .collect();
+        let pair = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        assert_eq!(
+            names,
+            [
+                pair("webhook-id", "evt_1"),
+                pair("webhook-timestamp", "9"),
+                pair("webhook-signature", "v1,a= v1a,b=="),
+                pair("svix-id", "evt_1"),
+                pair("svix-timestamp", "9"),
+                pair("svix-signature", "v1,a= v1a,b=="),
+            ]
+        );
     }
 
     #[test]

@@ -211,6 +211,7 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         secrets: vec![StoredSecret {
             secret: "whsec_x".into(),
             expires_at_ms: None,
+            signing_key: None,
         }],
         breaker: BreakerRecord::default(),
         trusted: false,
@@ -221,6 +222,7 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         uid: None,
         channels: Vec::new(),
         filter: None,
+        signature: Default::default(),
     }
 }
 

@@ -13,6 +13,7 @@ mod attempts;
 mod dlq;
 mod endpoint_stats;
 mod plugins;
+mod signature;
 mod verify;
 
 /// Runs a command line without a gateway or token.

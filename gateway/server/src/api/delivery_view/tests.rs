@@ -154,6 +154,7 @@ fn an_attempt_matches_its_json_form() {
     });
     full.sent = Some(SentRequest {
         signature: "v1,abc=".into(),
+        header_set: Default::default(),
         headers: vec![SentHeader {
             name: "x-api-key".into(),
             value: crate::store::EndpointHeader::MASK.into(),

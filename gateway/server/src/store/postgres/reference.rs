@@ -49,6 +49,7 @@ fn bench_endpoint(tenant: &str) -> EndpointRecord {
         uid: None,
         channels: Vec::new(),
         filter: None,
+        signature: Default::default(),
     }
 }
 
