@@ -14,6 +14,7 @@ mod endpoint_policy;
 #[cfg(test)]
 mod fenced_outcome_tests;
 mod in_flight;
+mod otlp_transport;
 mod ingest_admission;
 #[cfg(test)]
 mod ingest_admission_tests;
@@ -34,6 +35,7 @@ use crate::clock::Clock;
 use crate::plugin_runtime::PluginHost;
 use crate::store::Store;
 pub(crate) use client::DeliveryClient;
+pub(crate) use otlp_transport::OtlpTransport;
 pub(crate) use counted_writes::{BulkReplay, CountedWrites};
 pub(crate) use endpoint_holds::EndpointHolds;
 pub(crate) use endpoint_policy::effective_policy;
@@ -101,6 +103,8 @@ pub(crate) struct EngineParts {
     pub holds: Arc<EndpointHolds>,
     /// Where each recorded attempt is counted for its endpoint's stats.
     pub stats: Arc<crate::endpoint_stats::StatsRecorder>,
+    /// This gateway's traces: a span per attempt, and what the receiver is sent.
+    pub traces: crate::telemetry::Traces,
 }
 
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
@@ -123,6 +127,7 @@ pub(crate) fn spawn_engine(
         before_attempt,
         holds,
         stats,
+        traces,
     } = parts;
     // Subscribed before the scheduler's first scan, so no change falls between.
     let changes = store.changes();
@@ -137,6 +142,7 @@ pub(crate) fn spawn_engine(
         before_attempt,
         holds,
         stats,
+        traces,
     });
     tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes, protection).run(shutdown, grace))
 }
