@@ -57,3 +57,4 @@ mod store_outage;
 mod tenant_lifecycle;
 mod tenant_places;
 mod tenant_secrets;
+mod traces;

@@ -113,3 +113,87 @@ impl OtlpConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Config, ConfigError};
+    use super::OtlpProtocol;
+
+    fn load(file: Option<&str>, env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+        match file {
+            Some(text) => Config::from_toml_str(text, env),
+            None => Config::load(None, env),
+        }
+    }
+
+    fn refusal(file: Option<&str>, env: &[(&str, &str)], key: &str) -> String {
+        let message = load(file, env).unwrap_err().to_string();
+        assert!(message.starts_with(&format!("config key `{key}`: ")), "{message}");
+        message
+    }
+
+    #[test]
+    fn off_by_default() {
+        let otlp = load(None, &[]).unwrap().telemetry.otlp;
+        assert_eq!(otlp.endpoint, None);
+        assert_eq!(otlp.traces_url(), None);
+        assert_eq!(otlp.service_name, "hookgate");
+        assert_eq!(otlp.protocol, OtlpProtocol::HttpProtobuf);
+    }
+
+    #[test]
+    fn the_section_parses() {
+        let text = "[telemetry.otlp]\nendpoint = 'http://collector:4318/'\nservice_name = 'gw-eu'\n\
+                    protocol = 'http/protobuf'\nqueue_spans = 100\nbatch_spans = 10\n\
+                    export_interval = '2s'\ntimeout = '3s'\n";
+        let otlp = load(Some(text), &[]).unwrap().telemetry.otlp;
+        let url = otlp.traces_url();
+        assert_eq!(url.as_deref(), Some("http://collector:4318/v1/traces"));
+        assert_eq!(otlp.service_name, "gw-eu");
+        assert_eq!((otlp.queue_spans, otlp.batch_spans), (100, 10));
+        assert_eq!((otlp.export_interval, otlp.timeout), (2_000, 3_000));
+    }
+
+    #[test]
+    fn the_standard_variables_sit_between_the_file_and_hookgates_own() {
+        let vars = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://otel.example:4318"),
+            ("OTEL_SERVICE_NAME", "from-otel"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+        ];
+        let file = "[telemetry.otlp]\nendpoint = 'http://file:4318'\nservice_name = 'from-file'\n";
+        let otlp = load(Some(file), &vars).unwrap().telemetry.otlp;
+        assert_eq!(otlp.endpoint.as_deref(), Some("https://otel.example:4318"));
+        assert_eq!(otlp.service_name, "from-otel");
+        let mut vars = vars.to_vec();
+        vars.push(("HOOKGATE_TELEMETRY__OTLP__SERVICE_NAME", "from-hookgate"));
+        vars.push(("HOOKGATE_TELEMETRY__OTLP__QUEUE_SPANS", "64"));
+        let otlp = load(Some(file), &vars).unwrap().telemetry.otlp;
+        assert_eq!((otlp.service_name.as_str(), otlp.queue_spans), ("from-hookgate", 64));
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let endpoint = "telemetry.otlp.endpoint";
+        for bad in ["ftp://x:21", "not a url", "http://c:4318/?a=1", "unix:/tmp/s"] {
+            refusal(None, &[("OTEL_EXPORTER_OTLP_ENDPOINT", bad)], endpoint);
+        }
+        let m = refusal(None, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")], "telemetry.otlp.protocol");
+        assert!(m.contains("http/protobuf"), "{m}");
+        refusal(None, &[("OTEL_SERVICE_NAME", " ")], "telemetry.otlp.service_name");
+        let section = |body: &str| format!("[telemetry.otlp]\n{body}\n");
+        let cases = [
+            ("queue_spans = 0", "telemetry.otlp.queue_spans"),
+            ("queue_spans = 10\nbatch_spans = 11", "telemetry.otlp.batch_spans"),
+            ("export_interval = 0", "telemetry.otlp.export_interval"),
+            ("timeout = '2m'", "telemetry.otlp.timeout"),
+            ("queue_spans = 'many'", "telemetry.otlp.queue_spans"),
+        ];
+        for (body, key) in cases {
+            refusal(Some(&section(body)), &[], key);
+        }
+        let unknown = load(Some(&section("sample = 1")), &[]).unwrap_err().to_string();
+        assert!(unknown.contains("telemetry.otlp.sample"), "{unknown}");
+    }
+}
