@@ -265,16 +265,10 @@ pub async fn run_with(
     seed_counts(&store, &telemetry);
     // This gateway's own tracer provider; its collector is trusted like alerts.url.
     let otlp = &config.telemetry.otlp;
-    let transport = delivery::OtlpTransport::new(
-        trusted_client.clone(),
-        Duration::from_millis(otlp.timeout),
-    );
-    let traces = telemetry::Traces::start(
-        otlp,
-        store.node_id(),
-        transport,
-        telemetry.span_drops(),
-    )?;
+    let transport =
+        delivery::OtlpTransport::new(trusted_client.clone(), Duration::from_millis(otlp.timeout));
+    let traces =
+        telemetry::Traces::start(otlp, store.node_id(), transport, telemetry.span_drops())?;
     // Both listen before the delivery engine starts, so no disabling is missed.
     let disabled_recorder = plugins.spawn_disabled_recorder();
     // Plugins another gateway uploads, rolls back or deletes are loaded here too.

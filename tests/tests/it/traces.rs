@@ -19,7 +19,11 @@ const WAIT: Duration = Duration::from_secs(20);
 fn parts(traceparent: &str) -> (String, String, String) {
     let p: Vec<_> = traceparent.split('-').collect();
     assert_eq!((p.len(), p[0]), (4, "00"), "{traceparent}");
-    assert_eq!((p[1].len(), p[2].len(), p[3].len()), (32, 16, 2), "{traceparent}");
+    assert_eq!(
+        (p[1].len(), p[2].len(), p[3].len()),
+        (32, 16, 2),
+        "{traceparent}"
+    );
     (p[1].to_owned(), p[2].to_owned(), p[3].to_owned())
 }
 
@@ -56,20 +60,29 @@ async fn sender_trace_reaches_the_receiver(backend: Backend) {
     let gw = traced_gateway(backend, &collector, "hookgate-e2e").await;
     let receiver = Receiver::start(vec![]).await;
     let key = gw.tenant("acme").await;
-    let ep = gw.endpoint("acme", &key, json!({"url": receiver.url()})).await;
+    let ep = gw
+        .endpoint("acme", &key, json!({"url": receiver.url()}))
+        .await;
     let parent = format!("00-{TRACE_ID}-{SENDER_SPAN}-01");
-    let headers = [("traceparent", parent.as_str()), ("tracestate", "congo=t61rcWkgMzE")];
+    let headers = [
+        ("traceparent", parent.as_str()),
+        ("tracestate", "congo=t61rcWkgMzE"),
+    ];
     let event_id = ingest(&gw, "acme", &key, &headers).await;
 
     let got = receiver.wait_for(1, WAIT).await;
-    let sent = got[0].header("traceparent").expect("a traceparent on the attempt");
+    let sent = got[0]
+        .header("traceparent")
+        .expect("a traceparent on the attempt");
     let (trace, attempt_span, flags) = parts(sent);
     assert_eq!((trace.as_str(), flags.as_str()), (TRACE_ID, "01"));
     assert_ne!(attempt_span, SENDER_SPAN);
     assert_eq!(got[0].header("tracestate"), Some("congo=t61rcWkgMzE"));
 
     let spans = collector
-        .wait_for(WAIT, |s| !named(s, "attempt").is_empty() && named(s, "store.commit").len() >= 2)
+        .wait_for(WAIT, |s| {
+            !named(s, "attempt").is_empty() && named(s, "store.commit").len() >= 2
+        })
         .await;
     let ingest_span = named(&spans, "ingest");
     assert_eq!(ingest_span.len(), 1, "{spans:#?}");
@@ -86,7 +99,11 @@ async fn sender_trace_reaches_the_receiver(backend: Backend) {
     let attempt = named(&spans, "attempt")[0];
     assert_eq!(attempt["trace_id"], TRACE_ID);
     assert_eq!(attempt["parent_span_id"], ingest_span["span_id"]);
-    assert_eq!(attempt["span_id"], attempt_span.as_str(), "the receiver's parent is the attempt");
+    assert_eq!(
+        attempt["span_id"],
+        attempt_span.as_str(),
+        "the receiver's parent is the attempt"
+    );
     assert_eq!(attempt["kind"], "SPAN_KIND_CLIENT");
     let a = &attempt["attributes"];
     assert_eq!(a["hookgate.endpoint_id"], ep["id"]);
@@ -116,13 +133,16 @@ async fn a_fresh_trace_without_one(backend: Backend) {
     let gw = traced_gateway(backend, &collector, "hookgate-fresh").await;
     let receiver = Receiver::start(vec![]).await;
     let key = gw.tenant("acme").await;
-    gw.endpoint("acme", &key, json!({"url": receiver.url()})).await;
+    gw.endpoint("acme", &key, json!({"url": receiver.url()}))
+        .await;
     ingest(&gw, "acme", &key, &[]).await;
     let got = receiver.wait_for(1, WAIT).await;
     let (trace, span, _) = parts(got[0].header("traceparent").expect("a traceparent"));
     assert_ne!(trace, "0".repeat(32));
     assert_eq!(got[0].header("tracestate"), None);
-    let spans = collector.wait_for(WAIT, |s| !named(s, "attempt").is_empty()).await;
+    let spans = collector
+        .wait_for(WAIT, |s| !named(s, "attempt").is_empty())
+        .await;
     let ingest_span = named(&spans, "ingest")[0];
     assert_eq!(ingest_span["trace_id"], trace.as_str());
     assert_eq!(ingest_span["parent_span_id"], "", "a root span");
@@ -138,7 +158,8 @@ async fn the_context_survives_a_restart(backend: Backend) {
     let gw = TestGateway::start_bed(bed.clone(), RunOptions::default()).await;
     let receiver = Receiver::start(vec![]).await;
     let key = gw.tenant("acme").await;
-    gw.endpoint("acme", &key, json!({"url": receiver.url()})).await;
+    gw.endpoint("acme", &key, json!({"url": receiver.url()}))
+        .await;
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -157,7 +178,10 @@ async fn the_context_survives_a_restart(backend: Backend) {
         .await;
     assert_eq!(status, 202, "{answer}");
     gw.stop().await;
-    assert!(receiver.received().is_empty(), "delivered before the restart");
+    assert!(
+        receiver.received().is_empty(),
+        "delivered before the restart"
+    );
 
     let gw = TestGateway::start_bed(bed, RunOptions::default()).await;
     let got = receiver.wait_for(1, WAIT).await;
@@ -183,15 +207,19 @@ async fn gateways_in_one_process_keep_their_spans_apart() {
     let mut ids = Vec::new();
     for (gw, tenant) in [(&gw1, "one"), (&gw2, "two")] {
         let key = gw.tenant(tenant).await;
-        gw.endpoint(tenant, &key, json!({"url": receiver.url()})).await;
+        gw.endpoint(tenant, &key, json!({"url": receiver.url()}))
+            .await;
         ids.push(ingest(gw, tenant, &key, &[]).await);
     }
     receiver.wait_for(2, WAIT).await;
-    for (collector, (service, (tenant, id))) in [&one, &two]
-        .into_iter()
-        .zip(["hookgate-one", "hookgate-two"].into_iter().zip(["one", "two"].into_iter().zip(&ids)))
-    {
-        let spans = collector.wait_for(WAIT, |s| !named(s, "attempt").is_empty()).await;
+    for (collector, (service, (tenant, id))) in [&one, &two].into_iter().zip(
+        ["hookgate-one", "hookgate-two"]
+            .into_iter()
+            .zip(["one", "two"].into_iter().zip(&ids)),
+    ) {
+        let spans = collector
+            .wait_for(WAIT, |s| !named(s, "attempt").is_empty())
+            .await;
         for span in &spans {
             assert_eq!(span["service"], service, "{span}");
             let a = &span["attributes"];
@@ -219,6 +247,14 @@ fn the_traced_bench_scenarios_run() {
         store_url: None,
         traced: true,
     };
-    assert_eq!(run(BenchCommand::Ingest(smoke())), 0, "bench ingest --traced --smoke");
-    assert_eq!(run(BenchCommand::Deliver(smoke())), 0, "bench deliver --traced --smoke");
+    assert_eq!(
+        run(BenchCommand::Ingest(smoke())),
+        0,
+        "bench ingest --traced --smoke"
+    );
+    assert_eq!(
+        run(BenchCommand::Deliver(smoke())),
+        0,
+        "bench deliver --traced --smoke"
+    );
 }

@@ -97,7 +97,10 @@ pub(super) fn server_vars() -> Result<Vec<(String, String)>, ConfigError> {
     let mut vars = Vec::new();
     for (name, value) in std::env::vars_os() {
         let otel = |name: &str| telemetry_section::OTEL_VARS.iter().any(|(v, _)| *v == name);
-        if let Some(name) = name.to_str().filter(|name| is_server_var(name) || otel(name)) {
+        if let Some(name) = name
+            .to_str()
+            .filter(|name| is_server_var(name) || otel(name))
+        {
             let value = value.into_string();
             let value = value.map_err(|_| invalid(name, "value is not valid UTF-8"))?;
             vars.push((name.to_owned(), value));

@@ -86,7 +86,8 @@ impl OtlpConfig {
             let url = url::Url::parse(endpoint)
                 .map_err(|e| invalid(key, format!("not a URL ({e}): {endpoint:?}")))?;
             if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-                let message = format!("must be an http:// or https:// URL with a host, got {endpoint:?}");
+                let message =
+                    format!("must be an http:// or https:// URL with a host, got {endpoint:?}");
                 return Err(invalid(key, message));
             }
             if url.query().is_some() || url.fragment().is_some() {
@@ -97,7 +98,10 @@ impl OtlpConfig {
             return Err(invalid("telemetry.otlp.service_name", "must not be empty"));
         }
         if !(1..=1_000_000).contains(&self.queue_spans) {
-            return Err(invalid("telemetry.otlp.queue_spans", "must be from 1 to 1000000"));
+            return Err(invalid(
+                "telemetry.otlp.queue_spans",
+                "must be from 1 to 1000000",
+            ));
         }
         if !(1..=self.queue_spans).contains(&self.batch_spans) {
             let message = "must be from 1 to queue_spans";
@@ -108,7 +112,10 @@ impl OtlpConfig {
             return Err(invalid("telemetry.otlp.export_interval", message));
         }
         if !(1..=60_000).contains(&self.timeout) {
-            return Err(invalid("telemetry.otlp.timeout", "must be from 1 ms to 1 minute"));
+            return Err(invalid(
+                "telemetry.otlp.timeout",
+                "must be from 1 ms to 1 minute",
+            ));
         }
         Ok(())
     }
@@ -129,7 +136,10 @@ mod tests {
 
     fn refusal(file: Option<&str>, env: &[(&str, &str)], key: &str) -> String {
         let message = load(file, env).unwrap_err().to_string();
-        assert!(message.starts_with(&format!("config key `{key}`: ")), "{message}");
+        assert!(
+            message.starts_with(&format!("config key `{key}`: ")),
+            "{message}"
+        );
         message
     }
 
@@ -168,24 +178,43 @@ mod tests {
         assert_eq!(otlp.service_name, "from-otel");
         let mut vars = vars.to_vec();
         vars.push(("HOOKGATE_TELEMETRY__OTLP__SERVICE_NAME", "from-hookgate"));
-        vars.push(("HOOKGATE_TELEMETRY__OTLP__QUEUE_SPANS", "64"));
+        vars.push(("HOOKGATE_TELEMETRY__OTLP__QUEUE_SPANS", "1024"));
         let otlp = load(Some(file), &vars).unwrap().telemetry.otlp;
-        assert_eq!((otlp.service_name.as_str(), otlp.queue_spans), ("from-hookgate", 64));
+        assert_eq!(
+            (otlp.service_name.as_str(), otlp.queue_spans),
+            ("from-hookgate", 1024)
+        );
     }
 
     #[test]
     fn bad_values_are_named() {
         let endpoint = "telemetry.otlp.endpoint";
-        for bad in ["ftp://x:21", "not a url", "http://c:4318/?a=1", "unix:/tmp/s"] {
+        for bad in [
+            "ftp://x:21",
+            "not a url",
+            "http://c:4318/?a=1",
+            "unix:/tmp/s",
+        ] {
             refusal(None, &[("OTEL_EXPORTER_OTLP_ENDPOINT", bad)], endpoint);
         }
-        let m = refusal(None, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")], "telemetry.otlp.protocol");
+        let m = refusal(
+            None,
+            &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")],
+            "telemetry.otlp.protocol",
+        );
         assert!(m.contains("http/protobuf"), "{m}");
-        refusal(None, &[("OTEL_SERVICE_NAME", " ")], "telemetry.otlp.service_name");
+        refusal(
+            None,
+            &[("OTEL_SERVICE_NAME", " ")],
+            "telemetry.otlp.service_name",
+        );
         let section = |body: &str| format!("[telemetry.otlp]\n{body}\n");
         let cases = [
             ("queue_spans = 0", "telemetry.otlp.queue_spans"),
-            ("queue_spans = 10\nbatch_spans = 11", "telemetry.otlp.batch_spans"),
+            (
+                "queue_spans = 10\nbatch_spans = 11",
+                "telemetry.otlp.batch_spans",
+            ),
             ("export_interval = 0", "telemetry.otlp.export_interval"),
             ("timeout = '2m'", "telemetry.otlp.timeout"),
             ("queue_spans = 'many'", "telemetry.otlp.queue_spans"),
@@ -193,7 +222,9 @@ mod tests {
         for (body, key) in cases {
             refusal(Some(&section(body)), &[], key);
         }
-        let unknown = load(Some(&section("sample = 1")), &[]).unwrap_err().to_string();
+        let unknown = load(Some(&section("sample = 1")), &[])
+            .unwrap_err()
+            .to_string();
         assert!(unknown.contains("telemetry.otlp.sample"), "{unknown}");
     }
 }

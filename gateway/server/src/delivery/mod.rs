@@ -14,10 +14,10 @@ mod endpoint_policy;
 #[cfg(test)]
 mod fenced_outcome_tests;
 mod in_flight;
-mod otlp_transport;
 mod ingest_admission;
 #[cfg(test)]
 mod ingest_admission_tests;
+mod otlp_transport;
 mod rate_limit;
 mod schedule_index;
 mod scheduler;
@@ -35,11 +35,11 @@ use crate::clock::Clock;
 use crate::plugin_runtime::PluginHost;
 use crate::store::Store;
 pub(crate) use client::DeliveryClient;
-pub(crate) use otlp_transport::OtlpTransport;
 pub(crate) use counted_writes::{BulkReplay, CountedWrites};
 pub(crate) use endpoint_holds::EndpointHolds;
 pub(crate) use endpoint_policy::effective_policy;
 pub(crate) use ingest_admission::IngestAdmission;
+pub(crate) use otlp_transport::OtlpTransport;
 pub(crate) use scheduler::Protection;
 
 /// A hook run before each delivery request is sent, with the delivery (tests

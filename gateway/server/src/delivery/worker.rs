@@ -214,7 +214,10 @@ impl DeliveryWorker {
                     timer.map(|t| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX));
                 plugin_span.set_str("hookgate.decided_by", &decision.decided_by);
                 if let Some(us) = plugin_decision_us {
-                    plugin_span.set("hookgate.decision_us", i64::try_from(us).unwrap_or(i64::MAX));
+                    plugin_span.set(
+                        "hookgate.decision_us",
+                        i64::try_from(us).unwrap_or(i64::MAX),
+                    );
                 }
                 plugin_span.end();
                 decision
@@ -330,11 +333,17 @@ fn describe_attempt(span: &TraceSpan, d: &DeliveryRecord, ep: &EndpointRecord, f
     span.set_str("hookgate.delivery_id", &d.id);
     span.set_str("hookgate.endpoint_id", &ep.id);
     // The host only: a URL's path or query may hold the receiver's token.
-    if let Some(host) = url::Url::parse(&ep.url).ok().and_then(|u| u.host_str().map(str::to_owned)) {
+    if let Some(host) = url::Url::parse(&ep.url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+    {
         span.set("server.address", host);
     }
     span.set("hookgate.attempt", i64::from(f.attempt));
-    span.set("hookgate.duration_ms", i64::try_from(f.duration_ms).unwrap_or(i64::MAX));
+    span.set(
+        "hookgate.duration_ms",
+        i64::try_from(f.duration_ms).unwrap_or(i64::MAX),
+    );
     match f.result {
         Ok(r) => span.set("http.response.status_code", i64::from(r.status)),
         Err(SendFailure::Transport { kind, message }) => {

@@ -15,7 +15,11 @@ use super::{Common, median};
 
 /// The legs of a run, in the order run `run` takes them: `true` is traced.
 fn legs(run: usize) -> [bool; 2] {
-    if run % 2 == 1 { [false, true] } else { [true, false] }
+    if run % 2 == 1 {
+        [false, true]
+    } else {
+        [true, false]
+    }
 }
 
 /// A scratch database for one leg, with `--store-url`.
@@ -103,9 +107,8 @@ pub(super) async fn deliver(c: &Common) -> anyhow::Result<()> {
                 CountingReceiver::start().await?,
             );
             let rx = CountingReceiver::start().await?;
-            let gw =
-                BenchGateway::start(dir.path(), |cfg| tune(cfg, traced, &sink, db.as_ref()))
-                    .await?;
+            let gw = BenchGateway::start(dir.path(), |cfg| tune(cfg, traced, &sink, db.as_ref()))
+                .await?;
             let (_, rate) = drain_backlog(&gw, &rx, "bench", n).await?;
             gw.stop().await?;
             rates[usize::from(traced)] = rate;

@@ -19,7 +19,35 @@ const MAX_TRACESTATE: usize = 512;
 
 /// The request's trace context as a parent, or an empty context (a new trace).
 pub(super) fn parent_of_request(headers: &HeaderMap) -> Context {
+    let given = headers.get("traceparent").and_then(|v| v.to_str().ok());
+    // The SDK's propagator takes a short span id and pads it; W3C refuses it.
+    if !given.is_some_and(well_formed) {
+        return Context::new();
+    }
     TraceContextPropagator::new().extract(&HeaderExtractor(headers))
+}
+
+/// Whether `traceparent` has the W3C shape: `vv-<32 hex>-<16 hex>-ff`, lower
+/// case, version `ff` refused, and nothing after the flags at version `00`
+/// (a later version may add fields).
+fn well_formed(traceparent: &str) -> bool {
+    let hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let parts: Vec<&str> = traceparent.trim().split('-').collect();
+    match parts.as_slice() {
+        [version, trace, span, flags, rest @ ..] => {
+            hex(version, 2)
+                && *version != "ff"
+                && (rest.is_empty() || *version != "00")
+                && hex(trace, 32)
+                && hex(span, 16)
+                && hex(flags, 2)
+        }
+        _ => false,
+    }
 }
 
 /// A kept trace context as a parent.
