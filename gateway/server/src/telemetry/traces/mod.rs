@@ -110,7 +110,7 @@ impl Traces {
         };
         let parent = propagation::parent_of_request(headers);
         let span = on.start("ingest", SpanKind::Server, &parent);
-        let kept = propagation::to_stored(&span.span().span_context());
+        let kept = propagation::to_stored(span.span().span_context());
         (TraceSpan(Some(span)), kept)
     }
 
@@ -122,7 +122,7 @@ impl Traces {
         };
         let parent = kept.map_or_else(Context::new, propagation::parent_of_stored);
         let span = on.start("attempt", SpanKind::Client, &parent);
-        let sent = propagation::to_stored(&span.span().span_context());
+        let sent = propagation::to_stored(span.span().span_context());
         (TraceSpan(Some(span)), sent)
     }
 
