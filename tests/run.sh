@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh machine: installs what the tests need and the
 # machine lacks (the wasm target for the example plugins, the official Standard
-# Webhooks verifiers from PyPI and npm, the Prometheus parser, and the OpenAPI
+# Webhooks verifiers from PyPI and npm, the Prometheus parser, the official
+# OpenTelemetry protobuf messages (opentelemetry-proto) the OTLP receiver of the
+# trace tests decodes with, and the OpenAPI
 # contract tools: openapi-spec-validator, openapi-python-client with what its
 # generated client imports (httpx, attrs), and Schemathesis, and Debian's
 # Chromium with playwright-core for the console's browser tests), starts
