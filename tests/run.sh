@@ -3,7 +3,8 @@
 # machine lacks (the wasm target for the example plugins, the official Standard
 # Webhooks verifiers from PyPI and npm, the official Svix verifier and the
 # `cryptography` package's ed25519 (for `svix-*` headers and `v1a` signatures),
-# the Prometheus parser, and the OpenAPI
+# the Prometheus parser, the official OpenTelemetry protobuf messages
+# (opentelemetry-proto) the OTLP receiver of the trace tests decodes with, and the OpenAPI
 # contract tools: openapi-spec-validator, openapi-python-client with what its
 # generated client imports (httpx, attrs), and Schemathesis, and Debian's
 # Chromium with playwright-core for the console's browser tests), starts
@@ -15,7 +16,7 @@ rustup target add wasm32-unknown-unknown
 python3 -m pip install --quiet standardwebhooks==1.1.0 svix==2.9.1 cryptography==48.0.0 \
   prometheus-client==0.21.1 \
   schemathesis==4.32.5 openapi-spec-validator==0.9.0 openapi-python-client==0.29.1 \
-  httpx==0.28.1 attrs==26.1.0
+  httpx==0.28.1 attrs==26.1.0 opentelemetry-proto==1.45.2
 npm ci --prefix tests/scripts --no-audit --no-fund
 # The console's browser tests drive Debian's Chromium; without it they fail.
 if ! command -v chromium >/dev/null; then

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 mod backend;
 pub mod holding_receiver;
+pub mod otlp_collector;
 mod plugin_files;
 pub mod receiver;
 pub mod resolvers;

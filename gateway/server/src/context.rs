@@ -23,6 +23,9 @@ pub(crate) struct AppContext {
     pub writes: CountedWrites,
     /// Metrics, stats and alert rules.
     pub telemetry: Arc<crate::telemetry::Telemetry>,
+    /// This gateway's own tracer provider (never a process-global one) and
+    /// its export; off unless `telemetry.otlp.endpoint` is set.
+    pub traces: crate::telemetry::Traces,
     /// Tenants' retry-policy plugins, stored and loaded (endpoints may bind only
     /// loaded ones).
     pub plugins: Arc<crate::plugins::PluginService>,

@@ -65,8 +65,9 @@ pub use api::events::parse_ingest_body;
 pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms, rfc3339_ms};
 pub use config::{
     AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, IngestConfig, Limits,
-    LogFormat, MetricsConfig, OutboundConfig, PluginsConfig, PolicyConfig, PreloadPlugin,
-    StatsConfig, StoreBackend, StoreConfig, TasksConfig, TlsConfig, redact_password,
+    LogFormat, MetricsConfig, OtlpConfig, OtlpProtocol, OutboundConfig, PluginsConfig,
+    PolicyConfig, PreloadPlugin, StatsConfig, StoreBackend, StoreConfig, TasksConfig,
+    TelemetryConfig, TlsConfig, redact_password,
 };
 pub use delivery::BeforeAttempt;
 pub use ids::{DeliveryId, EndpointId, EventId, TenantId};
@@ -140,6 +141,8 @@ pub enum RunError {
     Serve(#[from] std::io::Error),
     #[error("plugin host: {0}")]
     Plugins(#[from] plugin_runtime::PluginError),
+    #[error(transparent)]
+    Traces(#[from] telemetry::TracesError),
 }
 
 impl RunError {
@@ -151,7 +154,8 @@ impl RunError {
             Self::DataDirInUse { .. } | Self::DataDir { .. } | Self::Database { .. } => true,
             Self::Plugins(e) => matches!(e, plugin_runtime::PluginError::Preload { .. }),
             Self::Client(e) => matches!(e, delivery::client::ClientError::ExtraCa { .. }),
-            Self::Store(_) | Self::Alerts(_) | Self::Serve(_) => false,
+            // The config checked the endpoint: what is left is not the user's.
+            Self::Store(_) | Self::Alerts(_) | Self::Serve(_) | Self::Traces(_) => false,
         }
     }
 }
@@ -262,6 +266,12 @@ pub async fn run_with(
     telemetry.register_store(&store);
     let telemetry = Arc::new(telemetry);
     seed_counts(&store, &telemetry);
+    // This gateway's own tracer provider; its collector is trusted like alerts.url.
+    let otlp = &config.telemetry.otlp;
+    let transport =
+        delivery::OtlpTransport::new(trusted_client.clone(), Duration::from_millis(otlp.timeout));
+    let traces =
+        telemetry::Traces::start(otlp, store.node_id(), transport, telemetry.span_drops())?;
     // Both listen before the delivery engine starts, so no disabling is missed.
     let disabled_recorder = plugins.spawn_disabled_recorder();
     // Plugins another gateway uploads, rolls back or deletes are loaded here too.
@@ -303,6 +313,7 @@ pub async fn run_with(
             before_attempt: options.before_attempt,
             holds,
             stats: Arc::clone(&stats),
+            traces: traces.clone(),
         },
         shutdown.clone(),
     );
@@ -326,6 +337,7 @@ pub async fn run_with(
         plugins,
         telemetry,
         catalog,
+        traces,
         simulations: simulation_slots::SimulationSlots::default(),
         task_wake: Arc::default(),
     });
@@ -368,6 +380,8 @@ pub async fn run_with(
             overrun.abort();
         }
     }
+    // Spans of the last attempts and requests go out before the store closes.
+    ctx.traces.shutdown().await;
     ctx.store.close().await;
     served?;
     Ok(())

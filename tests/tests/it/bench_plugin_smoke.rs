@@ -9,6 +9,7 @@ fn smoke() -> Common {
         runs: 1,
         smoke: true,
         store_url: None,
+        traced: false,
     }
 }
 

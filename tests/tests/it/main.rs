@@ -58,3 +58,4 @@ mod store_outage;
 mod tenant_lifecycle;
 mod tenant_places;
 mod tenant_secrets;
+mod traces;

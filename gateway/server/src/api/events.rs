@@ -109,6 +109,7 @@ impl IngestBody {
             deliver_at_ms,
             expunged_at_ms: None,
             test: false,
+            trace: None,
         })
     }
 }
@@ -197,7 +198,7 @@ pub(super) async fn ingest(
     let key = idempotency_key(&headers, limits.idempotency_key_len)?;
     let bytes = read_limited(body, limits.json_body_bytes).await?;
     let mut input = parse_ingest_body(&bytes, limits.event_type_len)?;
-    let labels = input.labels(ctx.clock.now_ms())?;
+    let mut labels = input.labels(ctx.clock.now_ms())?;
     // A catalog type that validates refuses a payload its schema does not
     // accept: nothing is stored.
     ctx.catalog
@@ -209,6 +210,12 @@ pub(super) async fn ingest(
             };
             ApiError::validation(field, e.to_string())
         })?;
+    // The event keeps the trace its attempts continue: this ingest's span's, or
+    // with traces off, the sender's as it came.
+    let (span, trace) = ctx.traces.ingest(&headers);
+    labels.trace = trace;
+    span.set_str("hookgate.tenant", &t);
+    span.set_str("hookgate.event_type", &input.event_type);
     if ctx.store.space_low() {
         return Err(ApiError::insufficient_storage());
     }
@@ -232,6 +239,8 @@ pub(super) async fn ingest(
             payload: &input.payload,
         };
         let matching = routing::reached(&endpoints, &route);
+        let commit = ctx.traces.child(&span, "store.commit");
+        commit.set("hookgate.write", "ingest");
         let outcome = ctx
             .writes
             .ingest(NewEvent {
@@ -243,10 +252,18 @@ pub(super) async fn ingest(
                 endpoints: matching,
                 now_ms: ctx.clock.now_ms(),
             })
-            .await?;
+            .await;
+        if let Err(e) = &outcome {
+            commit.fail(e);
+            span.fail(e);
+        }
+        commit.end();
+        let outcome = outcome?;
         tries += 1;
         match outcome {
             IngestOutcome::Created { receipt, .. } => {
+                span.set_str("hookgate.event_id", &receipt.event_id);
+                span.set("hookgate.deliveries", receipt.deliveries.len() as i64);
                 let answer = IngestAnswer::from(receipt);
                 return Ok((StatusCode::ACCEPTED, Json(answer)).into_response());
             }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use super::{Config, ConfigError, PreloadPlugin, invalid, store_section};
+use super::{Config, ConfigError, PreloadPlugin, invalid, store_section, telemetry_section};
 
 const ENV_PREFIX: &str = "HOOKGATE_";
 /// Variables of the command-line client and of the test setup; the server
@@ -40,6 +40,7 @@ pub(super) fn merged(
     (full.store.url, full.store.ca_file) = (Some(String::new()), Some(PathBuf::new()));
     full.outbound.allow_only = Some(Vec::new());
     full.cluster.node_id = Some(String::new());
+    full.telemetry.otlp.endpoint = Some(String::new());
     (full.alerts.url, full.alerts.secret) = (Some(String::new()), Some(String::new()));
     full.plugins.preload = vec![PreloadPlugin {
         tenant: String::new(),
@@ -53,6 +54,17 @@ pub(super) fn merged(
         let origin = format!("file {}", path.display());
         deprecations.extend(store_section::lift_moved_keys(&mut layer, &origin)?);
         merge(&mut merged, &schema, layer, "", &origin, false)?;
+    }
+    let env: Vec<_> = env.into_iter().collect();
+    // The standard OpenTelemetry variables: over the file, under `HOOKGATE_*`.
+    for (var, key) in telemetry_section::OTEL_VARS {
+        if let Some((_, raw)) = env.iter().find(|(k, _)| k == var) {
+            let otlp = Table::from_iter([(key.to_owned(), Value::String(raw.clone()))]);
+            let telemetry = Table::from_iter([("otlp".to_owned(), Value::Table(otlp))]);
+            let layer = Table::from_iter([("telemetry".to_owned(), Value::Table(telemetry))]);
+            let origin = format!("environment variable {var}");
+            merge(&mut merged, &schema, layer, "", &origin, true)?;
+        }
     }
     let mut vars: Vec<_> = env.into_iter().filter(|(k, _)| is_server_var(k)).collect();
     vars.sort();
@@ -76,14 +88,19 @@ pub(super) fn merged(
     Ok(config)
 }
 
-/// The process environment's `HOOKGATE_*` variables the server reads.
+/// The process environment's `HOOKGATE_*` variables the server reads, and the
+/// standard `OTEL_*` ones of `[telemetry.otlp]`.
 ///
 /// # Errors
 /// A `HOOKGATE_*` variable whose value is not UTF-8.
 pub(super) fn server_vars() -> Result<Vec<(String, String)>, ConfigError> {
     let mut vars = Vec::new();
     for (name, value) in std::env::vars_os() {
-        if let Some(name) = name.to_str().filter(|name| is_server_var(name)) {
+        let otel = |name: &str| telemetry_section::OTEL_VARS.iter().any(|(v, _)| *v == name);
+        if let Some(name) = name
+            .to_str()
+            .filter(|name| is_server_var(name) || otel(name))
+        {
             let value = value.into_string();
             let value = value.map_err(|_| invalid(name, "value is not valid UTF-8"))?;
             vars.push((name.to_owned(), value));

@@ -18,6 +18,7 @@ mod cluster_section;
 mod layers;
 mod sections;
 mod store_section;
+mod telemetry_section;
 mod values;
 pub use cluster_section::ClusterConfig;
 #[cfg(any(test, feature = "lab"))]
@@ -36,6 +37,7 @@ pub use sections::{IngestConfig, StatsConfig, TasksConfig};
 pub use store_section::StoreBackend;
 pub use store_section::StoreConfig;
 pub use store_section::redact_password;
+pub use telemetry_section::{OtlpConfig, OtlpProtocol, TelemetryConfig};
 use values::{de_duration_ms, de_socket_addr};
 
 const MIB: u64 = 1024 * 1024;
@@ -96,6 +98,8 @@ pub struct Config {
     pub event_types: EventTypesConfig,
     /// `[metrics]`.
     pub metrics: MetricsConfig,
+    /// `[telemetry.otlp]`: OpenTelemetry traces.
+    pub telemetry: TelemetryConfig,
     /// `[alerts]`: the alert rules, and where alerts are delivered.
     pub alerts: AlertsConfig,
     /// `[policy.default]`: the retry policy endpoints without their own start from.
@@ -168,6 +172,7 @@ impl Default for Config {
             stats: StatsConfig::default(),
             event_types: EventTypesConfig::default(),
             metrics: MetricsConfig::default(),
+            telemetry: TelemetryConfig::default(),
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
             plugins: PluginsConfig::default(),
@@ -178,7 +183,8 @@ impl Default for Config {
 
 impl Config {
     /// Loads defaults < `file` < `env`, then validates. `env` is passed in so tests
-    /// need not touch the process environment; only `HOOKGATE_*` names are read.
+    /// need not touch the process environment; only `HOOKGATE_*` names and the
+    /// standard `OTEL_*` ones of `[telemetry.otlp]` are read.
     ///
     /// # Errors
     /// The file is unreadable or not TOML, a key is unknown, or a value is invalid.
@@ -249,6 +255,7 @@ impl Config {
         }
         self.store.validate()?;
         self.cluster.validate()?;
+        self.telemetry.otlp.validate()?;
         if let Some(url) = &self.alerts.url
             && let Err(e) = crate::address_guard::normalize_endpoint_url(url, self.limits.url_len)
         {

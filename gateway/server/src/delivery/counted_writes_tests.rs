@@ -79,6 +79,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
                 crate::plugin_runtime::PluginHost::new(config.limits.plugin_upload_bytes).unwrap(),
             ),
             before_attempt: None,
+            traces: crate::telemetry::Traces::default(),
             holds,
             stats: Arc::new(crate::endpoint_stats::StatsRecorder::new(
                 crate::endpoint_stats::StatsWindow::of(&config.stats),

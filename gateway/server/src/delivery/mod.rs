@@ -17,6 +17,7 @@ mod in_flight;
 mod ingest_admission;
 #[cfg(test)]
 mod ingest_admission_tests;
+mod otlp_transport;
 mod rate_limit;
 mod schedule_index;
 mod scheduler;
@@ -38,6 +39,7 @@ pub(crate) use counted_writes::{BulkReplay, CountedWrites};
 pub(crate) use endpoint_holds::EndpointHolds;
 pub(crate) use endpoint_policy::effective_policy;
 pub(crate) use ingest_admission::IngestAdmission;
+pub(crate) use otlp_transport::OtlpTransport;
 pub(crate) use scheduler::Protection;
 
 /// A hook run before each delivery request is sent, with the delivery (tests
@@ -101,6 +103,8 @@ pub(crate) struct EngineParts {
     pub holds: Arc<EndpointHolds>,
     /// Where each recorded attempt is counted for its endpoint's stats.
     pub stats: Arc<crate::endpoint_stats::StatsRecorder>,
+    /// This gateway's traces: a span per attempt, and what the receiver is sent.
+    pub traces: crate::telemetry::Traces,
 }
 
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
@@ -123,6 +127,7 @@ pub(crate) fn spawn_engine(
         before_attempt,
         holds,
         stats,
+        traces,
     } = parts;
     // Subscribed before the scheduler's first scan, so no change falls between.
     let changes = store.changes();
@@ -137,6 +142,7 @@ pub(crate) fn spawn_engine(
         before_attempt,
         holds,
         stats,
+        traces,
     });
     tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes, protection).run(shutdown, grace))
 }

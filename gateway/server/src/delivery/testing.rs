@@ -46,6 +46,7 @@ pub(crate) fn engine_on(
         telemetry: Arc::new(crate::telemetry::Telemetry::new(false, alerts)),
         before_attempt,
         holds: Arc::default(),
+        traces: crate::telemetry::Traces::default(),
         stats: Arc::new(crate::endpoint_stats::StatsRecorder::new(
             crate::endpoint_stats::StatsWindow::of(&config.stats),
         )),

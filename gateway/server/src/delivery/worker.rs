@@ -19,8 +19,9 @@ use crate::policy::{
 use crate::signing::{Ed25519Key, SignatureScheme, SigningSecret, sign_with};
 use crate::store::{
     DeliveryRecord, EndpointHeader, EndpointRecord, Interrupted, Interruption, SentHeader,
-    SentRequest, Store, StoreError,
+    SentRequest, Store, StoreError, TraceContext,
 };
+use crate::telemetry::TraceSpan;
 
 /// What every worker shares.
 pub(crate) struct EngineContext {
@@ -41,6 +42,8 @@ pub(crate) struct EngineContext {
     pub(crate) holds: Arc<crate::delivery::EndpointHolds>,
     /// Counts each recorded attempt in its endpoint's stats.
     pub(crate) stats: Arc<crate::endpoint_stats::StatsRecorder>,
+    /// This gateway's traces.
+    pub(crate) traces: crate::telemetry::Traces,
 }
 
 /// What the scheduler learns from a finished attempt.
@@ -124,10 +127,11 @@ impl DeliveryWorker {
         let Some(d) = ctx.store.due_delivery(&ep.tenant_id, &self.entry).await? else {
             return Ok(AttemptReport::default());
         };
-        let Some(payload) = ctx.store.event_payload(&ep.tenant_id, &d.event_id).await? else {
+        let Some(body) = ctx.store.event_payload(&ep.tenant_id, &d.event_id).await? else {
             let why = format!("event {} is missing from the store", d.event_id);
             return self.end(DeadReason::EventMissing, &why).await;
         };
+        let payload = body.payload;
         if payload == crate::store::EXPUNGED {
             let why = format!("event {}'s payload was expunged", d.event_id);
             return self.end(DeadReason::PayloadExpunged, &why).await;
@@ -136,7 +140,9 @@ impl DeliveryWorker {
             hook(&d);
         }
         let started = ctx.clock.now_ms();
-        let (request, sent) = match self.request(&d, payload, started) {
+        // The receiver's trace continues the event's, under this attempt's span.
+        let (span, trace) = ctx.traces.attempt(body.trace.as_ref());
+        let (request, sent) = match self.request(&d, payload, started, trace) {
             Ok(r) => r,
             Err(e) => {
                 let why = format!("no valid request for {}: {e}", ep.url);
@@ -199,9 +205,21 @@ impl DeliveryWorker {
                 };
                 let plugin = self.policy.plugin().map(|b| ctx.decider.bind(b, &input));
                 let timer = plugin.is_some().then(std::time::Instant::now);
+                let plugin_span = match plugin {
+                    Some(_) => ctx.traces.child(&span, "plugin.decide"),
+                    None => TraceSpan::default(),
+                };
                 let decision = crate::policy::decide(policy, &facts, plugin.as_ref()).await;
                 plugin_decision_us =
                     timer.map(|t| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX));
+                plugin_span.set_str("hookgate.decided_by", &decision.decided_by);
+                if let Some(us) = plugin_decision_us {
+                    plugin_span.set(
+                        "hookgate.decision_us",
+                        i64::try_from(us).unwrap_or(i64::MAX),
+                    );
+                }
+                plugin_span.end();
                 decision
             }
         };
@@ -217,7 +235,16 @@ impl DeliveryWorker {
             plugin_decision_us,
             sent,
         };
-        record::record(self, d, finished).await
+        describe_attempt(&span, &d, ep, &finished);
+        let commit = ctx.traces.child(&span, "store.commit");
+        commit.set("hookgate.write", "attempt");
+        let recorded = record::record(self, d, finished).await;
+        if let Err(e) = &recorded {
+            commit.fail(e);
+        }
+        commit.end();
+        span.end();
+        recorded
     }
 
     /// Ends the delivery without an attempt, loudly: nothing was sent, and
@@ -249,6 +276,7 @@ impl DeliveryWorker {
         d: &DeliveryRecord,
         payload: String,
         now_ms: u64,
+        trace: Option<TraceContext>,
     ) -> Result<(Request<Full<Bytes>>, SentRequest), http::Error> {
         let now_s = i64::try_from(now_ms / 1000).unwrap_or(i64::MAX);
         let ep = &self.endpoint;
@@ -290,6 +318,12 @@ impl DeliveryWorker {
                 .header(*timestamp, now_s.to_string())
                 .header(*signed, signature.as_str());
         }
+        if let Some(trace) = trace {
+            request = request.header("traceparent", trace.traceparent);
+            if let Some(state) = trace.tracestate {
+                request = request.header("tracestate", state);
+            }
+        }
         // The endpoint's own headers, validated when set: none replaces one of
         // hookgate's, and a sensitive one's value is never in the attempt's log.
         let mut kept = Vec::with_capacity(self.endpoint.headers.len());
@@ -311,6 +345,44 @@ impl DeliveryWorker {
         };
         Ok((request.body(Full::new(Bytes::from(payload)))?, sent))
     }
+}
+
+/// The attempt's span attributes: what was sent where, what came back, and
+/// what was decided.
+fn describe_attempt(span: &TraceSpan, d: &DeliveryRecord, ep: &EndpointRecord, f: &Finished<'_>) {
+    if !span.is_recording() {
+        return;
+    }
+    span.set_str("hookgate.tenant", &ep.tenant_id);
+    span.set_str("hookgate.event_id", &d.event_id);
+    span.set_str("hookgate.event_type", &d.event_type);
+    span.set_str("hookgate.delivery_id", &d.id);
+    span.set_str("hookgate.endpoint_id", &ep.id);
+    // The host only: a URL's path or query may hold the receiver's token.
+    if let Some(host) = url::Url::parse(&ep.url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+    {
+        span.set("server.address", host);
+    }
+    span.set("hookgate.attempt", i64::from(f.attempt));
+    span.set(
+        "hookgate.duration_ms",
+        i64::try_from(f.duration_ms).unwrap_or(i64::MAX),
+    );
+    match f.result {
+        Ok(r) => span.set("http.response.status_code", i64::from(r.status)),
+        Err(SendFailure::Transport { kind, message }) => {
+            span.set("error.type", kind.as_str());
+            span.fail(message);
+        }
+        Err(SendFailure::Blocked(what)) => {
+            span.set("error.type", "blocked_address");
+            span.fail(what);
+        }
+    }
+    span.set("hookgate.verdict", f.decision.verdict.as_str());
+    span.set_str("hookgate.decided_by", &f.decision.decided_by);
 }
 
 mod record;

@@ -217,7 +217,8 @@ impl Store {
         on_backend!(self, s => s.expunge_payload(tenant, event_id, now_ms).await)
     }
 
-    /// One event's payload bytes ([`EXPUNGED`] once expunged).
+    /// What an attempt of one event sends: its payload bytes ([`EXPUNGED`] once
+    /// expunged) and the trace context it continues.
     ///
     /// # Errors
     /// On a storage failure.
@@ -225,7 +226,7 @@ impl Store {
         &self,
         tenant: &TenantId,
         event_id: &EventId,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<super::EventBody>, StoreError> {
         on_backend!(self, s => sync s.event_payload(tenant, event_id))
     }
 }

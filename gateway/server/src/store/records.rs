@@ -233,6 +233,25 @@ pub struct EventLabels {
     /// Sent by hand to try an endpoint (`send-example`), not by the platform.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub test: bool,
+    /// The trace its attempts continue (W3C trace context), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceContext>,
+}
+
+/// A W3C trace context as it is sent: `traceparent` (checked when it was
+/// taken) and the sender's `tracestate`, passed on unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceContext {
+    pub traceparent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracestate: Option<String>,
+}
+
+/// What an attempt sends: the event's payload, and the trace it continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventBody {
+    pub payload: String,
+    pub trace: Option<TraceContext>,
 }
 
 impl EventLabels {
@@ -526,6 +545,10 @@ mod tests {
                 deliver_at_ms: Some(9),
                 expunged_at_ms: None,
                 test: false,
+                trace: Some(TraceContext {
+                    traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into(),
+                    tracestate: Some("congo=t61rcWkgMzE".into()),
+                }),
             },
             ..ev
         };

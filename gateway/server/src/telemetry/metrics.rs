@@ -82,6 +82,7 @@ pub(crate) struct Metrics {
     pub(crate) ingest_held_seconds: Counter<f64, std::sync::atomic::AtomicU64>,
     pub(crate) plugin_memory_slots: Family<SlotStateLabel, Gauge>,
     pub(crate) plugin_decision_paths: Family<PathLabel, Counter>,
+    pub(crate) spans_dropped: super::DropCounters,
 }
 
 impl Metrics {
@@ -223,6 +224,23 @@ impl Metrics {
             "Plugin decisions by where they ran: inline on the caller within the small budget, escalated to the decision pool after overrunning it, or straight on the pool",
             plugin_decision_paths.clone(),
         );
+        let spans_dropped = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "trace_spans_dropped",
+            "Trace spans not exported, by reason: queue_full (the export queue was full when the span ended) or export_failed (the collector refused or could not be reached)",
+            spans_dropped.clone(),
+        );
+        let reason = |r: &str| {
+            spans_dropped
+                .get_or_create(&ReasonLabel {
+                    reason: r.to_owned(),
+                })
+                .clone()
+        };
+        let spans_dropped = super::DropCounters {
+            queue_full: reason("queue_full"),
+            export_failed: reason("export_failed"),
+        };
         Self {
             registry,
             events_ingested,
@@ -247,6 +265,7 @@ impl Metrics {
             ingest_held_seconds,
             plugin_memory_slots,
             plugin_decision_paths,
+            spans_dropped,
         }
     }
 

@@ -5,6 +5,7 @@ mod metrics;
 mod plugin_metrics;
 mod stats;
 mod store_metrics;
+mod traces;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ use plugin_metrics::PluginMetrics;
 pub(crate) use stats::StatsView;
 use stats::TenantStats;
 use store_metrics::StoreMetrics;
+pub(crate) use traces::{DropCounters, TraceSpan, Traces, TracesError};
 
 /// One finished attempt, as telemetry sees it.
 #[derive(Debug)]
@@ -74,6 +76,11 @@ impl Telemetry {
     /// Adds `store`'s metrics to the exposition; call once, before sharing.
     pub(crate) fn register_store(&mut self, store: &Store) {
         self.store = StoreMetrics::register(&mut self.metrics.registry, store);
+    }
+
+    /// Where dropped spans are counted.
+    pub(crate) fn span_drops(&self) -> DropCounters {
+        self.metrics.spans_dropped.clone()
     }
 
     /// The plugin host's metrics.

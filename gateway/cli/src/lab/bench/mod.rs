@@ -14,6 +14,7 @@ mod ingest;
 mod on_postgres;
 mod plugin;
 mod schedule;
+mod traced;
 
 use clap::{Args, Subcommand};
 pub use cluster::ClusterOptions;
@@ -34,6 +35,10 @@ pub struct Common {
     /// the reference one of its own). `ingest` and `deliver`; `cluster` needs it.
     #[arg(long)]
     pub store_url: Option<String>,
+    /// `ingest` and `deliver`: each run twice, with OpenTelemetry traces exported
+    /// to a local sink and without, alternately: the ratio traced ÷ untraced.
+    #[arg(long)]
+    pub traced: bool,
 }
 
 /// The scenarios.
@@ -116,6 +121,8 @@ pub fn run(command: BenchCommand) -> i32 {
     };
     let result = runtime.block_on(async move {
         match command {
+            BenchCommand::Ingest(c) if c.traced => traced::ingest(&c).await,
+            BenchCommand::Deliver(c) if c.traced => traced::deliver(&c).await,
             BenchCommand::Ingest(c) => ingest::ingest(&c).await,
             BenchCommand::Deliver(c) => ingest::deliver(&c).await,
             BenchCommand::Schedule { common, pending } => {

@@ -48,6 +48,7 @@ async fn one_event_fans_out_to_one_due_delivery_per_endpoint(t: TestStore) {
         .event_payload(&TenantId::from("t"), &EventId::from(event_id))
         .await
         .unwrap();
+    let payload = payload.map(|b| b.payload);
     assert_eq!(payload.as_deref(), Some(p.get()));
     for (d, ep) in deliveries.iter().zip(["ep_a", "ep_b"]) {
         let stored = t

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::store::DeliveryRecord;
+use super::from_json;
+use crate::store::{DeliveryRecord, EventBody, StoreError};
 
 /// Most records kept; past it the lot is dropped (the workers read them again).
 const MOST: usize = 4_096;
@@ -16,12 +17,12 @@ const MOST: usize = 4_096;
 #[derive(Default)]
 pub(super) struct ClaimedRecords {
     records: Mutex<HashMap<(String, i64), DeliveryRecord>>,
-    payloads: Mutex<HashMap<(String, String), String>>,
+    payloads: Mutex<HashMap<(String, String), EventBody>>,
 }
 
 impl ClaimedRecords {
     /// Keeps the record a claim under `token` read, and its event's payload.
-    pub(super) fn keep(&self, token: i64, d: DeliveryRecord, payload: Option<String>) {
+    pub(super) fn keep(&self, token: i64, d: DeliveryRecord, payload: Option<EventBody>) {
         if let (Some(payload), Ok(mut kept)) = (payload, self.payloads.lock()) {
             if kept.len() >= MOST {
                 kept.clear();
@@ -44,8 +45,20 @@ impl ClaimedRecords {
     }
 
     /// The payload of an event a claim read, once.
-    pub(super) fn take_payload(&self, tenant: &str, event_id: &str) -> Option<String> {
+    pub(super) fn take_payload(&self, tenant: &str, event_id: &str) -> Option<EventBody> {
         let mut kept = self.payloads.lock().ok()?;
         kept.remove(&(tenant.to_owned(), event_id.to_owned()))
     }
+}
+
+/// An event's payload and its trace context as `meta->'trace'` reads (JSON text).
+///
+/// # Errors
+/// `Corrupt` if the trace context is not one.
+pub(super) fn event_body(payload: String, trace: Option<String>) -> Result<EventBody, StoreError> {
+    let trace = match trace {
+        Some(text) => Some(from_json(&text, "event trace context")?),
+        None => None,
+    };
+    Ok(EventBody { payload, trace })
 }

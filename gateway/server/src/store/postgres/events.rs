@@ -220,20 +220,21 @@ impl PgStore {
         &self,
         tenant: &str,
         event_id: &str,
-    ) -> Result<Option<String>, StoreError> {
-        if let Some(payload) = self.inner.claimed.take_payload(tenant, event_id) {
-            return Ok(Some(payload));
+    ) -> Result<Option<crate::store::EventBody>, StoreError> {
+        if let Some(body) = self.inner.claimed.take_payload(tenant, event_id) {
+            return Ok(Some(body));
         }
         let row = self
             .client()
             .await?
             .query_opt(
-                "SELECT payload FROM events WHERE tenant_id = $1 AND id = $2",
+                "SELECT payload, (meta->'trace')::text FROM events WHERE tenant_id = $1 AND id = $2",
                 &[&tenant, &event_id],
             )
             .await
             .map_err(pg_error)?;
-        Ok(row.map(|r| r.get(0)))
+        row.map(|r| super::claimed::event_body(r.get(0), r.get(1)))
+            .transpose()
     }
 
     pub async fn sweep_idempotency(&self, now_ms: u64) -> Result<usize, StoreError> {

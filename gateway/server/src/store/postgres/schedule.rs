@@ -88,7 +88,11 @@ impl PgStore {
                 delivery_id: r.get(0),
             };
             let d: DeliveryRecord = from_json(r.get(2), "delivery")?;
-            self.inner.claimed.keep(token, d, r.get(3));
+            let body = match r.get::<_, Option<String>>(3) {
+                Some(payload) => Some(super::claimed::event_body(payload, r.get(5))?),
+                None => None,
+            };
+            self.inner.claimed.keep(token, d, body);
             // The lease's end on this process's clock, a little early, so that
             // this node stops before another may start.
             let held_for = unms(r.get(4)).saturating_sub(now_ms);

@@ -79,7 +79,8 @@ pub(crate) const LIVE_LEASES: &str = concat!(
 /// still holds (`$8` the hold); each gets token `$5` and holder `$6`, and is
 /// due again when its lease expires (`$3` + margin `$7` + the endpoint's
 /// timeout). Returns each row's delivery, scheduled time and record, its
-/// event's payload (what the attempt sends), and when its lease expires.
+/// event's payload (what the attempt sends), when its lease expires, and the
+/// event's trace context (JSON text, or NULL).
 pub(crate) const CLAIM: &str = concat!(
     "WITH due AS (
          SELECT delivery_id FROM queue
@@ -94,7 +95,8 @@ pub(crate) const CLAIM: &str = concat!(
                  (SELECT max(timeout_ms) FROM endpoints WHERE id = $1), 0)
          FROM due WHERE q.delivery_id = due.delivery_id
          RETURNING q.delivery_id, q.scheduled_ms, q.due_ms)
-     SELECT c.delivery_id, c.scheduled_ms, d.record, e.payload, c.due_ms
+     SELECT c.delivery_id, c.scheduled_ms, d.record, e.payload, c.due_ms,
+         (e.meta->'trace')::text
      FROM claimed c JOIN deliveries d ON d.id = c.delivery_id
      LEFT JOIN events e ON e.tenant_id = d.tenant_id AND e.id = d.event_id"
 );

@@ -135,13 +135,17 @@ impl SledStore {
         &self,
         tenant: &str,
         event_id: &str,
-    ) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .event(tenant, event_id)?
-            .map(|e| match e.labels.expunged_at_ms {
+    ) -> Result<Option<crate::store::EventBody>, StoreError> {
+        Ok(self.event(tenant, event_id)?.map(|e| {
+            let payload = match e.labels.expunged_at_ms {
                 Some(_) => crate::store::EXPUNGED.to_owned(),
                 None => e.payload.get().to_owned(),
-            }))
+            };
+            crate::store::EventBody {
+                payload,
+                trace: e.labels.trace,
+            }
+        }))
     }
 
     /// Records an attempt: the delivery, its log entry, the schedule move and any
