@@ -78,6 +78,17 @@ pub enum EndpointsCommand {
         /// The endpoint id (`ep_...`).
         id: String,
     },
+    /// Send a catalog type's example to this endpoint, as a test event.
+    #[command(after_help = super::EXIT_CODES)]
+    SendExample {
+        #[command(flatten)]
+        tenant: Tenant,
+        /// The endpoint id (`ep_...`) or uid.
+        id: String,
+        /// A type of the event-type catalog that has an example.
+        #[arg(long)]
+        event_type: String,
+    },
     /// Show the endpoint's signing secrets (two during a rotation's grace period).
     #[command(after_help = super::EXIT_CODES)]
     Secret {
@@ -333,6 +344,22 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
             let reply = s.send(one(Method::DELETE, &tenant, &id, None)).await?;
             s.show(&reply, |_| {
                 format!("deleted endpoint {id}; its pending deliveries are now dead (endpoint_deleted)\n")
+            });
+        }
+        EndpointsCommand::SendExample {
+            tenant,
+            id,
+            event_type,
+        } => {
+            let body = json!({"event_type": event_type});
+            let req = one(Method::POST, &tenant, &id, Some("send-example")).json(&body);
+            let reply = s.send(req).await?;
+            s.show(&reply, |v| {
+                format!(
+                    "sent the example of {event_type} to endpoint {id} as a test: event {}, delivery {}\n",
+                    cell(&v["id"]),
+                    cell(&v["deliveries"][0]["id"])
+                )
             });
         }
         EndpointsCommand::Secret { tenant, id } => {

@@ -10,6 +10,7 @@
 pub mod attempts;
 pub mod deliveries;
 pub mod endpoints;
+pub mod event_types;
 pub mod events;
 pub mod plugins;
 pub mod stats;
@@ -71,6 +72,14 @@ pub enum ClientCommand {
         conn: Connection,
         #[command(subcommand)]
         command: endpoints::EndpointsCommand,
+    },
+    /// The event-type catalog: names, schemas, examples (the admin writes it).
+    #[command(after_help = EXIT_CODES)]
+    EventTypes {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: event_types::EventTypesCommand,
     },
     /// Send events and follow their deliveries.
     #[command(after_help = EXIT_CODES)]
@@ -178,6 +187,9 @@ pub fn run(command: ClientCommand) -> i32 {
         }
         ClientCommand::Endpoints { conn, command } => {
             session(conn, async |s| endpoints::run(s, command).await)
+        }
+        ClientCommand::EventTypes { conn, command } => {
+            session(conn, async |s| event_types::run(s, command).await)
         }
         ClientCommand::Events { conn, command } => {
             session(conn, async |s| events::run(s, command).await)

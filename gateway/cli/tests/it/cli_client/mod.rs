@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 mod attempts;
 mod dlq;
 mod endpoint_stats;
+mod event_types;
 mod plugins;
 mod signature;
 mod verify;
