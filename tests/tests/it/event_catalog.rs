@@ -711,3 +711,23 @@ async fn subscriptions_respect_archived_types_and_strict_mode(backend: Backend) 
     assert_eq!(s, 200, "an endpoint keeps an archived type it had: {b}");
     gw.stop().await;
 }
+
+/// A tiny run of `bench ingest --validated`: both legs run, the validated
+/// one with its type in the catalog (speed is never asserted here;
+/// `BENCHMARKS.md` has it).
+#[test]
+fn the_validated_ingest_bench_runs() {
+    use hookgate::lab::bench::{BenchCommand, Common, run};
+    let smoke = Common {
+        runs: 1,
+        smoke: true,
+        store_url: None,
+        traced: false,
+        validated: true,
+    };
+    assert_eq!(
+        run(BenchCommand::Ingest(smoke)),
+        0,
+        "bench ingest --validated --smoke"
+    );
+}

@@ -39,6 +39,10 @@ pub struct Common {
     /// to a local sink and without, alternately: the ratio traced ÷ untraced.
     #[arg(long)]
     pub traced: bool,
+    /// `ingest`: each run twice, with the event's type validated against a
+    /// JSON Schema from the catalog and without: the ratio validated ÷ not.
+    #[arg(long, conflicts_with = "traced")]
+    pub validated: bool,
 }
 
 /// The scenarios.
@@ -121,7 +125,12 @@ pub fn run(command: BenchCommand) -> i32 {
     };
     let result = runtime.block_on(async move {
         match command {
-            BenchCommand::Ingest(c) if c.traced => traced::ingest(&c).await,
+            BenchCommand::Ingest(c) if c.traced => {
+                traced::ingest(&c, traced::Feature::Tracing).await
+            }
+            BenchCommand::Ingest(c) if c.validated => {
+                traced::ingest(&c, traced::Feature::Validation).await
+            }
             BenchCommand::Deliver(c) if c.traced => traced::deliver(&c).await,
             BenchCommand::Ingest(c) => ingest::ingest(&c).await,
             BenchCommand::Deliver(c) => ingest::deliver(&c).await,

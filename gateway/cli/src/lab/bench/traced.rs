@@ -4,14 +4,61 @@
 //! alternating between runs. The ratio traced ÷ untraced is what turning
 //! tracing on costs; senders send no `traceparent`, so the gateway starts
 //! every trace, keeps it with the event and sends it with every attempt.
+//!
+//! `hookgate bench ingest --validated` runs the ingest the same way with the
+//! event's type in the catalog, its payload checked against a JSON Schema at
+//! ingest, against the same type not validating.
 
 use hookgate_server::Config;
 use hookgate_server::lab::ScratchDatabase;
 use serde_json::json;
 
-use super::harness::{BenchGateway, CountingReceiver, client, tenant_and_endpoint};
+use super::harness::{ADMIN, BenchGateway, CountingReceiver, call, client, tenant_and_endpoint};
 use super::ingest::{CLIENTS, backlog, drain_backlog, post_for};
 use super::{Common, median};
+
+/// What an ingest run turns on in one leg and off in the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Feature {
+    /// OpenTelemetry export.
+    Tracing,
+    /// The catalog's payload validation of the bench's event type.
+    Validation,
+}
+
+impl Feature {
+    /// The table's header for this feature's legs.
+    fn header(self) -> &'static str {
+        match self {
+            Self::Tracing => "| run | untraced events/s | traced events/s | OTLP exports | ratio |",
+            Self::Validation => {
+                "| run | unvalidated events/s | validated events/s | exports | ratio |"
+            }
+        }
+    }
+}
+
+/// The schema the validated leg checks each bench event against: what a
+/// platform would write for it (the type, the one field, its bounds).
+fn bench_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "required": ["pad"],
+        "additionalProperties": false,
+        "properties": {"pad": {"type": "string", "minLength": 1, "maxLength": 4096}}
+    })
+}
+
+/// Puts the bench's event type in the catalog, validating when `on`.
+async fn catalog_type(gw: &BenchGateway, on: bool) -> anyhow::Result<()> {
+    let body = json!({"name": "bench.event", "schemas": {"1": bench_schema()}, "validate": on});
+    let url = format!("{}/v1/event-types", gw.base);
+    let (s, b) = call(&gw.api, "POST", &url, ADMIN, Some(&body)).await?;
+    if s != 201 {
+        anyhow::bail!("creating the bench's event type: {s} {b}");
+    }
+    Ok(())
+}
 
 /// The legs of a run, in the order run `run` takes them: `true` is traced.
 fn legs(run: usize) -> [bool; 2] {
@@ -47,20 +94,21 @@ fn row(run: &str, [untraced, traced]: [f64; 2], exports: usize) {
     );
 }
 
-/// `hookgate bench ingest --traced`.
-pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
+/// `hookgate bench ingest --traced` or `--validated`.
+pub(super) async fn ingest(c: &Common, feature: Feature) -> anyhow::Result<()> {
     let secs = if c.smoke { 1.0 } else { 10.0 };
-    println!("| run | untraced events/s | traced events/s | OTLP exports | ratio |");
+    println!("{}", feature.header());
     println!("|---|---|---|---|---|");
     let (mut offs, mut ons, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for run in 1..=c.runs {
         let (mut rates, mut exports) = ([0.0; 2], 0);
-        for traced in legs(run) {
+        for on in legs(run) {
             let (dir, db, sink) = (
                 tempfile::tempdir()?,
                 database(c).await?,
                 CountingReceiver::start().await?,
             );
+            let traced = on && feature == Feature::Tracing;
             // As `bench ingest`: the endpoint refuses and its breaker opens at
             // once, so delivery stays out of the measurement.
             let gw = BenchGateway::start(dir.path(), |cfg| {
@@ -69,12 +117,15 @@ pub(super) async fn ingest(c: &Common) -> anyhow::Result<()> {
                 tune(cfg, traced, &sink, db.as_ref());
             })
             .await?;
+            if feature == Feature::Validation {
+                catalog_type(&gw, on).await?;
+            }
             let http = client(CLIENTS);
             let (key, _) = tenant_and_endpoint(&gw, json!({"url": "http://127.0.0.1:9/"})).await?;
             let url = format!("{}/v1/tenants/bench/events", gw.base);
             let (rate, _) = post_for(&http, &url, &key, secs).await?;
             gw.stop().await?;
-            rates[usize::from(traced)] = rate;
+            rates[usize::from(on)] = rate;
             exports += sink.count();
         }
         row(&run.to_string(), rates, exports);
