@@ -168,6 +168,7 @@ impl EventTypeFields {
                 format!("a type keeps at most {MAX_SCHEMA_VERSIONS} schema versions"),
             ));
         }
+        let mut compiled = BTreeMap::new();
         for (version, doc) in &schemas {
             if !matches!(version.parse::<u32>(), Ok(1..=9999)) || version.starts_with('0') {
                 return Err(ApiError::validation(
@@ -175,12 +176,13 @@ impl EventTypeFields {
                     format!("schema version {version:?} is not a number from 1 to 9999"),
                 ));
             }
-            PayloadSchema::compile(version, doc).map_err(|e| {
+            let schema = PayloadSchema::compile(version, doc).map_err(|e| {
                 ApiError::validation(
                     format!("schemas.{version}"),
                     format!("schema {version} {e}"),
                 )
             })?;
+            compiled.insert(version.clone(), schema);
         }
         rec.description = description;
         rec.group = self.group;
@@ -196,10 +198,8 @@ impl EventTypeFields {
                 "validate needs a schema to check payloads against",
             ));
         }
-        if let (Some((version, doc)), Some(example)) = (latest, &rec.example) {
-            // Compiled above: this cannot fail, but is answered if it does.
-            let schema = PayloadSchema::compile(version, doc)
-                .map_err(|e| ApiError::validation("schemas", e.to_string()))?;
+        let latest = latest.and_then(|(version, _)| compiled.get(version));
+        if let (Some(schema), Some(example)) = (latest, &rec.example) {
             schema
                 .check(&rec.name, example)
                 .map_err(|e| ApiError::validation("example", e.to_string()))?;
