@@ -36,4 +36,6 @@ pub(crate) struct AppContext {
     /// Wakes this gateway's task runner when a request has stored a task, so
     /// it starts now rather than at its next look.
     pub task_wake: Arc<tokio::sync::Notify>,
+    /// Where endpoint changes are told to operator endpoints.
+    pub operator_events: crate::operator_events::OperatorEvents,
 }

@@ -43,6 +43,7 @@ mod event_catalog;
 mod event_type;
 mod housekeeping;
 mod ids;
+mod operator_events;
 mod payload_filter;
 mod pg_target;
 mod plugin_runtime;
@@ -273,7 +274,8 @@ pub async fn run_with(
     let traces =
         telemetry::Traces::start(otlp, store.node_id(), transport, telemetry.span_drops())?;
     // Both listen before the delivery engine starts, so no disabling is missed.
-    let disabled_recorder = plugins.spawn_disabled_recorder();
+    let (operator_events, operator_queue) = operator_events::OperatorEvents::channel();
+    let disabled_recorder = plugins.spawn_disabled_recorder(operator_events.clone());
     // Plugins another gateway uploads, rolls back or deletes are loaded here too.
     let plugin_follower = plugins.spawn_change_follower();
     let plugin_watch = tokio::spawn(
@@ -291,8 +293,19 @@ pub async fn run_with(
     let stats = Arc::new(endpoint_stats::StatsRecorder::new(
         endpoint_stats::StatsWindow::of(&config.stats),
     ));
-    let alert_endpoint = alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
-    let alert_sender = tokio::spawn(alerts::sender::run(writes.clone(), alert_endpoint, alerts));
+    alerts::sender::install(&store, &config.alerts, clock.now_ms()).await?;
+    let alert_sender = tokio::spawn(alerts::sender::run(
+        operator_events.clone(),
+        config.alerts.cooldown,
+        alerts,
+    ));
+    let operator_stop = CancellationToken::new();
+    let operator_fan_out = tokio::spawn(operator_events::fan_out::run(
+        store.clone(),
+        writes.clone(),
+        operator_queue,
+        operator_stop.clone(),
+    ));
     let engine = delivery::spawn_engine(
         EngineParts {
             store: store.clone(),
@@ -314,6 +327,7 @@ pub async fn run_with(
             holds,
             stats: Arc::clone(&stats),
             traces: traces.clone(),
+            operator_events: operator_events.clone(),
         },
         shutdown.clone(),
     );
@@ -340,6 +354,7 @@ pub async fn run_with(
         traces,
         simulations: simulation_slots::SimulationSlots::default(),
         task_wake: Arc::default(),
+        operator_events,
     });
     let housekeeping = tokio::spawn(housekeeping::run(Arc::clone(&ctx), shutdown.clone()));
     let task_runner = tokio::spawn(tasks::run(Arc::clone(&ctx), shutdown.clone()));
@@ -358,7 +373,6 @@ pub async fn run_with(
     .await;
     housekeeping.abort();
     task_runner.abort();
-    alert_sender.abort();
     plugin_follower.abort();
     catalog_follower.abort();
     // In-flight attempts finish (or are abandoned after the grace period) first;
@@ -379,6 +393,16 @@ pub async fn run_with(
             tracing::warn!("plugin-event listeners did not finish at shutdown");
             overrun.abort();
         }
+    }
+    // What the last attempts and requests told operators is queued before the
+    // store closes.
+    alert_sender.abort();
+    operator_stop.cancel();
+    if tokio::time::timeout(LISTENERS_DRAIN, operator_fan_out)
+        .await
+        .is_err()
+    {
+        tracing::warn!("operator events were still being queued at shutdown");
     }
     // Spans of the last attempts and requests go out before the store closes.
     ctx.traces.shutdown().await;

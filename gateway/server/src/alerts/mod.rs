@@ -2,10 +2,9 @@
 //! and turns a condition into one incident: a `fired` alert when it starts and a
 //! `resolved` one when it clears, never more than one per subject per cool-down.
 //! Every alert goes to the log; [`sender`] also delivers it as a signed webhook.
-//! hookgate's own alert deliveries never feed the rules.
+//! Deliveries to operator endpoints never feed the rules.
 
 pub(crate) mod sender;
-pub(crate) use sender::AlertIngest;
 mod window;
 
 use std::collections::HashMap;
@@ -16,11 +15,8 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::config::AlertsConfig;
+use crate::operator_events::is_internal;
 use window::FailureWindow;
-
-/// The tenant id hookgate's own alert deliveries live under; it cannot be created
-/// through the API (tenant ids start with a letter or digit).
-pub(crate) const ALERT_TENANT: &str = "_hookgate";
 
 /// An alert, as logged and as delivered.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -142,7 +138,7 @@ impl AlertMonitor {
 
     /// Feeds one attempt to the rules.
     pub(crate) fn observe(&self, i: &AlertInput<'_>) {
-        if i.tenant_id == ALERT_TENANT {
+        if is_internal(i.tenant_id) {
             return;
         }
         let Ok(mut st) = self.state.lock() else {
@@ -232,7 +228,7 @@ impl AlertMonitor {
 
     /// A breaker opened or closed.
     pub(crate) fn breaker(&self, tenant_id: &str, endpoint_id: &str, open: bool, now_ms: u64) {
-        if tenant_id == ALERT_TENANT {
+        if is_internal(tenant_id) {
             return;
         }
         let Ok(mut st) = self.state.lock() else {

@@ -1,24 +1,14 @@
-//! Delivers alerts as signed webhooks through hookgate's own queue: each alert is
-//! ingested as an event for an internal endpoint (tenant [`ALERT_TENANT`]) at
-//! `alerts.url`, so it is durable and retried like any delivery.
+//! Delivers alerts as operator events (`alert.fired`, `alert.resolved`) and
+//! keeps `alerts.url` as one operator endpoint defined in config: an endpoint of
+//! the operator namespace (`_hookgate`), trusted, so it may point anywhere.
 
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use super::{ALERT_TENANT, Alert};
+use super::Alert;
 use crate::config::AlertsConfig;
+use crate::operator_events::{OPERATOR_TENANT, OperatorEvent, OperatorEventType, OperatorEvents};
 use crate::signing::SigningSecret;
-use crate::store::{BreakerRecord, EndpointRecord, NewEvent, Store, StoreError, StoredSecret};
-
-/// Where the sender queues each alert: the same ingest as the API's (the delivery
-/// engine's, which counts it), seen only as far as this one call.
-pub(crate) trait AlertIngest: Send + Sync + 'static {
-    /// Ingests one alert event durably.
-    fn ingest_alert<'a>(
-        &'a self,
-        event: NewEvent<'a>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'a;
-}
+use crate::store::{BreakerRecord, EndpointRecord, Store, StoreError, StoredSecret};
 
 /// The internal alert endpoint's id.
 pub(crate) const ALERT_ENDPOINT: &str = "ep_hookgate_alerts";
@@ -34,7 +24,7 @@ pub(crate) async fn install(
     now_ms: u64,
 ) -> Result<Option<EndpointRecord>, StoreError> {
     let existing = store
-        .endpoint(&ALERT_TENANT.into(), &ALERT_ENDPOINT.into())
+        .endpoint(&OPERATOR_TENANT.into(), &ALERT_ENDPOINT.into())
         .await?;
     let Some(url) = &cfg.url else {
         if let Some(ep) = existing {
@@ -59,10 +49,10 @@ pub(crate) async fn install(
         .map_or_else(|_| url.clone(), |u| u.to_string());
     let ep = EndpointRecord {
         id: ALERT_ENDPOINT.into(),
-        tenant_id: ALERT_TENANT.into(),
+        tenant_id: OPERATOR_TENANT.into(),
         url,
         description: "hookgate alerts".to_owned(),
-        event_types: vec!["alert.*".to_owned()],
+        event_types: cfg.event_types.clone(),
         policy: None,
         plugin: None,
         timeout_ms: 15_000,
@@ -94,32 +84,37 @@ pub(crate) async fn install(
     Ok(Some(ep))
 }
 
-/// Ingests each alert as an `alert.fired` / `alert.resolved` event until the
-/// monitor goes away, through the same ingest as the API's. Without an endpoint,
-/// alerts only reach the log.
+/// Tells each alert as an operator event until the monitor goes away. Every
+/// gateway of a cluster runs its own rules; the same incident seen by two within
+/// one cool-down is told once.
 pub(crate) async fn run(
-    writes: impl AlertIngest,
-    endpoint: Option<EndpointRecord>,
+    events: OperatorEvents,
+    cooldown_ms: u64,
     mut alerts: mpsc::UnboundedReceiver<Alert>,
 ) {
     while let Some(alert) = alerts.recv().await {
-        let Some(ep) = &endpoint else { continue };
-        let event_type = format!("alert.{}", alert.state);
-        let Ok(payload) = serde_json::to_string(&alert).map(RawValue::from_string) else {
-            continue;
-        };
-        let Ok(payload) = payload else { continue };
-        let ingest = writes.ingest_alert(NewEvent {
-            labels: Default::default(),
-            tenant_id: ALERT_TENANT,
-            event_type: &event_type,
-            payload: &payload,
-            idempotency: None,
-            endpoints: vec![ep],
-            now_ms: alert.at_ms,
-        });
-        if let Err(e) = ingest.await {
-            tracing::error!(error = %e, rule = alert.rule, "could not queue the alert webhook");
-        }
+        events.emit(as_operator_event(&alert, cooldown_ms));
+    }
+}
+
+/// `alert` as the operator event `alert.fired` or `alert.resolved`.
+pub(crate) fn as_operator_event(alert: &Alert, cooldown_ms: u64) -> OperatorEvent {
+    let kind = if alert.state == "resolved" {
+        OperatorEventType::AlertResolved
+    } else {
+        OperatorEventType::AlertFired
+    };
+    let subject = alert.endpoint_id.as_deref().unwrap_or_default();
+    let period = alert.at_ms / cooldown_ms.max(1);
+    OperatorEvent {
+        kind,
+        tenant_id: alert.tenant_id.as_deref().map(Into::into),
+        data: serde_json::to_value(alert).unwrap_or_default(),
+        at_ms: alert.at_ms,
+        dedupe: Some(format!(
+            "{}:{}:{subject}:{period}",
+            kind.as_str(),
+            alert.rule
+        )),
     }
 }

@@ -79,11 +79,16 @@ fn own_alert_deliveries_never_feed_the_rules() {
     let (m, mut rx) = AlertMonitor::new(cfg());
     for t in 0..10 {
         m.observe(&AlertInput {
-            tenant_id: ALERT_TENANT,
+            tenant_id: crate::operator_events::OPERATOR_TENANT,
             ..input(true, t)
         });
     }
-    m.breaker(ALERT_TENANT, "ep_alerts", true, 0);
+    m.breaker(
+        crate::operator_events::OPERATOR_TENANT,
+        "ep_alerts",
+        true,
+        0,
+    );
     assert_eq!(drain(&mut rx), []);
 }
 

@@ -148,6 +148,32 @@ pub(super) fn tenant_secret(
     }
 }
 
+/// An endpoint's URL as given, normalized, and checked against the address
+/// guard and `outbound.allow_only` as they are now.
+///
+/// # Errors
+/// 422 `validation_failed` naming `url`, or 422 `url_blocked`.
+pub(super) async fn checked_url(
+    ctx: &AppContext,
+    given: Option<&str>,
+) -> Result<url::Url, ApiError> {
+    let raw_url = given.ok_or_else(|| ApiError::validation("url", "url is required"))?;
+    let url = normalize_endpoint_url(raw_url, ctx.config.limits.url_len).map_err(|e| match e {
+        UrlError::Blocked { .. } => ApiError::url_blocked(e.to_string()),
+        other => ApiError::validation("url", other.to_string()),
+    })?;
+    ctx.guard
+        .check_at_creation(&url)
+        .await
+        .map_err(|e| match e {
+            UrlError::Blocked { .. } | UrlError::NotAllowListed { .. } => {
+                ApiError::url_blocked(e.to_string())
+            }
+            other => ApiError::validation("url", other.to_string()),
+        })?;
+    Ok(url)
+}
+
 impl EndpointInput {
     /// The settable fields of an existing endpoint, as a PATCH starts from.
     pub(super) fn of(ep: &EndpointRecord) -> Self {
@@ -193,22 +219,7 @@ impl EndpointInput {
         ep: &mut EndpointRecord,
     ) -> Result<(), ApiError> {
         let limits = &ctx.config.limits;
-        let raw_url = self
-            .url
-            .ok_or_else(|| ApiError::validation("url", "url is required"))?;
-        let url = normalize_endpoint_url(&raw_url, limits.url_len).map_err(|e| match e {
-            UrlError::Blocked { .. } => ApiError::url_blocked(e.to_string()),
-            other => ApiError::validation("url", other.to_string()),
-        })?;
-        ctx.guard
-            .check_at_creation(&url)
-            .await
-            .map_err(|e| match e {
-                UrlError::Blocked { .. } | UrlError::NotAllowListed { .. } => {
-                    ApiError::url_blocked(e.to_string())
-                }
-                other => ApiError::validation("url", other.to_string()),
-            })?;
+        let url = checked_url(ctx, self.url.as_deref()).await?;
         let description = self.description.unwrap_or_default();
         if description.chars().count() > limits.description_len {
             return Err(ApiError::validation(

@@ -20,6 +20,7 @@ use super::openapi::{ItemPath, TenantPath};
 use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::ids::{EndpointId, TenantId};
+use crate::operator_events::{OperatorEvent, OperatorEventType};
 use crate::store::{BreakerRecord, EndpointCreate, EndpointRecord, StoredSecret, Swap};
 
 type Json201 = NoStore<(StatusCode, Json<EndpointView>)>;
@@ -97,6 +98,7 @@ async fn create_from(
         }
         EndpointCreate::UidTaken => return Err(uid_taken(ep.uid.as_deref())),
     }
+    tell_changed(ctx, OperatorEventType::EndpointCreated, &ep, now);
     Ok(EndpointView::new(&ep, &ctx.config.policy.default).with_secret(&ep))
 }
 
@@ -166,6 +168,7 @@ pub(super) async fn put(
     }
     let ctx = &ctx;
     let input = &serde_json::to_value(&input).unwrap_or_default();
+    let started = ctx.clock.now_ms();
     let ep = modify(ctx, &who, &t, &existing.id, |mut ep| async move {
         let input: EndpointInput = serde_json::from_value(input.clone())
             .map_err(|e| ApiError::invalid_field("", e.to_string()))?;
@@ -173,6 +176,7 @@ pub(super) async fn put(
         Ok(ep)
     })
     .await?;
+    tell_changed(ctx, OperatorEventType::EndpointUpdated, &ep, started);
     Ok(Json(EndpointView::new(&ep, &ctx.config.policy.default)).into_response())
 }
 
@@ -233,12 +237,24 @@ pub(super) async fn modify<F>(
     who: &Principal,
     t: &TenantId,
     id: &EndpointId,
-    mut change: impl FnMut(EndpointRecord) -> F,
+    change: impl FnMut(EndpointRecord) -> F,
 ) -> Result<EndpointRecord, ApiError>
 where
     F: Future<Output = Result<EndpointRecord, ApiError>>,
 {
     let found = load(ctx, who, t, id).await?;
+    modify_found(ctx, &found, change).await
+}
+
+/// [`modify`] of an endpoint already found (and its caller's access checked).
+pub(super) async fn modify_found<F>(
+    ctx: &AppContext,
+    found: &EndpointRecord,
+    mut change: impl FnMut(EndpointRecord) -> F,
+) -> Result<EndpointRecord, ApiError>
+where
+    F: Future<Output = Result<EndpointRecord, ApiError>>,
+{
     let (t, id) = (&found.tenant_id, &found.id);
     for _ in 0..MAX_SWAP_TRIES {
         let read = ctx
@@ -295,6 +311,7 @@ pub(super) async fn update(
     lower_header_names(&mut patch);
     let ctx = &ctx;
     let patch = &patch;
+    let started = ctx.clock.now_ms();
     let ep = modify(ctx, &who, &t, &id, |mut ep| async move {
         let mut merged = serde_json::to_value(EndpointInput::of(&ep)).unwrap_or_default();
         merge_patch(&mut merged, patch);
@@ -314,7 +331,24 @@ pub(super) async fn update(
         Ok(ep)
     })
     .await?;
+    tell_changed(ctx, OperatorEventType::EndpointUpdated, &ep, started);
     Ok(Json(EndpointView::new(&ep, &ctx.config.policy.default)))
+}
+
+/// Tells operator endpoints that `ep` was created, updated or deleted by a
+/// request that started at `started`, and that it was disabled, if that request
+/// disabled it.
+fn tell_changed(ctx: &AppContext, kind: OperatorEventType, ep: &EndpointRecord, started: u64) {
+    let now = ctx.clock.now_ms();
+    ctx.operator_events
+        .emit(OperatorEvent::endpoint(kind, ep, now));
+    if kind == OperatorEventType::EndpointUpdated
+        && ep.disabled
+        && ep.disabled_at_ms.is_some_and(|at| at >= started)
+    {
+        ctx.operator_events
+            .emit(OperatorEvent::endpoint_disabled(ep, now));
+    }
 }
 
 /// Deletes an endpoint; its pending deliveries end.
@@ -327,8 +361,10 @@ pub(super) async fn delete(
     Path((t, id)): Path<(TenantId, EndpointId)>,
 ) -> Result<StatusCode, ApiError> {
     let ep = load(&ctx, &who, &t, &id).await?;
-    ctx.store.delete_endpoint(&ep, ctx.clock.now_ms()).await?;
+    let now = ctx.clock.now_ms();
+    ctx.store.delete_endpoint(&ep, now).await?;
     ctx.telemetry.alerts().forget_endpoint(&ep.id);
+    tell_changed(&ctx, OperatorEventType::EndpointDeleted, &ep, now);
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -349,6 +385,7 @@ pub(super) async fn reset_breaker(
         Some(true) => {
             let now = ctx.clock.now_ms();
             ctx.telemetry.breaker_transition(t, id, false, now);
+            (ctx.operator_events).emit(OperatorEvent::breaker(t, id.as_str(), false, now));
         }
         Some(false) => {}
     }

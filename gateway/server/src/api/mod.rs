@@ -33,6 +33,7 @@ mod list_paging;
 mod metadata;
 mod observability;
 pub(crate) mod openapi;
+mod operator_endpoints;
 mod peer_connections;
 mod plugin_view;
 mod plugins;
@@ -105,6 +106,24 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(dlq::tenant_summary))
         .routes(routes!(dlq::all_summary))
         .routes(routes!(cluster::show))
+        .routes(routes!(
+            operator_endpoints::create,
+            operator_endpoints::list
+        ))
+        .routes(routes!(
+            operator_endpoints::show,
+            operator_endpoints::update,
+            operator_endpoints::delete
+        ))
+        .routes(routes!(
+            operator_endpoints::tenant_create,
+            operator_endpoints::tenant_list
+        ))
+        .routes(routes!(
+            operator_endpoints::tenant_show,
+            operator_endpoints::tenant_update,
+            operator_endpoints::tenant_delete
+        ))
         .routes(routes!(plugins::list))
         .routes(routes!(plugins::upload, plugins::show, plugins::delete))
         .routes(routes!(plugins::rollback))

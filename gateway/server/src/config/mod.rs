@@ -269,6 +269,17 @@ impl Config {
                 "must be whsec_ followed by base64 of 24 to 64 bytes",
             ));
         }
+        if self.alerts.event_types.is_empty() {
+            return Err(invalid(
+                "alerts.event_types",
+                "must list at least one type or pattern",
+            ));
+        }
+        for t in &self.alerts.event_types {
+            if let Err(e) = crate::event_type::validate_pattern(t, 256) {
+                return Err(invalid("alerts.event_types", format!("{t:?}: {e}")));
+            }
+        }
         if !(self.alerts.failure_rate > 0.0 && self.alerts.failure_rate <= 1.0) {
             return Err(invalid("alerts.failure_rate", "must be in (0, 1]"));
         }

@@ -62,6 +62,8 @@ pub struct AlertsConfig {
     /// in the data dir when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
+    /// The operator event types `alerts.url` receives (types or patterns).
+    pub event_types: Vec<String>,
     /// The window of the rate rules.
     #[serde(deserialize_with = "de_duration_ms")]
     pub window: u64,
@@ -86,6 +88,7 @@ impl Default for AlertsConfig {
         Self {
             url: None,
             secret: None,
+            event_types: vec!["alert.*".to_owned()],
             window: 600_000,
             cooldown: 3_600_000,
             dlq_growth: 100,

@@ -150,8 +150,8 @@ impl CountedWrites {
     }
 }
 
-impl crate::alerts::AlertIngest for CountedWrites {
-    async fn ingest_alert(&self, event: NewEvent<'_>) -> Result<(), StoreError> {
-        self.ingest(event).await.map(drop)
+impl crate::operator_events::OperatorIngest for CountedWrites {
+    async fn ingest_operator(&self, event: NewEvent<'_>) -> Result<IngestOutcome, StoreError> {
+        self.ingest(event).await
     }
 }

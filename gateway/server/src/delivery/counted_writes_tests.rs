@@ -1,5 +1,6 @@
-//! The one ingest path: an alert goes through the same ingest as the API's, so
-//! it is counted, scheduled and delivered like any event.
+//! The one ingest path: an alert, told as an operator event, goes through the
+//! same ingest as the API's, so it is counted, scheduled and delivered like any
+//! event.
 
 use crate::ids::TenantId;
 use std::sync::Arc;
@@ -12,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CountedWrites, DeliveryClient, DeliveryHandle, EngineParts, Protection};
 use crate::address_guard::AddressGuard;
-use crate::alerts::{ALERT_TENANT, Alert, AlertMonitor, sender};
+use crate::alerts::{Alert, AlertMonitor, sender};
 use crate::clock::ManualClock;
 use crate::config::{AlertsConfig, Config};
+use crate::operator_events::{OPERATOR_TENANT, OperatorEvents, fan_out};
 use crate::store::DeliveryState;
 use crate::store::testing::TestStore;
 use crate::telemetry::Telemetry;
@@ -40,9 +42,9 @@ async fn an_alert_ingest_is_counted_and_delivered() {
         url: Some(format!("http://{}/alerts", listener.local_addr().unwrap())),
         ..AlertsConfig::default()
     };
-    let endpoint = sender::install(&store.store, &cfg, START_MS).await.unwrap();
+    sender::install(&store.store, &cfg, START_MS).await.unwrap();
     let handle = DeliveryHandle::default();
-    let telemetry = Arc::new(Telemetry::new(false, AlertMonitor::new(cfg).0));
+    let telemetry = Arc::new(Telemetry::new(false, AlertMonitor::new(cfg.clone()).0));
     let config = Config::default();
     let holds = Arc::new(super::EndpointHolds::default());
     let admission = super::IngestAdmission::new(
@@ -80,6 +82,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
             ),
             before_attempt: None,
             traces: crate::telemetry::Traces::default(),
+            operator_events: OperatorEvents::channel().0,
             holds,
             stats: Arc::new(crate::endpoint_stats::StatsRecorder::new(
                 crate::endpoint_stats::StatsWindow::of(&config.stats),
@@ -88,7 +91,14 @@ async fn an_alert_ingest_is_counted_and_delivered() {
         shutdown.clone(),
     );
     let (alerts_tx, alerts_rx) = mpsc::unbounded_channel();
-    let sending = tokio::spawn(sender::run(writes, endpoint, alerts_rx));
+    let (events, events_rx) = OperatorEvents::channel();
+    let sending = tokio::spawn(sender::run(events, cfg.cooldown, alerts_rx));
+    let fanning = tokio::spawn(fan_out::run(
+        store.store.clone(),
+        writes,
+        events_rx,
+        CancellationToken::new(),
+    ));
     alerts_tx
         .send(Alert {
             rule: "give_up",
@@ -114,7 +124,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
         let page = store
             .store
             .list_deliveries(
-                &TenantId::from(ALERT_TENANT),
+                &TenantId::from(OPERATOR_TENANT),
                 &Default::default(),
                 |_| true,
                 10,
@@ -130,6 +140,7 @@ async fn an_alert_ingest_is_counted_and_delivered() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     sending.abort();
+    fanning.abort();
     shutdown.cancel();
     engine.await.unwrap();
 }

@@ -105,6 +105,8 @@ pub(crate) struct EngineParts {
     pub stats: Arc<crate::endpoint_stats::StatsRecorder>,
     /// This gateway's traces: a span per attempt, and what the receiver is sent.
     pub traces: crate::telemetry::Traces,
+    /// Where attempts, breakers and disablings are told to operator endpoints.
+    pub operator_events: crate::operator_events::OperatorEvents,
 }
 
 /// Starts the delivery engine: the scheduler and its workers, until `shutdown`;
@@ -128,6 +130,7 @@ pub(crate) fn spawn_engine(
         holds,
         stats,
         traces,
+        operator_events,
     } = parts;
     // Subscribed before the scheduler's first scan, so no change falls between.
     let changes = store.changes();
@@ -143,6 +146,7 @@ pub(crate) fn spawn_engine(
         holds,
         stats,
         traces,
+        operator_events,
     });
     tokio::spawn(scheduler::Scheduler::new(ctx, handle, changes, protection).run(shutdown, grace))
 }

@@ -47,6 +47,7 @@ pub(crate) fn engine_on(
         before_attempt,
         holds: Arc::default(),
         traces: crate::telemetry::Traces::default(),
+        operator_events: crate::operator_events::OperatorEvents::channel().0,
         stats: Arc::new(crate::endpoint_stats::StatsRecorder::new(
             crate::endpoint_stats::StatsWindow::of(&config.stats),
         )),

@@ -44,6 +44,8 @@ pub(crate) struct EngineContext {
     pub(crate) stats: Arc<crate::endpoint_stats::StatsRecorder>,
     /// This gateway's traces.
     pub(crate) traces: crate::telemetry::Traces,
+    /// Where attempts, breakers and disablings are told to operator endpoints.
+    pub(crate) operator_events: crate::operator_events::OperatorEvents,
 }
 
 /// What the scheduler learns from a finished attempt.

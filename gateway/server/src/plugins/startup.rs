@@ -11,6 +11,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -19,6 +20,7 @@ use super::{PluginLimits, PluginService};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::ids::TenantId;
+use crate::operator_events::{OperatorEvent, OperatorEvents};
 use crate::plugin_runtime::{
     ArtifactCache, MissingBytes, PluginError, PluginEvent, PluginHost, PluginSource, PreloadFile,
     StoredPlugin, StoredVersion,
@@ -146,13 +148,28 @@ impl PluginService {
 
     /// Stores each version the host disables, until the host is gone. Spawn it
     /// before the delivery engine starts, so no event is missed.
-    pub(crate) fn spawn_disabled_recorder(&self) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(record_disabled(self.store.clone(), self.host.subscribe()))
+    pub(crate) fn spawn_disabled_recorder(
+        &self,
+        events: OperatorEvents,
+    ) -> tokio::task::JoinHandle<()> {
+        let clock = Arc::clone(&self.clock);
+        tokio::spawn(record_disabled(
+            self.store.clone(),
+            clock,
+            self.host.subscribe(),
+            events,
+        ))
     }
 }
 
-/// Marks each disabled version in its stored record.
-async fn record_disabled(store: Store, mut events: UnboundedReceiver<PluginEvent>) {
+/// Marks each disabled version in its stored record; the gateway whose write
+/// disables it tells operators (`plugin.disabled`), so a cluster tells it once.
+async fn record_disabled(
+    store: Store,
+    clock: Arc<dyn Clock>,
+    mut events: UnboundedReceiver<PluginEvent>,
+    operator: OperatorEvents,
+) {
     while let Some(event) = events.recv().await {
         let PluginEvent::Disabled {
             tenant,
@@ -160,13 +177,21 @@ async fn record_disabled(store: Store, mut events: UnboundedReceiver<PluginEvent
             version,
             ..
         } = event;
+        let tenant = TenantId::from(tenant.as_str());
+        let newly = AtomicBool::new(false);
         let marked = store
-            .update_plugin(&TenantId::from(tenant.as_str()), &name, |rec| {
+            .update_plugin(&tenant, &name, |rec| {
+                newly.store(false, Ordering::Relaxed);
                 for v in rec.versions.iter_mut().filter(|v| v.version == version) {
+                    newly.store(!v.disabled, Ordering::Relaxed);
                     v.disabled = true;
                 }
             })
             .await;
+        if marked.is_ok() && newly.load(Ordering::Relaxed) {
+            let now = clock.now_ms();
+            operator.emit(OperatorEvent::plugin_disabled(&tenant, &name, version, now));
+        }
         if let Err(e) = marked {
             tracing::warn!(error = %e, tenant = %tenant, plugin = name, "cannot store that a plugin was disabled");
         }

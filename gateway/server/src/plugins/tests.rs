@@ -58,7 +58,7 @@ async fn decide_once(host: &PluginHost) -> String {
 }
 
 #[tokio::test]
-async fn a_disabled_version_is_stored_counted_and_alerted() {
+async fn a_disabled_version_is_stored_counted_alerted_and_told() {
     let store = TestStore::new().await;
     let bytes = trap_module();
     let stored = store
@@ -98,7 +98,8 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
     .unwrap();
     let (monitor, mut alerts) = AlertMonitor::new(crate::config::Config::default().alerts);
     let telemetry = Arc::new(Telemetry::new(false, monitor));
-    let recorder = service.spawn_disabled_recorder();
+    let (operator, mut told) = crate::operator_events::OperatorEvents::channel();
+    let recorder = service.spawn_disabled_recorder(operator);
     let watch =
         tokio::spawn(Arc::clone(&telemetry).watch_plugins(clock, service.host().subscribe()));
 
@@ -120,6 +121,16 @@ async fn a_disabled_version_is_stored_counted_and_alerted() {
         ("plugin_disabled", Some("acme"))
     );
     assert!(alert.message.contains("plugin:trap@1"), "{}", alert.message);
+    // The write that disabled it tells operators, once.
+    let event = tokio::time::timeout(Duration::from_secs(10), told.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(event.body()["type"], "plugin.disabled");
+    assert_eq!(
+        (&event.data["plugin"], &event.data["version"]),
+        (&serde_json::json!("trap"), &serde_json::json!(1))
+    );
     assert!(
         telemetry
             .render_metrics(0)

@@ -1,12 +1,13 @@
 //! One step of deleting a tenant. Its delete was accepted already: the tenant
 //! takes no new work and names nothing. The steps remove the rest in order:
-//! its endpoints (through their own delete, so the scheduler lets go of them
-//! and their pending deliveries end), its plugins (so the plugin host unloads
-//! them), then its records in batches, and last the tenant's own record.
+//! its endpoints and its operator endpoints (through their own delete, so the
+//! scheduler lets go of them and their pending deliveries end), its plugins (so the plugin host unloads
+//! them), then its records and its operator endpoints' in batches, and last the tenant's own record.
 //! `resume` says which part the next step works on.
 
 use super::{Step, StepError};
 use crate::context::AppContext;
+use crate::operator_events::tenant_namespace;
 use crate::plugins::PluginServiceError;
 use crate::store::TaskRecord;
 
@@ -20,8 +21,10 @@ pub(super) async fn step(ctx: &AppContext, task: &mut TaskRecord) -> Result<Step
     let batch = ctx.config.tasks.batch as usize;
     match task.resume.as_deref() {
         None => {
-            // Endpoints until a batch's worth of deliveries has ended.
-            let endpoints = ctx.store.endpoints_of(&tenant).await?;
+            // Endpoints until a batch's worth of deliveries has ended: its
+            // own, then its operator endpoints.
+            let mut endpoints = ctx.store.endpoints_of(&tenant).await?;
+            endpoints.extend(ctx.store.endpoints_of(&tenant_namespace(&tenant)).await?);
             if endpoints.is_empty() {
                 task.resume = Some(PLUGINS.into());
                 return Ok(Step::More);
@@ -56,7 +59,11 @@ pub(super) async fn step(ctx: &AppContext, task: &mut TaskRecord) -> Result<Step
             Ok(Step::More)
         }
         Some(RECORDS) => {
-            let removed = ctx.store.purge_tenant(&tenant, batch).await?;
+            let mut removed = ctx.store.purge_tenant(&tenant, batch).await?;
+            if removed == 0 {
+                let ns = tenant_namespace(&tenant);
+                removed = ctx.store.purge_tenant(&ns, batch).await?;
+            }
             task.examined += removed as u64;
             task.changed += removed as u64;
             if removed > 0 {

@@ -18,7 +18,9 @@ use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as Document;
 
 pub(super) use names::{DeliveryStateName, PluginSourceName, ReplayableState};
-pub(super) use params::{EventTypePath, ItemPath, PluginPath, TaskPath, TenantPath};
+pub(super) use params::{
+    EventTypePath, ItemPath, OperatorEndpointPath, PluginPath, TaskPath, TenantPath,
+};
 
 /// The document's fixed parts; the paths come from the router.
 #[derive(OpenApi)]
@@ -44,6 +46,7 @@ with a stable `code`.",
         (name = "policy", description = "Retry policies"),
         (name = "stats", description = "Delivery statistics"),
         (name = "cluster", description = "The gateways sharing one store (admin)"),
+        (name = "operator-endpoints", description = "Where operator events go: the admin's hear every tenant's, a tenant's its own"),
         (name = "openapi", description = "This document"),
     )
 )]

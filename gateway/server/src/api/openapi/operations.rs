@@ -133,6 +133,32 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     ),
     op("delete_event_type", Access::Admin, &[E::NotFound]),
     op(
+        "create_operator_endpoint",
+        Access::Admin,
+        &[E::ValidationFailed, E::UrlBlocked],
+    ),
+    op("list_operator_endpoints", Access::Admin, &[]),
+    op("get_operator_endpoint", Access::Admin, &[E::NotFound]),
+    op(
+        "update_operator_endpoint",
+        Access::Admin,
+        &[E::ValidationFailed, E::UrlBlocked, E::Conflict, E::NotFound],
+    ),
+    op("delete_operator_endpoint", Access::Admin, &[E::NotFound]),
+    op(
+        "create_tenant_operator_endpoint",
+        Access::Tenant,
+        &[E::ValidationFailed, E::UrlBlocked],
+    ),
+    op("list_tenant_operator_endpoints", Access::Tenant, &[]),
+    op("get_tenant_operator_endpoint", Access::Tenant, &[]),
+    op(
+        "update_tenant_operator_endpoint",
+        Access::Tenant,
+        &[E::ValidationFailed, E::UrlBlocked, E::Conflict],
+    ),
+    op("delete_tenant_operator_endpoint", Access::Tenant, &[]),
+    op(
         "rotate_endpoint_secret",
         Access::Tenant,
         &[E::ValidationFailed, E::TooManySecrets, E::Conflict],

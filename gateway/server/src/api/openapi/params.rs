@@ -71,3 +71,15 @@ pub(in crate::api) struct EventTypePath {
     #[param(pattern = r"^[A-Za-z0-9._:-]+$", example = "order.paid")]
     name: String,
 }
+
+/// One of the admin's operator endpoints.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(
+    dead_code,
+    reason = "described only; handlers extract the path themselves"
+)]
+pub(in crate::api) struct OperatorEndpointPath {
+    /// The operator endpoint's id: `ep_...`.
+    id: String,
+}

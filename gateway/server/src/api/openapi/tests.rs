@@ -50,7 +50,7 @@ fn every_operation_has_one_row_and_every_row_one_operation() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), count, "operation ids are unique");
-    assert_eq!(count, 53, "API v1 has 53 operations");
+    assert_eq!(count, 63, "API v1 has 63 operations");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::endpoint_slot::EndpointSlot;
 use super::{Protection, TurnKind};
@@ -12,6 +13,7 @@ use crate::delivery::breaker::Transition;
 use crate::delivery::schedule_index::ScheduleIndex;
 use crate::delivery::worker::{AttemptReport, EngineContext};
 use crate::ids::EndpointId;
+use crate::operator_events::OperatorEvent;
 use crate::store::{BreakerRecord, BreakerState, Change, EndpointRecord};
 
 /// Every endpoint's slot, and the heap of when each has work due.
@@ -165,6 +167,9 @@ impl Endpoints {
                 self.ctx
                     .telemetry
                     .breaker_transition(&record.tenant_id, endpoint_id, false, now);
+                let closed =
+                    OperatorEvent::breaker(&record.tenant_id, endpoint_id.as_str(), false, now);
+                self.ctx.operator_events.emit(closed);
             }
             tracing::info!(
                 endpoint_id = %endpoint_id,
@@ -206,6 +211,8 @@ impl Endpoints {
             Transition::Tripped { until_ms, trips } => {
                 if trips == 1 {
                     (self.ctx.telemetry).breaker_transition(tenant_id, endpoint_id, true, now);
+                    let opened = OperatorEvent::breaker(tenant_id, endpoint_id.as_str(), true, now);
+                    self.ctx.operator_events.emit(opened);
                 }
                 tracing::warn!(
                     alert = "breaker_tripped", endpoint_id = %endpoint_id, tenant_id = %tenant_id,
@@ -214,6 +221,8 @@ impl Endpoints {
             }
             Transition::Recovered => {
                 (self.ctx.telemetry).breaker_transition(tenant_id, endpoint_id, false, now);
+                let closed = OperatorEvent::breaker(tenant_id, endpoint_id.as_str(), false, now);
+                self.ctx.operator_events.emit(closed);
                 tracing::info!(
                     alert = "breaker_recovered", endpoint_id = %endpoint_id, tenant_id = %tenant_id,
                     "circuit breaker closed"
@@ -226,6 +235,7 @@ impl Endpoints {
     /// endpoint) off the scheduler loop; the store's change feed then reloads it.
     fn persist(&self, ep: &EndpointRecord, breaker: BreakerRecord, disable: bool) {
         let (store, clock) = (self.ctx.store.clone(), Arc::clone(&self.ctx.clock));
+        let events = self.ctx.operator_events.clone();
         let (tenant_id, endpoint_id) = (ep.tenant_id.clone(), ep.id.clone());
         tokio::spawn(async move {
             if disable {
@@ -236,15 +246,24 @@ impl Endpoints {
                 );
             }
             let now = clock.now_ms();
+            let newly = AtomicBool::new(false);
             let changed = store
                 .update_endpoint(&tenant_id, &endpoint_id, |e| {
                     e.breaker = breaker.clone();
+                    newly.store(disable && !e.disabled, Ordering::Relaxed);
                     if disable && !e.disabled {
                         (e.disabled, e.disabled_reason, e.disabled_at_ms) =
                             (true, Some("failing".into()), Some(now));
                     }
                 })
                 .await;
+            // Only the write that disabled it tells: once, whichever gateway it was.
+            if newly.load(Ordering::Relaxed)
+                && changed.is_ok()
+                && let Ok(Some(ep)) = store.endpoint(&tenant_id, &endpoint_id).await
+            {
+                events.emit(OperatorEvent::endpoint_disabled(&ep, now));
+            }
             if let Err(e) = changed {
                 tracing::warn!(error = %e, endpoint_id = %endpoint_id, "cannot store breaker state");
             }

@@ -9,6 +9,7 @@ use crate::delivery::breaker::RawOutcome;
 use crate::delivery::client::SendFailure;
 use crate::endpoint_stats::CountedAttempt;
 use crate::ids::AttemptId;
+use crate::operator_events::OperatorEvent;
 use crate::policy::{ErrorKind, NextStep, Outcome, Verdict};
 use crate::store::{
     AttemptOf, AttemptRecord, AttemptWrite, DeliveryRecord, DeliveryState, StoreError, WriteResult,
@@ -192,9 +193,37 @@ pub(super) async fn record(
             plugin_decision_us,
             clock_skew_ms: date.and_then(|v| clock_skew_ms(v, ended)),
         });
+        tell_operators(worker, &d, status, report.endpoint_changed, ended).await;
     }
     Ok(report)
 }
+/// Tells operator endpoints what the written attempt did: a delivery failing,
+/// exhausted or recovered, and an endpoint a 410 disabled (read back, so every
+/// gateway names the same disabling by its first time).
+async fn tell_operators(
+    worker: &DeliveryWorker,
+    d: &DeliveryRecord,
+    status: Option<u16>,
+    disabled: bool,
+    now: u64,
+) {
+    let events = &worker.ctx.operator_events;
+    let delivered = status.is_some_and(|s| (200..300).contains(&s));
+    if let Some(event) = OperatorEvent::after_attempt(d, delivered) {
+        events.emit(event);
+    }
+    if disabled
+        && let Ok(Some(ep)) = worker
+            .ctx
+            .store
+            .endpoint(&d.tenant_id, &d.endpoint_id)
+            .await
+        && ep.disabled
+    {
+        events.emit(OperatorEvent::endpoint_disabled(&ep, now));
+    }
+}
+
 /// Receiver clock minus ours, from a `Date` header (whole seconds, so ±1 s).
 pub(super) fn clock_skew_ms(date: &str, now_ms: u64) -> Option<i64> {
     let t = httpdate::parse_http_date(date).ok()?;

@@ -213,6 +213,9 @@ async fn disable_endpoint(
     let Ok(mut ep) = from_json::<EndpointRecord>(row.get(0), "endpoint") else {
         return Ok(());
     };
+    if ep.disabled {
+        return Ok(()); // the first disabling's reason and time stand
+    }
     ep.disabled = true;
     ep.disabled_reason = Some(reason.to_owned());
     ep.disabled_at_ms = Some(d.updated_at_ms);

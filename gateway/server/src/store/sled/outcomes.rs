@@ -295,6 +295,7 @@ impl PreparedAttempt {
         };
         if let Some((reason, at_ms)) = &self.disable
             && let Ok(mut ep) = records::decode::<EndpointRecord>(&ep_bytes)
+            && !ep.disabled
         {
             ep.disabled = true;
             ep.disabled_reason = Some(reason.clone());
