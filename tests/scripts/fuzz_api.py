@@ -48,6 +48,11 @@ ADMIN_ONLY = (
     "POST /v1/event-types/import",
     "PATCH /v1/event-types/{name}",
     "DELETE /v1/event-types/{name}",
+    "GET /v1/operator-endpoints",
+    "POST /v1/operator-endpoints",
+    "GET /v1/operator-endpoints/{id}",
+    "PATCH /v1/operator-endpoints/{id}",
+    "DELETE /v1/operator-endpoints/{id}",
 )
 
 # Checks turned off for one operation, each with why: there, what the check
@@ -102,6 +107,28 @@ CHECKS_OFF = {
         "missing_required_header": "as for POST /v1/tenants: its coverage case without Authorization went out with the config's Authorization header (a 422 for its document without webhooks)",
         "positive_data_acceptance": "a document needs its webhooks under webhooks or x-webhooks (one of two, not null): a rule across fields, a 422 naming webhooks",
     },
+    "POST /v1/operator-endpoints": {
+        "missing_required_header": "as for POST /v1/tenants: its coverage case without Authorization went out with the config's Authorization header (a 403 for a tenant key, a 422 for the admin's when its body is refused)",
+        "positive_data_acceptance": "each event_types entry must name an operator event type (a list the code keeps, not a pattern a schema can state), and outbound.allow_only refuses other URLs; each a 422 naming the field; past 20 per namespace, a 422 naming operator_endpoints",
+        "ensure_resource_availability": "as for POST .../endpoints: GET, PATCH and DELETE .../operator-endpoints/{id} are pinned to fixture operator endpoints (DELETE to the spare one), not the one its POST made; create, read and delete are checked by operator_events and the CLI's operator_endpoints",
+    },
+    "PATCH /v1/operator-endpoints/{id}": {
+        "positive_data_acceptance": "as for POST /v1/operator-endpoints",
+    },
+    "DELETE /v1/operator-endpoints/{id}": {
+        "ensure_resource_availability": "as for DELETE .../endpoints/{id}: pinned to the spare operator endpoint, removed (or found removed) more than once",
+    },
+    "POST /v1/tenants/{t}/operator-endpoints": {
+        "missing_required_header": "as for POST /v1/operator-endpoints",
+        "positive_data_acceptance": "as for POST /v1/operator-endpoints",
+        "ensure_resource_availability": "as for POST /v1/operator-endpoints",
+    },
+    "PATCH /v1/tenants/{t}/operator-endpoints/{id}": {
+        "positive_data_acceptance": "as for POST /v1/operator-endpoints",
+    },
+    "DELETE /v1/tenants/{t}/operator-endpoints/{id}": {
+        "ensure_resource_availability": "as for DELETE /v1/operator-endpoints/{id}",
+    },
     "PUT /v1/tenants/{t}/plugins/{name}": {
         "positive_data_acceptance": "a module's content is judged by the upload checks (magic, compile, conformance), which no schema can state",
     },
@@ -127,6 +154,10 @@ def parse_args():
     p.add_argument("--tenant", required=True)
     p.add_argument("--endpoint", required=True, help="an endpoint the run may change")
     p.add_argument("--spare-endpoint", required=True, help="the endpoint DELETE may remove")
+    p.add_argument("--operator-endpoint", required=True, help="an operator endpoint of the admin's the run may change")
+    p.add_argument("--spare-operator-endpoint", required=True, help="the admin's operator endpoint DELETE may remove")
+    p.add_argument("--tenant-operator-endpoint", required=True, help="an operator endpoint of the tenant's the run may change")
+    p.add_argument("--spare-tenant-operator-endpoint", required=True, help="the tenant's operator endpoint DELETE may remove")
     p.add_argument("--delivery", required=True)
     p.add_argument("--event", required=True)
     p.add_argument("--plugin", required=True, help="a plugin with two versions")
@@ -164,6 +195,11 @@ def pins(name, args):
         return {"path.t": args.spare_tenant}
     if "/tasks/{id}" in path:
         return {"path.id": args.task}
+    if path == "/v1/operator-endpoints/{id}":
+        return {"path.id": args.spare_operator_endpoint if method == "DELETE" else args.operator_endpoint}
+    if path.endswith("/operator-endpoints/{id}"):
+        by_method = {"DELETE": args.spare_tenant_operator_endpoint}
+        return {"path.id": by_method.get(method, args.tenant_operator_endpoint)}
     if path.endswith("/endpoints/{id}") and method == "DELETE":
         return {"path.id": args.spare_endpoint}
     if "/endpoints/{id}" in path:

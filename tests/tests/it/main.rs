@@ -38,6 +38,7 @@ mod isolation;
 mod nul_bytes;
 mod observability;
 mod openapi_contract;
+mod operator_events;
 mod plugin_fairness;
 mod plugin_upload_limit;
 mod plugins_api;

@@ -347,14 +347,21 @@ async fn a_failing_endpoint_alerts_once_and_resolves_once() {
         .iter()
         .map(|r| serde_json::from_slice(&r.body).unwrap())
         .collect();
+    // Each is an operator event: `{type, timestamp, data}`, the alert its data.
     assert_eq!(
-        (bodies[0]["rule"].as_str(), bodies[0]["state"].as_str()),
-        (Some("endpoint_failing"), Some("fired"))
+        (
+            bodies[0]["type"].as_str(),
+            bodies[0]["data"]["rule"].as_str()
+        ),
+        (Some("alert.fired"), Some("endpoint_failing"))
     );
     assert_eq!(
-        (bodies[1]["rule"].as_str(), bodies[1]["state"].as_str()),
-        (Some("endpoint_failing"), Some("resolved"))
+        (
+            bodies[1]["type"].as_str(),
+            bodies[1]["data"]["state"].as_str()
+        ),
+        (Some("alert.resolved"), Some("resolved"))
     );
-    assert_eq!(bodies[0]["tenant_id"], "acme");
+    assert_eq!(bodies[0]["data"]["tenant_id"], "acme");
     verify_with_official_library(secret, &got_all);
 }

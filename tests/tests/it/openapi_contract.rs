@@ -140,6 +140,9 @@ async fn a_generated_python_client_drives_a_delivery() {
 /// delivery succeeded and one dead, an event, and plugins.
 struct Fixtures {
     key: String,
+    /// Operator endpoints: the admin's to change, its spare, the tenant's to
+    /// change, its spare.
+    operator: Vec<String>,
     task: String,
     spare_event: String,
     endpoint: String,
@@ -191,11 +194,26 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
             .await;
         assert_eq!(s, 201, "{b}");
     }
+    // Operator endpoints, the admin's and the tenant's: one to change, a
+    // spare for DELETE.
+    let mut operator = Vec::new();
+    for (path, token) in [
+        ("/v1/operator-endpoints", ADMIN),
+        ("/v1/tenants/acme/operator-endpoints", key.as_str()),
+    ] {
+        for _ in 0..2 {
+            let body = json!({"url": ok.url(), "event_types": ["endpoint.*"]});
+            let (s, b) = gw.call("POST", path, Some(token), Some(body)).await;
+            assert_eq!(s, 201, "{b}");
+            operator.push(id(&b));
+        }
+    }
     let recover = format!("/v1/tenants/acme/endpoints/{endpoint}/recover");
     let since = json!({"since": "2020-01-01T00:00:00Z"});
     let (s, task) = gw.call("POST", &recover, Some(&key), Some(since)).await;
     assert_eq!(s, 202, "{task}");
     Fixtures {
+        operator,
         task: id(&task),
         spare_event: deliveries[3].0.clone(),
         key,
@@ -253,6 +271,10 @@ async fn fuzz(backend: Backend, role: Role) {
         "--tenant=acme".into(),
         format!("--endpoint={}", f.endpoint),
         format!("--spare-endpoint={}", f.spare_endpoint),
+        format!("--operator-endpoint={}", f.operator[0]),
+        format!("--spare-operator-endpoint={}", f.operator[1]),
+        format!("--tenant-operator-endpoint={}", f.operator[2]),
+        format!("--spare-tenant-operator-endpoint={}", f.operator[3]),
         format!("--delivery={}", f.delivery),
         format!("--event={}", f.event),
         "--plugin=fixed".into(),

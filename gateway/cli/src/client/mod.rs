@@ -12,6 +12,7 @@ pub mod deliveries;
 pub mod endpoints;
 pub mod event_types;
 pub mod events;
+pub mod operator_endpoints;
 pub mod plugins;
 pub mod stats;
 pub mod tasks;
@@ -80,6 +81,14 @@ pub enum ClientCommand {
         conn: Connection,
         #[command(subcommand)]
         command: event_types::EventTypesCommand,
+    },
+    /// Where operator events go: the admin's, or a tenant's with --tenant.
+    #[command(after_help = EXIT_CODES)]
+    OperatorEndpoints {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: operator_endpoints::OperatorEndpointsCommand,
     },
     /// Send events and follow their deliveries.
     #[command(after_help = EXIT_CODES)]
@@ -190,6 +199,9 @@ pub fn run(command: ClientCommand) -> i32 {
         }
         ClientCommand::EventTypes { conn, command } => {
             session(conn, async |s| event_types::run(s, command).await)
+        }
+        ClientCommand::OperatorEndpoints { conn, command } => {
+            session(conn, async |s| operator_endpoints::run(s, command).await)
         }
         ClientCommand::Events { conn, command } => {
             session(conn, async |s| events::run(s, command).await)

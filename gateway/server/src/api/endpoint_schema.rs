@@ -93,32 +93,43 @@ pub(super) enum EndpointPatch {}
 
 impl utoipa::PartialSchema for EndpointPatch {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::RefOr;
-        use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, Type};
-        let RefOr::T(Schema::Object(input)) = <EndpointInput as utoipa::PartialSchema>::schema()
-        else {
-            unreachable!("a derived struct schema is an object")
-        };
-        let mut patch = ObjectBuilder::new()
-            .description(Some(
-                "A JSON merge patch (RFC 7396) of the endpoint: absent fields stay, null resets one to its default",
-            ))
-            .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)));
-        for (name, property) in input.properties {
-            if name == "secret" {
-                continue;
-            }
-            // anyOf, not oneOf: a property that already allows null must not make
-            // null match twice.
-            let nullable = AnyOfBuilder::new()
-                .item(property)
-                .item(ObjectBuilder::new().schema_type(Type::Null));
-            patch = patch.property(name, nullable);
-        }
-        patch
-            .examples([serde_json::json!({"description": "orders, v2", "rate_limit_per_s": null})])
-            .into()
+        merge_patch_schema::<EndpointInput>(
+            "A JSON merge patch (RFC 7396) of the endpoint: absent fields stay, null resets one to its default",
+            &["secret"],
+            serde_json::json!({"description": "orders, v2", "rate_limit_per_s": null}),
+        )
     }
+}
+
+/// The API schema of a JSON merge patch of `T`, an input object: its
+/// properties but `skip`, none required, each nullable (`null` resets it).
+pub(super) fn merge_patch_schema<T: utoipa::PartialSchema>(
+    description: &str,
+    skip: &[&str],
+    example: serde_json::Value,
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, Type};
+    let RefOr::T(Schema::Object(input)) = T::schema() else {
+        unreachable!("a derived struct schema is an object")
+    };
+    let mut patch = ObjectBuilder::new()
+        .description(Some(description))
+        .additional_properties(Some(
+            utoipa::openapi::schema::AdditionalProperties::FreeForm(false),
+        ));
+    for (name, property) in input.properties {
+        if skip.contains(&name.as_str()) {
+            continue;
+        }
+        // anyOf, not oneOf: a property that already allows null must not make
+        // null match twice.
+        let nullable = AnyOfBuilder::new()
+            .item(property)
+            .item(ObjectBuilder::new().schema_type(Type::Null));
+        patch = patch.property(name, nullable);
+    }
+    patch.examples([example]).into()
 }
 
 impl utoipa::ToSchema for EndpointPatch {}

@@ -14,7 +14,7 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::answer_headers::NoStore;
 use super::auth::Principal;
@@ -60,7 +60,8 @@ pub(super) struct OperatorEndpointInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_items = 1, example = json!(["endpoint.*", "delivery.exhausted"]))]
     event_types: Option<Vec<String>>,
-    /// Its signing secret on create (`whsec_...`); generated when absent.
+    /// Its signing secret (`whsec_...`); generated on create when absent. A
+    /// patch that gives one replaces the old at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     secret: Option<String>,
     /// Headers sent with every request, name → value; `null` removes one.
@@ -71,6 +72,22 @@ pub(super) struct OperatorEndpointInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     disabled: Option<bool>,
 }
+
+/// The API schema of an operator endpoint's merge patch: the fields of
+/// [`OperatorEndpointInput`], none required, each nullable. Only described.
+pub(super) enum OperatorEndpointPatch {}
+
+impl utoipa::PartialSchema for OperatorEndpointPatch {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        super::endpoint_schema::merge_patch_schema::<OperatorEndpointInput>(
+            "A JSON merge patch (RFC 7396) of the operator endpoint: absent fields stay, null resets one to its default",
+            &[],
+            json!({"event_types": ["endpoint.*"], "disabled": false}),
+        )
+    }
+}
+
+impl utoipa::ToSchema for OperatorEndpointPatch {}
 
 /// An operator endpoint as shown.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -168,6 +185,14 @@ impl OperatorEndpointInput {
             .filter_map(|(k, v)| Some((k, v?)))
             .collect();
         let headers = endpoint_headers::validate(&given, &[], &ep.headers)?;
+        if let Some(given) = self.secret.as_deref() {
+            let secret = tenant_secret(Some(given))?;
+            ep.secrets = vec![StoredSecret {
+                secret: secret.as_str().to_owned(),
+                expires_at_ms: None,
+                signing_key: None,
+            }];
+        }
         let disabled = self.disabled.unwrap_or(false);
         if !disabled && ep.disabled {
             (ep.disabled_reason, ep.disabled_at_ms) = (None, None);
@@ -200,7 +225,7 @@ async fn create_in(ctx: &AppContext, ns: TenantId, body: Body) -> Result<Json201
     let input: OperatorEndpointInput =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     let now = ctx.clock.now_ms();
-    let secret = tenant_secret(input.secret.as_deref())?;
+    let secret = tenant_secret(None)?;
     let mut ep = EndpointRecord {
         id: EndpointId::generate(now),
         tenant_id: ns,
@@ -242,7 +267,7 @@ async fn create_in(ctx: &AppContext, ns: TenantId, body: Body) -> Result<Json201
         }
     }
     let mut view = OperatorEndpointView::of(&ep);
-    view.secret = Some(secret.as_str().to_owned());
+    view.secret = ep.secrets.first().map(|s| s.secret.clone());
     Ok(NoStore((StatusCode::CREATED, Json(view))))
 }
 
@@ -283,12 +308,6 @@ async fn update_in(
         return Err(ApiError::invalid_field(
             "",
             "a merge patch must be a JSON object",
-        ));
-    }
-    if patch.get("secret").is_some() {
-        return Err(ApiError::invalid_field(
-            "secret",
-            "an operator endpoint's secret is set on create",
         ));
     }
     let _: OperatorEndpointInput = serde_path_to_error::deserialize(patch.clone())
@@ -362,7 +381,7 @@ pub(super) async fn show(
 /// Changes one of the admin's operator endpoints with a JSON merge patch.
 #[utoipa::path(patch, path = "/v1/operator-endpoints/{id}", tag = "operator-endpoints",
     operation_id = "update_operator_endpoint", params(OperatorEndpointPath),
-    request_body(content = OperatorEndpointInput, content_type = "application/merge-patch+json"),
+    request_body(content = OperatorEndpointPatch, content_type = "application/merge-patch+json"),
     responses((status = 200, description = "The operator endpoint as changed", body = OperatorEndpointView)))]
 pub(super) async fn update(
     State(ctx): State<Arc<AppContext>>,
@@ -429,7 +448,7 @@ pub(super) async fn tenant_show(
 /// Changes one of the tenant's operator endpoints with a JSON merge patch.
 #[utoipa::path(patch, path = "/v1/tenants/{t}/operator-endpoints/{id}", tag = "operator-endpoints",
     operation_id = "update_tenant_operator_endpoint", params(ItemPath),
-    request_body(content = OperatorEndpointInput, content_type = "application/merge-patch+json"),
+    request_body(content = OperatorEndpointPatch, content_type = "application/merge-patch+json"),
     responses((status = 200, description = "The operator endpoint as changed", body = OperatorEndpointView)))]
 pub(super) async fn tenant_update(
     State(ctx): State<Arc<AppContext>>,

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use super::field_of;
+use super::{body_of, field_of};
 use crate::common::{ADMIN, CliClient, Gateway, RawReceiver};
 
 #[test]
@@ -82,13 +82,4 @@ fn the_catalog_is_written_imported_read_and_an_example_sent() {
 
     admin.ok("event-types delete invoice.sent");
     acme.fails("event-types show invoice.sent", 1, "not found");
-}
-
-/// The body of a raw HTTP/1.1 request.
-fn body_of(request: &[u8]) -> Vec<u8> {
-    let at = request
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a request head");
-    request[at + 4..].to_vec()
 }

@@ -13,6 +13,7 @@ mod attempts;
 mod dlq;
 mod endpoint_stats;
 mod event_types;
+mod operator_endpoints;
 mod plugins;
 mod signature;
 mod verify;
@@ -23,6 +24,15 @@ fn local(line: &str, stdin: &[u8]) -> CliRun {
 }
 
 /// The `field` of every item of a list answer.
+/// The body of a raw HTTP/1.1 request.
+pub(super) fn body_of(request: &[u8]) -> Vec<u8> {
+    let at = request
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a request head");
+    request[at + 4..].to_vec()
+}
+
 fn field_of(reply: &Value, field: &str) -> Vec<String> {
     let items = reply["data"].as_array().unwrap().iter();
     items
