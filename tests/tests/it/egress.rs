@@ -105,5 +105,5 @@ async fn an_endpoint_outside_a_narrowed_list_is_blocked_at_connect_time() {
     assert_eq!(resolver.calls(), 0, "no name was looked up");
     let alerts = alerts_rx.wait_for(1, WAIT).await;
     let alert: Value = serde_json::from_slice(&alerts[0].body).unwrap();
-    assert_eq!(alert["rule"], "dlq_growth", "{alert}");
+    assert_eq!(alert["data"]["rule"], "dlq_growth", "{alert}");
 }

@@ -17,6 +17,7 @@ const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Real values for each path parameter, by the path's resource.
 struct Real {
     endpoint: String,
+    operator_endpoint: String,
     event: String,
     delivery: String,
     task: String,
@@ -29,6 +30,7 @@ impl Real {
             "t" => "acme".to_owned(),
             "name" => "json-error-code".to_owned(),
             "id" if path.contains("/endpoints/") => self.endpoint.clone(),
+            "id" if path.contains("/operator-endpoints/") => self.operator_endpoint.clone(),
             "id" if path.contains("/events/") => self.event.clone(),
             "id" if path.contains("/deliveries/") => self.delivery.clone(),
             "id" if path.contains("/tasks/") => self.task.clone(),
@@ -75,7 +77,13 @@ async fn a_nul_byte_is_a_bad_request_not_a_database_outage(backend: Backend) {
         .call("GET", "/v1/tenants/acme/attempts", Some(&key), None)
         .await;
     assert_eq!(s, 200, "{attempts}");
+    let body = json!({"url": rx.url()});
+    let (s, operator) = gw
+        .call("POST", "/v1/operator-endpoints", Some(ADMIN), Some(body))
+        .await;
+    assert_eq!(s, 201, "{operator}");
     let real = Real {
+        operator_endpoint: operator["id"].as_str().unwrap().to_owned(),
         attempt: attempts["data"][0]["id"].as_str().unwrap().to_owned(),
         task: task["id"].as_str().unwrap().to_owned(),
         endpoint: ep["id"].as_str().unwrap().to_owned(),

@@ -183,7 +183,11 @@ pub(super) fn idempotency_key(headers: &HeaderMap, max: usize) -> Result<Option<
 #[utoipa::path(post, path = "/v1/tenants/{t}/events", tag = "events", operation_id = "ingest_event",
     params(TenantPath,
         ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$",
-            description = "1 to `limits.idempotency_key_len` (255) visible ASCII characters")),
+            description = "1 to `limits.idempotency_key_len` (255) visible ASCII characters"),
+        ("traceparent" = Option<String>, Header,
+            description = "W3C Trace Context of the sender (`00-<trace id>-<parent id>-<flags>`): kept with the event and sent on every attempt, so the receiver's trace continues the sender's; one that does not parse is ignored and the gateway starts a trace"),
+        ("tracestate" = Option<String>, Header,
+            description = "W3C Trace Context vendor state, kept and sent with `traceparent`")),
     request_body = IngestBody,
     responses((status = 202, description = "Stored; deliveries follow", body = IngestAnswer)))]
 pub(super) async fn ingest(
