@@ -8,6 +8,7 @@ import { $, store, showError, showNotice, tenantChoices } from "./api.js";
 import * as overview from "./overview.js";
 import * as endpoints from "./endpoints.js";
 import * as endpoint from "./endpoint.js";
+import * as eventTypes from "./event_types.js";
 import * as deliveries from "./deliveries.js";
 import * as delivery from "./delivery.js";
 import * as dlq from "./dlq.js";
@@ -15,7 +16,7 @@ import * as policies from "./policies.js";
 import * as plugins from "./plugins.js";
 
 /** `#name/arg` → the page's module; the nav item each belongs to. */
-const PAGES = { overview, endpoints, endpoint, deliveries, delivery, dlq, policies, plugins };
+const PAGES = { overview, endpoints, endpoint, "event-types": eventTypes, deliveries, delivery, dlq, policies, plugins };
 const NAV_OF = { endpoint: "endpoints", delivery: "deliveries" };
 
 let timer = null;

@@ -1,6 +1,7 @@
 // The endpoint form, shared by create (endpoints.js) and edit (endpoint.js):
-// the plain fields, channels, metadata and header rows, the signature choices,
-// the payload filter and the retry policy; read as the create body, or as a merge patch of only
+// the plain fields, the event types (ticked from the catalog or typed),
+// channels, metadata and header rows, the signature choices, the payload
+// filter and the retry policy; read as the create body, or as a merge patch of only
 // what changed since the form was filled, so a change made elsewhere
 // meanwhile stays.
 
@@ -8,13 +9,13 @@ import { el } from "./api.js";
 import { checkNumber, fillPolicy, labelled, policyFieldset, policyOver, policyPatch } from "./forms.js";
 import { rowsEditor } from "./rows_editor.js";
 import { filterEditor, filterText, readFilter } from "./filter_editor.js";
+import { eventTypePicker } from "./event_type_picker.js";
 
 /** The plain fields: [name, label, type, placeholder]. */
 const FIELDS = [
   ["url", "URL", "url", "the receiver's URL"],
   ["description", "Name (description)", "text", "shown as its name"],
   ["uid", "Uid", "text", "your own id for it: A-Z a-z 0-9 _ . -"],
-  ["event_types", "Event types", "text", "order.*, invoice.paid (empty: all)"],
   ["channels", "Channels", "text", "eu, account:42 (empty: every event)"],
   ["max_in_flight", "Max in flight", "number", "16"],
   ["rate_limit_per_s", "Rate limit per second", "number", "none"],
@@ -42,7 +43,7 @@ function signatureValues(signature) {
 }
 
 /** Fields written as a comma list and sent as a JSON list. */
-const LISTS = ["event_types", "channels"];
+const LISTS = ["channels"];
 
 /** A plain field's value: trimmed text, a number, a list, or undefined when empty. */
 function fieldValue(form, name) {
@@ -59,10 +60,18 @@ function fieldValue(form, name) {
  * `{ createBody(), fill(endpoint), patchBody() }`.
  */
 export function endpointForm(form) {
+  const types = eventTypePicker();
   for (const [name, text, type, placeholder] of FIELDS) {
     const input = el("input", { name, type, placeholder, autocomplete: "off", required: name === "url" });
     form.append(labelled(text, input, name));
+    // The event types come after the names, before the channels that narrow them.
+    if (name === "uid") form.append(types.element);
   }
+  // The form is laid out before sign-in: the catalog is read each time its page opens.
+  const page = form.closest("section");
+  new MutationObserver(() => {
+    if (!page.hidden) types.load();
+  }).observe(page, { attributes: true, attributeFilter: ["hidden"] });
   for (const [name, text, options] of SIGNATURE) {
     const select = el("select", { name }, ...options.map(([value, label]) => el("option", { value, text: label })));
     form.append(labelled(text, select, `signature.${name.replace("signature_", "")}`));
@@ -81,6 +90,8 @@ export function endpointForm(form) {
         const value = fieldValue(form, name);
         if (value !== undefined) body[name] = value;
       }
+      const names = types.read();
+      if (names.length) body.event_types = names;
       Object.assign(body, metadata.read(), headers.read());
       if (SIGNATURE.some(([name]) => form.elements[name].value !== "")) body.signature = readSignature(form);
       const filter = readFilter(form);
@@ -99,6 +110,7 @@ export function endpointForm(form) {
         form.elements[name].value = text;
         shown[name] = text;
       }
+      types.fill(ep.event_types || []);
       metadata.fill(ep.metadata, []);
       headers.fill(ep.headers, ep.sensitive_headers || []);
       for (const [name, value] of Object.entries(signatureValues(ep.signature))) {
@@ -116,6 +128,8 @@ export function endpointForm(form) {
         const value = fieldValue(form, name);
         body[name] = value === undefined ? null : value;
       }
+      const names = types.patch();
+      if (names !== undefined) body.event_types = names;
       Object.assign(body, metadata.patch(), headers.patch());
       if (SIGNATURE.some(([name]) => form.elements[name].value !== shown[name])) body.signature = readSignature(form);
       if (form.elements.filter.value.trim() !== shown.filter) {
@@ -130,6 +144,7 @@ export function endpointForm(form) {
     /** Empties every field and row (after a create). */
     reset() {
       form.reset();
+      types.fill([]);
       metadata.fill({}, []);
       headers.fill({}, []);
     },

@@ -31,6 +31,8 @@ pub(crate) const FILES: &[(&str, &str, &[u8])] = console_files![
     ("forms.js", JS),
     ("rows_editor.js", JS),
     ("filter_editor.js", JS),
+    ("event_types.js", JS),
+    ("event_type_picker.js", JS),
     ("endpoint_form.js", JS),
     ("endpoint_stats.js", JS),
     ("overview.js", JS),
