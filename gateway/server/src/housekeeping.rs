@@ -62,10 +62,15 @@ async fn sweep(ctx: &AppContext, shutdown: &CancellationToken) {
         }
         stats_history(ctx, shutdown).await;
     }
-    if granted(ctx, Singleton::IdempotencySweep).await
-        && let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await
-    {
-        tracing::warn!(error = %e, "idempotency sweep failed");
+    if granted(ctx, Singleton::IdempotencySweep).await {
+        if let Err(e) = ctx.store.sweep_idempotency(ctx.clock.now_ms()).await {
+            tracing::warn!(error = %e, "idempotency sweep failed");
+        }
+        // Expired portal sessions are refused already; this forgets them.
+        let now = ctx.clock.now_ms();
+        if let Err(e) = ctx.store.sweep_portal_sessions(now, SWEEP_BATCH).await {
+            tracing::warn!(error = %e, "portal session sweep failed");
+        }
     }
 }
 

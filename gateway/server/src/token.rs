@@ -1,4 +1,5 @@
-//! API tokens: `hgk_` + base64url(32 random bytes), stored only as SHA-256.
+//! API tokens: `hgk_` (keys) or `hgp_` (portal sessions) + base64url(32 random
+//! bytes), stored only as SHA-256.
 //!
 //! Tokens carry 256 bits of entropy, so a fast hash is enough; a slow password
 //! hash per request would cost more than it protects.
@@ -11,10 +12,22 @@ use subtle::ConstantTimeEq;
 /// The prefix every hookgate token carries, so leaked tokens are easy to spot.
 pub(crate) const PREFIX: &str = "hgk_";
 
+/// The prefix of portal-session tokens, so a leaked one says what it is.
+pub(crate) const PORTAL_PREFIX: &str = "hgp_";
+
 /// A fresh random token.
 pub fn generate() -> String {
+    generate_with(PREFIX)
+}
+
+/// A fresh random portal-session token.
+pub(crate) fn generate_portal() -> String {
+    generate_with(PORTAL_PREFIX)
+}
+
+fn generate_with(prefix: &str) -> String {
     let bytes: [u8; 32] = rand::random();
-    format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes))
+    format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes))
 }
 
 /// SHA-256 of a token, as stored.

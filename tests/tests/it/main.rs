@@ -49,6 +49,7 @@ mod plugins_refusals;
 mod plugins_versions;
 mod policy_api;
 mod policy_simulate;
+mod portal_sessions;
 mod protection;
 mod recovery;
 mod retention;

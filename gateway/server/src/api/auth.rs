@@ -1,5 +1,7 @@
 //! Bearer-token authentication and who may call what: the admin token
-//! everything, a tenant key its own tenant only.
+//! everything, a tenant key its own tenant only, a portal session its tenant
+//! only and only what its capabilities allow (`portal_access.rs` says what
+//! each operation needs).
 //!
 //! The admin token manages tenants and may act for any tenant. A tenant key
 //! reaches that tenant alone: another tenant's resources are 404 (their existence
@@ -21,6 +23,8 @@ use crate::token;
 pub(crate) enum Principal {
     Admin,
     Tenant(String),
+    /// A customer's portal session, its capabilities checked at extraction.
+    Portal(Box<crate::store::PortalSessionRecord>),
 }
 
 impl Principal {
@@ -31,7 +35,7 @@ impl Principal {
     pub(crate) fn require_admin(&self) -> Result<(), ApiError> {
         match self {
             Self::Admin => Ok(()),
-            Self::Tenant(_) => Err(ApiError::forbidden()),
+            Self::Tenant(_) | Self::Portal(_) => Err(ApiError::forbidden()),
         }
     }
 
@@ -45,16 +49,25 @@ impl Principal {
         ctx: &AppContext,
         tenant: &TenantId,
     ) -> Result<TenantId, ApiError> {
-        if let Self::Tenant(own) = self
-            && own == tenant
+        if let Some(own) = self.own_tenant()
+            && own == tenant.as_str()
         {
             return Ok(tenant.clone());
         }
         let found = ctx.store.find_tenant(tenant).await?;
         match (self, found) {
             (Self::Admin, Some(t)) => Ok(t.id),
-            (Self::Tenant(own), Some(t)) if t.id == *own => Ok(t.id),
+            (_, Some(t)) if self.own_tenant() == Some(t.id.as_str()) => Ok(t.id),
             _ => Err(ApiError::not_found("tenant")),
+        }
+    }
+
+    /// The one tenant a tenant key or a portal session reaches.
+    pub(crate) fn own_tenant(&self) -> Option<&str> {
+        match self {
+            Self::Admin => None,
+            Self::Tenant(t) => Some(t),
+            Self::Portal(s) => Some(s.tenant_id.as_str()),
         }
     }
 }
@@ -75,9 +88,19 @@ impl FromRequestParts<Arc<AppContext>> for Principal {
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
             .map(str::trim)
-            .filter(|t| t.starts_with(token::PREFIX) && t.len() <= 128)
+            .filter(|t| {
+                (t.starts_with(token::PREFIX) || t.starts_with(token::PORTAL_PREFIX))
+                    && t.len() <= 128
+            })
             .ok_or_else(ApiError::unauthorized)?;
         let hash = token::hash(presented);
+        if presented.starts_with(token::PORTAL_PREFIX) {
+            let session = super::portal_access::admit(ctx, parts, &hash).await?;
+            if let Some(claim) = parts.extensions.get::<ReadClaim>() {
+                claim.name_tenant(&session.tenant_id);
+            }
+            return Ok(Self::Portal(Box::new(session)));
+        }
         if token::hashes_equal(&hash, &ctx.admin_hash) {
             return Ok(Self::Admin);
         }

@@ -46,27 +46,59 @@ pub(crate) const FILES: &[(&str, &str, &[u8])] = console_files![
     ("plugins.js", JS),
 ];
 
-/// Only this origin, for everything; no framing, no inline code.
-const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
+/// Only this origin, for everything (images also from `data:` URLs, as a
+/// portal theme's logo comes); no inline code. Framing is added per config.
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
      connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; \
-     form-action 'self'; frame-ancestors 'none'";
+     form-action 'self'";
 
-/// `/console`, `/console/` and `/console/{file}`.
-pub(super) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+/// The headers every console file is served with: the CSP with who may frame
+/// it (`console.embed_origins`, else nobody), and `X-Frame-Options: DENY`
+/// unless some origin may.
+#[derive(Clone)]
+struct FramePolicy {
+    csp: HeaderValue,
+    deny: bool,
+}
+
+impl FramePolicy {
+    fn new(embed_origins: &[String]) -> Self {
+        let ancestors = if embed_origins.is_empty() {
+            "'none'".to_owned()
+        } else {
+            embed_origins.join(" ")
+        };
+        let csp = format!("{CSP}; frame-ancestors {ancestors}");
+        Self {
+            // The config checked each origin's characters at load.
+            csp: HeaderValue::from_str(&csp)
+                .unwrap_or_else(|_| HeaderValue::from_static("frame-ancestors 'none'")),
+            deny: embed_origins.is_empty(),
+        }
+    }
+}
+
+/// `/console`, `/console/` and `/console/{file}`; `embed_origins` may frame them.
+pub(super) fn routes<S: Clone + Send + Sync + 'static>(embed_origins: &[String]) -> Router<S> {
+    let policy = FramePolicy::new(embed_origins);
+    let index = policy.clone();
     Router::new()
         .route(
             "/console",
             get(|| async { Redirect::permanent("/console/") }),
         )
-        .route("/console/", get(|| async { file("index.html") }))
+        .route(
+            "/console/",
+            get(move || async move { file("index.html", &index) }),
+        )
         .route(
             "/console/{file}",
-            get(|Path(name): Path<String>| async move { file(&name) }),
+            get(move |Path(name): Path<String>| async move { file(&name, &policy) }),
         )
 }
 
 /// One of the console's files with its headers, or 404.
-fn file(name: &str) -> Response {
+fn file(name: &str, policy: &FramePolicy) -> Response {
     let Some((_, content_type, bytes)) = FILES.iter().find(|(n, _, _)| *n == name) else {
         return super::error::ApiError::not_found("console file").into_response();
     };
@@ -74,13 +106,15 @@ fn file(name: &str) -> Response {
     let headers = response.headers_mut();
     for (name, value) in [
         (header::CONTENT_TYPE, *content_type),
-        (header::CONTENT_SECURITY_POLICY, CSP),
-        (header::X_FRAME_OPTIONS, "DENY"),
         (header::REFERRER_POLICY, "no-referrer"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::CACHE_CONTROL, "no-cache"),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
+    }
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy.csp.clone());
+    if policy.deny {
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
     response
 }
@@ -100,5 +134,32 @@ mod tests {
         let mut served: Vec<String> = FILES.iter().map(|(n, _, _)| (*n).to_owned()).collect();
         served.sort();
         assert_eq!(on_disk, served, "add new console files to FILES");
+    }
+
+    #[test]
+    fn only_the_configured_origins_may_frame_the_console() {
+        let none = file("index.html", &FramePolicy::new(&[]));
+        let csp = none.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert!(csp.ends_with("frame-ancestors 'none'"), "{csp}");
+        assert_eq!(none.headers()[header::X_FRAME_OPTIONS], "DENY");
+        let origins = [
+            "https://app.example.com".to_owned(),
+            "http://127.0.0.1:8081".to_owned(),
+        ];
+        let some = file("console.js", &FramePolicy::new(&origins));
+        let csp = some.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert!(
+            csp.ends_with("frame-ancestors https://app.example.com http://127.0.0.1:8081"),
+            "{csp}"
+        );
+        assert!(
+            csp.contains("script-src 'self';"),
+            "the strict policy stays: {csp}"
+        );
+        assert!(!some.headers().contains_key(header::X_FRAME_OPTIONS));
     }
 }

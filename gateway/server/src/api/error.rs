@@ -61,9 +61,19 @@ impl ApiError {
         Self::new(ErrorCode::Unauthorized, "missing or invalid bearer token")
     }
 
+    /// 401 `unauthorized` saying why a token that parses is refused.
+    pub fn unauthorized_because(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Unauthorized, message)
+    }
+
     /// 403 `forbidden`: a tenant key on an admin route.
     pub fn forbidden() -> Self {
         Self::new(ErrorCode::Forbidden, "this route needs the admin token")
+    }
+
+    /// 403 `forbidden` saying what the caller lacks.
+    pub fn forbidden_because(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Forbidden, message)
     }
 
     /// 404 `not_found`, also for another tenant's resources.

@@ -131,6 +131,8 @@ fn is_ingest(parts: &Parts) -> bool {
 async fn scope_of(ctx: &Arc<AppContext>, parts: &mut Parts) -> Option<(String, &'static str)> {
     match Principal::from_request_parts(parts, ctx).await.ok()? {
         Principal::Tenant(t) => Some((t, "")),
+        // A portal session's keys are its tenant's, marked apart from the key's.
+        Principal::Portal(s) => Some((s.tenant_id.to_string(), "portal ")),
         Principal::Admin => {
             let segments: Vec<&str> = parts.uri.path().trim_matches('/').split('/').collect();
             if let ["v1", "tenants", named, _, ..] = segments[..]

@@ -37,6 +37,8 @@ mod operator_endpoints;
 mod peer_connections;
 mod plugin_view;
 mod plugins;
+mod portal_access;
+mod portal_sessions;
 mod replay;
 mod request_guard;
 mod send_example;
@@ -106,6 +108,8 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(dlq::tenant_summary))
         .routes(routes!(dlq::all_summary))
         .routes(routes!(cluster::show))
+        .routes(routes!(portal_sessions::create, portal_sessions::revoke))
+        .routes(routes!(portal_sessions::current))
         .routes(routes!(
             operator_endpoints::create,
             operator_endpoints::list
@@ -139,7 +143,7 @@ pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
             Arc::clone(&ctx),
             idempotent_calls::keep_answers,
         ))
-        .merge(console::routes())
+        .merge(console::routes(&ctx.config.console.embed_origins))
         .fallback(|| async { ApiError::not_found("route") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(axum::middleware::from_fn(

@@ -195,6 +195,7 @@ pub(super) async fn run_bounded(
     let caller = match caller {
         Principal::Admin => "admin".to_owned(),
         Principal::Tenant(t) => format!("tenant:{t}"),
+        Principal::Portal(s) => format!("tenant:{}", s.tenant_id),
     };
     let slot = slots.try_take(&caller).map_err(|why| match why {
         NoSlot::CallerBusy => ApiError::busy(format!(

@@ -25,7 +25,6 @@ pub use cluster_section::ClusterConfig;
 pub(crate) use layers::TEST_POSTGRES_ENV;
 pub use sections::AlertsConfig;
 pub use sections::BreakerConfig;
-pub(crate) use sections::EventTypesConfig;
 pub use sections::Limits;
 pub use sections::MetricsConfig;
 pub use sections::OutboundConfig;
@@ -33,6 +32,7 @@ pub use sections::PluginsConfig;
 pub use sections::PolicyConfig;
 pub use sections::PreloadPlugin;
 pub use sections::TlsConfig;
+pub(crate) use sections::{ConsoleConfig, EventTypesConfig};
 pub use sections::{IngestConfig, StatsConfig, TasksConfig};
 pub use store_section::StoreBackend;
 pub use store_section::StoreConfig;
@@ -96,6 +96,8 @@ pub struct Config {
     pub stats: StatsConfig,
     /// `[event_types]`: how the event-type catalog binds endpoints.
     pub event_types: EventTypesConfig,
+    /// `[console]`: who may embed the console, and where it is reached.
+    pub console: ConsoleConfig,
     /// `[metrics]`.
     pub metrics: MetricsConfig,
     /// `[telemetry.otlp]`: OpenTelemetry traces.
@@ -171,6 +173,7 @@ impl Default for Config {
             tasks: TasksConfig::default(),
             stats: StatsConfig::default(),
             event_types: EventTypesConfig::default(),
+            console: ConsoleConfig::default(),
             metrics: MetricsConfig::default(),
             telemetry: TelemetryConfig::default(),
             alerts: AlertsConfig::default(),
@@ -268,6 +271,19 @@ impl Config {
                 "alerts.secret",
                 "must be whsec_ followed by base64 of 24 to 64 bytes",
             ));
+        }
+        for origin in &self.console.embed_origins {
+            if !is_origin(origin) {
+                return Err(invalid(
+                    "console.embed_origins",
+                    format!("{origin:?} is not an origin: scheme://host[:port], no path"),
+                ));
+            }
+        }
+        if let Some(url) = &self.console.public_url
+            && !(url.starts_with("https://") || url.starts_with("http://"))
+        {
+            return Err(invalid("console.public_url", "must be an http(s) URL"));
         }
         if self.alerts.event_types.is_empty() {
             return Err(invalid(
@@ -390,6 +406,7 @@ impl std::fmt::Debug for Config {
             .field("breaker", &self.breaker)
             .field("stats", &self.stats)
             .field("event_types", &self.event_types)
+            .field("console", &self.console)
             .field("metrics", &self.metrics)
             .field("alerts", &self.alerts)
             .field("policy", &self.policy)
@@ -412,3 +429,19 @@ fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `s` is an origin as CSP's `frame-ancestors` takes one: `http(s)://`
+/// and a host (with a port), nothing after it, nothing that could end the
+/// header's directive.
+fn is_origin(s: &str) -> bool {
+    let Some(rest) = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'*'))
+}

@@ -173,6 +173,19 @@ pub struct EventTypesConfig {
     pub strict: bool,
 }
 
+/// `[console]`: the web console as a portal other sites embed.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsoleConfig {
+    /// Origins (`https://app.example.com`) whose pages may frame the console;
+    /// none: no page may.
+    pub embed_origins: Vec<String>,
+    /// The console's address as customers reach it (`https://hooks.example.com/console/`),
+    /// which portal-session URLs start with; unset: they are paths (`/console/#...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_url: Option<String>,
+}
+
 /// `[tasks]`: background tasks (deleting a tenant, recovering an endpoint).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]

@@ -48,6 +48,7 @@ pub(crate) mod health;
 mod lease;
 mod pages;
 mod plugins;
+mod portal_sessions;
 pub(crate) mod postgres;
 mod recorded;
 pub(crate) mod records;
@@ -94,6 +95,7 @@ pub(crate) use pages::{IdOrder, IdWindow, ListCursor, ListOrder};
 pub(crate) use plugins::{
     NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks, UploadRate, UploadTimes,
 };
+pub(crate) use portal_sessions::{PortalCapability, PortalSessionRecord, PortalTheme};
 pub(crate) use recorded::Recorded;
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub use records::EventLabels;

@@ -59,6 +59,8 @@ pub(super) async fn step(ctx: &AppContext, task: &mut TaskRecord) -> Result<Step
             Ok(Step::More)
         }
         Some(RECORDS) => {
+            // Its customers' portal sessions end before anything else goes.
+            ctx.store.revoke_portal_sessions(&tenant).await?;
             let mut removed = ctx.store.purge_tenant(&tenant, batch).await?;
             if removed == 0 {
                 let ns = tenant_namespace(&tenant);

@@ -46,6 +46,7 @@ with a stable `code`.",
         (name = "policy", description = "Retry policies"),
         (name = "stats", description = "Delivery statistics"),
         (name = "cluster", description = "The gateways sharing one store (admin)"),
+        (name = "portal", description = "Scoped, expiring sessions for a tenant's customers, who use the embedded console"),
         (name = "operator-endpoints", description = "Where operator events go: the admin's hear every tenant's, a tenant's its own"),
         (name = "openapi", description = "This document"),
     )

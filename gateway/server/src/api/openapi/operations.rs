@@ -159,6 +159,13 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     ),
     op("delete_tenant_operator_endpoint", Access::Tenant, &[]),
     op(
+        "create_portal_session",
+        Access::Tenant,
+        &[E::ValidationFailed],
+    ),
+    op("revoke_portal_sessions", Access::Tenant, &[]),
+    op("get_portal_session", Access::Caller, &[E::NotFound]),
+    op(
         "rotate_endpoint_secret",
         Access::Tenant,
         &[E::ValidationFailed, E::TooManySecrets, E::Conflict],

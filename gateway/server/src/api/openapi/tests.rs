@@ -50,7 +50,7 @@ fn every_operation_has_one_row_and_every_row_one_operation() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), count, "operation ids are unique");
-    assert_eq!(count, 63, "API v1 has 63 operations");
+    assert_eq!(count, 66, "API v1 has 66 operations");
 }
 
 #[test]
@@ -206,5 +206,26 @@ fn the_resolved_policy_is_one_flat_object_covering_every_preset() {
         for key in &required {
             assert!(shown.contains_key(*key), "{name}: required {key} is absent");
         }
+    }
+}
+
+#[test]
+fn every_tenant_operation_says_what_a_portal_session_needs() {
+    use crate::api::portal_access::PORTAL_ACCESS;
+    for op in super::operations::OPERATIONS {
+        let named = PORTAL_ACCESS.iter().any(|(id, _)| *id == op.id);
+        let reachable = matches!(
+            op.access,
+            super::operations::Access::Tenant | super::operations::Access::Caller
+        );
+        assert_eq!(
+            named, reachable,
+            "{}: a row iff a tenant may call it",
+            op.id
+        );
+    }
+    for (id, _) in PORTAL_ACCESS {
+        let known = super::operations::OPERATIONS.iter().any(|op| op.id == *id);
+        assert!(known, "{id} is no operation");
     }
 }

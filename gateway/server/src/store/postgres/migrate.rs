@@ -27,6 +27,7 @@ const MIGRATIONS: &[(u64, &str)] = &[
         include_str!("migrations/0009_attempts_by_endpoint_only.sql"),
     ),
     (10, include_str!("migrations/0010_event_types.sql")),
+    (11, include_str!("migrations/0011_portal_sessions.sql")),
 ];
 
 /// The newest schema this build knows: the last migration's version.

@@ -27,6 +27,7 @@ mod nodes;
 mod outcome_batch;
 mod outcomes;
 mod plugins;
+mod portal_sessions;
 #[cfg(feature = "lab")]
 pub(crate) mod reference;
 #[cfg(feature = "lab")]

@@ -59,6 +59,34 @@ pub(crate) fn event_types() -> Vec<u8> {
     key(b"ety", &[b""])
 }
 
+/// `pss␀{token hash hex}` → portal session record.
+pub(crate) fn portal_session(hash: &str) -> Vec<u8> {
+    key(b"pss", &[hash.as_bytes()])
+}
+
+/// `pst␀{tenant}␀{token hash hex}` → nothing: a tenant's portal sessions.
+pub(crate) fn portal_session_of(t: &str, hash: &str) -> Vec<u8> {
+    key(b"pst", &[t.as_bytes(), hash.as_bytes()])
+}
+
+/// Prefix of every portal session of tenant `t`.
+pub(crate) fn portal_sessions_of(t: &str) -> Vec<u8> {
+    key(b"pst", &[t.as_bytes(), b""])
+}
+
+/// `psx␀{expiry ms, 20 digits}␀{token hash hex}` → tenant: sessions by expiry.
+pub(crate) fn portal_session_expiry(expires_ms: u64, hash: &str) -> Vec<u8> {
+    key(
+        b"psx",
+        &[format!("{expires_ms:020}").as_bytes(), hash.as_bytes()],
+    )
+}
+
+/// Prefix of every portal session by expiry.
+pub(crate) fn portal_session_expiries() -> Vec<u8> {
+    key(b"psx", &[b""])
+}
+
 /// `tk␀{task}` → task record; ids are time-ordered, so this lists by age.
 pub(crate) fn task(id: &str) -> Vec<u8> {
     key(b"tk", &[id.as_bytes()])

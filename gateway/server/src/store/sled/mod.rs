@@ -26,6 +26,7 @@ pub(crate) mod keys;
 mod open_db;
 mod outcomes;
 mod plugins;
+mod portal_sessions;
 #[cfg(feature = "lab")]
 pub(crate) mod reference;
 mod replay;

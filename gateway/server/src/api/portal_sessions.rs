@@ -1,0 +1,254 @@
+//! Portal sessions: a platform's backend mints one for a tenant's customer
+//! (`POST /v1/tenants/{t}/portal-sessions`, the admin or the tenant's key) and
+//! embeds the `url` it answers; the token is scoped to the tenant and its
+//! capabilities, expires, and is revoked with every other session of the
+//! tenant by one `DELETE`. `GET /v1/portal-session` tells the console which
+//! session it holds, so it shows only what the session may do.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+
+use super::answer_headers::NoStore;
+use super::auth::Principal;
+use super::body::{parse_json, read_limited};
+use super::error::ApiError;
+use super::openapi::TenantPath;
+use crate::clock::rfc3339_ms;
+use crate::context::AppContext;
+use crate::ids::TenantId;
+use crate::store::{PortalCapability, PortalSessionRecord, PortalTheme};
+
+/// The shortest and longest a session may last, and its default.
+const MIN_TTL_S: u64 = 300;
+const MAX_TTL_S: u64 = 7 * 24 * 3600;
+const DEFAULT_TTL_S: u64 = 3600;
+/// The longest product name and logo (a `data:` URL) a theme may carry.
+const PRODUCT_NAME_MAX: usize = 100;
+const LOGO_MAX_BYTES: usize = 64 * 1024;
+
+/// A new session.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"capabilities": ["view", "manage_endpoints"], "expires_in_s": 3600,
+    "theme": {"product_name": "Acme Webhooks", "accent_color": "#0a7cff", "mode": "light"}}))]
+pub(super) struct PortalSessionInput {
+    /// What it may do: `view`, `manage_endpoints`, `read_secrets`, `replay`,
+    /// `manage_plugins`; `["view"]` when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<CapabilityName>>)]
+    capabilities: Option<Vec<PortalCapability>>,
+    /// How long it lasts, 300 s to 7 days; an hour when absent.
+    #[serde(default)]
+    #[schema(minimum = 300, maximum = 604800)]
+    expires_in_s: Option<u64>,
+    /// How the portal looks for it.
+    #[serde(default)]
+    theme: Option<ThemeInput>,
+}
+
+/// A capability's name, as the API's schema lists them. Only described.
+pub(super) enum CapabilityName {}
+
+impl utoipa::PartialSchema for CapabilityName {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let names = PortalCapability::ALL.iter().map(|c| c.as_str());
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(names))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for CapabilityName {}
+
+/// A session's look: no third-party request is ever made, so a logo is a
+/// `data:image/...` URL.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ThemeInput {
+    /// Shown in the header (at most 100 characters).
+    #[serde(default)]
+    product_name: Option<String>,
+    /// A `data:image/png|jpeg|gif|webp|svg+xml;base64,...` URL, at most 64 KiB.
+    #[serde(default)]
+    logo_url: Option<String>,
+    /// `#rrggbb`.
+    #[serde(default)]
+    #[schema(pattern = "^#[0-9a-fA-F]{6}$")]
+    accent_color: Option<String>,
+    /// `light` or `dark`.
+    #[serde(default)]
+    #[schema(pattern = "^(light|dark)$")]
+    mode: Option<String>,
+}
+
+impl ThemeInput {
+    fn checked(self) -> Result<PortalTheme, ApiError> {
+        if let Some(n) = &self.product_name
+            && n.chars().count() > PRODUCT_NAME_MAX
+        {
+            return Err(ApiError::validation(
+                "theme.product_name",
+                format!("at most {PRODUCT_NAME_MAX} characters"),
+            ));
+        }
+        if let Some(logo) = &self.logo_url {
+            let image = ["png", "jpeg", "gif", "webp", "svg+xml"]
+                .iter()
+                .any(|t| logo.starts_with(&format!("data:image/{t};base64,")));
+            if !image || logo.len() > LOGO_MAX_BYTES {
+                return Err(ApiError::validation(
+                    "theme.logo_url",
+                    "a data:image/(png|jpeg|gif|webp|svg+xml);base64 URL of at most 64 KiB: \
+                     the portal makes no request to another site",
+                ));
+            }
+        }
+        if let Some(c) = &self.accent_color
+            && !(c.len() == 7
+                && c.starts_with('#')
+                && c[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(ApiError::validation(
+                "theme.accent_color",
+                "a colour as #rrggbb",
+            ));
+        }
+        if let Some(m) = &self.mode
+            && m != "light"
+            && m != "dark"
+        {
+            return Err(ApiError::validation("theme.mode", "light or dark"));
+        }
+        Ok(PortalTheme {
+            product_name: self.product_name,
+            logo_url: self.logo_url,
+            accent_color: self.accent_color,
+            mode: self.mode,
+        })
+    }
+}
+
+/// A session as shown; the token only in the answer to its creation.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct PortalSessionView {
+    #[schema(example = "pss_01J9Z3V8M4Q2W6Y8A0C2E4G6J8")]
+    id: String,
+    tenant_id: String,
+    #[schema(value_type = Vec<CapabilityName>, example = json!(["view"]))]
+    capabilities: Vec<PortalCapability>,
+    /// RFC 3339.
+    expires_at: String,
+    #[schema(value_type = ThemeInput)]
+    theme: PortalTheme,
+    /// `hgp_...`: in the answer to create only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token: Option<String>,
+    /// Opens the portal signed in: the token travels in the URL's fragment,
+    /// which browsers never send to a server. In the answer to create only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+}
+
+impl PortalSessionView {
+    fn of(s: &PortalSessionRecord) -> Self {
+        Self {
+            id: s.id.clone(),
+            tenant_id: s.tenant_id.to_string(),
+            capabilities: s.capabilities.clone(),
+            expires_at: rfc3339_ms(s.expires_at_ms),
+            theme: s.theme.clone(),
+            token: None,
+            url: None,
+        }
+    }
+}
+
+/// How many sessions were revoked.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct Revoked {
+    revoked: usize,
+}
+
+/// Mints a portal session for one of the tenant's customers. Embed its
+/// `url`; the token is shown this once.
+#[utoipa::path(post, path = "/v1/tenants/{t}/portal-sessions", tag = "portal",
+    operation_id = "create_portal_session", params(TenantPath), request_body = PortalSessionInput,
+    responses((status = 201, description = "The session, with its token and URL", body = PortalSessionView)))]
+pub(super) async fn create(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<TenantId>,
+    body: Body,
+) -> Result<NoStore<(StatusCode, Json<PortalSessionView>)>, ApiError> {
+    let t = who.require_tenant(&ctx, &t).await?;
+    let input: PortalSessionInput =
+        parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
+    let ttl = input.expires_in_s.unwrap_or(DEFAULT_TTL_S);
+    if !(MIN_TTL_S..=MAX_TTL_S).contains(&ttl) {
+        return Err(ApiError::validation(
+            "expires_in_s",
+            format!("from {MIN_TTL_S} (5 minutes) to {MAX_TTL_S} (7 days)"),
+        ));
+    }
+    let mut capabilities = input
+        .capabilities
+        .unwrap_or_else(|| vec![PortalCapability::View]);
+    capabilities.sort();
+    capabilities.dedup();
+    let theme = input.theme.unwrap_or_default().checked()?;
+    let now = ctx.clock.now_ms();
+    let token = crate::token::generate_portal();
+    let session = PortalSessionRecord {
+        id: crate::ids::new_id("pss_", now),
+        tenant_id: t,
+        token_hash: hex::encode(crate::token::hash(&token)),
+        capabilities,
+        theme,
+        created_at_ms: now,
+        expires_at_ms: now + ttl * 1000,
+    };
+    ctx.store.create_portal_session(&session).await?;
+    let base = ctx
+        .config
+        .console
+        .public_url
+        .as_deref()
+        .unwrap_or("/console/");
+    let mut view = PortalSessionView::of(&session);
+    view.url = Some(format!("{base}#portal={token}"));
+    view.token = Some(token);
+    Ok(NoStore((StatusCode::CREATED, Json(view))))
+}
+
+/// Revokes every portal session of the tenant at once, on every gateway.
+#[utoipa::path(delete, path = "/v1/tenants/{t}/portal-sessions", tag = "portal",
+    operation_id = "revoke_portal_sessions", params(TenantPath),
+    responses((status = 200, description = "How many were revoked", body = Revoked)))]
+pub(super) async fn revoke(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+    Path(t): Path<TenantId>,
+) -> Result<Json<Revoked>, ApiError> {
+    let t = who.require_tenant(&ctx, &t).await?;
+    let revoked = ctx.store.revoke_portal_sessions(&t).await?;
+    Ok(Json(Revoked { revoked }))
+}
+
+/// The portal session the request is made with: its tenant, capabilities,
+/// expiry and theme. A key or the admin token has none (404).
+#[utoipa::path(get, path = "/v1/portal-session", tag = "portal",
+    operation_id = "get_portal_session",
+    responses((status = 200, description = "The calling session", body = PortalSessionView)))]
+pub(super) async fn current(who: Principal) -> Result<Json<PortalSessionView>, ApiError> {
+    match who {
+        Principal::Portal(s) => Ok(Json(PortalSessionView::of(&s))),
+        Principal::Admin | Principal::Tenant(_) => Err(ApiError::not_found("portal session")),
+    }
+}
