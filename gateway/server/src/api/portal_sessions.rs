@@ -48,7 +48,8 @@ pub(super) struct PortalSessionInput {
     expires_in_s: Option<u64>,
     /// How the portal looks for it.
     #[serde(default)]
-    theme: Option<ThemeInput>,
+    #[schema(value_type = Option<ThemeInput>)]
+    theme: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A capability's name, as the API's schema lists them. Only described.
@@ -74,9 +75,14 @@ impl utoipa::ToSchema for CapabilityName {}
 pub(super) struct ThemeInput {
     /// Shown in the header (at most 100 characters).
     #[serde(default)]
+    #[schema(max_length = 100)]
     product_name: Option<String>,
     /// A `data:image/png|jpeg|gif|webp|svg+xml;base64,...` URL, at most 64 KiB.
     #[serde(default)]
+    #[schema(
+        max_length = 65536,
+        pattern = r"^data:image/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]*$"
+    )]
     logo_url: Option<String>,
     /// `#rrggbb`.
     #[serde(default)]
@@ -202,7 +208,14 @@ pub(super) async fn create(
         .unwrap_or_else(|| vec![PortalCapability::View]);
     capabilities.sort();
     capabilities.dedup();
-    let theme = input.theme.unwrap_or_default().checked()?;
+    // Read as an object first: serde would take a struct from an array too.
+    let theme: ThemeInput = serde_path_to_error::deserialize(serde_json::Value::Object(
+        input.theme.unwrap_or_default(),
+    ))
+    .map_err(|e| {
+        ApiError::invalid_field(format!("theme.{}", e.path()), e.into_inner().to_string())
+    })?;
+    let theme = theme.checked()?;
     let now = ctx.clock.now_ms();
     let token = crate::token::generate_portal();
     let session = PortalSessionRecord {
