@@ -87,6 +87,8 @@ fn api_line(f: &ApiFailure) -> String {
         (401, _) => {
             format!("the token is missing or wrong: set HOOKGATE_TOKEN or --token ({code}: {m})")
         }
+        // A portal session's refusal names what it lacks; say that instead.
+        (403, _) if m.contains("portal session") => format!("{} refused: {m} ({code})", f.route),
         (403, _) => format!(
             "{} needs the admin token, not a tenant key: set HOOKGATE_TOKEN or --token to the admin token ({code})",
             f.route

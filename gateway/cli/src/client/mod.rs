@@ -14,6 +14,7 @@ pub mod event_types;
 pub mod events;
 pub mod operator_endpoints;
 pub mod plugins;
+pub mod portal_sessions;
 pub mod stats;
 pub mod tasks;
 pub mod tenants;
@@ -89,6 +90,14 @@ pub enum ClientCommand {
         conn: Connection,
         #[command(subcommand)]
         command: operator_endpoints::OperatorEndpointsCommand,
+    },
+    /// Portal sessions for a tenant's customers: mint one, or revoke them all.
+    #[command(after_help = EXIT_CODES)]
+    PortalSessions {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: portal_sessions::PortalSessionsCommand,
     },
     /// Send events and follow their deliveries.
     #[command(after_help = EXIT_CODES)]
@@ -202,6 +211,9 @@ pub fn run(command: ClientCommand) -> i32 {
         }
         ClientCommand::OperatorEndpoints { conn, command } => {
             session(conn, async |s| operator_endpoints::run(s, command).await)
+        }
+        ClientCommand::PortalSessions { conn, command } => {
+            session(conn, async |s| portal_sessions::run(s, command).await)
         }
         ClientCommand::Events { conn, command } => {
             session(conn, async |s| events::run(s, command).await)

@@ -15,6 +15,7 @@ mod endpoint_stats;
 mod event_types;
 mod operator_endpoints;
 mod plugins;
+mod portal_sessions;
 mod signature;
 mod verify;
 
