@@ -1,17 +1,82 @@
 // The console's one way to the API v1, and the small DOM helpers every page
 // shares. The token is read from sessionStorage and sent as a bearer header;
-// it never goes into a URL.
+// it never goes into a URL. A portal session's capabilities say which
+// controls show (`can`, and `data-needs` in the page).
 
-export const store = window.sessionStorage;
-export const $ = (id) => document.getElementById(id);
+/** Whether the tab's sessionStorage could be had (see `tabStorage`). */
+let tabKept = true;
 
 /**
- * Sends one API request with the bearer token; resolves to the response when
- * it is 2xx, or throws the API's error (with the HTTP `status`, which pages
- * use to tell "this route is not there" from a failure).
+ * This tab's sessionStorage; where the browser refuses it (a frame on another
+ * site, whose storage it blocks), a memory of this page's own, which a reload
+ * forgets.
  */
-async function request(path, method, body, contentType) {
-  const headers = { authorization: `Bearer ${store.getItem("hookgate.token")}` };
+function tabStorage() {
+  try {
+    const storage = window.sessionStorage;
+    storage.getItem("hookgate.token");
+    return storage;
+  } catch {
+    tabKept = false;
+    const items = new Map();
+    return {
+      getItem: (key) => items.get(key) ?? null,
+      setItem: (key, value) => void items.set(key, String(value)),
+      removeItem: (key) => void items.delete(key),
+      clear: () => items.clear(),
+      get length() {
+        return items.size;
+      },
+    };
+  }
+}
+
+export const store = tabStorage();
+/** Whether the token outlives a reload of the page: false where the browser blocks this frame's storage. */
+export const storeOutlivesReload = tabKept;
+export const $ = (id) => document.getElementById(id);
+
+/** The portal session signed in with (`GET /v1/portal-session`), or null for a key or the admin token. */
+let portal = null;
+/** Called when the API refuses the signed-in portal session (expired or revoked); answers the error to show. */
+let ended = (error) => error;
+
+/** The capabilities a portal session may hold. */
+export const CAPABILITIES = ["view", "manage_endpoints", "read_secrets", "replay", "manage_plugins"];
+
+/**
+ * Sets the portal session (or null): the page's `data-lacks` names what it
+ * may not do, and the stylesheet hides every control whose `data-needs`
+ * names one of those.
+ */
+export function setPortal(session) {
+  portal = session;
+  const lacks = session ? CAPABILITIES.filter((c) => !session.capabilities.includes(c)) : [];
+  if (lacks.length) document.body.dataset.lacks = lacks.join(" ");
+  else delete document.body.dataset.lacks;
+}
+
+/** Whether the signed-in token may do what `capability` allows: a key and the admin token may do all. */
+export const can = (capability) => !portal || portal.capabilities.includes(capability);
+
+/**
+ * `f(error)` runs once per portal session, at the first 401 the API answers
+ * it; what `f` returns is thrown by that request and every later one of the
+ * session.
+ */
+export function onSessionEnded(f) {
+  ended = f;
+}
+
+/**
+ * Sends one API request with the bearer token (the signed-in one unless
+ * `token` is given); resolves to the response when it is 2xx, or throws the
+ * API's error (with the HTTP `status`, which pages use to tell "this route is
+ * not there" from a failure). A 401 to the signed-in portal session ends it.
+ */
+async function request(path, method, body, contentType, token = undefined) {
+  const session = token === undefined ? portal : null;
+  const headers = { authorization: `Bearer ${token ?? store.getItem("hookgate.token")}` };
   let payload;
   if (body instanceof ArrayBuffer) {
     headers["content-type"] = contentType;
@@ -29,9 +94,18 @@ async function request(path, method, body, contentType) {
   if (!response.ok) {
     const answer = await response.json().catch(() => null);
     const error = answer && answer.error ? answer.error : { code: `http_${response.status}`, message: response.statusText || "The request failed" };
+    if (response.status === 401 && session) {
+      if (!session.ended) session.ended = ended({ ...error, status: 401 });
+      throw session.ended;
+    }
     throw { ...error, status: response.status };
   }
   return response;
+}
+
+/** A GET made with `token` rather than the signed-in one: how sign-in checks a token before keeping it. */
+export async function apiAs(token, path) {
+  return (await request(path, "GET", undefined, undefined, token)).json();
 }
 
 /** Calls the API with a JSON body (or raw bytes); resolves to the JSON answer, or throws the API's error. */

@@ -45,7 +45,7 @@ function summaryRows(summary) {
 }
 
 function deadRow(d) {
-  const button = el("button", { type: "button", text: "Replay", "data-delivery": d.id });
+  const button = el("button", { type: "button", text: "Replay", "data-delivery": d.id, "data-needs": "replay" });
   button.addEventListener("click", () =>
     pressed(button, async () => {
       await api(`${tenantPath()}/deliveries/${encodeURIComponent(d.id)}/replay`, "POST", {});

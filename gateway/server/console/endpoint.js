@@ -3,14 +3,17 @@
 // `v1a` public key a receiver verifies with), state, breaker, limits, plugin
 // binding and effective policy; its delivery history (endpoint_stats.js); the edit form
 // (a JSON merge patch of only the fields changed, the API's 422 shown beside
-// the field it names); rotate secret, disable or enable, and reset the breaker.
+// the field it names); rotate secret, disable or enable, and reset the breaker;
+// send a catalog type's example to it as a test event. A portal session sees
+// only the controls its capabilities allow (`data-needs` in the page).
 
-import { $, api, tenantPath, el, definitions, duration, pressed, showError, showNotice, when } from "./api.js";
+import { $, api, can, tenantPath, el, definitions, duration, pressed, showError, showNotice, when } from "./api.js";
 import { showFieldError } from "./forms.js";
 import { breakerText, endpointName } from "./endpoints.js";
 import { endpointForm } from "./endpoint_form.js";
 import { filterText } from "./filter_editor.js";
 import { showStats } from "./endpoint_stats.js";
+import { allEventTypes } from "./event_types.js";
 
 /** The endpoint shown. */
 let current = null;
@@ -63,6 +66,10 @@ async function publicKeyFact(ep) {
   if (!box) return;
   if (!(ep.signature?.schemes || []).includes("v1a")) {
     box.textContent = "none (the endpoint does not sign with v1a)";
+    return;
+  }
+  if (!can("read_secrets")) {
+    box.textContent = "not shown (this session may not read secrets)";
     return;
   }
   try {
@@ -118,9 +125,37 @@ export async function show(id, _polled, isCurrent) {
   if (!isCurrent()) return;
   render(ep);
   fill(ep);
+  if (can("manage_endpoints")) exampleChoices(isCurrent).catch((error) => isCurrent() && showError(error));
   // The history comes after the rest; its failure leaves the rest in place.
   showStats($("endpoint-stats"), base, isCurrent).catch((error) => isCurrent() && showError(error));
 }
+
+const sendForm = $("send-example");
+const sendButton = sendForm.querySelector("button[type=submit]");
+
+/** Fills the test-event picker with the catalog's types that have an example (archived ones left out). */
+async function exampleChoices(isCurrent) {
+  const select = sendForm.elements.event_type;
+  const chosen = select.value;
+  const types = (await allEventTypes()).filter((t) => !t.archived && t.example != null);
+  if (!isCurrent()) return;
+  select.replaceChildren(...types.map((t) => el("option", { value: t.name, text: t.name })));
+  if (types.some((t) => t.name === chosen)) select.value = chosen;
+  select.disabled = sendButton.disabled = types.length === 0;
+  $("send-example-note").textContent = types.length
+    ? "The type's example from the catalog, delivered to this endpoint alone and marked as a test."
+    : "No type of the catalog has an example to send: the admin adds examples through the API.";
+}
+
+sendForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  pressed(sendButton, async () => {
+    const type = sendForm.elements.event_type.value;
+    const answer = await api(`${path()}/send-example`, "POST", { event_type: type });
+    const delivery = answer.deliveries.length ? `; its delivery is ${answer.deliveries[0].id}` : "";
+    showNotice(`Sent the example of ${type} to ${endpointName(current)} as test event ${answer.id}${delivery}.`);
+  });
+});
 
 const saveButton = form.querySelector("button[type=submit]");
 form.addEventListener("submit", (event) => {

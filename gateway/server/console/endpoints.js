@@ -2,7 +2,7 @@
 // with its uid, channels, filter, state, breaker and limits, and the form that
 // creates one. An endpoint's own page (endpoint.js) edits it.
 
-import { $, api, allPages, MOST_LISTED, tenantPath, el, cell, link, emptyRow, when, pressed } from "./api.js";
+import { $, api, allPages, can, MOST_LISTED, tenantPath, el, cell, link, emptyRow, when, pressed } from "./api.js";
 import { showFieldError } from "./forms.js";
 import { endpointForm } from "./endpoint_form.js";
 
@@ -80,7 +80,8 @@ async function create() {
     fields.reset();
     const name = endpointName(created);
     const key = created.public_key ? ` Its v1a public key, for the receiver: ${created.public_key}` : "";
-    $("created-secret").textContent = created.secret
+    // A portal session without read_secrets is not shown the secret.
+    $("created-secret").textContent = created.secret && can("read_secrets")
       ? `Created ${name}. Its signing secret, shown this once: ${created.secret}${key}`
       : `Created ${name}.`;
     $("created-secret").hidden = false;

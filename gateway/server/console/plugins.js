@@ -38,7 +38,7 @@ async function bind(endpointId, plugin) {
 
 function pluginCard(plugin, endpoints) {
   const bound = endpoints.filter((ep) => ep.plugin === plugin.name || (ep.plugin || "").startsWith(`${plugin.name}@`));
-  const rollback = el("button", { type: "button", text: "Roll back", "data-plugin": plugin.name, disabled: plugin.versions.length < 2 });
+  const rollback = el("button", { type: "button", text: "Roll back", "data-plugin": plugin.name, "data-needs": "manage_plugins", disabled: plugin.versions.length < 2 });
   rollback.addEventListener("click", () =>
     pressed(rollback, async () => {
       const after = await api(`${tenantPath()}/plugins/${encodeURIComponent(plugin.name)}/rollback`, "POST");
@@ -47,11 +47,12 @@ function pluginCard(plugin, endpoints) {
     }),
   );
   const unboundChoices = endpoints.filter((ep) => !bound.includes(ep));
-  const picker = el("select", { "aria-label": `Endpoint to bind to ${plugin.name}` }, ...unboundChoices.map((ep) => el("option", { value: ep.id, text: ep.id })));
-  const bindButton = el("button", { type: "button", text: "Bind", disabled: unboundChoices.length === 0, "data-bind": plugin.name });
+  const picker = el("select", { "aria-label": `Endpoint to bind to ${plugin.name}`, "data-needs": "manage_endpoints" }, ...unboundChoices.map((ep) => el("option", { value: ep.id, text: ep.id })));
+  // Binding edits the endpoint: a portal session needs manage_endpoints for it.
+  const bindButton = el("button", { type: "button", text: "Bind", disabled: unboundChoices.length === 0, "data-bind": plugin.name, "data-needs": "manage_endpoints" });
   bindButton.addEventListener("click", () => pressed(bindButton, () => bind(picker.value, plugin.name)));
   const bindings = bound.map((ep) => {
-    const unbind = el("button", { type: "button", text: "Unbind", "data-unbind": ep.id });
+    const unbind = el("button", { type: "button", text: "Unbind", "data-unbind": ep.id, "data-needs": "manage_endpoints" });
     unbind.addEventListener("click", () => pressed(unbind, () => bind(ep.id, null)));
     return el("li", {}, `${ep.id} (${ep.plugin}) `, unbind);
   });

@@ -21,7 +21,10 @@ export async function overviewScene({ page, key, outDir }) {
   return { figures: await figures(page), charts, url: page.url(), tokenKept: stored === key, phoneFits };
 }
 
-/** A wrong token: the page shows the API's message and code, not a blank page. */
+/**
+ * A wrong token: checked before anything shows, it stays on the sign-in form
+ * with the API's message and code; no navigation, nothing kept.
+ */
 export async function refusedSignIn(page, base, tenant) {
   await page.goto(`${base}/console/`);
   await page.fill("#token", "hgk_not-a-real-token");
@@ -29,8 +32,11 @@ export async function refusedSignIn(page, base, tenant) {
   await page.press("#token", "Enter");
   await page.waitForSelector("#error:not([hidden])");
   const refused = await page.textContent("#error");
-  await page.click("#sign-out");
   await page.waitForSelector("#sign-in:not([hidden])");
+  const shown = await page.$$eval("main > section", (all) => all.filter((s) => !s.hidden).map((s) => s.id));
+  if (shown.join() !== "sign-in" || (await page.isVisible("#nav")) || (await page.evaluate(() => sessionStorage.length)) !== 0) {
+    throw new Error(`a refused token showed ${shown} (nav visible: ${await page.isVisible("#nav")})`);
+  }
   return refused;
 }
 

@@ -10,15 +10,24 @@
 //! `console_seen.rs` and `console_platform_seen.rs`, against the API and the
 //! receiver. A second journey reads the event-type catalog, by group with
 //! each type's marks, and subscribes endpoints from it in the endpoint form;
-//! it is checked here. Screenshots of every page go to
-//! `target/tmp/console-screens`. A machine without Chromium fails the test,
-//! saying how to install it; it never passes silently.
+//! it is checked here. A third embeds the console as a portal in another
+//! site's page (an iframe on `http://localhost:<port>`, the gateway on
+//! `127.0.0.1`): a view-only session sees no control that writes and is
+//! refused a write, a session that manages endpoints creates one and sends it
+//! the catalog's example, each themed; a revoked session ends on the sign-in
+//! form; a gateway that does not name the page's origin is not framed.
+//! Screenshots of every page go to `target/tmp/console-screens`. A machine
+//! without Chromium fails the test, saying how to install it; it never passes
+//! silently.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use hookgate_tests::receiver::Receiver;
-use hookgate_tests::{ADMIN, TestGateway, plugin_wasm, test_config};
+use hookgate_tests::{ADMIN, ApiRequest, Backend, TestGateway, is_final, plugin_wasm, test_config};
 use serde_json::{Value, json};
 
 use super::{console_platform_seen, console_seen};
@@ -37,7 +46,7 @@ fn screens() -> PathBuf {
 
 /// Runs a browser journey (`script` in `tests/scripts`); what the pages
 /// showed, scene by scene.
-async fn drive(gw: &TestGateway, script: &str, key: &str, setup: Value) -> Value {
+pub(super) async fn drive(gw: &TestGateway, script: &str, key: &str, setup: Value) -> Value {
     let chromium = std::env::var("HOOKGATE_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned());
     assert!(
         Path::new(&chromium).is_file(),
@@ -376,6 +385,597 @@ async fn a_tenant_reads_the_event_type_catalog_and_subscribes_from_it() {
         "event-types.png",
         "event-types-archived.png",
         "endpoint-picker.png",
+    ] {
+        assert!(screens().join(shot).is_file(), "{shot} missing");
+    }
+}
+
+/// The product a portal session is themed as, and its accent colour (the
+/// same as `rgb(10, 124, 95)`, as the browser computes it).
+const PRODUCT: &str = "Acme Webhooks";
+const ACCENT: &str = "#0a7c5f";
+const ACCENT_RGB: &str = "rgb(10, 124, 95)";
+
+/// The theme's logo: an SVG as a `data:` URL, the only kind a theme takes.
+fn logo() -> String {
+    use base64::Engine;
+    let svg = r##"<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 32 32"><circle cx="16" cy="16" r="15" fill="#0a7c5f"/><path d="M9 17l5 5 9-11" stroke="#fff" stroke-width="3" fill="none"/></svg>"##;
+    format!(
+        "data:image/svg+xml;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(svg)
+    )
+}
+
+/// Another site that embeds the portal: `http://localhost:<port>`, another
+/// origin than the gateway's `http://127.0.0.1:<port>`. It answers the pages
+/// it holds by path (404 otherwise), one request per connection.
+struct EmbeddingSite {
+    port: u16,
+    pages: Arc<Mutex<HashMap<String, String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl EmbeddingSite {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let pages: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+        let held = Arc::clone(&pages);
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve_page(stream, Arc::clone(&held)));
+            }
+        });
+        Self { port, pages, task }
+    }
+
+    fn origin(&self) -> String {
+        format!("http://localhost:{}", self.port)
+    }
+
+    /// Holds a page at `path` whose iframe opens `src`; answers its URL.
+    fn frame(&self, path: &str, src: &str) -> String {
+        let page = format!(
+            r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Acme dashboard</title>
+<style>body {{ margin: 0; font: 14px sans-serif; }} header {{ height: 34px; padding: 8px 12px; box-sizing: border-box; background: #eee; }}
+iframe {{ display: block; width: 100%; height: calc(100vh - 34px); border: 0; }}</style></head>
+<body><header>Acme's own dashboard</header>
+<iframe id="portal" title="Webhooks" src="{src}"></iframe></body></html>"#
+        );
+        self.pages.lock().unwrap().insert(path.to_owned(), page);
+        format!("{}{path}", self.origin())
+    }
+}
+
+impl Drop for EmbeddingSite {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Answers one request on `stream` with the page its path names.
+async fn serve_page(mut stream: tokio::net::TcpStream, pages: Arc<Mutex<HashMap<String, String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+        if head.len() > 16 * 1024 {
+            return;
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let path = head.split(' ').nth(1).unwrap_or("/");
+    let page = pages.lock().unwrap().get(path).cloned();
+    let (status, body) = match page {
+        Some(page) => ("200 OK", page),
+        None => ("404 Not Found", "not here".to_owned()),
+    };
+    let answer = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(answer.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Mints a portal session for `acme` with `capabilities`, themed in `mode`.
+async fn portal_session(gw: &TestGateway, key: &str, capabilities: &[&str], mode: &str) -> Value {
+    let body = json!({"capabilities": capabilities, "expires_in_s": 3600,
+        "theme": {"product_name": PRODUCT, "logo_url": logo(), "accent_color": ACCENT, "mode": mode}});
+    let (status, session) = gw
+        .call(
+            "POST",
+            "/v1/tenants/acme/portal-sessions",
+            Some(key),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 201, "{session}");
+    let url = session["url"].as_str().unwrap();
+    assert!(url.starts_with("/console/#portal=hgp_"), "{session}");
+    session
+}
+
+/// The console's framing headers: its CSP, and `X-Frame-Options` if any.
+async fn framing(gw: &TestGateway) -> (String, Option<String>) {
+    let answer = gw
+        .exchange(ApiRequest::path(http::Method::GET, "/console/"))
+        .await;
+    assert_eq!(answer.status, 200);
+    let header = |name: &str| {
+        answer
+            .headers
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    (
+        header("content-security-policy").unwrap(),
+        header("x-frame-options"),
+    )
+}
+
+/// The texts of `seen` (a JSON list of strings).
+fn texts(seen: &Value) -> Vec<&str> {
+    seen.as_array()
+        .unwrap_or_else(|| panic!("not a list: {seen}"))
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect()
+}
+
+/// A delivery of `acme` once final.
+async fn settled(gw: &TestGateway, key: &str, id: &str) -> Value {
+    gw.wait_delivery("acme", key, id, Duration::from_secs(20), is_final)
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_portal_session_embedded_in_another_site_shows_only_what_it_may_do() {
+    let receiver = Receiver::start(Vec::new()).await;
+    let site = EmbeddingSite::start().await;
+    let elsewhere = EmbeddingSite::start().await;
+    let mut bed = Backend::Sled.bed().await;
+    bed.config.console.embed_origins = vec![site.origin()];
+    let gw = TestGateway::start_bed(bed, Default::default()).await;
+    // A gateway with no embed origin: no site may frame its console.
+    let closed = TestGateway::start_on(Backend::Sled).await;
+    assert!(gw.base.starts_with("http://127.0.0.1:"), "{}", gw.base);
+
+    let (csp, deny) = framing(&gw).await;
+    assert!(
+        csp.ends_with(&format!("frame-ancestors {}", site.origin())),
+        "{csp}"
+    );
+    assert_eq!(deny, None, "an embeddable console is not DENY");
+    let (csp, deny) = framing(&closed).await;
+    assert!(csp.ends_with("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(deny.as_deref(), Some("DENY"));
+
+    // What the sessions find: a catalog type with an example (and one
+    // without), an endpoint with a succeeded delivery, one with a dead one.
+    let key = gw.tenant("acme").await;
+    create_type(&gw, json!({"name": "order.paid", "example": {"amount": 1}})).await;
+    create_type(&gw, json!({"name": "order.bare"})).await;
+    let seeded_url = receiver.url();
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": seeded_url, "description": "orders", "event_types": ["order.*"]}),
+    )
+    .await;
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"url": receiver.failing_first_url(1), "description": "failing",
+               "event_types": ["invoice.*"], "policy": {"max_attempts": 1}}),
+    )
+    .await;
+    let sent = gw
+        .event("acme", &key, "order.paid", json!({"amount": 7}))
+        .await;
+    let delivered = sent["deliveries"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(settled(&gw, &key, &delivered).await["state"], "succeeded");
+    let dying = gw
+        .event("acme", &key, "invoice.paid", json!({"n": 1}))
+        .await;
+    let dead = settled(&gw, &key, dying["deliveries"][0]["id"].as_str().unwrap()).await;
+    assert_eq!(dead["state"], "dead", "{dead}");
+
+    let view = portal_session(&gw, &key, &["view"], "light").await;
+    let manage = portal_session(&gw, &key, &["view", "manage_endpoints"], "dark").await;
+    let view_token = view["token"].as_str().unwrap();
+    let manage_token = manage["token"].as_str().unwrap();
+    // The view-only token may not write, whoever calls with it.
+    let (status, refused) = gw
+        .call(
+            "POST",
+            "/v1/tenants/acme/endpoints",
+            Some(view_token),
+            Some(json!({"url": receiver.url()})),
+        )
+        .await;
+    assert_eq!(status, 403, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lacks the manage_endpoints capability"),
+        "{refused}"
+    );
+    let closed_key = closed.tenant("acme").await;
+    let closed_session = portal_session(&closed, &closed_key, &["view"], "light").await;
+
+    let frame_of = |gw: &TestGateway, session: &Value| {
+        format!("{}{}", gw.base, session["url"].as_str().unwrap())
+    };
+    let portal_url = receiver.url().replace("/hook", "/portal");
+    let setup = json!({
+        "view_page": site.frame("/view", &frame_of(&gw, &view)),
+        "manage_page": site.frame("/manage", &frame_of(&gw, &manage)),
+        // The view session's portal, framed by an origin the gateway does not name.
+        "other_page": elsewhere.frame("/other", &frame_of(&gw, &view)),
+        // A gateway naming no origin, framed by the site another gateway allows.
+        "closed_page": site.frame("/closed", &frame_of(&closed, &closed_session)),
+        "closed_base": closed.base,
+        "view_token": view_token,
+        "manage_token": manage_token,
+        "seeded_url": seeded_url,
+        "delivered": delivered,
+        "portal_url": portal_url,
+        "origins": [site.origin(), elsewhere.origin()],
+    });
+    let seen = drive(&gw, "console_portal.mjs", &key, setup).await;
+    assert_eq!(seen["outside"], json!([]), "requests to other hosts");
+    assert_eq!(
+        seen["cspErrors"],
+        json!([]),
+        "the console broke its own policy"
+    );
+
+    assert_eq!(seen["pageErrors"], json!([]), "the console threw");
+
+    // A token the API refuses, in the address: the sign-in form with the
+    // API's error; no navigation, nothing kept, the address cleaned.
+    let refused = &seen["refused"];
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .ends_with("(unauthorized)"),
+        "{refused}"
+    );
+    assert_eq!(
+        refused["href"],
+        format!("{}/console/", gw.base),
+        "{refused}"
+    );
+    assert_eq!(
+        (&refused["nav"], &refused["kept"]),
+        (&json!(false), &json!(0)),
+        "{refused}"
+    );
+    assert_eq!(texts(&refused["shown"]), ["sign-in"]);
+
+    // The view-only session, in Chromium as it comes (which gives a frame on
+    // another site no storage): signed in from the fragment, which is gone
+    // from the address at once.
+    let viewed = &seen["view"];
+    let arrived = &viewed["arrived"];
+    assert_eq!(
+        arrived["href"],
+        format!("{}/console/", gw.base),
+        "{arrived}"
+    );
+    assert_eq!(
+        (&arrived["hash"], &arrived["kept"]),
+        (&json!(""), &json!("(blocked)"))
+    );
+    // The theme: the product's name (header and title), its logo, its accent, light.
+    let theme = &viewed["theme"];
+    assert_eq!(
+        (
+            &theme["productName"],
+            &theme["productNameShown"],
+            &theme["title"]
+        ),
+        (&json!(PRODUCT), &json!(true), &json!(PRODUCT)),
+        "{theme}"
+    );
+    assert_eq!(theme["logoShown"], true, "{theme}");
+    assert!(
+        theme["logoSrc"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/svg+xml"),
+        "{theme}"
+    );
+    assert_eq!(theme["accent"], ACCENT, "{theme}");
+    assert_eq!(
+        theme["currentUnderline"], ACCENT_RGB,
+        "the nav uses the accent: {theme}"
+    );
+    assert_eq!(
+        (&theme["mode"], &theme["colorScheme"]),
+        (&json!("light"), &json!("light"))
+    );
+    assert_eq!(theme["inlineStyleAttributes"], 0, "{theme}");
+    assert_eq!(viewed["who"], "tenant acme");
+    assert_eq!(viewed["tenantPick"], false, "the admin's tenant picker");
+    assert_eq!(
+        viewed["lacks"],
+        "manage_endpoints read_secrets replay manage_plugins"
+    );
+    assert_eq!(
+        texts(&viewed["nav"]),
+        [
+            "Overview",
+            "Endpoints",
+            "Event types",
+            "Deliveries",
+            "DLQ",
+            "Policies",
+            "Plugins"
+        ]
+    );
+    let mut listed = texts(&viewed["listed"]);
+    listed.sort_unstable();
+    assert_eq!(listed, [receiver.failing_first_url(1), receiver.url()]);
+    // Every page shows its data and not one control that writes.
+    for (page, buttons) in viewed["pages"].as_object().unwrap() {
+        let shown = texts(buttons);
+        assert!(
+            shown.is_empty(),
+            "{page} shows {shown:?} to a view-only session"
+        );
+    }
+    assert_eq!(viewed["pages"].as_object().unwrap().len(), 6, "{viewed}");
+    for hidden in ["createForm", "editForm", "sendForm", "bulkReplay", "upload"] {
+        assert_eq!(viewed[hidden], false, "{hidden}: {viewed}");
+    }
+    // The delivery page would offer "Send again", and the DLQ lists a dead
+    // delivery with its button, but neither shows.
+    assert_eq!(viewed["replayWanted"], "Send again", "{viewed}");
+    assert_eq!(texts(&viewed["deadRows"]).len(), 1, "{viewed}");
+    // Written through the API from the frame anyway: refused.
+    for (call, capability) in [("write", "manage_endpoints"), ("replay", "replay")] {
+        let answer = &viewed[call];
+        assert_eq!(answer["status"], 403, "{call}: {answer}");
+        let message = answer["body"]["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("lacks the {capability} capability")),
+            "{message}"
+        );
+    }
+    // A reload of the frame keeps the session, its theme and its page.
+    // Without storage a reload forgets the session; the sign-in form says why.
+    let reloaded = &viewed["reloaded"];
+    assert_eq!(
+        (&reloaded["nav"], &reloaded["errorHidden"]),
+        (&json!(false), &json!(true)),
+        "{reloaded}"
+    );
+    assert!(
+        reloaded["note"]
+            .as_str()
+            .unwrap()
+            .contains("keeps nothing for this frame"),
+        "{reloaded}"
+    );
+    assert_eq!(
+        viewed["fits"],
+        json!({"wide": true, "phone": true}),
+        "{viewed}"
+    );
+
+    // The session that manages endpoints, dark: it creates one in the form
+    // (its secret not shown: the session may not read secrets) and sends it
+    // the catalog's example.
+    let managed = &seen["manage"];
+    assert_eq!(
+        managed["arrived"]["href"],
+        format!("{}/console/", gw.base),
+        "{managed}"
+    );
+    let theme = &managed["theme"];
+    assert_eq!(
+        (&theme["mode"], &theme["colorScheme"]),
+        (&json!("dark"), &json!("dark")),
+        "{theme}"
+    );
+    assert_eq!(
+        theme["background"], "rgb(21, 23, 28)",
+        "the dark palette: {theme}"
+    );
+    assert_eq!(
+        (&theme["productName"], &theme["accent"]),
+        (&json!(PRODUCT), &json!(ACCENT))
+    );
+    assert_eq!(managed["lacks"], "read_secrets replay manage_plugins");
+    assert_eq!(managed["createForm"], true);
+    assert_eq!(managed["created"], "Created portal endpoint.", "{managed}");
+    assert_eq!(
+        texts(&managed["offered"]),
+        ["order.paid"],
+        "types with an example"
+    );
+    let buttons = texts(&managed["buttons"]);
+    for offered in ["Disable", "Reset breaker", "Send example", "Save changes"] {
+        assert!(buttons.contains(&offered), "{offered} missing: {buttons:?}");
+    }
+    assert!(!buttons.contains(&"Rotate secret"), "{buttons:?}");
+    assert!(
+        managed["publicKey"].as_str().unwrap().starts_with("none"),
+        "{managed}"
+    );
+    let dlq_buttons = texts(&managed["dlqButtons"]);
+    assert!(
+        !dlq_buttons.iter().any(|b| b.starts_with("Replay")),
+        "{dlq_buttons:?}"
+    );
+    assert_eq!(
+        managed["fits"],
+        json!({"wide": true, "phone": true}),
+        "{managed}"
+    );
+    let id = managed["id"].as_str().unwrap();
+    let (status, made) = gw
+        .call(
+            "GET",
+            &format!("/v1/tenants/acme/endpoints/{id}"),
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{made}");
+    assert_eq!(
+        (&made["url"], &made["description"]),
+        (&json!(portal_url), &json!("portal endpoint"))
+    );
+    // The example reached the receiver as the event the notice named.
+    let notice = managed["sent"].as_str().unwrap();
+    let event = notice
+        .split("test event ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("no event id in {notice:?}"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let got = loop {
+        let found = receiver
+            .received()
+            .into_iter()
+            .find(|r| r.path == "/portal");
+        if let Some(got) = found {
+            break got;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the example never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(got.header("webhook-id"), Some(event), "{notice}");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&got.body).unwrap(),
+        json!({"amount": 1})
+    );
+    let (_, endpoints) = gw
+        .call("GET", "/v1/tenants/acme/endpoints", Some(&key), None)
+        .await;
+    assert_eq!(
+        endpoints["data"].as_array().unwrap().len(),
+        3,
+        "only the form made one: {endpoints}"
+    );
+
+    // Revoked while open: the next request ends it, back at the sign-in form.
+    // Where the browser lets the frame keep its storage, the token is kept
+    // in the tab, and a reload of the frame keeps the session on its page.
+    let kept = &seen["kept"];
+    assert_eq!(
+        (&kept["arrived"]["kept"], &kept["reloaded"]["kept"]),
+        (&json!(view_token), &json!(view_token)),
+        "{kept}"
+    );
+    assert_eq!(
+        kept["arrived"]["href"],
+        format!("{}/console/", gw.base),
+        "{kept}"
+    );
+    assert_eq!(
+        kept["reloaded"]["href"],
+        format!("{}/console/#endpoints", gw.base)
+    );
+    assert_eq!(
+        (&kept["productName"], &kept["nav"]),
+        (&json!(PRODUCT), &json!(true)),
+        "{kept}"
+    );
+    assert_eq!(texts(&kept["shown"]), ["endpoints"]);
+
+    let ended = &seen["ended"];
+    assert_eq!(ended["revoked"]["revoked"], 2, "{ended}");
+    let error = ended["error"].as_str().unwrap();
+    assert!(
+        error.contains("portal session has ended") && error.contains("(session_ended)"),
+        "{error}"
+    );
+    assert_eq!(
+        (&ended["nav"], &ended["kept"]),
+        (&json!(false), &json!(0)),
+        "{ended}"
+    );
+    assert_eq!(texts(&ended["sections"]), ["sign-in"]);
+    let (status, _) = gw
+        .call("GET", "/v1/portal-session", Some(view_token), None)
+        .await;
+    assert_eq!(status, 401);
+
+    // axe-core finds nothing serious in the themed portal, light or dark,
+    // nor on the sign-in form it ends on.
+    for (scene, pages) in [
+        ("view", &seen["view"]["axe"]),
+        ("manage", &seen["manage"]["axe"]),
+    ] {
+        let pages = pages
+            .as_object()
+            .unwrap_or_else(|| panic!("{scene}: not audited"));
+        assert_eq!(pages.len(), 2, "{scene}: {pages:?}");
+        for (page, found) in pages {
+            assert_eq!(
+                found,
+                &json!([]),
+                "{scene} {page}: serious or critical violations"
+            );
+        }
+    }
+    assert_eq!(
+        ended["axe"],
+        json!([]),
+        "the sign-in form after the session ended"
+    );
+
+    // Framed where the gateway does not allow it: the browser refuses, and
+    // the console never runs (not one of its modules is fetched).
+    for (scene, ancestors) in [
+        ("other-origin", format!("frame-ancestors {}", site.origin())),
+        ("closed", "frame-ancestors 'none'".to_owned()),
+    ] {
+        let blocked = &seen[scene];
+        assert_eq!(blocked["rendered"], false, "{scene}: {blocked}");
+        let requests = texts(&blocked["requests"]);
+        assert!(!requests.is_empty(), "{scene}: the frame asked: {blocked}");
+        assert!(
+            requests
+                .iter()
+                .all(|r| !r.ends_with(".js") && !r.ends_with(".css")),
+            "{scene}: {requests:?}"
+        );
+        let policy = &blocked["policies"][0];
+        assert!(
+            policy["csp"].as_str().unwrap().ends_with(&ancestors),
+            "{scene}: {policy}"
+        );
+        assert!(
+            blocked["refusedMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("frame-ancestors")),
+            "{scene}: {blocked}"
+        );
+    }
+    assert_eq!(seen["closed"]["policies"][0]["xfo"], "DENY");
+
+    for shot in [
+        "portal-view.png",
+        "portal-view-phone.png",
+        "portal-manage.png",
+        "portal-manage-phone.png",
+        "portal-other-origin.png",
+        "portal-closed.png",
     ] {
         assert!(screens().join(shot).is_file(), "{shot} missing");
     }

@@ -14,6 +14,7 @@ mod cluster_caps;
 mod cluster_changes;
 mod cluster_outage;
 mod console;
+mod console_a11y;
 mod console_browser;
 mod console_platform_seen;
 mod console_seen;

@@ -194,6 +194,24 @@ async fn every_route_asks_for_its_capability(backend: Backend) {
     for id in table.keys() {
         assert!(ids.iter().any(|i| i == id), "{id} is in no path");
     }
+    // Creating an endpoint answers its secret only to a session that may read it.
+    let body = json!({"url": "http://127.0.0.1:9/hook"});
+    let (s, ep) = gw
+        .call(
+            "POST",
+            "/v1/tenants/acme/endpoints",
+            Some(&lacking["read_secrets"]),
+            Some(body.clone()),
+        )
+        .await;
+    assert_eq!((s, ep.get("secret")), (201, None), "{ep}");
+    let (s, ep) = gw
+        .call("POST", "/v1/tenants/acme/endpoints", Some(&all), Some(body))
+        .await;
+    assert!(
+        s == 201 && ep["secret"].as_str().unwrap().starts_with("whsec_"),
+        "{ep}"
+    );
     // A session is its tenant's only.
     gw.tenant("other").await;
     let (s, b) = gw

@@ -62,6 +62,15 @@ impl Principal {
         }
     }
 
+    /// Whether answers may carry signing secrets: not to a portal session
+    /// without `read_secrets`.
+    pub(crate) fn may_read_secrets(&self) -> bool {
+        match self {
+            Self::Admin | Self::Tenant(_) => true,
+            Self::Portal(s) => s.allows(crate::store::PortalCapability::ReadSecrets),
+        }
+    }
+
     /// The one tenant a tenant key or a portal session reaches.
     pub(crate) fn own_tenant(&self) -> Option<&str> {
         match self {

@@ -109,6 +109,16 @@ impl EndpointView {
         }
     }
 
+    /// The view for `who`: with the new endpoint's secret only if it may read
+    /// secrets.
+    pub(super) fn with_secret_for(self, ep: &EndpointRecord, who: &super::auth::Principal) -> Self {
+        if who.may_read_secrets() {
+            self.with_secret(ep)
+        } else {
+            self
+        }
+    }
+
     /// The view with the endpoint's new secret (and its `v1a` public key, if
     /// it signs with `v1a`), for the answer to create.
     pub(super) fn with_secret(self, ep: &EndpointRecord) -> Self {

@@ -51,6 +51,7 @@ fn uid_taken(uid: Option<&str>) -> ApiError {
 /// the signing secret.
 async fn create_from(
     ctx: &AppContext,
+    who: &Principal,
     t: TenantId,
     input: EndpointInput,
 ) -> Result<EndpointView, ApiError> {
@@ -99,7 +100,7 @@ async fn create_from(
         EndpointCreate::UidTaken => return Err(uid_taken(ep.uid.as_deref())),
     }
     tell_changed(ctx, OperatorEventType::EndpointCreated, &ep, now);
-    Ok(EndpointView::new(&ep, &ctx.config.policy.default).with_secret(&ep))
+    Ok(EndpointView::new(&ep, &ctx.config.policy.default).with_secret_for(&ep, who))
 }
 
 /// Registers an endpoint; the answer holds its signing secret (its live
@@ -116,7 +117,7 @@ pub(super) async fn create(
     let t = who.require_tenant(&ctx, &t).await?;
     let input: EndpointInput =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
-    let view = create_from(&ctx, t, input).await?;
+    let view = create_from(&ctx, &who, t, input).await?;
     Ok(NoStore((StatusCode::CREATED, Json(view))))
 }
 
@@ -157,7 +158,7 @@ pub(super) async fn put(
         .into_iter()
         .find(|ep| ep.uid.as_deref() == Some(uid.as_str()));
     let Some(existing) = existing else {
-        let view = create_from(&ctx, t, input).await?;
+        let view = create_from(&ctx, &who, t, input).await?;
         return Ok(NoStore((StatusCode::CREATED, Json(view))).into_response());
     };
     if input.secret.is_some() {
