@@ -39,7 +39,9 @@ fn migrate_applies_the_schema_once_and_a_newer_one_is_refused() {
     let (stdout, stderr) = text(&first);
     assert_eq!(first.status.code(), Some(0), "{stderr}");
     assert!(
-        stdout.contains("applied migration(s) 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11; schema at version 11"),
+        stdout.contains(
+            "applied migration(s) 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11; schema at version 11"
+        ),
         "{stdout}"
     );
     let again = migrate(&db.url);
