@@ -19,6 +19,7 @@ hookgate_tests::on_each_backend! {
     a_session_expires_on_the_gateways_clock,
     a_revocation_holds_on_every_node_at_once,
     bad_sessions_are_refused_with_the_field_named,
+    a_tenant_has_its_own_embed_origins_and_theme,
 }
 
 const CAPS: [&str; 5] = [
@@ -235,7 +236,7 @@ async fn a_session_expires_on_the_gateways_clock(backend: Backend) {
     assert!(t.starts_with("hgp_"), "{session}");
     assert_eq!(
         session["url"].as_str().unwrap(),
-        format!("https://hooks.example.com/console/#portal={t}"),
+        format!("https://hooks.example.com/console/?tenant=acme#portal={t}"),
         "the token only in the fragment, which no server is sent"
     );
     assert_eq!(
@@ -376,4 +377,124 @@ async fn bad_sessions_are_refused_with_the_field_named(backend: Backend) {
         )
         .await;
     assert_eq!(s, 401, "{b}");
+}
+
+/// The `Content-Security-Policy` and `X-Frame-Options` of the console page at `path`.
+async fn framing(gw: &TestGateway, path: &str) -> (String, Option<String>) {
+    let answer = gw
+        .exchange(hookgate_tests::ApiRequest::path(http::Method::GET, path))
+        .await;
+    assert_eq!(answer.status, 200, "{path}");
+    let header = |name: &str| {
+        answer
+            .headers
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    (
+        header("content-security-policy").unwrap(),
+        header("x-frame-options"),
+    )
+}
+
+async fn a_tenant_has_its_own_embed_origins_and_theme(backend: Backend) {
+    let mut bed = backend.bed().await;
+    bed.config.console.embed_origins = vec!["https://platform.example".into()];
+    let gw = TestGateway::start_bed(bed, RunOptions::default()).await;
+    let key = gw.tenant("acme").await;
+    gw.tenant("beta").await;
+    let portal = json!({"portal": {"embed_origins": ["https://app.acme.example"],
+        "theme": {"product_name": "Acme Hooks", "accent_color": "#112233"}}});
+    let (s, b) = gw
+        .call(
+            "PATCH",
+            "/v1/tenants/acme",
+            Some(ADMIN),
+            Some(portal.clone()),
+        )
+        .await;
+    assert_eq!((s, &b["portal"]), (200, &portal["portal"]), "{b}");
+    // The page names the tenant's origins beside the config's, and only for it.
+    let (csp, deny) = framing(&gw, "/console/?tenant=acme").await;
+    assert!(
+        csp.ends_with("frame-ancestors https://platform.example https://app.acme.example"),
+        "{csp}"
+    );
+    assert_eq!(deny, None);
+    for other in [
+        "/console/?tenant=beta",
+        "/console/",
+        "/console/?tenant=nobody",
+    ] {
+        let (csp, _) = framing(&gw, other).await;
+        assert!(
+            csp.ends_with("frame-ancestors https://platform.example"),
+            "{other}: {csp}"
+        );
+    }
+    // A session starts from the tenant's theme; what it sets wins.
+    let session = mint(
+        &gw,
+        "acme",
+        &key,
+        json!({"theme": {"mode": "dark", "accent_color": "#445566"}}),
+    )
+    .await;
+    assert_eq!(
+        session["theme"],
+        json!({"product_name": "Acme Hooks", "accent_color": "#445566", "mode": "dark"})
+    );
+    assert!(
+        session["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("/console/?tenant=acme#portal=hgp_")
+    );
+    // Bad settings are refused with the field named; a tenant cannot set them.
+    for (body, field) in [
+        (
+            json!({"portal": {"embed_origins": ["https://a.example/path"]}}),
+            "portal.embed_origins[0]",
+        ),
+        (
+            json!({"portal": {"embed_origins": ["javascript:alert(1)"]}}),
+            "portal.embed_origins[0]",
+        ),
+        (
+            json!({"portal": {"theme": {"accent_color": "blue"}}}),
+            "portal.theme.accent_color",
+        ),
+    ] {
+        let (s, b) = gw
+            .call("PATCH", "/v1/tenants/acme", Some(ADMIN), Some(body.clone()))
+            .await;
+        assert_eq!(
+            (s, b["error"]["field"].as_str()),
+            (422, Some(field)),
+            "{body}: {b}"
+        );
+    }
+    let (s, b) = gw
+        .call("PATCH", "/v1/tenants/acme", Some(&key), Some(portal))
+        .await;
+    assert_eq!(s, 403, "{b}");
+    // Removing them: the page is the config's again.
+    let (s, b) = gw
+        .call(
+            "PATCH",
+            "/v1/tenants/acme",
+            Some(ADMIN),
+            Some(json!({"portal": null})),
+        )
+        .await;
+    assert_eq!(
+        (s, &b["portal"]["embed_origins"]),
+        (200, &Value::Null),
+        "{b}"
+    );
+    let (csp, _) = framing(&gw, "/console/?tenant=acme").await;
+    assert!(
+        csp.ends_with("frame-ancestors https://platform.example"),
+        "{csp}"
+    );
 }

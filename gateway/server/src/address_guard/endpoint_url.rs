@@ -92,3 +92,19 @@ pub fn normalize_endpoint_url(input: &str, max_len: usize) -> Result<Url, UrlErr
     url.set_fragment(None);
     Ok(url)
 }
+
+/// Whether `s` is an origin as CSP's `frame-ancestors` takes one: `http(s)://`
+/// and a host (with a port), nothing after it, nothing that could end the
+/// header's directive.
+pub(crate) fn is_origin(s: &str) -> bool {
+    let Some(rest) = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'*'))
+}

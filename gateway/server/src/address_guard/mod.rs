@@ -47,7 +47,7 @@ mod resolver;
 pub(crate) use egress::EgressAllowList;
 pub use egress::EgressRule;
 pub use endpoint_url::normalize_endpoint_url;
-pub(crate) use endpoint_url::{ConnectGuardError, UrlError};
+pub(crate) use endpoint_url::{ConnectGuardError, UrlError, is_origin};
 use lookups::Lookups;
 use ranges::BLOCKED;
 pub use resolver::DnsResolver;

@@ -4,10 +4,15 @@
 //! of its own beyond its files.
 
 use axum::Router;
-use axum::extract::Path;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
+
+use crate::context::AppContext;
+use crate::ids::TenantId;
 
 /// The console's files: name, content type, bytes.
 macro_rules! console_files {
@@ -78,10 +83,12 @@ impl FramePolicy {
     }
 }
 
-/// `/console`, `/console/` and `/console/{file}`; `embed_origins` may frame them.
-pub(super) fn routes<S: Clone + Send + Sync + 'static>(embed_origins: &[String]) -> Router<S> {
-    let policy = FramePolicy::new(embed_origins);
-    let index = policy.clone();
+/// `/console`, `/console/` and `/console/{file}`. The page may be framed by
+/// `console.embed_origins` and, when its address names a tenant
+/// (`/console/?tenant=acme`, as portal-session URLs do), that tenant's own.
+pub(super) fn routes(embed_origins: &[String]) -> Router<Arc<AppContext>> {
+    let files = FramePolicy::new(embed_origins);
+    let config_origins = embed_origins.to_vec();
     Router::new()
         .route(
             "/console",
@@ -89,12 +96,40 @@ pub(super) fn routes<S: Clone + Send + Sync + 'static>(embed_origins: &[String])
         )
         .route(
             "/console/",
-            get(move || async move { file("index.html", &index) }),
+            get(
+                move |State(ctx): State<Arc<AppContext>>, Query(page): Query<PageQuery>| {
+                    let origins = config_origins.clone();
+                    async move {
+                        let mut origins = origins;
+                        origins.extend(tenant_origins(&ctx, page.tenant.as_deref()).await);
+                        file("index.html", &FramePolicy::new(&origins))
+                    }
+                },
+            ),
         )
         .route(
             "/console/{file}",
-            get(move |Path(name): Path<String>| async move { file(&name, &policy) }),
+            get(move |Path(name): Path<String>| async move { file(&name, &files) }),
         )
+}
+
+/// The console page's query: the tenant whose portal it opens, if any.
+#[derive(Debug, Default, serde::Deserialize)]
+struct PageQuery {
+    tenant: Option<String>,
+}
+
+/// The origins tenant `named` lets frame its portal; none for no tenant, an
+/// unknown one, or a store that cannot answer now (the page is then framed
+/// as the config alone allows).
+async fn tenant_origins(ctx: &AppContext, named: Option<&str>) -> Vec<String> {
+    let Some(named) = named.filter(|n| crate::ids::is_valid_uid(n)) else {
+        return Vec::new();
+    };
+    match ctx.store.find_tenant(&TenantId::from(named)).await {
+        Ok(Some(t)) if t.is_live() => t.portal.embed_origins,
+        _ => Vec::new(),
+    }
 }
 
 /// One of the console's files with its headers, or 404.

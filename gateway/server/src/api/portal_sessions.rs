@@ -94,23 +94,41 @@ pub(super) struct ThemeInput {
     mode: Option<String>,
 }
 
+/// A theme given as JSON under `field`, checked: read as an object first,
+/// since serde would take a struct from an array too.
+pub(super) fn theme_of(
+    given: Option<serde_json::Map<String, serde_json::Value>>,
+    field: &str,
+) -> Result<PortalTheme, ApiError> {
+    let theme: ThemeInput =
+        serde_path_to_error::deserialize(serde_json::Value::Object(given.unwrap_or_default()))
+            .map_err(|e| {
+                ApiError::invalid_field(format!("{field}.{}", e.path()), e.into_inner().to_string())
+            })?;
+    theme.checked(field)
+}
+
 impl ThemeInput {
-    fn checked(self) -> Result<PortalTheme, ApiError> {
+    fn checked(self, field: &str) -> Result<PortalTheme, ApiError> {
         if let Some(n) = &self.product_name
             && n.chars().count() > PRODUCT_NAME_MAX
         {
             return Err(ApiError::validation(
-                "theme.product_name",
+                format!("{field}.product_name"),
                 format!("at most {PRODUCT_NAME_MAX} characters"),
             ));
         }
         if let Some(logo) = &self.logo_url {
-            let image = ["png", "jpeg", "gif", "webp", "svg+xml"]
-                .iter()
-                .any(|t| logo.starts_with(&format!("data:image/{t};base64,")));
+            let image = ["png", "jpeg", "gif", "webp", "svg+xml"].iter().any(|t| {
+                logo.strip_prefix(&format!("data:image/{t};base64,"))
+                    .is_some_and(|data| {
+                        data.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+                    })
+            });
             if !image || logo.len() > LOGO_MAX_BYTES {
                 return Err(ApiError::validation(
-                    "theme.logo_url",
+                    format!("{field}.logo_url"),
                     "a data:image/(png|jpeg|gif|webp|svg+xml);base64 URL of at most 64 KiB: \
                      the portal makes no request to another site",
                 ));
@@ -122,7 +140,7 @@ impl ThemeInput {
                 && c[1..].bytes().all(|b| b.is_ascii_hexdigit()))
         {
             return Err(ApiError::validation(
-                "theme.accent_color",
+                format!("{field}.accent_color"),
                 "a colour as #rrggbb",
             ));
         }
@@ -130,7 +148,10 @@ impl ThemeInput {
             && m != "light"
             && m != "dark"
         {
-            return Err(ApiError::validation("theme.mode", "light or dark"));
+            return Err(ApiError::validation(
+                format!("{field}.mode"),
+                "light or dark",
+            ));
         }
         Ok(PortalTheme {
             product_name: self.product_name,
@@ -208,14 +229,10 @@ pub(super) async fn create(
         .unwrap_or_else(|| vec![PortalCapability::View]);
     capabilities.sort();
     capabilities.dedup();
-    // Read as an object first: serde would take a struct from an array too.
-    let theme: ThemeInput = serde_path_to_error::deserialize(serde_json::Value::Object(
-        input.theme.unwrap_or_default(),
-    ))
-    .map_err(|e| {
-        ApiError::invalid_field(format!("theme.{}", e.path()), e.into_inner().to_string())
-    })?;
-    let theme = theme.checked()?;
+    let own = theme_of(input.theme, "theme")?;
+    // The tenant's theme, with what this session sets laid over it.
+    let tenant = ctx.store.tenant(&t).await?;
+    let theme = tenant.map_or_else(|| own.clone(), |rec| rec.portal.theme.overlaid(&own));
     let now = ctx.clock.now_ms();
     let token = crate::token::generate_portal();
     let session = PortalSessionRecord {
@@ -235,7 +252,12 @@ pub(super) async fn create(
         .as_deref()
         .unwrap_or("/console/");
     let mut view = PortalSessionView::of(&session);
-    view.url = Some(format!("{base}#portal={token}"));
+    // The tenant in the query lets the console's page name the tenant's own
+    // embed origins; the token stays in the fragment.
+    view.url = Some(format!(
+        "{base}?tenant={}#portal={token}",
+        session.tenant_id
+    ));
     view.token = Some(token);
     Ok(NoStore((StatusCode::CREATED, Json(view))))
 }

@@ -25,7 +25,7 @@ use super::{ListPage, Page, bad_query, list_body, metadata};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
 use crate::ids::TenantId;
-use crate::store::{TaskRecord, TaskWork, TenantRecord, TenantWrite};
+use crate::store::{PortalSettings, TaskRecord, TaskWork, TenantRecord, TenantWrite};
 use crate::{ids, token};
 
 /// Most characters of a tenant's name.
@@ -80,6 +80,80 @@ pub(super) struct TenantFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<MetadataSchema>)]
     metadata: Option<BTreeMap<String, Option<String>>>,
+    /// Its customers' portal: origins that may frame it (beside the config's
+    /// `console.embed_origins`), and the theme its sessions start from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<TenantPortalInput>)]
+    portal: Option<serde_json::Map<String, Value>>,
+}
+
+/// A tenant's portal settings as given.
+#[derive(Debug, Default, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TenantPortalInput {
+    /// Origins (`https://app.example.com`) whose pages may frame this
+    /// tenant's portal (at most 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<OriginSchema>>, max_items = 10,
+        example = json!(["https://app.acme.example"]))]
+    embed_origins: Option<Vec<String>>,
+    /// The theme its portal sessions start from; a session's own fields win.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<super::portal_sessions::ThemeInput>)]
+    theme: Option<serde_json::Map<String, Value>>,
+}
+
+/// An origin as the API's schema describes it. Only described.
+pub(super) enum OriginSchema {}
+
+impl utoipa::PartialSchema for OriginSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(r"^https?://[A-Za-z0-9.:*-]+$"))
+            .examples([serde_json::json!("https://app.acme.example")])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for OriginSchema {}
+
+/// Most origins one tenant's portal may be framed by.
+const EMBED_ORIGINS_MAX: usize = 10;
+
+impl TenantPortalInput {
+    fn of(p: &PortalSettings) -> Self {
+        Self {
+            embed_origins: Some(p.embed_origins.clone()),
+            theme: serde_json::to_value(&p.theme)
+                .ok()
+                .and_then(|v| v.as_object().cloned()),
+        }
+    }
+
+    fn checked(self) -> Result<PortalSettings, ApiError> {
+        let embed_origins = self.embed_origins.unwrap_or_default();
+        if embed_origins.len() > EMBED_ORIGINS_MAX {
+            return Err(ApiError::validation(
+                "portal.embed_origins",
+                format!("at most {EMBED_ORIGINS_MAX} origins"),
+            ));
+        }
+        for (i, origin) in embed_origins.iter().enumerate() {
+            if !crate::address_guard::is_origin(origin) {
+                return Err(ApiError::validation(
+                    format!("portal.embed_origins[{i}]"),
+                    format!("{origin:?} is not an origin: scheme://host[:port], no path"),
+                ));
+            }
+        }
+        let theme = super::portal_sessions::theme_of(self.theme, "portal.theme")?;
+        Ok(PortalSettings {
+            embed_origins,
+            theme,
+        })
+    }
 }
 
 impl TenantFields {
@@ -94,6 +168,9 @@ impl TenantFields {
                     .map(|(k, v)| (k.clone(), Some(v.clone())))
                     .collect(),
             ),
+            portal: serde_json::to_value(TenantPortalInput::of(&rec.portal))
+                .ok()
+                .and_then(|v| v.as_object().cloned()),
         }
     }
 
@@ -119,6 +196,14 @@ impl TenantFields {
             ));
         }
         rec.metadata = metadata::validate(self.metadata.unwrap_or_default())?;
+        // Read as an object first: serde would take a struct from an array too.
+        let portal: TenantPortalInput =
+            serde_path_to_error::deserialize(Value::Object(self.portal.unwrap_or_default()))
+                .map_err(|e| {
+                    let field = format!("portal.{}", e.path());
+                    ApiError::invalid_field(field, e.into_inner().to_string())
+                })?;
+        rec.portal = portal.checked()?;
         rec.name = name;
         rec.uid = self.uid;
         Ok(())
@@ -136,6 +221,10 @@ pub(super) struct TenantView {
     id: String,
     metadata: BTreeMap<String, String>,
     name: String,
+    /// Its customers' portal: who may frame it, and its theme (absent until set).
+    #[serde(skip_serializing_if = "PortalSettings::is_empty")]
+    #[schema(value_type = Option<TenantPortalInput>)]
+    portal: PortalSettings,
     uid: Option<String>,
     #[schema(format = DateTime)]
     updated_at: String,
@@ -152,6 +241,7 @@ impl TenantView {
             } else {
                 rec.name.clone()
             },
+            portal: rec.portal.clone(),
             uid: rec.uid.clone(),
             updated_at: rfc3339_ms(rec.updated_at_ms.max(rec.created_at_ms)),
         }
@@ -212,6 +302,7 @@ pub(super) async fn create(
         name: input.name,
         uid: input.uid,
         metadata: input.metadata,
+        portal: None,
     };
     fields.apply_to(&mut rec)?;
     match ctx.store.create_tenant(&rec).await? {
@@ -306,6 +397,7 @@ pub(super) async fn update(
             rec.name.clone_from(&wanted.name);
             rec.uid.clone_from(&wanted.uid);
             rec.metadata.clone_from(&wanted.metadata);
+            rec.portal.clone_from(&wanted.portal);
             rec.updated_at_ms = now;
         })
         .await?;

@@ -273,7 +273,7 @@ impl Config {
             ));
         }
         for origin in &self.console.embed_origins {
-            if !is_origin(origin) {
+            if !crate::address_guard::is_origin(origin) {
                 return Err(invalid(
                     "console.embed_origins",
                     format!("{origin:?} is not an origin: scheme://host[:port], no path"),
@@ -429,19 +429,3 @@ fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
 
 #[cfg(test)]
 mod tests;
-
-/// Whether `s` is an origin as CSP's `frame-ancestors` takes one: `http(s)://`
-/// and a host (with a port), nothing after it, nothing that could end the
-/// header's directive.
-fn is_origin(s: &str) -> bool {
-    let Some(rest) = s
-        .strip_prefix("https://")
-        .or_else(|| s.strip_prefix("http://"))
-    else {
-        return false;
-    };
-    !rest.is_empty()
-        && rest
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'*'))
-}

@@ -95,7 +95,9 @@ pub(crate) use pages::{IdOrder, IdWindow, ListCursor, ListOrder};
 pub(crate) use plugins::{
     NewPluginVersion, PluginRecord, PluginVersionRecord, StoredChecks, UploadRate, UploadTimes,
 };
-pub(crate) use portal_sessions::{PortalCapability, PortalSessionRecord, PortalTheme};
+pub(crate) use portal_sessions::{
+    PortalCapability, PortalSessionRecord, PortalSettings, PortalTheme,
+};
 pub(crate) use recorded::Recorded;
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 pub use records::EventLabels;

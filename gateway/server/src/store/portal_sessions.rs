@@ -64,6 +64,42 @@ pub struct PortalTheme {
     pub mode: Option<String>,
 }
 
+impl PortalTheme {
+    /// `self`, with what `over` sets laid over it.
+    pub fn overlaid(&self, over: &Self) -> Self {
+        Self {
+            product_name: over
+                .product_name
+                .clone()
+                .or_else(|| self.product_name.clone()),
+            logo_url: over.logo_url.clone().or_else(|| self.logo_url.clone()),
+            accent_color: over
+                .accent_color
+                .clone()
+                .or_else(|| self.accent_color.clone()),
+            mode: over.mode.clone().or_else(|| self.mode.clone()),
+        }
+    }
+}
+
+/// A tenant's own portal settings: origins that may frame its customers'
+/// portal (beside `console.embed_origins`), and the theme its sessions start
+/// from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortalSettings {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub embed_origins: Vec<String>,
+    #[serde(default)]
+    pub theme: PortalTheme,
+}
+
+impl PortalSettings {
+    /// Whether nothing is set (so records without it stay as they were).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// One portal session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PortalSessionRecord {

@@ -60,6 +60,9 @@ pub struct TenantRecord {
     /// tenant takes no more work and is gone to every reader.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleting: Option<TaskId>,
+    /// Who may frame its customers' portal, and how it looks.
+    #[serde(default, skip_serializing_if = "super::PortalSettings::is_empty")]
+    pub portal: super::PortalSettings,
 }
 
 impl TenantRecord {
@@ -74,6 +77,7 @@ impl TenantRecord {
             metadata: std::collections::BTreeMap::new(),
             updated_at_ms: now_ms,
             deleting: None,
+            portal: super::PortalSettings::default(),
         }
     }
 

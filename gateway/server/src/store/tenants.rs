@@ -5,6 +5,10 @@ use crate::ids::TenantId;
 
 /// What a tenant write did.
 #[derive(Debug, Clone)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per tenant write, answered at once: a box would buy nothing"
+)]
 pub enum TenantWrite {
     /// Stored as now.
     Written(TenantRecord),
