@@ -497,7 +497,10 @@ async fn portal_session(gw: &TestGateway, key: &str, capabilities: &[&str], mode
         .await;
     assert_eq!(status, 201, "{session}");
     let url = session["url"].as_str().unwrap();
-    assert!(url.starts_with("/console/#portal=hgp_"), "{session}");
+    assert!(
+        url.starts_with("/console/?tenant=acme#portal=hgp_"),
+        "{session}"
+    );
     session
 }
 
@@ -668,7 +671,7 @@ async fn a_portal_session_embedded_in_another_site_shows_only_what_it_may_do() {
     let arrived = &viewed["arrived"];
     assert_eq!(
         arrived["href"],
-        format!("{}/console/", gw.base),
+        format!("{}/console/?tenant=acme", gw.base),
         "{arrived}"
     );
     assert_eq!(
@@ -778,7 +781,7 @@ async fn a_portal_session_embedded_in_another_site_shows_only_what_it_may_do() {
     let managed = &seen["manage"];
     assert_eq!(
         managed["arrived"]["href"],
-        format!("{}/console/", gw.base),
+        format!("{}/console/?tenant=acme", gw.base),
         "{managed}"
     );
     let theme = &managed["theme"];
@@ -883,12 +886,12 @@ async fn a_portal_session_embedded_in_another_site_shows_only_what_it_may_do() {
     );
     assert_eq!(
         kept["arrived"]["href"],
-        format!("{}/console/", gw.base),
+        format!("{}/console/?tenant=acme", gw.base),
         "{kept}"
     );
     assert_eq!(
         kept["reloaded"]["href"],
-        format!("{}/console/#endpoints", gw.base)
+        format!("{}/console/?tenant=acme#endpoints", gw.base)
     );
     assert_eq!(
         (&kept["productName"], &kept["nav"]),
