@@ -174,6 +174,66 @@ pub(super) async fn checked_url(
     Ok(url)
 }
 
+/// A description as given (empty when absent), within `limits.description_len`.
+///
+/// # Errors
+/// 422 `validation_failed` naming `description`.
+pub(super) fn checked_description(
+    ctx: &AppContext,
+    given: Option<String>,
+) -> Result<String, ApiError> {
+    let description = given.unwrap_or_default();
+    let max = ctx.config.limits.description_len;
+    if description.chars().count() > max {
+        return Err(ApiError::validation(
+            "description",
+            format!("description must be at most {max} characters"),
+        ));
+    }
+    Ok(description)
+}
+
+/// Event-type patterns as given (`["*"]` when absent): 1 to
+/// `limits.event_types_per_endpoint`, each a valid pattern.
+///
+/// # Errors
+/// 422 `validation_failed` naming `event_types` or the pattern.
+pub(super) fn checked_patterns(
+    ctx: &AppContext,
+    given: Option<Vec<String>>,
+) -> Result<Vec<String>, ApiError> {
+    let limits = &ctx.config.limits;
+    let event_types = given.unwrap_or_else(|| vec!["*".to_owned()]);
+    if event_types.is_empty() || event_types.len() > limits.event_types_per_endpoint {
+        return Err(ApiError::validation(
+            "event_types",
+            format!(
+                "event_types must hold 1 to {} patterns",
+                limits.event_types_per_endpoint
+            ),
+        ));
+    }
+    for (i, p) in event_types.iter().enumerate() {
+        event_type::validate_pattern(p, limits.event_type_len).map_err(|e| {
+            ApiError::validation(format!("event_types[{i}]"), format!("pattern {p:?}: {e}"))
+        })?;
+    }
+    Ok(event_types)
+}
+
+/// Disables `ep` by hand (its reason `manual`, its time now), or enables it
+/// again: then pending deliveries resume, with a fresh breaker.
+pub(super) fn set_disabled(ctx: &AppContext, ep: &mut EndpointRecord, disabled: bool) {
+    if !disabled && ep.disabled {
+        (ep.disabled_reason, ep.disabled_at_ms) = (None, None);
+        ep.breaker = crate::store::BreakerRecord::default();
+    } else if disabled && !ep.disabled {
+        ep.disabled_reason = Some("manual".into());
+        ep.disabled_at_ms = Some(ctx.clock.now_ms());
+    }
+    ep.disabled = disabled;
+}
+
 impl EndpointInput {
     /// The settable fields of an existing endpoint, as a PATCH starts from.
     pub(super) fn of(ep: &EndpointRecord) -> Self {
@@ -218,33 +278,9 @@ impl EndpointInput {
         ctx: &AppContext,
         ep: &mut EndpointRecord,
     ) -> Result<(), ApiError> {
-        let limits = &ctx.config.limits;
         let url = checked_url(ctx, self.url.as_deref()).await?;
-        let description = self.description.unwrap_or_default();
-        if description.chars().count() > limits.description_len {
-            return Err(ApiError::validation(
-                "description",
-                format!(
-                    "description must be at most {} characters",
-                    limits.description_len
-                ),
-            ));
-        }
-        let event_types = self.event_types.unwrap_or_else(|| vec!["*".to_owned()]);
-        if event_types.is_empty() || event_types.len() > limits.event_types_per_endpoint {
-            return Err(ApiError::validation(
-                "event_types",
-                format!(
-                    "event_types must hold 1 to {} patterns",
-                    limits.event_types_per_endpoint
-                ),
-            ));
-        }
-        for (i, p) in event_types.iter().enumerate() {
-            event_type::validate_pattern(p, limits.event_type_len).map_err(|e| {
-                ApiError::validation(format!("event_types[{i}]"), format!("pattern {p:?}: {e}"))
-            })?;
-        }
+        let description = checked_description(ctx, self.description)?;
+        let event_types = checked_patterns(ctx, self.event_types)?;
         // Names it already had stay, even if archived or gone from the catalog.
         let strict = ctx.config.event_types.strict;
         ctx.catalog
@@ -329,15 +365,7 @@ impl EndpointInput {
                 .map_err(|e| ApiError::validation(e.at(), e.to_string()))?;
         }
         let signature = self.signature.unwrap_or_default().settings()?;
-        let disabled = self.disabled.unwrap_or(false);
-        if !disabled && ep.disabled {
-            // Re-enabled: pending deliveries resume, with a fresh breaker.
-            (ep.disabled_reason, ep.disabled_at_ms) = (None, None);
-            ep.breaker = crate::store::BreakerRecord::default();
-        } else if disabled && !ep.disabled {
-            ep.disabled_reason = Some("manual".into());
-            ep.disabled_at_ms = Some(ctx.clock.now_ms());
-        }
+        set_disabled(ctx, ep, self.disabled.unwrap_or(false));
         ep.url = url.to_string();
         ep.description = description;
         ep.event_types = event_types;
@@ -346,7 +374,6 @@ impl EndpointInput {
         ep.timeout_ms = timeout_ms;
         ep.max_in_flight = max_in_flight;
         ep.rate_limit_per_s = self.rate_limit_per_s;
-        ep.disabled = disabled;
         ep.headers = headers;
         ep.metadata = metadata;
         ep.uid = self.uid;

@@ -21,7 +21,7 @@ use super::{ListPage, Page, bad_query, list_body};
 use crate::context::AppContext;
 use crate::ids::{EndpointId, TenantId};
 use crate::operator_events::{OperatorEvent, OperatorEventType};
-use crate::store::{BreakerRecord, EndpointCreate, EndpointRecord, StoredSecret, Swap};
+use crate::store::{EndpointCreate, EndpointRecord, Swap};
 
 type Json201 = NoStore<(StatusCode, Json<EndpointView>)>;
 
@@ -57,36 +57,7 @@ async fn create_from(
 ) -> Result<EndpointView, ApiError> {
     let now = ctx.clock.now_ms();
     let secret = tenant_secret(input.secret.as_deref())?;
-    let mut ep = EndpointRecord {
-        id: EndpointId::generate(now),
-        tenant_id: t,
-        url: String::new(),
-        description: String::new(),
-        event_types: Vec::new(),
-        policy: None,
-        plugin: None,
-        timeout_ms: 0,
-        max_in_flight: 0,
-        rate_limit_per_s: None,
-        disabled: false,
-        disabled_reason: None,
-        disabled_at_ms: None,
-        trusted: false,
-        secrets: vec![StoredSecret {
-            secret: secret.as_str().to_owned(),
-            expires_at_ms: None,
-            signing_key: None,
-        }],
-        breaker: BreakerRecord::default(),
-        last_success_ms: None,
-        created_at_ms: now,
-        headers: Vec::new(),
-        metadata: std::collections::BTreeMap::new(),
-        uid: None,
-        channels: Vec::new(),
-        filter: None,
-        signature: Default::default(),
-    };
+    let mut ep = EndpointRecord::blank(t, secret.as_str(), now);
     input.apply_to(ctx, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;
     match ctx.store.create_endpoint(&ep, max).await? {

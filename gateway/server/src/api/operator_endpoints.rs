@@ -20,17 +20,19 @@ use super::answer_headers::NoStore;
 use super::auth::Principal;
 use super::body::{parse_json, read_limited};
 use super::endpoint_headers;
-use super::endpoint_input::{checked_url, lower_header_names, merge_patch, tenant_secret};
+use super::endpoint_input::{
+    checked_description, checked_patterns, checked_url, lower_header_names, merge_patch,
+    set_disabled, tenant_secret,
+};
 use super::endpoints::modify_found;
 use super::error::ApiError;
 use super::openapi::{ItemPath, OperatorEndpointPath, TenantPath};
 use super::{ListPage, list_body};
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::event_type;
 use crate::ids::{EndpointId, TenantId};
 use crate::operator_events::{OPERATOR_TENANT, OperatorEventType, tenant_namespace};
-use crate::store::{BreakerRecord, EndpointCreate, EndpointRecord, StoredSecret};
+use crate::store::{EndpointCreate, EndpointRecord, StoredSecret};
 
 /// Most operator endpoints one namespace (the admin's, or one tenant's) holds.
 const MAX_PER_NAMESPACE: usize = 20;
@@ -144,36 +146,14 @@ impl OperatorEndpointInput {
 
     /// Validates every field and writes the result into `ep`.
     async fn apply_to(self, ctx: &AppContext, ep: &mut EndpointRecord) -> Result<(), ApiError> {
-        let limits = &ctx.config.limits;
         let url = checked_url(ctx, self.url.as_deref()).await?;
-        let description = self.description.unwrap_or_default();
-        if description.chars().count() > limits.description_len {
-            return Err(ApiError::validation(
-                "description",
-                format!(
-                    "description must be at most {} characters",
-                    limits.description_len
-                ),
-            ));
-        }
-        let event_types = self.event_types.unwrap_or_else(|| vec!["*".to_owned()]);
-        if event_types.is_empty() || event_types.len() > limits.event_types_per_endpoint {
-            return Err(ApiError::validation(
-                "event_types",
-                format!(
-                    "event_types must hold 1 to {} patterns",
-                    limits.event_types_per_endpoint
-                ),
-            ));
-        }
+        let description = checked_description(ctx, self.description)?;
+        let event_types = checked_patterns(ctx, self.event_types)?;
         for (i, p) in event_types.iter().enumerate() {
-            let field = format!("event_types[{i}]");
-            event_type::validate_pattern(p, limits.event_type_len)
-                .map_err(|e| ApiError::validation(&field, format!("pattern {p:?}: {e}")))?;
             if !OperatorEventType::subscribable(p) {
                 let known: Vec<&str> = OperatorEventType::ALL.iter().map(|k| k.as_str()).collect();
                 return Err(ApiError::validation(
-                    field,
+                    format!("event_types[{i}]"),
                     format!(
                         "{p:?} names no operator event type; they are {}",
                         known.join(", ")
@@ -193,19 +173,11 @@ impl OperatorEndpointInput {
                 signing_key: None,
             }];
         }
-        let disabled = self.disabled.unwrap_or(false);
-        if !disabled && ep.disabled {
-            (ep.disabled_reason, ep.disabled_at_ms) = (None, None);
-            ep.breaker = BreakerRecord::default();
-        } else if disabled && !ep.disabled {
-            ep.disabled_reason = Some("manual".into());
-            ep.disabled_at_ms = Some(ctx.clock.now_ms());
-        }
+        set_disabled(ctx, ep, self.disabled.unwrap_or(false));
         ep.url = url.to_string();
         ep.description = description;
         ep.event_types = event_types;
         ep.headers = headers;
-        ep.disabled = disabled;
         Ok(())
     }
 }
@@ -226,36 +198,8 @@ async fn create_in(ctx: &AppContext, ns: TenantId, body: Body) -> Result<Json201
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
     let now = ctx.clock.now_ms();
     let secret = tenant_secret(None)?;
-    let mut ep = EndpointRecord {
-        id: EndpointId::generate(now),
-        tenant_id: ns,
-        url: String::new(),
-        description: String::new(),
-        event_types: Vec::new(),
-        policy: None,
-        plugin: None,
-        timeout_ms: TIMEOUT_MS,
-        max_in_flight: MAX_IN_FLIGHT,
-        rate_limit_per_s: None,
-        disabled: false,
-        disabled_reason: None,
-        disabled_at_ms: None,
-        trusted: false,
-        secrets: vec![StoredSecret {
-            secret: secret.as_str().to_owned(),
-            expires_at_ms: None,
-            signing_key: None,
-        }],
-        breaker: BreakerRecord::default(),
-        last_success_ms: None,
-        created_at_ms: now,
-        headers: Vec::new(),
-        metadata: BTreeMap::new(),
-        uid: None,
-        channels: Vec::new(),
-        filter: None,
-        signature: Default::default(),
-    };
+    let mut ep = EndpointRecord::blank(ns, secret.as_str(), now);
+    (ep.timeout_ms, ep.max_in_flight) = (TIMEOUT_MS, MAX_IN_FLIGHT);
     input.apply_to(ctx, &mut ep).await?;
     match ctx.store.create_endpoint(&ep, MAX_PER_NAMESPACE).await? {
         EndpointCreate::Created => {}

@@ -184,6 +184,43 @@ pub struct EndpointRecord {
     pub signature: SignatureSettings,
 }
 
+impl EndpointRecord {
+    /// A new endpoint of `tenant` signing with `secret`, every other field
+    /// empty, for an API create to fill from its input.
+    pub(crate) fn blank(tenant: TenantId, secret: &str, now_ms: u64) -> Self {
+        Self {
+            id: EndpointId::generate(now_ms),
+            tenant_id: tenant,
+            url: String::new(),
+            description: String::new(),
+            event_types: Vec::new(),
+            policy: None,
+            plugin: None,
+            timeout_ms: 0,
+            max_in_flight: 0,
+            rate_limit_per_s: None,
+            disabled: false,
+            disabled_reason: None,
+            disabled_at_ms: None,
+            trusted: false,
+            secrets: vec![StoredSecret {
+                secret: secret.to_owned(),
+                expires_at_ms: None,
+                signing_key: None,
+            }],
+            breaker: BreakerRecord::default(),
+            last_success_ms: None,
+            created_at_ms: now_ms,
+            headers: Vec::new(),
+            metadata: std::collections::BTreeMap::new(),
+            uid: None,
+            channels: Vec::new(),
+            filter: None,
+            signature: Default::default(),
+        }
+    }
+}
+
 /// A header an endpoint's receiver expects on every request (an API key of
 /// its own, a routing tag). A sensitive one is sent as stored and shown masked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
