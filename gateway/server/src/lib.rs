@@ -371,10 +371,12 @@ pub async fn run_with(
         shutdown.clone(),
     )
     .await;
-    housekeeping.abort();
-    task_runner.abort();
-    plugin_follower.abort();
-    catalog_follower.abort();
+    // Each is awaited after its abort: one that still holds the store (a sweep
+    // in progress) would keep sled's lock on the data dir past the return.
+    for background in [housekeeping, task_runner, plugin_follower, catalog_follower] {
+        background.abort();
+        let _ = tokio::time::timeout(LISTENERS_DRAIN, background).await;
+    }
     // In-flight attempts finish (or are abandoned after the grace period) first;
     // the last flush happens after every request and attempt has finished.
     let _ = engine.await;
@@ -397,6 +399,7 @@ pub async fn run_with(
     // What the last attempts and requests told operators is queued before the
     // store closes.
     alert_sender.abort();
+    let _ = tokio::time::timeout(LISTENERS_DRAIN, alert_sender).await;
     operator_stop.cancel();
     if tokio::time::timeout(LISTENERS_DRAIN, operator_fan_out)
         .await

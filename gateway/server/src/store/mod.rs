@@ -181,11 +181,15 @@ impl Store {
             let backend = Backend::Postgres(pg);
             return Ok(Self::with_backend(backend, node_id, feed, stop, task));
         }
-        let sled = SledStore::open(
-            &config.data_dir,
+        // Off the runtime: opening may wait for a lock a stopping gateway holds.
+        let (dir, cache, min_free) = (
+            config.data_dir.clone(),
             config.cache_capacity,
             config.min_free_disk,
-        )?;
+        );
+        let sled = tokio::task::spawn_blocking(move || SledStore::open(&dir, cache, min_free))
+            .await
+            .map_err(|e| StoreError::unavailable(format!("opening the store stopped: {e}")))??;
         let durability = match durability {
             Some(d) => d,
             None => sled.sled_durability()?,

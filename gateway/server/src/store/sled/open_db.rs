@@ -18,6 +18,26 @@ use super::{GroupCommit, StoreError, error};
 /// a scan in progress) to be let go, which releases sled's lock on the data dir.
 const RELEASE_WAIT: Duration = Duration::from_secs(10);
 
+/// How long start-up waits for a lock on the data dir to be let go.
+const START_WAIT: Duration = Duration::from_secs(3);
+
+/// Opens the database, trying again while its lock is held, for at most `wait`.
+fn open_when_released(
+    data_dir: &Path,
+    cache_capacity: u64,
+    wait: Duration,
+) -> Result<Handles, StoreError> {
+    let since = Instant::now();
+    loop {
+        match open_handles(data_dir, cache_capacity) {
+            Err(StoreError::InUse { .. }) if since.elapsed() < wait => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// The open database's trees.
 pub(crate) struct Handles {
     pub(crate) db: sled::Db,
@@ -51,11 +71,17 @@ impl OpenDb {
     ///
     /// # Errors
     /// `InUse` if another process holds it, `Unusable` if it cannot be opened.
+    /// A lock held by a gateway still exiting (or one just stopped in this
+    /// process, whose last handles are being let go) is waited for a moment.
     pub(crate) fn open(data_dir: &Path, cache_capacity: u64) -> Result<Self, StoreError> {
         Ok(Self {
             data_dir: data_dir.to_path_buf(),
             cache_capacity,
-            current: RwLock::new(Some(open_handles(data_dir, cache_capacity)?)),
+            current: RwLock::new(Some(open_when_released(
+                data_dir,
+                cache_capacity,
+                START_WAIT,
+            )?)),
         })
     }
 
@@ -107,15 +133,7 @@ impl OpenDb {
             current.take()
         };
         drop(old);
-        let since = Instant::now();
-        let opened = loop {
-            match open_handles(&self.data_dir, self.cache_capacity) {
-                Err(StoreError::InUse { .. }) if since.elapsed() < RELEASE_WAIT => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                other => break other?,
-            }
-        };
+        let opened = open_when_released(&self.data_dir, self.cache_capacity, RELEASE_WAIT)?;
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(opened);
         tracing::warn!(data_dir = %self.data_dir.display(), "store reopened after a storage failure");
         Ok(())
