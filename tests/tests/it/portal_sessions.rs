@@ -36,6 +36,7 @@ fn table() -> BTreeMap<&'static str, Option<Vec<&'static str>>> {
     let mut t = BTreeMap::new();
     let view = [
         "get_tenant_stats",
+        "get_tenant_stats_history",
         "simulate_policy",
         "get_tenant",
         "list_tasks",

@@ -164,6 +164,7 @@ pub(super) async fn list(
             && endpoint.as_ref().is_none_or(|ep| a.of.endpoint_id == *ep)
             && outcome.is_none_or(|o| a.record.outcome() == o)
             && class.is_none_or(|c| a.record.status_class() == c)
+            && who.sees(&a.of.endpoint_id, &a.of.event_type)
     };
     let page = ctx.store.list_attempts(&t, &scope, &query, keep).await?;
     raw_json(&AttemptList {
@@ -189,6 +190,7 @@ pub(super) async fn show(
         .store
         .attempt(&t, &id)
         .await?
+        .filter(|a| who.sees(&a.of.endpoint_id, &a.of.event_type))
         .ok_or_else(|| ApiError::not_found("attempt"))?;
     raw_json(&ListedAttemptView::from(&attempt))
 }

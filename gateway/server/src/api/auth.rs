@@ -15,7 +15,7 @@ use axum::http::request::Parts;
 use super::body::read_guard::ReadClaim;
 use super::error::ApiError;
 use crate::context::AppContext;
-use crate::ids::TenantId;
+use crate::ids::{EndpointId, TenantId};
 use crate::token;
 
 /// Who is calling.
@@ -68,6 +68,59 @@ impl Principal {
         match self {
             Self::Admin | Self::Tenant(_) => true,
             Self::Portal(s) => s.allows(crate::store::PortalCapability::ReadSecrets),
+        }
+    }
+
+    /// Whether it reaches `endpoint`: a portal session limited to some
+    /// endpoints reaches only those (the others are 404 to it).
+    pub(crate) fn reaches_endpoint(&self, endpoint: &EndpointId) -> bool {
+        match self {
+            Self::Portal(s) => s.reaches_endpoint(endpoint),
+            Self::Admin | Self::Tenant(_) => true,
+        }
+    }
+
+    /// Whether it sees events of type `name`: a portal session limited to
+    /// some event types sees only those.
+    pub(crate) fn sees_event_type(&self, name: &str) -> bool {
+        match self {
+            Self::Portal(s) => s.sees_event_type(name),
+            Self::Admin | Self::Tenant(_) => true,
+        }
+    }
+
+    /// Whether it sees what went to `endpoint` for an event of type
+    /// `event_type` (a delivery, an attempt).
+    pub(crate) fn sees(&self, endpoint: &EndpointId, event_type: &str) -> bool {
+        self.reaches_endpoint(endpoint) && self.sees_event_type(event_type)
+    }
+
+    /// Refuses a subscription a portal session limited to some event types
+    /// may not make; what the endpoint already had (`had`) stays allowed.
+    ///
+    /// # Errors
+    /// 422 naming the first entry of `wanted` outside the session's types.
+    pub(crate) fn check_subscription(
+        &self,
+        wanted: &[String],
+        had: &[String],
+    ) -> Result<(), ApiError> {
+        let Self::Portal(s) = self else {
+            return Ok(());
+        };
+        let refused = wanted
+            .iter()
+            .position(|w| !had.contains(w) && !s.may_subscribe(w));
+        match refused {
+            None => Ok(()),
+            Some(i) => Err(ApiError::validation(
+                format!("event_types[{i}]"),
+                format!(
+                    "this portal session may subscribe only to {}; {:?} is outside them",
+                    s.event_types.join(", "),
+                    wanted[i]
+                ),
+            )),
         }
     }
 

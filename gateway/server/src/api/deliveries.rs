@@ -149,7 +149,10 @@ pub(super) async fn list(
             .map_err(|m| ApiError::invalid_field("dead_reason", m))?,
     };
     let handle = ctx.delivery.clone();
-    let in_flight = move |d: &DeliveryRecord| !in_flight_only || handle.is_in_flight(&d.id);
+    let seer = who.clone();
+    let in_flight = move |d: &DeliveryRecord| {
+        (!in_flight_only || handle.is_in_flight(&d.id)) && seer.sees(&d.endpoint_id, &d.event_type)
+    };
     let result = ctx
         .store
         .list_deliveries(&t, &filter, in_flight, page.limit()?, q.cursor.as_deref())
@@ -175,6 +178,7 @@ pub(super) async fn show(
         .store
         .delivery(&t, &id)
         .await?
+        .filter(|d| who.sees(&d.endpoint_id, &d.event_type))
         .ok_or_else(|| ApiError::not_found("delivery"))?;
     Ok(Json(DeliveryDetail {
         attempt_log: ctx

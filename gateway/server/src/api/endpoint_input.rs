@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::auth::Principal;
 use super::endpoint_headers;
 use super::endpoint_schema::{EventTypePattern, MetadataSchema, PayloadFilterSchema};
 use super::endpoint_signature::{self, SignatureInput};
@@ -276,11 +277,13 @@ impl EndpointInput {
     pub(super) async fn apply_to(
         self,
         ctx: &AppContext,
+        who: &Principal,
         ep: &mut EndpointRecord,
     ) -> Result<(), ApiError> {
         let url = checked_url(ctx, self.url.as_deref()).await?;
         let description = checked_description(ctx, self.description)?;
         let event_types = checked_patterns(ctx, self.event_types)?;
+        who.check_subscription(&event_types, &ep.event_types)?;
         // Names it already had stay, even if archived or gone from the catalog.
         let strict = ctx.config.event_types.strict;
         ctx.catalog

@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::openapi::ItemPath;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::endpoint_stats::{Percentile, StatsWindow, percentile_ms};
+use crate::endpoint_stats::{BucketRange, Percentile, StatsWindow, percentile_ms};
 use crate::ids::{EndpointId, TenantId};
 use crate::store::{SUMMARY_SCAN_LIMIT, StatsCounts};
 
@@ -37,6 +37,15 @@ pub(super) struct StatsQuery {
     /// bucket; now when absent. Clamped to the bucket holding now.
     #[param(format = DateTime)]
     until: Option<String>,
+}
+
+impl StatsQuery {
+    /// The buckets asked for, in `window` at `now_ms`.
+    pub(super) fn range(&self, window: &StatsWindow, now_ms: u64) -> Result<BucketRange, ApiError> {
+        let since = time_param("since", self.since.as_deref())?;
+        let until = time_param("until", self.until.as_deref())?;
+        Ok(window.range(since, until, now_ms)?)
+    }
 }
 
 /// An endpoint's stats over a range of buckets.
@@ -98,13 +107,22 @@ pub(super) struct EndpointStatsBucket {
 }
 
 impl EndpointStatsCounts {
-    fn of(c: &StatsCounts) -> Self {
+    pub(super) fn of(c: &StatsCounts) -> Self {
         Self {
             attempts: c.attempts,
             delivered: c.delivered,
             failed: c.failed,
             p50_ms: percentile_ms(&c.latency, Percentile::P50),
             p99_ms: percentile_ms(&c.latency, Percentile::P99),
+        }
+    }
+}
+
+impl EndpointStatsBucket {
+    pub(super) fn of(start_ms: u64, counts: &StatsCounts) -> Self {
+        Self {
+            start: rfc3339_ms(start_ms),
+            counts: EndpointStatsCounts::of(counts),
         }
     }
 }
@@ -122,10 +140,8 @@ pub(super) async fn show(
 ) -> Result<Json<EndpointStatsView>, ApiError> {
     let ep = load(&ctx, &who, &t, &id).await?;
     let Query(q) = q.map_err(bad_query)?;
-    let since = time_param("since", q.since.as_deref())?;
-    let until = time_param("until", q.until.as_deref())?;
     let window = StatsWindow::of(&ctx.config.stats);
-    let range = window.range(since, until, ctx.clock.now_ms())?;
+    let range = q.range(&window, ctx.clock.now_ms())?;
     let stored = ctx
         .store
         .endpoint_stats(&ep.tenant_id, &ep.id, range.start_ms, range.end_ms)
@@ -153,10 +169,7 @@ pub(super) async fn show(
         buckets: series
             .buckets
             .iter()
-            .map(|(start, counts)| EndpointStatsBucket {
-                start: rfc3339_ms(*start),
-                counts: EndpointStatsCounts::of(counts),
-            })
+            .map(|(start, counts)| EndpointStatsBucket::of(*start, counts))
             .collect(),
     }))
 }

@@ -36,6 +36,7 @@ pub(super) async fn load(
     ctx.store
         .find_endpoint(t, id)
         .await?
+        .filter(|ep| who.reaches_endpoint(&ep.id))
         .ok_or_else(|| ApiError::not_found("endpoint"))
 }
 
@@ -58,7 +59,7 @@ async fn create_from(
     let now = ctx.clock.now_ms();
     let secret = tenant_secret(input.secret.as_deref())?;
     let mut ep = EndpointRecord::blank(t, secret.as_str(), now);
-    input.apply_to(ctx, &mut ep).await?;
+    input.apply_to(ctx, who, &mut ep).await?;
     let max = ctx.config.limits.endpoints_per_tenant;
     match ctx.store.create_endpoint(&ep, max).await? {
         EndpointCreate::Created => {}
@@ -141,10 +142,11 @@ pub(super) async fn put(
     let ctx = &ctx;
     let input = &serde_json::to_value(&input).unwrap_or_default();
     let started = ctx.clock.now_ms();
-    let ep = modify(ctx, &who, &t, &existing.id, |mut ep| async move {
+    let who = &who;
+    let ep = modify(ctx, who, &t, &existing.id, |mut ep| async move {
         let input: EndpointInput = serde_json::from_value(input.clone())
             .map_err(|e| ApiError::invalid_field("", e.to_string()))?;
-        input.apply_to(ctx, &mut ep).await?;
+        input.apply_to(ctx, who, &mut ep).await?;
         Ok(ep)
     })
     .await?;
@@ -175,6 +177,7 @@ pub(super) async fn list(
     };
     Ok(list_body(
         eps.iter()
+            .filter(|e| who.reaches_endpoint(&e.id))
             .map(|e| EndpointView::new(e, &ctx.config.policy.default))
             .collect(),
         next.map(String::from),
@@ -284,7 +287,8 @@ pub(super) async fn update(
     let ctx = &ctx;
     let patch = &patch;
     let started = ctx.clock.now_ms();
-    let ep = modify(ctx, &who, &t, &id, |mut ep| async move {
+    let who = &who;
+    let ep = modify(ctx, who, &t, &id, |mut ep| async move {
         let mut merged = serde_json::to_value(EndpointInput::of(&ep)).unwrap_or_default();
         merge_patch(&mut merged, patch);
         // The filter is one value, replaced whole: merging two filters would
@@ -299,7 +303,7 @@ pub(super) async fn update(
             let field = e.path().to_string();
             ApiError::invalid_field(field, e.into_inner().to_string())
         })?;
-        input.apply_to(ctx, &mut ep).await?;
+        input.apply_to(ctx, who, &mut ep).await?;
         Ok(ep)
     })
     .await?;

@@ -157,6 +157,7 @@ pub(super) async fn list(
             && q.tag
                 .as_ref()
                 .is_none_or(|tag| ev.labels.tags.contains(tag))
+            && who.sees_event_type(&ev.event_type)
     };
     let page = ctx.store.list_events(&t, &query, keep).await?;
     let body = EventList {

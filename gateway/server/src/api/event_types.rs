@@ -319,7 +319,7 @@ pub(super) async fn create(
     responses((status = 200, description = "A page of types", body = ListPage<EventTypeView>)))]
 pub(super) async fn list(
     State(ctx): State<Arc<AppContext>>,
-    _who: Principal,
+    who: Principal,
     query: Result<Query<EventTypeListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<ListPage<EventTypeView>>, ApiError> {
     let Query(q) = query.map_err(bad_query)?;
@@ -348,7 +348,8 @@ pub(super) async fn list(
         for rec in page {
             read += 1;
             after = Some(rec.name.clone());
-            if include_archived || !rec.archived {
+            // A portal session limited to some types sees only those.
+            if (include_archived || !rec.archived) && who.sees_event_type(&rec.name) {
                 data.push(EventTypeView::new(&rec));
             }
             if data.len() == limit || read == LIST_READ_MAX {
@@ -367,12 +368,12 @@ pub(super) async fn list(
     responses((status = 200, description = "The type", body = EventTypeView)))]
 pub(super) async fn show(
     State(ctx): State<Arc<AppContext>>,
-    _who: Principal,
+    who: Principal,
     Path(name): Path<String>,
 ) -> Result<Json<EventTypeView>, ApiError> {
     match ctx.store.event_type(&name).await? {
-        Some(rec) => Ok(Json(EventTypeView::new(&rec))),
-        None => Err(ApiError::not_found("event type")),
+        Some(rec) if who.sees_event_type(&rec.name) => Ok(Json(EventTypeView::new(&rec))),
+        _ => Err(ApiError::not_found("event type")),
     }
 }
 

@@ -326,6 +326,7 @@ pub(super) async fn show(
         .store
         .find_event(&t, &id)
         .await?
+        .filter(|ev| who.sees_event_type(&ev.event_type))
         .ok_or_else(|| ApiError::not_found("event"))?;
     let mut deliveries = Vec::with_capacity(ev.deliveries.len());
     for (dlv_id, _) in &ev.deliveries {

@@ -44,6 +44,7 @@ mod request_guard;
 mod send_example;
 pub(crate) mod server;
 pub(crate) mod simulate;
+mod stats_history;
 mod tasks;
 mod tenants;
 
@@ -67,6 +68,8 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(openapi::serve))
         .routes(routes!(observability::all_stats))
         .routes(routes!(observability::tenant_stats))
+        .routes(routes!(stats_history::all))
+        .routes(routes!(stats_history::tenant))
         .routes(routes!(simulate::simulate))
         .routes(routes!(tenants::create, tenants::list))
         .routes(routes!(tenants::show, tenants::update, tenants::delete))

@@ -36,6 +36,7 @@ const PLUGINS: PortalAccess = Needs(&[Cap::ManagePlugins]);
 /// are refused to portals by their own check; public ones need no token.
 pub(super) const PORTAL_ACCESS: &[(&str, PortalAccess)] = &[
     ("get_tenant_stats", VIEW),
+    ("get_tenant_stats_history", VIEW),
     ("simulate_policy", VIEW),
     ("get_tenant", VIEW),
     ("rotate_tenant_key", Platform),
@@ -85,6 +86,27 @@ pub(super) const PORTAL_ACCESS: &[(&str, PortalAccess)] = &[
     ("get_portal_session", Needs(&[])),
 ];
 
+/// Operations that reach every endpoint of the tenant (or make a new one),
+/// refused to a session limited to some endpoints. The others that name an
+/// endpoint, a delivery or an attempt answer 404 for one outside its limit;
+/// lists leave those out.
+const WHOLE_TENANT: &[&str] = &[
+    "get_tenant_stats",
+    "list_tasks",
+    "get_task",
+    "create_endpoint",
+    "put_endpoint",
+    "create_tenant_operator_endpoint",
+    "list_tenant_operator_endpoints",
+    "get_tenant_operator_endpoint",
+    "update_tenant_operator_endpoint",
+    "delete_tenant_operator_endpoint",
+    "get_event",
+    "list_events",
+    "replay_dead_deliveries",
+    "get_tenant_dlq_summary",
+];
+
 /// The operation id of each `(method, path template)` of the API.
 fn operation_ids() -> &'static HashMap<(Method, String), String> {
     static IDS: OnceLock<HashMap<(Method, String), String>> = OnceLock::new();
@@ -109,9 +131,8 @@ fn operation_ids() -> &'static HashMap<(Method, String), String> {
     })
 }
 
-/// What the operation at `method` and `path` (a route template) asks of a
-/// portal session; an operation no row names is refused.
-pub(super) fn access_of(method: &Method, path: &str) -> PortalAccess {
+/// The operation at `method` and `path` (a route template), if the API has one.
+fn operation_at(method: &Method, path: &str) -> Option<&'static str> {
     let method = if method == Method::HEAD {
         Method::GET
     } else {
@@ -119,7 +140,14 @@ pub(super) fn access_of(method: &Method, path: &str) -> PortalAccess {
     };
     operation_ids()
         .get(&(method, path.to_owned()))
-        .and_then(|id| PORTAL_ACCESS.iter().find(|(op, _)| op == id))
+        .map(String::as_str)
+}
+
+/// What the operation at `method` and `path` (a route template) asks of a
+/// portal session; an operation no row names is refused.
+pub(super) fn access_of(method: &Method, path: &str) -> PortalAccess {
+    operation_at(method, path)
+        .and_then(|id| PORTAL_ACCESS.iter().find(|(op, _)| *op == id))
         .map_or(Platform, |(_, access)| *access)
 }
 
@@ -148,6 +176,14 @@ pub(super) async fn admit(
         .get::<MatchedPath>()
         .map(MatchedPath::as_str);
     let access = path.map_or(Platform, |p| access_of(&parts.method, p));
+    let op = path.and_then(|p| operation_at(&parts.method, p));
+    if !session.endpoints.is_empty()
+        && let Some(op) = op.filter(|op| WHOLE_TENANT.contains(op))
+    {
+        return Err(ApiError::forbidden_because(format!(
+            "this portal session is limited to some endpoints; {op} reaches every endpoint of the tenant"
+        )));
+    }
     match access {
         Platform => Err(ApiError::forbidden_because(
             "a portal session cannot call this route: it is the platform's own",

@@ -20,7 +20,7 @@ use super::error::ApiError;
 use super::openapi::TenantPath;
 use crate::clock::rfc3339_ms;
 use crate::context::AppContext;
-use crate::ids::TenantId;
+use crate::ids::{EndpointId, TenantId};
 use crate::store::{PortalCapability, PortalSessionRecord, PortalTheme};
 
 /// The shortest and longest a session may last, and its default.
@@ -50,6 +50,81 @@ pub(super) struct PortalSessionInput {
     #[serde(default)]
     #[schema(value_type = Option<ThemeInput>)]
     theme: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The only endpoints it reaches (ids or uids of the tenant's endpoints,
+    /// at most 100); every endpoint when absent. Such a session cannot create
+    /// endpoints, nor call what reaches every endpoint of the tenant (its
+    /// events, stats since start, DLQ summary and bulk replay, tasks, operator
+    /// endpoints).
+    #[serde(default)]
+    endpoints: Option<Vec<String>>,
+    /// The only event types it sees (names or patterns such as `order.*`, at
+    /// most 100): the catalog, events and deliveries of other types are hidden
+    /// from it, and the endpoints it creates or changes subscribe within them.
+    /// Every type when absent.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<super::endpoint_schema::EventTypePattern>>)]
+    event_types: Option<Vec<String>>,
+}
+
+/// The most endpoints or event types one session may be limited to.
+const LIMITS_MAX: usize = 100;
+
+/// The ids of the endpoints `given` names (ids or uids of `t`'s endpoints).
+///
+/// # Errors
+/// 422 naming the first one that is not the tenant's.
+async fn endpoints_named(
+    ctx: &AppContext,
+    t: &TenantId,
+    given: Option<Vec<String>>,
+) -> Result<Vec<EndpointId>, ApiError> {
+    let given = given.unwrap_or_default();
+    if given.len() > LIMITS_MAX {
+        return Err(ApiError::validation(
+            "endpoints",
+            format!("at most {LIMITS_MAX} endpoints"),
+        ));
+    }
+    let mut ids = Vec::with_capacity(given.len());
+    for (i, name) in given.iter().enumerate() {
+        let found = ctx
+            .store
+            .find_endpoint(t, &EndpointId::from(name.as_str()))
+            .await?;
+        let ep = found.ok_or_else(|| {
+            ApiError::validation(
+                format!("endpoints[{i}]"),
+                format!("the tenant has no endpoint {name:?}"),
+            )
+        })?;
+        ids.push(ep.id);
+    }
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// The event types `given` (names or patterns), checked.
+///
+/// # Errors
+/// 422 naming the first that is not a valid name or pattern.
+fn event_types_named(
+    ctx: &AppContext,
+    given: Option<Vec<String>>,
+) -> Result<Vec<String>, ApiError> {
+    let given = given.unwrap_or_default();
+    if given.len() > LIMITS_MAX {
+        return Err(ApiError::validation(
+            "event_types",
+            format!("at most {LIMITS_MAX} event types"),
+        ));
+    }
+    for (i, p) in given.iter().enumerate() {
+        crate::event_type::validate_pattern(p, ctx.config.limits.event_type_len).map_err(|e| {
+            ApiError::validation(format!("event_types[{i}]"), format!("{p:?}: {e}"))
+        })?;
+    }
+    Ok(given)
 }
 
 /// A capability's name, as the API's schema lists them. Only described.
@@ -174,6 +249,10 @@ pub(super) struct PortalSessionView {
     expires_at: String,
     #[schema(value_type = ThemeInput)]
     theme: PortalTheme,
+    /// The only endpoints it reaches, by id; every endpoint when empty.
+    endpoints: Vec<String>,
+    /// The only event types it sees; every type when empty.
+    event_types: Vec<String>,
     /// `hgp_...`: in the answer to create only.
     #[serde(skip_serializing_if = "Option::is_none")]
     token: Option<String>,
@@ -191,6 +270,8 @@ impl PortalSessionView {
             capabilities: s.capabilities.clone(),
             expires_at: rfc3339_ms(s.expires_at_ms),
             theme: s.theme.clone(),
+            endpoints: s.endpoints.iter().map(ToString::to_string).collect(),
+            event_types: s.event_types.clone(),
             token: None,
             url: None,
         }
@@ -230,6 +311,8 @@ pub(super) async fn create(
     capabilities.sort();
     capabilities.dedup();
     let own = theme_of(input.theme, "theme")?;
+    let endpoints = endpoints_named(&ctx, &t, input.endpoints).await?;
+    let event_types = event_types_named(&ctx, input.event_types)?;
     // The tenant's theme, with what this session sets laid over it.
     let tenant = ctx.store.tenant(&t).await?;
     let theme = tenant.map_or_else(|| own.clone(), |rec| rec.portal.theme.overlaid(&own));
@@ -241,6 +324,8 @@ pub(super) async fn create(
         token_hash: hex::encode(crate::token::hash(&token)),
         capabilities,
         theme,
+        endpoints,
+        event_types,
         created_at_ms: now,
         expires_at_ms: now + ttl * 1000,
     };

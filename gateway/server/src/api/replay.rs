@@ -120,7 +120,14 @@ pub(super) async fn replay_one(
 ) -> Result<Json<DeliveryView>, ApiError> {
     let t = who.require_tenant(&ctx, &t).await?;
     let input: ReplayOne = body_or_default(body, ctx.config.limits.json_body_bytes).await?;
-    if let Some(d) = ctx.store.delivery(&t, &id).await?
+    let found = ctx.store.delivery(&t, &id).await?;
+    if found
+        .as_ref()
+        .is_some_and(|d| !who.sees(&d.endpoint_id, &d.event_type))
+    {
+        return Err(ApiError::not_found("delivery"));
+    }
+    if let Some(d) = found
         && let Some(ev) = ctx.store.event(&t, &d.event_id).await?
         && ev.labels.expunged_at_ms.is_some()
     {

@@ -46,7 +46,8 @@ pub(super) async fn send_example(
     let ep = load(&ctx, &who, &t, &id).await?;
     let input: SendExample =
         parse_json(&read_limited(body, ctx.config.limits.json_body_bytes).await?)?;
-    let Some(ty) = ctx.store.event_type(&input.event_type).await? else {
+    let known = ctx.store.event_type(&input.event_type).await?;
+    let Some(ty) = known.filter(|ty| who.sees_event_type(&ty.name)) else {
         return Err(ApiError::validation(
             "event_type",
             format!("event type {:?} is not in the catalog", input.event_type),

@@ -10,4 +10,4 @@ mod series;
 
 pub(crate) use histogram::{Percentile, percentile_ms};
 pub(crate) use recorder::{CountedAttempt, StatsRecorder, run_flusher};
-pub(crate) use series::{RangeError, StatsWindow};
+pub(crate) use series::{BucketRange, RangeError, StatsWindow};

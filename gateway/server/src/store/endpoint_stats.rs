@@ -63,7 +63,40 @@ pub struct StatsBucket {
     pub counts: StatsCounts,
 }
 
+/// A stored bucket with the endpoint it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedStatsBucket {
+    pub tenant_id: TenantId,
+    pub endpoint_id: EndpointId,
+    pub bucket: StatsBucket,
+}
+
+/// The buckets of many endpoints over a time range, as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatsAcross {
+    /// By tenant, endpoint, then start.
+    pub buckets: Vec<OwnedStatsBucket>,
+    /// False when more buckets lay in the range than the read took.
+    pub complete: bool,
+}
+
 impl Store {
+    /// The stored buckets that start in `[from_ms, until_ms)` of every endpoint
+    /// of `tenant` (of every tenant when `None`), at most `cap` of them.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn stats_across(
+        &self,
+        tenant: Option<&TenantId>,
+        from_ms: u64,
+        until_ms: u64,
+        cap: usize,
+    ) -> Result<StatsAcross, StoreError> {
+        let tenant = tenant.map(TenantId::as_str);
+        on_backend!(self, s => s.stats_across(tenant, from_ms, until_ms, cap).await)
+    }
+
     /// Adds each delta to its stored bucket (creating it), skipping those whose
     /// endpoint no longer exists; answers how many were added.
     ///

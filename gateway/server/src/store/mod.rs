@@ -78,7 +78,9 @@ pub(crate) use attempt_list::{
 };
 pub(crate) use deliveries::{DeliveryFilter, DeliveryPage};
 pub(crate) use dlq::{DeadCounts, ReplayOutcome, ReplaySummary, SUMMARY_SCAN_LIMIT};
-pub(crate) use endpoint_stats::{StatsBucket, StatsCounts, StatsDelta};
+pub(crate) use endpoint_stats::{
+    OwnedStatsBucket, StatsAcross, StatsBucket, StatsCounts, StatsDelta,
+};
 pub(crate) use endpoints::{EndpointCreate, EndpointVersion, Swap, uid_taken};
 pub(crate) use error::{Failure, StoreError};
 pub(crate) use event_list::EventQuery;

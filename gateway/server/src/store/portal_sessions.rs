@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError};
-use crate::ids::TenantId;
+use crate::ids::{EndpointId, TenantId};
 
 /// What a portal session may do, beyond nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -111,6 +111,13 @@ pub struct PortalSessionRecord {
     pub capabilities: Vec<PortalCapability>,
     #[serde(default)]
     pub theme: PortalTheme,
+    /// The only endpoints it reaches (by id); every endpoint when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<EndpointId>,
+    /// The only event types it sees and subscribes to (names or patterns);
+    /// every type when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub event_types: Vec<String>,
     pub created_at_ms: u64,
     pub expires_at_ms: u64,
 }
@@ -119,6 +126,34 @@ impl PortalSessionRecord {
     /// Whether the session may do what `cap` allows.
     pub fn allows(&self, cap: PortalCapability) -> bool {
         self.capabilities.contains(&cap)
+    }
+
+    /// Whether it reaches `endpoint`.
+    pub fn reaches_endpoint(&self, endpoint: &EndpointId) -> bool {
+        self.endpoints.is_empty() || self.endpoints.contains(endpoint)
+    }
+
+    /// Whether it sees events of type `name`.
+    pub fn sees_event_type(&self, name: &str) -> bool {
+        self.event_types.is_empty() || crate::event_type::any_matches(&self.event_types, name)
+    }
+
+    /// Whether it may subscribe an endpoint to `wanted` (a name or a pattern):
+    /// one of its own entries, or a name or narrower pattern one of its
+    /// patterns covers.
+    pub fn may_subscribe(&self, wanted: &str) -> bool {
+        if self.event_types.is_empty() || self.event_types.iter().any(|t| t == wanted) {
+            return true;
+        }
+        // `a.b.*` is covered where `a.b.x` would be: by `a.*` or `*`.
+        let probe = match wanted.strip_suffix(".*") {
+            Some(prefix) => format!("{prefix}.x"),
+            None if wanted == "*" => return false,
+            None => wanted.to_owned(),
+        };
+        self.event_types
+            .iter()
+            .any(|t| crate::event_type::is_pattern(t) && crate::event_type::matches(t, &probe))
     }
 }
 

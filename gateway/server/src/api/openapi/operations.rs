@@ -59,6 +59,16 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     op("get_stats", Access::Admin, &[]),
     op("get_tenant_stats", Access::Tenant, &[]),
     op(
+        "get_stats_history",
+        Access::Admin,
+        &[E::InvalidField, E::ValidationFailed],
+    ),
+    op(
+        "get_tenant_stats_history",
+        Access::Tenant,
+        &[E::InvalidField, E::ValidationFailed],
+    ),
+    op(
         "simulate_policy",
         Access::Caller,
         &[

@@ -11,7 +11,10 @@
 use deadpool_postgres::GenericClient;
 
 use super::{PgStore, ms, pg_error, unms};
-use crate::store::{StatsBucket, StatsCounts, StatsDelta, StoreError};
+use crate::ids::{EndpointId, TenantId};
+use crate::store::{
+    OwnedStatsBucket, StatsAcross, StatsBucket, StatsCounts, StatsDelta, StoreError,
+};
 
 /// Adds the deltas `$1..$6` (tenant, endpoint, bucket start, attempts,
 /// delivered, failed) with their histograms `$7` (flattened, `$8` slots each).
@@ -39,6 +42,20 @@ ON CONFLICT (tenant_id, endpoint_id, bucket_start_ms) DO UPDATE SET
 /// A count as PostgreSQL's `bigint`.
 fn count(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The attempts, delivered, failed and latency columns of `row`, from `at`.
+fn counts_of(row: &tokio_postgres::Row, at: usize) -> StatsCounts {
+    StatsCounts {
+        attempts: unms(row.get(at)),
+        delivered: unms(row.get(at + 1)),
+        failed: unms(row.get(at + 2)),
+        latency: row
+            .get::<_, Vec<i64>>(at + 3)
+            .into_iter()
+            .map(unms)
+            .collect(),
+    }
 }
 
 impl PgStore {
@@ -100,14 +117,47 @@ impl PgStore {
             .iter()
             .map(|r| StatsBucket {
                 start_ms: unms(r.get(0)),
-                counts: StatsCounts {
-                    attempts: unms(r.get(1)),
-                    delivered: unms(r.get(2)),
-                    failed: unms(r.get(3)),
-                    latency: r.get::<_, Vec<i64>>(4).into_iter().map(unms).collect(),
-                },
+                counts: counts_of(r, 1),
             })
             .collect())
+    }
+
+    pub async fn stats_across(
+        &self,
+        tenant: Option<&str>,
+        from_ms: u64,
+        until_ms: u64,
+        cap: usize,
+    ) -> Result<StatsAcross, StoreError> {
+        let taking = i64::try_from(cap).unwrap_or(i64::MAX).saturating_add(1);
+        let rows = self
+            .client()
+            .await?
+            .query(
+                "SELECT tenant_id, endpoint_id, bucket_start_ms, attempts, delivered, failed, latency
+                 FROM endpoint_stats
+                 WHERE ($1::text IS NULL OR tenant_id = $1)
+                   AND bucket_start_ms >= $2 AND bucket_start_ms < $3
+                 ORDER BY tenant_id, endpoint_id, bucket_start_ms
+                 LIMIT $4",
+                &[&tenant, &ms(from_ms), &ms(until_ms), &taking],
+            )
+            .await
+            .map_err(pg_error)?;
+        let complete = rows.len() <= cap;
+        let buckets = rows
+            .iter()
+            .take(cap)
+            .map(|r| OwnedStatsBucket {
+                tenant_id: TenantId::from(r.get::<_, &str>(0)),
+                endpoint_id: EndpointId::from(r.get::<_, &str>(1)),
+                bucket: StatsBucket {
+                    start_ms: unms(r.get(2)),
+                    counts: counts_of(r, 3),
+                },
+            })
+            .collect();
+        Ok(StatsAcross { buckets, complete })
     }
 
     pub async fn sweep_endpoint_stats(

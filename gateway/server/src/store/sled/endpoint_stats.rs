@@ -11,13 +11,22 @@ use std::collections::BTreeMap;
 
 use super::bulk::BulkWrites;
 use super::{Lane, SledStore, StoreError, WriteResult, Writes, keys, records};
-use crate::store::{StatsBucket, StatsCounts, StatsDelta};
+use crate::store::{OwnedStatsBucket, StatsAcross, StatsBucket, StatsCounts, StatsDelta};
 
 /// Endpoints whose deltas one transaction adds.
 const FLUSH_BATCH: usize = 128;
 
 /// Buckets one batch of an endpoint's delete removes.
 const REMOVE_BATCH: usize = 512;
+
+/// The start of a stats bucket, the last eight bytes of its key.
+fn bucket_start(k: &[u8]) -> Result<u64, StoreError> {
+    k.len()
+        .checked_sub(8)
+        .and_then(|at| k[at..].try_into().ok())
+        .map(u64::from_be_bytes)
+        .ok_or_else(|| StoreError::corrupt("stats bucket key"))
+}
 
 impl SledStore {
     pub(crate) async fn add_endpoint_stats(
@@ -85,18 +94,61 @@ impl SledStore {
         let mut out = Vec::new();
         for kv in self.records()?.range(range) {
             let (k, v) = kv?;
-            let start = k
-                .len()
-                .checked_sub(8)
-                .and_then(|at| k[at..].try_into().ok())
-                .map(u64::from_be_bytes)
-                .ok_or_else(|| StoreError::corrupt("stats bucket key"))?;
             out.push(StatsBucket {
-                start_ms: start,
+                start_ms: bucket_start(&k)?,
                 counts: records::decode(&v)?,
             });
         }
         Ok(out)
+    }
+
+    /// One range read per endpoint (jumping from each to the next), the
+    /// buckets in `[from_ms, until_ms)` of each, until `cap` are taken.
+    pub(crate) async fn stats_across(
+        &self,
+        tenant: Option<&str>,
+        from_ms: u64,
+        until_ms: u64,
+        cap: usize,
+    ) -> Result<StatsAcross, StoreError> {
+        let records = self.records()?;
+        let scope = match tenant {
+            Some(t) => keys::endpoint_stats_of_tenant(t),
+            None => keys::all_endpoint_stats(),
+        };
+        let end = keys::prefix_end(&scope);
+        let mut from = scope;
+        let mut read = StatsAcross {
+            buckets: Vec::new(),
+            complete: true,
+        };
+        while let Some(first) = records.range(from.clone()..end.clone()).keys().next() {
+            let first = first?;
+            let Some(owner) = keys::endpoint_stats_owner(&first) else {
+                from = [first.as_ref(), &[0]].concat();
+                continue;
+            };
+            let (tenant_id, endpoint_id) = keys::stats_owner_ids(&owner)
+                .ok_or_else(|| StoreError::corrupt("stats bucket key"))?;
+            let at = |ms: u64| [owner.as_slice(), &ms.to_be_bytes()].concat();
+            for kv in records.range(at(from_ms)..at(until_ms)) {
+                if read.buckets.len() == cap {
+                    read.complete = false;
+                    return Ok(read);
+                }
+                let (k, v) = kv?;
+                read.buckets.push(OwnedStatsBucket {
+                    tenant_id: tenant_id.clone(),
+                    endpoint_id: endpoint_id.clone(),
+                    bucket: StatsBucket {
+                        start_ms: bucket_start(&k)?,
+                        counts: records::decode(&v)?,
+                    },
+                });
+            }
+            from = keys::prefix_end(&owner);
+        }
+        Ok(read)
     }
 
     /// Goes through the endpoints' bucket ranges in key order, removing from the

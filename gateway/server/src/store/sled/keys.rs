@@ -5,6 +5,7 @@
 //! scan in reverse lists newest first. Schedule keys sort by endpoint, then due
 //! time (big-endian), then delivery id, so one endpoint's due work is a range scan.
 
+use crate::ids::{EndpointId, TenantId};
 use crate::store::{DueEntry, Lane};
 
 /// Separator between key parts; never appears in ids or tenant ids.
@@ -275,6 +276,16 @@ pub(crate) fn endpoint_stats_owner(k: &[u8]) -> Option<Vec<u8>> {
     let after_tenant = &rest[tenant_end + 1..];
     let endpoint_end = after_tenant.iter().position(|b| *b == SEP)?;
     Some(k[..3 + tenant_end + 1 + endpoint_end + 1].to_vec())
+}
+
+/// The tenant and endpoint named by an owner prefix from
+/// [`endpoint_stats_owner`].
+pub(crate) fn stats_owner_ids(owner: &[u8]) -> Option<(TenantId, EndpointId)> {
+    let rest = owner.strip_prefix(b"st\0")?.strip_suffix(&[SEP])?;
+    let at = rest.iter().position(|b| *b == SEP)?;
+    let tenant = std::str::from_utf8(&rest[..at]).ok()?;
+    let endpoint = std::str::from_utf8(&rest[at + 1..]).ok()?;
+    Some((TenantId::from(tenant), EndpointId::from(endpoint)))
 }
 
 impl Lane {
