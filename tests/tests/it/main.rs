@@ -17,6 +17,7 @@ mod console;
 mod console_a11y;
 mod console_browser;
 mod console_platform_seen;
+mod console_portal_nodes;
 mod console_seen;
 mod delivery_burst;
 mod delivery_https;

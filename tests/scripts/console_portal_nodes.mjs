@@ -1,0 +1,67 @@
+// Drives the portal on two gateways of one cluster, in Debian's Chromium
+// (headless) with playwright-core: one session's portal open on each node,
+// then every session of the tenant revoked through the first node, then each
+// page's next step; and a session opened after its expiry on a gateway whose
+// clock the test moved past it. Prints what the pages showed as one JSON line.
+//
+// Usage: node console_portal_nodes.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
+// SETUP_JSON: {"node_urls": [the session's portal URL on each node],
+//   "expired_url": a portal URL whose session has expired,
+//   "origins": the gateways' origins}
+import { launch } from "./console/browser.mjs";
+
+const [base, key, tenant, outDir, setupJson] = process.argv.slice(2);
+const setup = JSON.parse(setupJson);
+const { close, page, outside } = await launch(base, outDir);
+const seen = {};
+let failed = null;
+let scene = "open";
+
+/** What the console shows once it has sent its reader back to sign in. */
+async function signInShown(p) {
+  await p.waitForSelector("#sign-in:not([hidden])");
+  await p.waitForSelector("#error:not([hidden])");
+  return {
+    error: await p.textContent("#error"),
+    nav: await p.isVisible("#nav"),
+    sections: await p.$$eval("main > section", (all) => all.filter((s) => !s.hidden).map((s) => s.id)),
+  };
+}
+
+try {
+  const pages = [page, await page.context().newPage()];
+  for (const [i, p] of pages.entries()) {
+    p.setDefaultTimeout(30000);
+    await p.goto(setup.node_urls[i]);
+    await p.waitForSelector("#nav a[href='#endpoints']");
+    await p.screenshot({ path: `${outDir}/portal-node-${i}.png`, fullPage: true });
+  }
+  seen.opened = await Promise.all(pages.map((p) => p.evaluate(() => window.location.origin)));
+
+  scene = "revoked";
+  const response = await fetch(`${base}/v1/tenants/${tenant}/portal-sessions`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${key}` },
+  });
+  seen.revoked = await response.json();
+  seen.ended = [];
+  for (const p of pages) {
+    await p.click("#nav a[href='#endpoints']");
+    seen.ended.push(await signInShown(p));
+  }
+
+  scene = "expired";
+  const late = pages[0];
+  await late.goto(setup.expired_url);
+  seen.expired = await signInShown(late);
+  seen.expired.href = late.url();
+  await late.screenshot({ path: `${outDir}/portal-expired.png`, fullPage: true });
+} catch (error) {
+  failed = `${scene}: ${error.message}`;
+  await page.screenshot({ path: `${outDir}/failed-portal-nodes-${scene}.png`, fullPage: true }).catch(() => {});
+} finally {
+  await close();
+}
+const foreign = outside.filter((url) => !setup.origins.some((origin) => url.startsWith(origin)));
+console.log(JSON.stringify({ ...seen, failed, outside: foreign }));
+process.exit(failed ? 1 : 0);
