@@ -1,8 +1,11 @@
 // Checks every page of the web console with axe-core (WCAG 2.0/2.1 A and AA
 // rules) in Debian's Chromium: the sign-in form, then each page signed in with
-// a tenant's key, with an endpoint, a delivery and a catalog type to show.
+// a tenant's key, with an endpoint, a delivery and a catalog type to show;
+// then the overview and the endpoint list in the dark palette. Measures each
+// badge tone's contrast in the light, dark and system-dark palettes.
 // Screenshots of each page at 1280 px and 390 px go to OUT_DIR. Prints one
-// JSON line: the serious and critical violations by page, and the pages seen.
+// JSON line: the serious and critical violations by page, the badge tones
+// the list showed, the contrasts measured, and the pages seen.
 //
 // Usage: node console_a11y.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
 // SETUP_JSON: {"endpoint": id, "delivery": id}
@@ -30,7 +33,43 @@ async function audit(name) {
     .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
 }
 
+/** The page at `hash` once drawn. */
+async function open(name, hash) {
+  await page.evaluate((h) => { window.location.hash = h; }, hash);
+  await page.waitForSelector(`#${name}:not([hidden]):not([aria-busy])`);
+}
+
+/** WCAG's contrast ratio of each badge tone, as drawn in `palette` (a `data-mode`, or the system's scheme). */
+async function badgeContrast(palette, mode, scheme) {
+  await page.emulateMedia({ colorScheme: scheme });
+  return page.evaluate(
+    ([palette, mode]) => {
+      const root = document.documentElement;
+      if (mode) root.dataset.mode = mode;
+      else delete root.dataset.mode;
+      const channel = (c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+      const luminance = (rgb) => {
+        const [r, g, b] = rgb.match(/[\d.]+/g).slice(0, 3).map((v) => channel(Number(v) / 255));
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      return ["tone-good", "tone-bad", "tone-warn"].map((tone) => {
+        const badge = document.createElement("span");
+        badge.className = `badge ${tone}`;
+        badge.textContent = "sample";
+        document.querySelector("main").append(badge);
+        const { color, backgroundColor } = getComputedStyle(badge);
+        badge.remove();
+        const [light, dark] = [luminance(color), luminance(backgroundColor)].sort((a, b) => b - a);
+        return { palette, tone, color, backgroundColor, ratio: (light + 0.05) / (dark + 0.05) };
+      });
+    },
+    [palette, mode],
+  );
+}
+
 const seen = {};
+let badges = [];
+const contrast = [];
 let failed = null;
 let scene = "sign-in";
 try {
@@ -51,9 +90,22 @@ try {
   ];
   for (const [name, hash] of pages) {
     scene = name;
-    await page.evaluate((h) => { window.location.hash = h; }, hash);
-    await page.waitForSelector(`#${name}:not([hidden]):not([aria-busy])`);
+    await open(name, hash);
     seen[name] = await audit(name);
+    if (name === "endpoints") {
+      badges = await page.$$eval("#endpoint-list .badge", (bs) => bs.map((b) => [...b.classList].find((c) => c.startsWith("tone-"))));
+    }
+  }
+  // The dark palette a portal theme may choose.
+  await page.evaluate(() => { document.documentElement.dataset.mode = "dark"; });
+  for (const name of ["overview", "endpoints"]) {
+    scene = `${name}-dark`;
+    await open(name, `#${name}`);
+    seen[scene] = await audit(scene);
+  }
+  scene = "contrast";
+  for (const [palette, mode, scheme] of [["light", null, "light"], ["dark", "dark", "light"], ["system dark", null, "dark"]]) {
+    contrast.push(...(await badgeContrast(palette, mode, scheme)));
   }
 } catch (error) {
   failed = `${scene}: ${error.message}`;
@@ -61,5 +113,5 @@ try {
 } finally {
   await close();
 }
-console.log(JSON.stringify({ violations: seen, failed, outside }));
+console.log(JSON.stringify({ violations: seen, badges, contrast, failed, outside }));
 process.exit(failed ? 1 : 0);

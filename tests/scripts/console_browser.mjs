@@ -1,16 +1,17 @@
 // Drives the web console in Debian's Chromium (headless) with playwright-core,
 // through a tenant's whole journey: overview, endpoints, deliveries and their
-// timeline, the DLQ and its replay, the policy simulator, plugins, and the
-// platform model (an endpoint's uid, name, channels, filter and sensitive
-// header; an event's payload); then the admin's overview. Saves a screenshot of each page in OUT_DIR and prints what
-// the pages showed as one JSON line.
+// timeline, the endpoints' recent success rates, the DLQ and its replay, the
+// policy simulator, plugins, and the platform model (an endpoint's uid, name,
+// channels, filter and sensitive header; an event's payload); then the
+// admin's overview. Saves a screenshot of each page in OUT_DIR and prints
+// what the pages showed as one JSON line.
 //
 // Usage: node console_browser.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
 // SETUP_JSON: {"admin": token, "retrying_url": url, "dying_url": url, "ok_url": url,
 //   "plugins": [wasm paths], "platform_url": url, "sensitive_value": a header value never to show}
 import { launch, signIn } from "./console/browser.mjs";
 import { overviewScene, adminScene, refusedSignIn } from "./console/overview_scene.mjs";
-import { endpointsScene } from "./console/endpoints_scene.mjs";
+import { endpointsScene, successScene } from "./console/endpoints_scene.mjs";
 import { deliveriesScene } from "./console/deliveries_scene.mjs";
 import { dlqScene } from "./console/dlq_scene.mjs";
 import { policiesScene } from "./console/policies_scene.mjs";
@@ -31,6 +32,7 @@ try {
     ["overview", overviewScene],
     ["endpoints", endpointsScene],
     ["deliveries", deliveriesScene],
+    ["success", successScene],
     ["dlq", dlqScene],
     ["policies", policiesScene],
     ["plugins", pluginsScene],

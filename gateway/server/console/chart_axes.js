@@ -33,10 +33,13 @@ export function frame(width, height, name) {
   return titled(root, name);
 }
 
-/** Round values from 0 up to at least `high`: steps of 1, 2 or 5 times a power of ten. */
-export function valueTicks(high, count = 4) {
+/**
+ * Round values from 0 up to at least `high`: steps of 1, 2 or 5 times a
+ * power of ten; at least 1 when `whole` (counts have no halves).
+ */
+export function valueTicks(high, count = 4, whole = false) {
   const top = high > 0 ? high : 1;
-  const raw = top / count;
+  const raw = whole ? Math.max(1, top / count) : top / count;
   const power = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw);
   const ticks = [];
@@ -88,11 +91,11 @@ export function span(from, until) {
 /**
  * The axes for values from 0 to `high` over `from`..`until`, drawn into
  * `root`; returns the scales `x(t)` and `y(v)` and the plot's box.
- * `format` writes a value tick's label.
+ * `format` writes a value tick's label; `whole` keeps the ticks on whole numbers.
  */
-export function axes(root, { width, height, from, until, high, format = plain, top = 18 }) {
+export function axes(root, { width, height, from, until, high, format = plain, top = 18, whole = false }) {
   const box = { left: 46, right: width - 24, top, bottom: height - 20 };
-  const ticks = valueTicks(high);
+  const ticks = valueTicks(high, 4, whole);
   const most = ticks[ticks.length - 1];
   const last = until > from ? until : from + 1;
   const x = (t) => box.left + ((t - from) / (last - from)) * (box.right - box.left);
@@ -110,6 +113,9 @@ export function axes(root, { width, height, from, until, high, format = plain, t
   }
   root.dataset.valueTicks = String(ticks.length);
   root.dataset.timeTicks = String(times.length);
+  // The time axis's span, for tests and anyone reading the markup.
+  root.dataset.from = new Date(from).toISOString();
+  root.dataset.until = new Date(last).toISOString();
   return { x, y, box };
 }
 

@@ -47,20 +47,27 @@ export function lineChart({ name, from, until, lines, format = plain, width = 56
 }
 
 /**
+ * A bar's width in a bucket `full` px wide: a 1 px gap between wide bars,
+ * none between narrow ones, so a day of 5-minute buckets still shows.
+ */
+const barWidthIn = (full) => Math.max(1.5, full > 4 ? full - 1 : full);
+
+/**
  * Stacked bars over time: `buckets` are `{start: ms, values: [n per layer]}`,
  * each `step` ms wide; `layers` are `{name, cls, note}` from the bottom up.
- * Hovering a bucket shows its time and every layer's value. Returns an
- * `<svg>` whose `data-bars` counts the buckets with anything in them.
+ * Hovering a bucket shows its time and every layer's value; the value axis
+ * counts in whole numbers. Returns an `<svg>` whose `data-bars` counts the
+ * buckets with anything in them.
  */
 export function stackedBars({ name, from, until, step, buckets, layers, format = plain, width = 560, height = 180 }) {
   const root = frame(width, height, name);
   const high = Math.max(0, ...buckets.map((b) => b.values.reduce((a, v) => a + (v || 0), 0)));
-  const { x, y, box } = axes(root, { width, height, from, until, high, format });
+  const { x, y, box } = axes(root, { width, height, from, until, high, format, whole: true });
   legend(root, layers.map((l) => [l.cls, `${l.name}${l.note != null ? ` ${l.note}` : ""}`]));
   let drawn = 0;
   for (const bucket of buckets) {
     const left = x(bucket.start);
-    const barWidth = Math.max(1, x(bucket.start + step) - left - 1);
+    const barWidth = barWidthIn(x(bucket.start + step) - left);
     const group = svg("g", { class: "bucket", "data-start": new Date(bucket.start).toISOString() });
     let base = 0;
     layers.forEach((layer, i) => {

@@ -1,7 +1,9 @@
 // An endpoint's delivery history from `GET .../endpoints/{id}/stats`: the
-// totals and states as figures, delivered and failed attempts per bucket as
-// stacked bars, and p50/p99 latency per bucket as lines, each with its axes.
-// A gateway without the route (404, 405) gets a short note, not an error.
+// totals and states as figures, then the history's two charts with their
+// axes: delivered and failed attempts per bucket as stacked bars, and p50/p99
+// latency per bucket as lines. The overview draws the same two charts from
+// `GET .../stats/history` (`historyCharts`). A gateway without the route
+// (404, 405) gets a short note, not an error.
 //
 // The answer's shape: {endpoint_id, bucket_seconds, since, until,
 //   states: {pending, dead}, totals: {attempts, delivered, failed, p50_ms, p99_ms},
@@ -34,47 +36,64 @@ function figures(stats) {
   return list;
 }
 
-/** Draws `stats` (the route's answer) into `box`: figures, then the two charts. */
-export function renderStats(box, stats) {
-  const step = stats.bucket_seconds * 1000;
-  const from = Date.parse(stats.since);
-  const until = Date.parse(stats.until);
-  const buckets = stats.buckets.map((b) => ({ ...b, at: Date.parse(b.start) }));
-  const outcomes = stackedBars({
+/** Delivered and failed attempts per bucket, stacked; the legend holds the totals. */
+function outcomesChart(history, from, until, step, buckets) {
+  const chart = stackedBars({
     name: "Delivered and failed attempts",
     from,
     until,
     step,
     buckets: buckets.map((b) => ({ start: b.at, values: [b.delivered, b.failed] })),
     layers: [
-      { name: "delivered", cls: "s-good", note: plain(stats.totals.delivered) },
-      { name: "failed", cls: "s-bad", note: plain(stats.totals.failed) },
+      { name: "delivered", cls: "s-good", note: plain(history.totals.delivered) },
+      { name: "failed", cls: "s-bad", note: plain(history.totals.failed) },
     ],
   });
-  outcomes.dataset.chart = "outcomes";
-  // A latency belongs to the middle of its bucket.
+  chart.dataset.chart = "outcomes";
+  return chart;
+}
+
+/** p50 and p99 latency per bucket, each drawn at the middle of its bucket. */
+function latencyChart(history, from, until, step, buckets) {
   const middle = (b) => b.at + step / 2;
-  const latency = lineChart({
+  const line = (name, cls, key) => ({ name, cls, note: ms(history.totals[key]), points: buckets.map((b) => [middle(b), b[key]]) });
+  const chart = lineChart({
     name: "Attempt latency, p50 and p99",
     from,
     until,
     format: ms,
-    lines: [
-      { name: "p50", cls: "s0", note: ms(stats.totals.p50_ms), points: buckets.map((b) => [middle(b), b.p50_ms]) },
-      { name: "p99", cls: "s1", note: ms(stats.totals.p99_ms), points: buckets.map((b) => [middle(b), b.p99_ms]) },
-    ],
+    lines: [line("p50", "s0", "p50_ms"), line("p99", "s1", "p99_ms")],
   });
-  latency.dataset.chart = "latency";
-  box.replaceChildren(
-    el("p", { class: "note", text: `From ${when(stats.since)} to ${when(stats.until)}, in ${plain(stats.bucket_seconds / 60)}-minute buckets.` }),
-    figures(stats),
-    el(
-      "div",
-      { class: "charts wide" },
-      el("figure", {}, outcomes, el("figcaption", { text: "Delivered and failed attempts" })),
-      el("figure", {}, latency, el("figcaption", { text: "Latency (p50, p99)" })),
-    ),
+  chart.dataset.chart = "latency";
+  return chart;
+}
+
+/**
+ * The two charts of a history (an endpoint's stats, or the overview's
+ * `stats/history`: both have `since, until, bucket_seconds, totals, buckets`),
+ * side by side where there is room.
+ */
+export function historyCharts(history) {
+  const step = history.bucket_seconds * 1000;
+  const from = Date.parse(history.since);
+  const until = Date.parse(history.until);
+  const buckets = history.buckets.map((b) => ({ ...b, at: Date.parse(b.start) }));
+  return el(
+    "div",
+    { class: "charts wide" },
+    el("figure", {}, outcomesChart(history, from, until, step, buckets), el("figcaption", { text: "Delivered and failed attempts" })),
+    el("figure", {}, latencyChart(history, from, until, step, buckets), el("figcaption", { text: "Latency (p50, p99)" })),
   );
+}
+
+/** What a history covers, in the browser's locale: "From … to …, in 5-minute buckets." */
+export function historySpan(history) {
+  return el("p", { class: "note", text: `From ${when(history.since)} to ${when(history.until)}, in ${plain(history.bucket_seconds / 60)}-minute buckets.` });
+}
+
+/** Draws `stats` (the route's answer) into `box`: what it covers, figures, then the two charts. */
+export function renderStats(box, stats) {
+  box.replaceChildren(historySpan(stats), figures(stats), historyCharts(stats));
 }
 
 /** Loads the endpoint's stats at `path` into `box`, unless `isCurrent()` says the page moved on. */

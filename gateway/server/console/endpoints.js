@@ -1,8 +1,10 @@
 // Endpoints: the tenant's list, each by its name (description, uid or id)
-// with its uid, channels, filter, state, breaker and limits, and the form that
-// creates one. An endpoint's own page (endpoint.js) edits it.
+// with its uid, channels, filter, state and breaker (as badges), success rate
+// over the last day (one read of the tenant's stats history) and limits, and
+// the form that creates one. An endpoint's own page (endpoint.js) edits it.
 
-import { $, api, allPages, can, MOST_LISTED, tenantPath, el, cell, link, emptyRow, when, pressed } from "./api.js";
+import { $, api, allPages, can, MOST_LISTED, tenantPath, el, cell, link, emptyRow, when, pressed, showError } from "./api.js";
+import { plain } from "./chart_axes.js";
 import { showFieldError } from "./forms.js";
 import { endpointForm } from "./endpoint_form.js";
 
@@ -17,6 +19,55 @@ export function breakerText(breaker) {
   if (!breaker) return "–";
   if (breaker.state === "closed") return breaker.trips ? `closed (${breaker.trips} trips)` : "closed";
   return `${breaker.state} until ${when(breaker.open_until)} (${breaker.trips} trips)`;
+}
+
+/** The badge's colour for each breaker state; the text says the state too. */
+const BREAKER_TONES = { closed: "tone-good", half_open: "tone-warn", open: "tone-bad" };
+
+/** A small coloured label; `tone` is one of console.css's `tone-*` classes. */
+const badge = (text, tone) => el("span", { class: `badge ${tone}`, text });
+
+/** The state cell: an enabled or disabled badge, and why it was disabled. */
+function stateCell(ep) {
+  if (!ep.disabled) return el("td", {}, badge("enabled", "tone-good"));
+  return el("td", {}, badge("disabled", "tone-bad"), ep.disabled_reason ? ` (${ep.disabled_reason})` : null);
+}
+
+/** The breaker cell: its state as a badge, then until when it holds and its trips. */
+function breakerCell(breaker) {
+  if (!breaker) return cell(null);
+  const until = breaker.state === "closed" ? "" : ` until ${when(breaker.open_until)}`;
+  const trips = breaker.trips ? ` (${breaker.trips} trips)` : "";
+  return el("td", {}, badge(breaker.state, BREAKER_TONES[breaker.state] || "tone-warn"), `${until}${trips}`);
+}
+
+const ONE_DECIMAL = new Intl.NumberFormat(undefined, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+
+/** Recent totals as "98.5 % of 200" (delivered of all attempts), or a dash without attempts. */
+export function successText(totals) {
+  if (!totals || !totals.attempts) return "–";
+  return `${ONE_DECIMAL.format((totals.delivered / totals.attempts) * 100)} % of ${plain(totals.attempts)}`;
+}
+
+/** The success cell of endpoint `id`, from its totals over the last day (if it had attempts). */
+function successCell(id, totals) {
+  const title = totals ? `Last 24 hours: ${plain(totals.delivered)} delivered, ${plain(totals.failed)} failed` : null;
+  return el("td", { "data-success": id, class: "success", title, text: successText(totals) });
+}
+
+/**
+ * Each endpoint's totals over the last 24 hours (the history's default
+ * range), by id, from one read of the tenant's history. A gateway without
+ * the route gives none; another failure is shown, and the list still drawn.
+ */
+async function recentTotals() {
+  try {
+    const history = await api(`${tenantPath()}/stats/history`);
+    return new Map(history.endpoints.map((e) => [e.endpoint_id, e]));
+  } catch (error) {
+    if (error.status !== 404 && error.status !== 405) showError(error);
+    return new Map();
+  }
 }
 
 /** Every endpoint of the tenant, up to `MOST_LISTED` (for lists and pickers). */
@@ -37,7 +88,7 @@ export async function endpointChoices(select, first, label = (ep) => `${endpoint
 export async function show(_arg, polled, current) {
   // The secret of the last creation is shown once, not on the next visit.
   if (!polled) $("created-secret").hidden = true;
-  const endpoints = await allEndpoints();
+  const [endpoints, totals] = await Promise.all([allEndpoints(), recentTotals()]);
   if (!current()) return;
   $("endpoint-list-note").textContent = endpoints.length >= MOST_LISTED ? `The first ${MOST_LISTED} endpoints.` : "";
   $("endpoint-list").replaceChildren(
@@ -51,15 +102,16 @@ export async function show(_arg, polled, current) {
             el("td", { class: "url", text: ep.url }),
             cell((ep.channels || []).join(", ")),
             el("td", {}, ep.filter == null ? "–" : el("code", { text: filterLine(ep.filter) })),
-            cell(ep.disabled ? `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ""}` : "enabled"),
-            cell(breakerText(ep.breaker)),
+            stateCell(ep),
+            breakerCell(ep.breaker),
+            successCell(ep.id, totals.get(ep.id)),
             cell(`${ep.policy_effective.preset}, ${ep.policy_effective.max_attempts} attempts`),
             cell(ep.plugin),
             cell(ep.max_in_flight),
             cell(ep.rate_limit_per_s),
           ),
         )
-      : [emptyRow(11, "No endpoints yet: create the first one below.")]),
+      : [emptyRow(12, "No endpoints yet: create the first one below.")]),
   );
 }
 

@@ -1,43 +1,33 @@
-// Overview: the stats API's figures for the gateway (admin) or the signed-in
-// tenant, and charts of the series this tab has polled since sign-in, each
-// with a time axis, a value axis, its latest value and every sample's on hover.
+// Overview: the stats API's current figures for the gateway (admin) or the
+// signed-in tenant, then its attempts over a chosen time range, read from the
+// stored history (`.../stats/history`): delivered and failed attempts per
+// bucket and p50/p99 latency, drawn as the endpoint page draws its own.
 
-import { $, api, store, el, definitions } from "./api.js";
-import { lineChart } from "./charts.js";
-import { plain } from "./chart_axes.js";
+import { $, api, store, el, definitions, redraw, showError } from "./api.js";
+import { historyCharts, historySpan } from "./endpoint_stats.js";
 
 /** Polled again this often while the page is open. */
 export const poll = 2000;
 
-/** The samples kept per chart: ten minutes at one per two seconds. */
-const KEEP = 300;
-const samples = [];
+const HOUR = 3_600_000;
+/** The time range chosen: its value is a number of hours, kept while the tab lives. */
+const range = $("history-range");
+/** Bumped on every history read, so an older answer never draws over a newer range. */
+let reads = 0;
 
 const percent = (x) => (x == null ? "–" : `${(x * 100).toFixed(1)} %`);
 /** A latency bound: a number of ms, or a string such as ">60000". */
 const latency = (x) => (x == null ? "–" : `${x} ms`);
-const number = (x) => (typeof x === "number" ? x : x == null ? null : Number(String(x).replace(/[^0-9.]/g, "")));
 
-const ms = (v) => (v == null ? "–" : `${plain(v)} ms`);
+/** The API path of the scope shown: the signed-in (or picked) tenant, else the whole gateway. */
+function scopePath(tenant) {
+  return tenant ? `/v1/tenants/${encodeURIComponent(tenant)}` : "/v1";
+}
 
-/** What each chart draws from a sample (attempts/s from two), and how its values read. */
-const CHARTS = [
-  ["Attempts per second", (s, prev) => (prev ? Math.max(0, (s.attempts - prev.attempts) / ((s.at - prev.at) / 1000)) : null), plain],
-  ["Success rate", (s) => s.success_rate, percent],
-  ["Retry rate", (s) => s.retry_rate, percent],
-  ["p95 attempt latency", (s) => number(s.latency_ms.p95), ms],
-  ["DLQ size", (s) => s.dlq_size, plain],
-  ["Open breakers", (s) => s.open_breakers, plain],
-];
-
-export async function show(_arg, _polled, current) {
-  const tenant = store.getItem("hookgate.tenant");
-  $("overview-scope").textContent = tenant ? `Tenant ${tenant}` : "The whole gateway";
-  const path = tenant ? `/v1/tenants/${encodeURIComponent(tenant)}/stats` : "/v1/stats";
-  const stats = await api(path);
-  if (!current()) return;
-  samples.push({ ...stats, at: Date.now() });
-  if (samples.length > KEEP) samples.shift();
+/** The current figures from `/v1/.../stats`. */
+async function showFigures(tenant, isCurrent) {
+  const stats = await api(`${scopePath(tenant)}/stats`);
+  if (!isCurrent()) return;
   $("figures").replaceChildren(
     ...definitions([
       ["Success rate", percent(stats.success_rate)],
@@ -50,13 +40,55 @@ export async function show(_arg, _polled, current) {
       ["Attempts", String(stats.attempts)],
     ]),
   );
-  const [from, until] = [samples[0].at, samples[samples.length - 1].at];
-  $("charts").replaceChildren(
-    ...CHARTS.map(([name, value, format]) => {
-      const points = samples.map((s, i) => [s.at, value(s, samples[i - 1])]);
-      const latest = points[points.length - 1][1];
-      const line = { name: "now", cls: "s0", note: format(latest), points };
-      return el("figure", {}, lineChart({ name, from, until, lines: [line], format, width: 320, height: 140 }), el("figcaption", { text: name }));
-    }),
-  );
 }
+
+/** The history's address for the chosen range, which ends now. */
+function historyPath(tenant) {
+  const since = new Date(Date.now() - Number(range.value) * HOUR).toISOString();
+  return `${scopePath(tenant)}/stats/history?since=${encodeURIComponent(since)}`;
+}
+
+/** Reads the history; null from a gateway without the route (404, 405). */
+async function readHistory(tenant) {
+  try {
+    return await api(historyPath(tenant));
+  } catch (error) {
+    if (error.status !== 404 && error.status !== 405) throw error;
+    return null;
+  }
+}
+
+/** The note shown when the answer counted only part of the range (`complete: false`). */
+const incompleteNote = () =>
+  el("p", { class: "note", "data-history": "incomplete", text: "Partial figures: this range holds more stored stats than one answer reads, so some endpoints are left out." });
+
+/**
+ * Draws a `stats/history` answer (or null: none kept) into `box`: what it
+ * covers, a note if it is partial, and the two charts. Unchanged data is not
+ * redrawn, so a poll keeps a chart under the pointer.
+ */
+export function renderHistory(box, history) {
+  redraw(box, history, () => {
+    if (!history) return [el("p", { class: "note", "data-history": "unavailable", text: "History unavailable: this gateway keeps no stats history." })];
+    return [historySpan(history), history.complete === false ? incompleteNote() : null, historyCharts(history)].filter(Boolean);
+  });
+}
+
+/** Reads and draws the history of the chosen range, unless the page moved on or a newer read started. */
+async function showHistory(tenant, isCurrent) {
+  const mine = ++reads;
+  const history = await readHistory(tenant);
+  if (isCurrent() && mine === reads) renderHistory($("history"), history);
+}
+
+export async function show(_arg, _polled, current) {
+  const tenant = store.getItem("hookgate.tenant");
+  $("overview-scope").textContent = tenant ? `Tenant ${tenant}` : "The whole gateway";
+  await Promise.all([showFigures(tenant, current), showHistory(tenant, current)]);
+}
+
+// A new range is read at once, not at the next poll.
+range.addEventListener("change", () => {
+  const tenant = store.getItem("hookgate.tenant");
+  showHistory(tenant, () => !$("overview").hidden).catch(showError);
+});

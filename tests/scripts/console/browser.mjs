@@ -73,6 +73,12 @@ export async function tenantApi({ base, key, tenant }, method, path, body, conte
   return response.json();
 }
 
+/** Goes to a console page by its address, and waits for it to be drawn. */
+export async function visit(page, hash, section) {
+  await page.evaluate((h) => (window.location.hash = h), hash);
+  await page.waitForSelector(`#${section}:not([hidden]):not([aria-busy])`);
+}
+
 /** The alert line's text, or "" when it is hidden. */
 export async function alertText(page) {
   return page.$eval("#error", (e) => (e.hidden ? "" : e.textContent));

@@ -1,7 +1,8 @@
 // Endpoints: create the two the later scenes use, get the API's field error on
 // create and on edit, then save a good edit, disable and enable by keyboard,
-// rotate the secret and reset the breaker.
-import { alertText, tenantApi, waitForText } from "./browser.mjs";
+// rotate the secret and reset the breaker. Once deliveries were made, the
+// list's success column and its state and breaker badges (`successScene`).
+import { alertText, tenantApi, visit, waitForText } from "./browser.mjs";
 
 /** Fills the create form and submits it; waits for the list to show `url`, or for an error. */
 async function create(page, fields) {
@@ -47,6 +48,8 @@ export async function endpointsScene(ctx) {
   const createFieldError = await page.textContent(field);
   const createAlert = await alertText(page);
   const listed = await page.$$eval("#endpoint-list tr td.url", (tds) => tds.map((t) => t.textContent));
+  const columns = await page.$$eval("#endpoints thead th", (ths) => ths.map((th) => th.textContent));
+  const successBefore = await successCells(page);
   await page.screenshot({ path: `${outDir}/endpoints.png`, fullPage: true });
 
   // The first endpoint's page: edit with a refused value, then a good one.
@@ -90,6 +93,8 @@ export async function endpointsScene(ctx) {
   return {
     empty,
     listed,
+    columns,
+    successBefore,
     secretShown,
     createFieldError,
     createAlert,
@@ -103,4 +108,59 @@ export async function endpointsScene(ctx) {
     rotated,
     reset,
   };
+}
+
+/** The success cells of the list: `[endpoint id, text]`. */
+const successCells = (page) => page.$$eval("#endpoint-list td[data-success]", (tds) => tds.map((td) => [td.dataset.success, td.textContent]));
+
+/** Each row's state and breaker cells: their badges' text and class, and the cell's whole text. */
+const badges = (page) =>
+  page.$$eval("#endpoint-list tr", (rows) =>
+    rows.map((row) => {
+      const id = row.querySelector("td[data-success]").dataset.success;
+      const [state, breaker] = [...row.querySelectorAll("td")].slice(5, 7).map((td) => {
+        const badge = td.querySelector(".badge");
+        return { text: td.textContent, badge: badge?.textContent ?? null, tone: badge ? [...badge.classList].find((c) => c.startsWith("tone-")) : null };
+      });
+      return { id, state, breaker };
+    }),
+  );
+
+/**
+ * The list once the retried endpoint's delivery is done (two 503s, then the
+ * 200): revisited until its success cell counts the three attempts (the test
+ * flushes stats every tenth of a second), beside the API's history; the
+ * badges; then, with the history route answering 404, dashes and no error.
+ */
+export async function successScene(ctx) {
+  const { page, seen, outDir } = ctx;
+  const id = seen.endpoints.id;
+  let shown = "";
+  for (let i = 0; i < 50 && !shown.endsWith(" of 3"); i++) {
+    await visit(page, "#dlq", "dlq");
+    await visit(page, "#endpoints", "endpoints");
+    shown = await page.textContent(`#endpoint-list td[data-success="${id}"]`);
+    if (!shown.endsWith(" of 3")) await page.waitForTimeout(200);
+  }
+  const history = await tenantApi(ctx, "GET", "/stats/history");
+  const counted = history.endpoints.find((e) => e.endpoint_id === id) ?? null;
+  const cells = await successCells(page);
+  const rows = await badges(page);
+  await page.screenshot({ path: `${outDir}/endpoints-success.png`, fullPage: true });
+  const withoutRoute = await withoutHistoryRoute(page);
+  return { id, shown, counted, cells, rows, withoutRoute };
+}
+
+/** The list drawn while the gateway answers 404 to the history: its success cells and the alert line. */
+async function withoutHistoryRoute(page) {
+  const route = "**/stats/history*";
+  const body = JSON.stringify({ error: { code: "not_found", message: "no such route" } });
+  await page.route(route, (r) => r.fulfill({ status: 404, contentType: "application/json", body }));
+  try {
+    await visit(page, "#dlq", "dlq");
+    await visit(page, "#endpoints", "endpoints");
+    return { cells: await successCells(page), links: await page.$$eval("#endpoint-list tr a", (as) => as.length), alert: await alertText(page) };
+  } finally {
+    await page.unroute(route);
+  }
 }

@@ -7,7 +7,7 @@
 // expunged; its stats page once its one attempt is counted. Also draws the
 // stats chart and an attempt's request headers from fixtures of the documented
 // shapes, to check the drawing in detail.
-import { tenantApi, waitForText } from "./browser.mjs";
+import { tenantApi, visit, waitForText } from "./browser.mjs";
 
 /** The event's body as bytes, so the page must show a number JavaScript cannot hold. */
 const EVENT = '{"event_type":"shipment.sent","channels":["eu"],"payload":{"data":{"amount":150,"region":"eu","big":12345678901234567890}}}';
@@ -57,12 +57,6 @@ async function raw(ctx, method, path, body) {
     body,
   });
   return [response.status, await response.json().catch(() => null)];
-}
-
-/** Goes to a console page by its address, and waits for it to be drawn. */
-async function visit(page, hash, section) {
-  await page.evaluate((h) => (window.location.hash = h), hash);
-  await page.waitForSelector(`#${section}:not([hidden]):not([aria-busy])`);
 }
 
 async function createEndpoint(ctx) {

@@ -1,12 +1,14 @@
 //! The web console in a real browser: Debian's Chromium, headless, driven by
 //! `playwright-core` (pinned in `tests/scripts`), against a gateway on loopback
 //! and a receiver that fails each delivery's first attempts, then answers 200.
-//! A tenant signs in, creates endpoints, sends events, watches a delivery fail
-//! and be retried on its timeline, replays the DLQ and sees the deliveries
-//! succeed, gets the API's field errors, runs the simulator, uploads and rolls
-//! back a plugin, makes and edits an endpoint with the platform model's fields
-//! (a sensitive header among them) and reads an event's payload; then the
-//! admin sees the whole gateway. What the pages showed is checked in
+//! A tenant signs in, reads the overview's history over the ranges it offers,
+//! creates endpoints, sends events, watches a delivery fail and be retried on
+//! its timeline, reads each endpoint's recent success rate in the list,
+//! replays the DLQ and sees the deliveries succeed, gets the API's field
+//! errors, runs the simulator, uploads and rolls back a plugin, makes and
+//! edits an endpoint with the platform model's fields (a sensitive header
+//! among them) and reads an event's payload; then the admin sees the whole
+//! gateway and its history. What the pages showed is checked in
 //! `console_seen.rs` and `console_platform_seen.rs`, against the API and the
 //! receiver. A second journey reads the event-type catalog, by group with
 //! each type's marks, and subscribes endpoints from it in the endpoint form;
@@ -120,6 +122,7 @@ async fn a_tenant_works_through_every_page_of_the_console() {
     console_seen::overview(&seen, &key);
     let id = console_seen::endpoints(&gw, &key, &seen, &setup).await;
     console_seen::deliveries(&seen);
+    console_seen::success(&seen);
     console_seen::dlq(&gw, &key, &seen).await;
     console_seen::policies(&seen, &id);
     console_seen::plugins(&gw, &key, &seen, &id).await;
@@ -129,8 +132,10 @@ async fn a_tenant_works_through_every_page_of_the_console() {
     for shot in [
         "overview.png",
         "overview-phone.png",
+        "overview-hour.png",
         "overview-admin.png",
         "endpoints.png",
+        "endpoints-success.png",
         "endpoint.png",
         "deliveries.png",
         "delivery-retrying.png",

@@ -14,8 +14,9 @@ fn fact<'a>(item: &'a Value, name: &str) -> &'a str {
     item["facts"][name].as_str().unwrap_or_default()
 }
 
-/// Sign-in and overview: the figures, charts filled by polling, the token in
-/// the tab and never in the URL, nothing asked of another host.
+/// Sign-in and overview: the figures, the stored history's charts over the
+/// range chosen (which sets what is asked for, and stays through a poll), the
+/// token in the tab and never in the URL, nothing asked of another host.
 pub(crate) fn overview(seen: &Value, key: &str) {
     // A wrong token first: the API's refusal, message and code, on the page.
     let refused = seen["refused"].as_str().unwrap();
@@ -37,20 +38,33 @@ pub(crate) fn overview(seen: &Value, key: &str) {
     ] {
         assert!(names.contains(&name), "{name} missing from {overview}");
     }
-    assert!(
-        overview["charts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c[1].as_u64() >= Some(2)),
-        "{overview}"
+    // The last day by default; the new tenant has made no attempt yet.
+    assert_eq!(overview["range"], "24", "{overview}");
+    let charts = &overview["charts"];
+    history_charts(charts, 24.0);
+    assert_eq!(charts[0]["legend"], json!(["delivered 0", "failed 0"]));
+    assert_eq!(charts[1]["legend"], json!(["p50 –", "p99 –"]));
+    assert_eq!(
+        (&charts[0]["bars"], &charts[1]["points"]),
+        (&json!(0), &json!(0))
     );
-    // Every chart has its axes' ticks and its latest value in the legend.
-    for chart in overview["charts"].as_array().unwrap() {
-        assert!(chart[2].as_u64() >= Some(1), "time ticks: {chart}");
-        assert!(chart[3].as_u64() >= Some(2), "value ticks: {chart}");
-        assert!(chart[4].as_str().unwrap().starts_with("now "), "{chart}");
+    // Each range chosen is asked of the tenant's history, and drawn.
+    for hours in [1_u32, 48, 24] {
+        let chosen = &overview["ranges"][hours.to_string()];
+        let requested = chosen["requested"].as_str().unwrap();
+        assert!(
+            requested.starts_with("/v1/tenants/acme/stats/history?since="),
+            "{chosen}"
+        );
+        let ago = chosen["hoursAgo"].as_f64().unwrap();
+        assert!((ago - f64::from(hours)).abs() < 0.05, "{hours} h: {chosen}");
+        history_charts(&chosen["charts"], f64::from(hours));
     }
+    // A poll keeps the range chosen.
+    let kept = &overview["kept"];
+    assert_eq!(kept["value"], "1", "{kept}");
+    history_charts(&kept["charts"], 1.0);
+    overview_fixtures(&overview["fixtures"]);
     assert_eq!(overview["tokenKept"], true, "{overview}");
     let url = overview["url"].as_str().unwrap();
     assert!(url.contains("/console/") && !url.contains(key), "{url}");
@@ -61,6 +75,44 @@ pub(crate) fn overview(seen: &Value, key: &str) {
             "{page} is wider than a phone"
         );
     }
+}
+
+/// The history's two charts, outcomes then latency, each with its axes'
+/// ticks, a legend of two, and a time axis of `hours` widened to whole
+/// 5-minute buckets.
+fn history_charts(charts: &Value, hours: f64) {
+    let charts = charts.as_array().unwrap();
+    let names: Vec<&Value> = charts.iter().map(|c| &c["chart"]).collect();
+    assert_eq!(names, [&json!("outcomes"), &json!("latency")], "{charts:?}");
+    for chart in charts {
+        assert!(chart["x"].as_u64() >= Some(2), "time ticks: {chart}");
+        assert!(chart["y"].as_u64() >= Some(2), "value ticks: {chart}");
+        assert_eq!(chart["legend"].as_array().map(Vec::len), Some(2), "{chart}");
+        let span = chart["hours"].as_f64().unwrap();
+        assert!(
+            span > hours - 0.01 && span <= hours + 5.0 / 60.0 + 0.01,
+            "{hours} h: {chart}"
+        );
+    }
+}
+
+/// The overview's history drawn from fixtures: a partial answer says so, a
+/// whole one does not, and a gateway keeping none gets a note, not charts.
+fn overview_fixtures(fixtures: &Value) {
+    let partial = &fixtures["partial"];
+    assert_eq!(
+        partial["notes"],
+        json!(["span", "incomplete"]),
+        "{fixtures}"
+    );
+    assert_eq!(
+        (&partial["bars"], &partial["points"]),
+        (&json!(2), &json!(4))
+    );
+    assert_eq!(fixtures["whole"]["notes"], json!(["span"]), "{fixtures}");
+    let none = &fixtures["none"];
+    assert_eq!(none["notes"], json!(["unavailable"]), "{fixtures}");
+    assert_eq!(none["bars"], Value::Null, "{fixtures}");
 }
 
 /// Endpoints: both made, the refused one not; field errors on create and
@@ -87,6 +139,15 @@ pub(crate) async fn endpoints(gw: &TestGateway, key: &str, seen: &Value, setup: 
     ];
     made.sort_unstable();
     assert_eq!(listed, made, "the refused one was not made: {endpoints}");
+    assert_eq!(endpoints["columns"][7], "Success (24 h)", "{endpoints}");
+    // No attempt yet: a dash for each.
+    let before: Vec<&Value> = endpoints["successBefore"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c[1])
+        .collect();
+    assert_eq!(before, [&json!("–"), &json!("–")], "{endpoints}");
     assert!(
         endpoints["secretShown"]
             .as_str()
@@ -235,6 +296,61 @@ pub(crate) fn deliveries(seen: &Value) {
     );
 }
 
+/// The endpoint list's success column once deliveries were made: the retried
+/// endpoint's three attempts (two 503s, then the 200) as the API's history
+/// counts them; state and breaker badges; a dash everywhere, and no error,
+/// from a gateway without the history route.
+pub(crate) fn success(seen: &Value) {
+    let success = &seen["success"];
+    let counted = &success["counted"];
+    assert_eq!(
+        (
+            &counted["attempts"],
+            &counted["delivered"],
+            &counted["failed"]
+        ),
+        (&json!(3), &json!(1), &json!(2)),
+        "{success}"
+    );
+    assert_eq!(success["shown"], "33.3 % of 3", "{success}");
+    let cells = success["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 3, "retried, dying and pinged: {success}");
+    for cell in cells {
+        let text = cell[1].as_str().unwrap();
+        assert!(text == "–" || text.contains(" % of "), "{cell}");
+    }
+    let dying = seen["dlq"]["dyingId"].as_str().unwrap();
+    for row in success["rows"].as_array().unwrap() {
+        assert_eq!(
+            (&row["state"]["badge"], &row["state"]["tone"]),
+            (&json!("enabled"), &json!("tone-good")),
+            "{row}"
+        );
+        let breaker = &row["breaker"];
+        let tone = match breaker["badge"].as_str().unwrap() {
+            "closed" => "tone-good",
+            "open" => "tone-bad",
+            _ => "tone-warn",
+        };
+        assert_eq!(breaker["tone"], tone, "{row}");
+        // Three failures in a row opened the dying endpoint's breaker.
+        if row["id"] == dying {
+            let text = breaker["text"].as_str().unwrap();
+            assert!(text.starts_with("open until "), "{row}");
+        }
+    }
+    let without = &success["withoutRoute"];
+    assert_eq!(without["alert"], "", "{without}");
+    assert_eq!(without["links"], 3, "{without}");
+    let dashes: Vec<&Value> = without["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c[1])
+        .collect();
+    assert_eq!(dashes, [&json!("–"); 3], "{without}");
+}
+
 /// The DLQ: grouped by reason, the dry run's count confirmed, the open
 /// breaker named, the single replay; then all three delivered.
 pub(crate) async fn dlq(gw: &TestGateway, key: &str, seen: &Value) {
@@ -334,6 +450,23 @@ pub(crate) fn admin(seen: &Value) {
     let admin = &seen["admin"];
     assert_eq!(admin["cleared"], true, "{admin}");
     assert_eq!(admin["scope"], "The whole gateway", "{admin}");
+    // The whole gateway's history, drawn as the API counts it.
+    let history = &admin["history"];
+    assert_eq!(history["tenant"], Value::Null, "{history}");
+    let totals = &history["api"];
+    assert!(totals["attempts"].as_u64() > Some(0), "{history}");
+    history_charts(&history["drawn"], 24.0);
+    let drawn = &history["drawn"];
+    assert_eq!(
+        drawn[0]["legend"],
+        json!([
+            format!("delivered {}", totals["delivered"]),
+            format!("failed {}", totals["failed"])
+        ]),
+        "{history}"
+    );
+    assert_eq!(drawn[0]["bars"], history["apiBars"], "{history}");
+    assert!(drawn[1]["points"].as_u64() >= Some(1), "{history}");
     // Then picks tenant acme: its four endpoints, seen with the admin token.
     assert_eq!(admin["picked"], "admin", "{admin}");
     assert_eq!(admin["endpoints"], 4, "{admin}");

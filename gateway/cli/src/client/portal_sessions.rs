@@ -23,6 +23,14 @@ pub enum PortalSessionsCommand {
         /// replay, manage_plugins; view when left out.
         #[arg(long = "capability", value_name = "NAME")]
         capabilities: Vec<String>,
+        /// The only endpoint it reaches, by id or uid (repeat it); every
+        /// endpoint when left out.
+        #[arg(long = "endpoint", value_name = "ID")]
+        endpoints: Vec<String>,
+        /// The only event type it sees, a name or a pattern such as `order.*`
+        /// (repeat it); every type when left out.
+        #[arg(long = "event-type", value_name = "TYPE")]
+        event_types: Vec<String>,
         /// How long it lasts, in seconds (300 to 604800); an hour when left out.
         #[arg(long, value_name = "SECONDS")]
         expires_in: Option<u64>,
@@ -53,6 +61,8 @@ pub(super) async fn run(s: &Session, command: PortalSessionsCommand) -> Result<(
         PortalSessionsCommand::Create {
             tenant,
             capabilities,
+            endpoints,
+            event_types,
             expires_in,
             product_name,
             accent_color,
@@ -61,6 +71,11 @@ pub(super) async fn run(s: &Session, command: PortalSessionsCommand) -> Result<(
             let mut body = Map::new();
             if !capabilities.is_empty() {
                 body.insert("capabilities".into(), json!(capabilities));
+            }
+            for (field, given) in [("endpoints", endpoints), ("event_types", event_types)] {
+                if !given.is_empty() {
+                    body.insert(field.into(), json!(given));
+                }
             }
             if let Some(ttl) = expires_in {
                 body.insert("expires_in_s".into(), json!(ttl));
@@ -80,14 +95,23 @@ pub(super) async fn run(s: &Session, command: PortalSessionsCommand) -> Result<(
             let req = ApiRequest::new(Method::POST, &path).json(&Value::Object(body));
             let reply = s.send(req).await?;
             s.show(&reply, |v| {
-                let caps: Vec<String> = v["capabilities"]
-                    .as_array()
-                    .map(|a| a.iter().map(cell).collect())
-                    .unwrap_or_default();
+                let listed = |field: &str| -> String {
+                    let names: Vec<String> = v[field]
+                        .as_array()
+                        .map(|a| a.iter().map(cell).collect())
+                        .unwrap_or_default();
+                    if names.is_empty() {
+                        "all".to_owned()
+                    } else {
+                        names.join(",")
+                    }
+                };
                 format!(
-                    "portal session {}\ncapabilities: {}\nexpires: {}\ntoken: {}\nurl: {}\n",
+                    "portal session {}\ncapabilities: {}\nendpoints: {}\nevent types: {}\nexpires: {}\ntoken: {}\nurl: {}\n",
                     cell(&v["id"]),
-                    caps.join(","),
+                    listed("capabilities"),
+                    listed("endpoints"),
+                    listed("event_types"),
                     cell(&v["expires_at"]),
                     cell(&v["token"]),
                     cell(&v["url"]),
