@@ -1,12 +1,15 @@
 // Drives the portal on two gateways of one cluster, in Debian's Chromium
 // (headless) with playwright-core: one session's portal open on each node,
-// then every session of the tenant revoked through the first node, then each
+// and one limited to an endpoint, which shows that endpoint alone and no
+// tenant-wide figure or control (nor an error for one); then every session of
+// the tenant revoked through the first node, then each
 // page's next step; and a session opened after its expiry on a gateway whose
 // clock the test moved past it. Prints what the pages showed as one JSON line.
 //
 // Usage: node console_portal_nodes.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
 // SETUP_JSON: {"node_urls": [the session's portal URL on each node],
 //   "expired_url": a portal URL whose session has expired,
+//   "limited_url": a portal URL of a session limited to one endpoint,
 //   "origins": the gateways' origins}
 import { launch } from "./console/browser.mjs";
 
@@ -38,6 +41,25 @@ try {
   }
   seen.opened = await Promise.all(pages.map((p) => p.evaluate(() => window.location.origin)));
 
+  scene = "limited";
+  const limited = await page.context().newPage();
+  limited.setDefaultTimeout(30000);
+  await limited.goto(setup.limited_url);
+  await limited.waitForSelector("#history svg, #history [data-history]");
+  const shown = (selector) => limited.isVisible(selector);
+  seen.limited = { figures: await shown("#figures"), overviewError: await shown("#error") };
+  await limited.click("#nav a[href='#endpoints']");
+  await limited.waitForSelector("#endpoint-list tr td.url");
+  seen.limited.urls = await limited.$$eval("#endpoint-list td.url", (tds) => tds.map((t) => t.textContent));
+  seen.limited.createForm = await shown("#endpoint-form");
+  await limited.click("#nav a[href='#dlq']");
+  await limited.waitForSelector("#dlq-list tr");
+  seen.limited.dlqSummary = await shown("#dlq-total");
+  seen.limited.bulkReplay = await shown("#replay-form");
+  seen.limited.error = await shown("#error");
+  await limited.screenshot({ path: `${outDir}/portal-limited.png`, fullPage: true });
+  await limited.close();
+
   scene = "revoked";
   const response = await fetch(`${base}/v1/tenants/${tenant}/portal-sessions`, {
     method: "DELETE",
@@ -46,7 +68,8 @@ try {
   seen.revoked = await response.json();
   seen.ended = [];
   for (const p of pages) {
-    await p.click("#nav a[href='#endpoints']");
+    // The page's own poll may find the session ended first; else this step does.
+    await p.click("#nav a[href='#endpoints']", { timeout: 3000 }).catch(() => {});
     seen.ended.push(await signInShown(p));
   }
 

@@ -51,13 +51,20 @@ export const CAPABILITIES = ["view", "manage_endpoints", "read_secrets", "replay
  */
 export function setPortal(session) {
   portal = session;
-  const lacks = session ? CAPABILITIES.filter((c) => !session.capabilities.includes(c)) : [];
+  const lacks = session ? CAPABILITIES.filter((c) => !can(c)) : [];
+  // A session limited to some endpoints lacks what reaches every endpoint.
+  if (session && !can(ALL_ENDPOINTS)) lacks.push(ALL_ENDPOINTS);
   if (lacks.length) document.body.dataset.lacks = lacks.join(" ");
   else delete document.body.dataset.lacks;
 }
 
+/** Not a capability the API names: what a session limited to some endpoints lacks (the tenant-wide figures, DLQ summary and bulk replay, creating an endpoint). */
+export const ALL_ENDPOINTS = "all_endpoints";
+
 /** Whether the signed-in token may do what `capability` allows: a key and the admin token may do all. */
-export const can = (capability) => !portal || portal.capabilities.includes(capability);
+export const can = (capability) =>
+  !portal ||
+  (capability === ALL_ENDPOINTS ? !(portal.endpoints || []).length : portal.capabilities.includes(capability));
 
 /**
  * `f(error)` runs once per portal session, at the first 401 the API answers

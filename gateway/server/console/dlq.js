@@ -3,7 +3,7 @@
 // counts what matches, the count is confirmed, and the result names any
 // endpoint whose breaker is still open.
 
-import { $, api, tenantPath, el, cell, link, emptyRow, when, clock, pressed, showNotice, redraw } from "./api.js";
+import { $, api, can, ALL_ENDPOINTS, tenantPath, el, cell, link, emptyRow, when, clock, pressed, showNotice, redraw } from "./api.js";
 import { endpointChoices } from "./endpoints.js";
 
 /** Polled again this often while the page is open. */
@@ -72,10 +72,11 @@ let asked = 0;
 export async function show(_arg, polled, current) {
   if (!polled) await endpointChoices(form.elements.endpoint_id, el("option", { value: "", text: "any endpoint" }), (ep) => ep.id);
   const mine = ++asked;
-  const summary = await api(`${tenantPath()}/dlq/summary`);
+  // The summary counts every endpoint's: not for a session limited to some.
+  const summary = can(ALL_ENDPOINTS) ? await api(`${tenantPath()}/dlq/summary`) : null;
   const dead = await api(`${tenantPath()}/deliveries?state=dead&limit=${LISTED}`);
   if (!current() || mine !== asked) return;
-  summaryRows(summary);
+  if (summary) summaryRows(summary);
   redraw($("dlq-list"), dead.data, () => (dead.data.length ? dead.data.map(deadRow) : [emptyRow(7, "No dead deliveries.")]));
   $("dlq-more").hidden = !dead.next_cursor;
 }

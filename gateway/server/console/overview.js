@@ -3,7 +3,7 @@
 // stored history (`.../stats/history`): delivered and failed attempts per
 // bucket and p50/p99 latency, drawn as the endpoint page draws its own.
 
-import { $, api, store, el, definitions, redraw, showError } from "./api.js";
+import { $, api, can, ALL_ENDPOINTS, store, el, definitions, redraw, showError } from "./api.js";
 import { historyCharts, historySpan } from "./endpoint_stats.js";
 
 /** Polled again this often while the page is open. */
@@ -24,8 +24,9 @@ function scopePath(tenant) {
   return tenant ? `/v1/tenants/${encodeURIComponent(tenant)}` : "/v1";
 }
 
-/** The current figures from `/v1/.../stats`. */
+/** The current figures from `/v1/.../stats`: the whole tenant's, so not for a session limited to some endpoints. */
 async function showFigures(tenant, isCurrent) {
+  if (!can(ALL_ENDPOINTS)) return;
   const stats = await api(`${scopePath(tenant)}/stats`);
   if (!isCurrent()) return;
   $("figures").replaceChildren(

@@ -4,20 +4,25 @@
 //! sends its reader back to sign in with the console's "ended" message, on
 //! both nodes. A session opened after its expiry, on a gateway whose test
 //! clock was moved past it (no wait), is refused at load with the API's
-//! message.
+//! message. A session limited to one endpoint shows that endpoint alone, and
+//! neither the tenant-wide figures nor the controls it would be refused.
 
 use std::time::Duration;
 
 use hookgate_server::lab::ManualClock;
 use hookgate_server::{Clock, RunOptions, SystemClock};
 use hookgate_tests::{Backend, TestGateway};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::console_browser::drive;
 
-/// Mints a view session of acme on `gw`; answers its portal URL there.
-async fn portal_url(gw: &TestGateway, key: &str, expires_in_s: u64) -> String {
-    let body = json!({"capabilities": ["view", "manage_endpoints"], "expires_in_s": expires_in_s});
+/// Mints a session of acme on `gw` that may view, manage endpoints and replay,
+/// with `more` (an expiry, limits); answers its portal URL there.
+async fn portal_url(gw: &TestGateway, key: &str, more: Value) -> String {
+    let mut body = json!({"capabilities": ["view", "manage_endpoints", "replay"]});
+    body.as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
     let (s, b) = gw
         .call(
             "POST",
@@ -37,7 +42,18 @@ async fn a_revoked_portal_ends_on_both_nodes_and_an_expired_one_never_opens() {
     let first = TestGateway::start_bed(bed, RunOptions::default()).await;
     let second = TestGateway::start_bed(other, RunOptions::default()).await;
     let key = first.tenant("acme").await;
-    let url = portal_url(&first, &key, 3600).await;
+    let url = portal_url(&first, &key, json!({})).await;
+    let kept = first
+        .endpoint(
+            "acme",
+            &key,
+            json!({"url": "http://127.0.0.1:9/kept", "uid": "kept"}),
+        )
+        .await;
+    first
+        .endpoint("acme", &key, json!({"url": "http://127.0.0.1:9/other"}))
+        .await;
+    let limited_url = portal_url(&first, &key, json!({"endpoints": ["kept"]})).await;
     let on_second = url.replacen(&first.base, &second.base, 1);
 
     // A gateway whose clock the test moves: its session is past expiry.
@@ -48,12 +64,13 @@ async fn a_revoked_portal_ends_on_both_nodes_and_an_expired_one_never_opens() {
     };
     let late = TestGateway::start_bed(Backend::Sled.bed().await, options).await;
     let late_key = late.tenant("acme").await;
-    let expired_url = portal_url(&late, &late_key, 300).await;
+    let expired_url = portal_url(&late, &late_key, json!({"expires_in_s": 300})).await;
     clock.advance(Duration::from_secs(301));
 
     let setup = json!({
         "node_urls": [url, on_second],
         "expired_url": expired_url,
+        "limited_url": limited_url,
         "origins": [first.base, second.base, late.base],
     });
     let seen = drive(&first, "console_portal_nodes.mjs", &key, setup).await;
@@ -63,7 +80,17 @@ async fn a_revoked_portal_ends_on_both_nodes_and_an_expired_one_never_opens() {
         json!([first.base, second.base]),
         "the portal opened on each node: {seen}"
     );
-    assert_eq!(seen["revoked"]["revoked"], 1, "{seen}");
+    let limited = &seen["limited"];
+    assert_eq!(limited["urls"], json!([kept["url"]]), "{limited}");
+    for hidden in ["figures", "createForm", "dlqSummary", "bulkReplay"] {
+        assert_eq!(limited[hidden], false, "{hidden}: {limited}");
+    }
+    assert_eq!(
+        (&limited["overviewError"], &limited["error"]),
+        (&json!(false), &json!(false)),
+        "no refusal shown: {limited}"
+    );
+    assert_eq!(seen["revoked"]["revoked"], 2, "{seen}");
     let ended = seen["ended"].as_array().unwrap();
     assert_eq!(ended.len(), 2, "{seen}");
     for (node, page) in ended.iter().enumerate() {
