@@ -16,7 +16,7 @@ let cursor = null;
 /** The list's query string from the filters (times in the browser's zone, sent as RFC 3339). */
 function query() {
   const params = new URLSearchParams();
-  for (const name of ["state", "endpoint_id", "event_type", "dead_reason"]) {
+  for (const name of ["state", "endpoint_id", "event_type", "event_id", "dead_reason"]) {
     const value = form.elements[name].value.trim();
     if (value) params.set(name, value);
   }

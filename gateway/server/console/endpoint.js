@@ -12,7 +12,7 @@ import { showFieldError } from "./forms.js";
 import { breakerText, endpointName } from "./endpoints.js";
 import { endpointForm } from "./endpoint_form.js";
 import { filterText } from "./filter_editor.js";
-import { showStats } from "./endpoint_stats.js";
+import { showStats, sinceOf } from "./endpoint_stats.js";
 import { allEventTypes } from "./event_types.js";
 
 /** The endpoint shown. */
@@ -127,8 +127,23 @@ export async function show(id, _polled, isCurrent) {
   fill(ep);
   if (can("manage_endpoints")) exampleChoices(isCurrent).catch((error) => isCurrent() && showError(error));
   // The history comes after the rest; its failure leaves the rest in place.
-  showStats($("endpoint-stats"), base, isCurrent).catch((error) => isCurrent() && showError(error));
+  statsOf = { base, isCurrent };
+  showEndpointStats();
 }
+
+/** The endpoint shown and its page's liveness, for a new time range. */
+let statsOf = null;
+const statsRange = $("endpoint-stats-range");
+
+/** The shown endpoint's history over the chosen range. */
+function showEndpointStats() {
+  if (!statsOf) return;
+  const { base, isCurrent } = statsOf;
+  showStats($("endpoint-stats"), base, sinceOf(statsRange), isCurrent).catch((error) => isCurrent() && showError(error));
+}
+
+// A new range is read at once.
+statsRange.addEventListener("change", showEndpointStats);
 
 const sendForm = $("send-example");
 const sendButton = sendForm.querySelector("button[type=submit]");

@@ -96,12 +96,15 @@ export function renderStats(box, stats) {
   box.replaceChildren(historySpan(stats), figures(stats), historyCharts(stats));
 }
 
-/** Loads the endpoint's stats at `path` into `box`, unless `isCurrent()` says the page moved on. */
-export async function showStats(box, path, isCurrent) {
+/** The start of the range a time-range `<select>` names (its value: hours before now), as RFC 3339. */
+export const sinceOf = (select) => new Date(Date.now() - Number(select.value) * 3_600_000).toISOString();
+
+/** Loads the endpoint's stats at `path` since `since` into `box`, unless `isCurrent()` says the page moved on. */
+export async function showStats(box, path, since, isCurrent) {
   box.replaceChildren(el("p", { class: "note", text: "Loading the endpoint's history…" }));
   let stats;
   try {
-    stats = await api(`${path}/stats`);
+    stats = await api(`${path}/stats?since=${encodeURIComponent(since)}`);
   } catch (error) {
     // A gateway from before per-endpoint stats has no such route.
     if (error.status !== 404 && error.status !== 405) throw error;

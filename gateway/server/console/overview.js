@@ -4,12 +4,11 @@
 // bucket and p50/p99 latency, drawn as the endpoint page draws its own.
 
 import { $, api, can, ALL_ENDPOINTS, store, el, definitions, redraw, showError } from "./api.js";
-import { historyCharts, historySpan } from "./endpoint_stats.js";
+import { historyCharts, historySpan, sinceOf } from "./endpoint_stats.js";
 
 /** Polled again this often while the page is open. */
 export const poll = 2000;
 
-const HOUR = 3_600_000;
 /** The time range chosen: its value is a number of hours, kept while the tab lives. */
 const range = $("history-range");
 /** Bumped on every history read, so an older answer never draws over a newer range. */
@@ -45,7 +44,7 @@ async function showFigures(tenant, isCurrent) {
 
 /** The history's address for the chosen range, which ends now. */
 function historyPath(tenant) {
-  const since = new Date(Date.now() - Number(range.value) * HOUR).toISOString();
+  const since = sinceOf(range);
   return `${scopePath(tenant)}/stats/history?since=${encodeURIComponent(since)}`;
 }
 

@@ -77,5 +77,12 @@ export async function deliveriesScene(ctx) {
   await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr[data-state=dead]").length === 3, null, { timeout: 60000 });
   const dead = await page.$$eval("#delivery-list tr", (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent)));
   await page.screenshot({ path: `${outDir}/deliveries.png`, fullPage: true });
-  return { deliveryId, eventId: order.id, retrying, done, dead, phoneFits, paging: await paging(ctx) };
+  // One event's deliveries, by its id.
+  await page.selectOption('#delivery-filters [name="state"]', "");
+  await page.fill('#delivery-filters [name="event_id"]', order.id);
+  await page.click('#delivery-filters button[type="submit"]');
+  await page.waitForFunction(() => document.querySelectorAll("#delivery-list tr a").length === 1);
+  const byEvent = await rowIds(page);
+  await page.fill('#delivery-filters [name="event_id"]', "");
+  return { deliveryId, eventId: order.id, retrying, done, dead, phoneFits, byEvent, paging: await paging(ctx) };
 }

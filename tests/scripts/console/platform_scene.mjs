@@ -205,8 +205,19 @@ async function liveStats(ctx, id) {
     };
   });
   await page.screenshot({ path: `${outDir}/endpoint-stats.png`, fullPage: true });
+  // The span the outcomes chart covers, in hours, for each time range.
+  const spanHours = () =>
+    page.$eval('#endpoint-stats svg[data-chart="outcomes"]', (svg) => (Date.parse(svg.dataset.until) - Date.parse(svg.dataset.from)) / 3_600_000);
+  const spans = { 24: await spanHours() };
+  await page.selectOption("#endpoint-stats-range", "1");
+  await page.waitForFunction(() => {
+    const svg = document.querySelector('#endpoint-stats svg[data-chart="outcomes"]');
+    return svg && Date.parse(svg.dataset.until) - Date.parse(svg.dataset.from) < 2 * 3_600_000;
+  });
+  spans[1] = await spanHours();
+  await page.selectOption("#endpoint-stats-range", "24");
   const api = await tenantApi(ctx, "GET", `/endpoints/${id}/stats`);
-  return { figures, drawn, api: { totals: api.totals, states: api.states } };
+  return { figures, drawn, spans, api: { totals: api.totals, states: api.states } };
 }
 
 export async function platformScene(ctx) {

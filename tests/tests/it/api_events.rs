@@ -352,6 +352,55 @@ async fn delivery_lists_filter_and_page(backend: Backend) {
             .0,
         404
     );
+    // One event's deliveries, by its id or its uid, with the other filters.
+    let both = gw.endpoint("acme", &key, json!({"url": URL})).await;
+    let body = json!({"event_type": "a", "uid": "order-7", "payload": {}});
+    let (s, ev) = gw
+        .call("POST", "/v1/tenants/acme/events", Some(&key), Some(body))
+        .await;
+    assert!(s == 201 || s == 202, "{ev}");
+    let mut of_event: Vec<String> = ev["deliveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
+    of_event.sort_by(|x, y| y.cmp(x));
+    assert_eq!(of_event.len(), 2, "{ev}");
+    for named in [ev["id"].as_str().unwrap(), "order-7"] {
+        let (s, listed) = gw
+            .call("GET", &format!("{base}?event_id={named}"), Some(&key), None)
+            .await;
+        assert_eq!(
+            (s, ids(&listed)),
+            (200, of_event.clone()),
+            "{named}: {listed}"
+        );
+        assert_eq!(listed["next_cursor"], Value::Null);
+    }
+    let both_id = both["id"].as_str().unwrap();
+    let (_, narrowed) = gw
+        .call(
+            "GET",
+            &format!("{base}?event_id=order-7&endpoint_id={both_id}"),
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(ids(&narrowed).len(), 1, "{narrowed}");
+    let (s, none) = gw
+        .call(
+            "GET",
+            &format!("{base}?event_id=evt_nope"),
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!((s, ids(&none).len()), (200, 0), "{none}");
+    let (s, e) = gw
+        .call("GET", &format!("{base}?event_id="), Some(&key), None)
+        .await;
+    assert_eq!((s, &e["error"]["field"]), (400, &json!("event_id")), "{e}");
 }
 
 #[tokio::test]

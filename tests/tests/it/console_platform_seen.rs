@@ -159,6 +159,10 @@ fn live_stats(seen: &Value) {
     assert!(drawn["ticks"]["y"].as_u64().unwrap() >= 2, "{stats}");
     let titles = drawn["barTitles"].to_string();
     assert!(titles.contains("1 delivered"), "{stats}");
+    // The range chosen is the range drawn, in whole 5-minute buckets.
+    let span = |h: &str| stats["spans"][h].as_f64().unwrap();
+    assert!((24.0..=24.0 + 2.0 / 12.0).contains(&span("24")), "{stats}");
+    assert!((1.0..=1.0 + 2.0 / 12.0).contains(&span("1")), "{stats}");
 }
 
 fn fixtures(seen: &Value) {

@@ -225,6 +225,9 @@ pub(crate) async fn endpoints(gw: &TestGateway, key: &str, seen: &Value, setup: 
 /// The timeline: failed attempts while retried, "attempt n of N, next at",
 /// then the 200 on the third attempt.
 pub(crate) fn deliveries(seen: &Value) {
+    // Filtered by its event's id: the one delivery of that event.
+    let d = &seen["deliveries"];
+    assert_eq!(d["byEvent"], json!([d["deliveryId"]]), "{d}");
     // Cursor paging: 25, then the last 1, then the same 25 again; no id twice.
     let paging = &seen["deliveries"]["paging"];
     let ids = |name: &str| -> Vec<String> {

@@ -32,6 +32,10 @@ pub(super) struct ListQuery {
     /// Only this event type (exact; no control characters).
     #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     event_type: Option<String>,
+    /// Only the deliveries of this event (its id or uid; no control
+    /// characters): one page holding all of them, the other filters applied.
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    event_id: Option<String>,
     /// Created at or after this time (RFC 3339).
     #[param(format = DateTime)]
     since: Option<String>,
@@ -153,15 +157,54 @@ pub(super) async fn list(
     let in_flight = move |d: &DeliveryRecord| {
         (!in_flight_only || handle.is_in_flight(&d.id)) && seer.sees(&d.endpoint_id, &d.event_type)
     };
+    let limit = page.limit()?;
+    if let Some(event) = q.event_id.as_deref() {
+        let found = of_event(&ctx, &t, event, |d| filter.matches(d) && in_flight(d)).await?;
+        let mut data = Vec::with_capacity(found.len());
+        for d in &found {
+            data.push(delivery_view(&ctx, d).await?);
+        }
+        return Ok(list_body(data, None));
+    }
     let result = ctx
         .store
-        .list_deliveries(&t, &filter, in_flight, page.limit()?, q.cursor.as_deref())
+        .list_deliveries(&t, &filter, in_flight, limit, q.cursor.as_deref())
         .await?;
     let mut data = Vec::with_capacity(result.data.len());
     for d in &result.data {
         data.push(delivery_view(&ctx, d).await?);
     }
     Ok(list_body(data, result.next_cursor))
+}
+
+/// The deliveries of the event `given` names (by id or uid) that `keep`
+/// admits, newest first; none for an unknown event. An event has one
+/// delivery per endpoint it reached, so this reads a bounded few.
+async fn of_event(
+    ctx: &AppContext,
+    t: &TenantId,
+    given: &str,
+    keep: impl Fn(&DeliveryRecord) -> bool,
+) -> Result<Vec<DeliveryRecord>, ApiError> {
+    if given.is_empty() {
+        return Err(ApiError::invalid_field(
+            "event_id",
+            "event_id must not be empty",
+        ));
+    }
+    let Some(ev) = ctx.store.find_event(t, given).await? else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::with_capacity(ev.deliveries.len());
+    for (id, _) in &ev.deliveries {
+        if let Some(d) = ctx.store.delivery(t, id).await?
+            && keep(&d)
+        {
+            found.push(d);
+        }
+    }
+    found.sort_by(|a, b| b.id.cmp(&a.id));
+    Ok(found)
 }
 
 /// One delivery with every attempt of every series, oldest first.
