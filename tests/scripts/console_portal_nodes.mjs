@@ -1,5 +1,6 @@
 // Drives the portal on two gateways of one cluster, in Debian's Chromium
 // (headless) with playwright-core: one session's portal open on each node,
+// each framed by a page of another site,
 // and one limited to an endpoint, which shows that endpoint alone and no
 // tenant-wide figure or control (nor an error for one); then every session of
 // the tenant revoked through the first node, then each
@@ -7,7 +8,8 @@
 // clock the test moved past it. Prints what the pages showed as one JSON line.
 //
 // Usage: node console_portal_nodes.mjs BASE_URL TENANT_KEY TENANT OUT_DIR SETUP_JSON
-// SETUP_JSON: {"node_urls": [the session's portal URL on each node],
+// SETUP_JSON: {"node_pages": [a page of another site framing the session's
+//   portal on each node],
 //   "expired_url": a portal URL whose session has expired,
 //   "limited_url": a portal URL of a session limited to one endpoint,
 //   "origins": the gateways' origins}
@@ -32,12 +34,15 @@ async function signInShown(p) {
 }
 
 try {
-  const pages = [page, await page.context().newPage()];
-  for (const [i, p] of pages.entries()) {
-    p.setDefaultTimeout(30000);
-    await p.goto(setup.node_urls[i]);
-    await p.waitForSelector("#nav a[href='#endpoints']");
-    await p.screenshot({ path: `${outDir}/portal-node-${i}.png`, fullPage: true });
+  const tabs = [page, await page.context().newPage()];
+  const pages = [];
+  for (const [i, tab] of tabs.entries()) {
+    tab.setDefaultTimeout(30000);
+    await tab.goto(setup.node_pages[i]);
+    const frame = await (await tab.waitForSelector("iframe#portal")).contentFrame();
+    await frame.waitForSelector("#nav a[href='#endpoints']");
+    await tab.screenshot({ path: `${outDir}/portal-node-${i}.png`, fullPage: true });
+    pages.push(frame);
   }
   seen.opened = await Promise.all(pages.map((p) => p.evaluate(() => window.location.origin)));
 
@@ -74,7 +79,7 @@ try {
   }
 
   scene = "expired";
-  const late = pages[0];
+  const late = tabs[0];
   await late.goto(setup.expired_url);
   seen.expired = await signInShown(late);
   seen.expired.href = late.url();

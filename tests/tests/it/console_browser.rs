@@ -414,14 +414,14 @@ fn logo() -> String {
 /// Another site that embeds the portal: `http://localhost:<port>`, another
 /// origin than the gateway's `http://127.0.0.1:<port>`. It answers the pages
 /// it holds by path (404 otherwise), one request per connection.
-struct EmbeddingSite {
+pub(super) struct EmbeddingSite {
     port: u16,
     pages: Arc<Mutex<HashMap<String, String>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl EmbeddingSite {
-    async fn start() -> Self {
+    pub(super) async fn start() -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let pages: Arc<Mutex<HashMap<String, String>>> = Arc::default();
@@ -434,12 +434,12 @@ impl EmbeddingSite {
         Self { port, pages, task }
     }
 
-    fn origin(&self) -> String {
+    pub(super) fn origin(&self) -> String {
         format!("http://localhost:{}", self.port)
     }
 
     /// Holds a page at `path` whose iframe opens `src`; answers its URL.
-    fn frame(&self, path: &str, src: &str) -> String {
+    pub(super) fn frame(&self, path: &str, src: &str) -> String {
         let page = format!(
             r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Acme dashboard</title>

@@ -1,5 +1,6 @@
 //! The portal in a browser against a cluster (issue 41's browser tests): a
-//! session's portal open on each of two gateways sharing PostgreSQL; the
+//! session's portal open on each of two gateways sharing PostgreSQL, each in
+//! an iframe of another site's page; the
 //! tenant revokes its sessions through one node, and each page's next step
 //! sends its reader back to sign in with the console's "ended" message, on
 //! both nodes. A session opened after its expiry, on a gateway whose test
@@ -14,7 +15,7 @@ use hookgate_server::{Clock, RunOptions, SystemClock};
 use hookgate_tests::{Backend, TestGateway};
 use serde_json::{Value, json};
 
-use super::console_browser::drive;
+use super::console_browser::{EmbeddingSite, drive};
 
 /// Mints a session of acme on `gw` that may view, manage endpoints and replay,
 /// with `more` (an expiry, limits); answers its portal URL there.
@@ -37,7 +38,9 @@ async fn portal_url(gw: &TestGateway, key: &str, more: Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_portal_ends_on_both_nodes_and_an_expired_one_never_opens() {
-    let bed = Backend::Postgres.bed().await;
+    let site = EmbeddingSite::start().await;
+    let mut bed = Backend::Postgres.bed().await;
+    bed.config.console.embed_origins = vec![site.origin()];
     let other = bed.another_node().expect("PostgreSQL has another node");
     let first = TestGateway::start_bed(bed, RunOptions::default()).await;
     let second = TestGateway::start_bed(other, RunOptions::default()).await;
@@ -68,10 +71,10 @@ async fn a_revoked_portal_ends_on_both_nodes_and_an_expired_one_never_opens() {
     clock.advance(Duration::from_secs(301));
 
     let setup = json!({
-        "node_urls": [url, on_second],
+        "node_pages": [site.frame("/first", &url), site.frame("/second", &on_second)],
         "expired_url": expired_url,
         "limited_url": limited_url,
-        "origins": [first.base, second.base, late.base],
+        "origins": [first.base, second.base, late.base, site.origin()],
     });
     let seen = drive(&first, "console_portal_nodes.mjs", &key, setup).await;
     assert_eq!(seen["outside"], json!([]), "requests to other hosts");
