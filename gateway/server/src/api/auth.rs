@@ -15,6 +15,7 @@ use axum::http::request::Parts;
 use super::body::read_guard::ReadClaim;
 use super::error::ApiError;
 use crate::context::AppContext;
+use crate::event_type;
 use crate::ids::{EndpointId, TenantId};
 use crate::token;
 
@@ -84,7 +85,9 @@ impl Principal {
     /// some event types sees only those.
     pub(crate) fn sees_event_type(&self, name: &str) -> bool {
         match self {
-            Self::Portal(s) => s.sees_event_type(name),
+            Self::Portal(s) => {
+                s.event_types.is_empty() || event_type::any_matches(&s.event_types, name)
+            }
             Self::Admin | Self::Tenant(_) => true,
         }
     }
@@ -110,7 +113,7 @@ impl Principal {
         };
         let refused = wanted
             .iter()
-            .position(|w| !had.contains(w) && !s.may_subscribe(w));
+            .position(|w| !had.contains(w) && !may_subscribe(&s.event_types, w));
         match refused {
             None => Ok(()),
             Some(i) => Err(ApiError::validation(
@@ -132,6 +135,24 @@ impl Principal {
             Self::Portal(s) => Some(s.tenant_id.as_str()),
         }
     }
+}
+
+/// Whether a session limited to `allowed` (empty: every type) may subscribe
+/// an endpoint to `wanted` (a name or a pattern): one of its own entries, or a
+/// name or narrower pattern one of its patterns covers.
+fn may_subscribe(allowed: &[String], wanted: &str) -> bool {
+    if allowed.is_empty() || allowed.iter().any(|t| t == wanted) {
+        return true;
+    }
+    // `a.b.*` is covered where `a.b.x` would be: by `a.*`, `a.b.*` or `*`.
+    let probe = match wanted.strip_suffix(".*") {
+        Some(prefix) => format!("{prefix}.x"),
+        None if wanted == "*" => return false,
+        None => wanted.to_owned(),
+    };
+    allowed
+        .iter()
+        .any(|t| event_type::is_pattern(t) && event_type::matches(t, &probe))
 }
 
 impl FromRequestParts<Arc<AppContext>> for Principal {
@@ -176,5 +197,30 @@ impl FromRequestParts<Arc<AppContext>> for Principal {
             }
             None => Err(ApiError::unauthorized()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_subscribe;
+
+    #[test]
+    fn a_limited_session_subscribes_within_its_types() {
+        let allowed = ["order.*".to_owned(), "invoice.paid".to_owned()];
+        for (wanted, ok) in [
+            ("order.*", true),
+            ("order.paid", true),
+            ("order.item.added", true),
+            ("order.item.*", true),
+            ("invoice.paid", true),
+            ("invoice.*", false),
+            ("invoice.voided", false),
+            ("order", false),
+            ("*", false),
+        ] {
+            assert_eq!(may_subscribe(&allowed, wanted), ok, "{wanted}");
+        }
+        assert!(may_subscribe(&[], "*"), "an unlimited session");
+        assert!(may_subscribe(&["*".to_owned()], "*"));
     }
 }

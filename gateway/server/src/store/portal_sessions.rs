@@ -132,29 +132,6 @@ impl PortalSessionRecord {
     pub fn reaches_endpoint(&self, endpoint: &EndpointId) -> bool {
         self.endpoints.is_empty() || self.endpoints.contains(endpoint)
     }
-
-    /// Whether it sees events of type `name`.
-    pub fn sees_event_type(&self, name: &str) -> bool {
-        self.event_types.is_empty() || crate::event_type::any_matches(&self.event_types, name)
-    }
-
-    /// Whether it may subscribe an endpoint to `wanted` (a name or a pattern):
-    /// one of its own entries, or a name or narrower pattern one of its
-    /// patterns covers.
-    pub fn may_subscribe(&self, wanted: &str) -> bool {
-        if self.event_types.is_empty() || self.event_types.iter().any(|t| t == wanted) {
-            return true;
-        }
-        // `a.b.*` is covered where `a.b.x` would be: by `a.*` or `*`.
-        let probe = match wanted.strip_suffix(".*") {
-            Some(prefix) => format!("{prefix}.x"),
-            None if wanted == "*" => return false,
-            None => wanted.to_owned(),
-        };
-        self.event_types
-            .iter()
-            .any(|t| crate::event_type::is_pattern(t) && crate::event_type::matches(t, &probe))
-    }
 }
 
 impl Store {
