@@ -26,9 +26,16 @@ async function showEvent(eventId, isCurrent) {
   const event = JSON.parse(text);
   if (!isCurrent()) return;
   const raw = memberText(text, "payload");
+  const shown = raw == null ? JSON.stringify(event.payload, null, 2) : indentJson(raw);
+  // Open at first; a long payload folds away under its summary.
   const payload = event.payload_expunged_at
     ? el("p", { class: "note", "data-payload": "expunged", text: `Payload expunged at ${when(event.payload_expunged_at)}.` })
-    : el("pre", { class: "json", "data-payload": "shown", text: raw == null ? JSON.stringify(event.payload, null, 2) : indentJson(raw) });
+    : el(
+        "details",
+        { class: "payload", open: true },
+        el("summary", { text: `Payload (${new Intl.NumberFormat().format(new TextEncoder().encode(raw ?? shown).length)} bytes)` }),
+        el("pre", { class: "json", "data-payload": "shown", text: shown }),
+      );
   $("delivery-event").replaceChildren(
     el(
       "dl",

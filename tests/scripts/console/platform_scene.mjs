@@ -126,6 +126,12 @@ async function deliveryPage(ctx) {
   await page.waitForSelector('#delivery-event [data-payload="shown"]');
   await waitForText(page, "#delivery-progress", "delivered");
   const payload = await page.textContent('#delivery-event [data-payload="shown"]');
+  // The payload folds under its summary, by keyboard as by pointer.
+  const payloadSummary = await page.textContent("#delivery-event details.payload > summary");
+  await page.focus("#delivery-event details.payload > summary");
+  await page.keyboard.press("Enter");
+  const folded = await page.isHidden('#delivery-event [data-payload="shown"]');
+  await page.keyboard.press("Enter");
   const eventFacts = await facts(page, "#delivery-event dl");
   await page.screenshot({ path: `${outDir}/delivery-payload.png`, fullPage: true });
   const deliveryLeaks = await leaks(page, setup.sensitive_value);
@@ -134,7 +140,7 @@ async function deliveryPage(ctx) {
   await visit(page, "#deliveries", "deliveries");
   await visit(page, `#delivery/${deliveryId}`, "delivery");
   const expunged = await waitForText(page, '#delivery-event [data-payload="expunged"]', "expunged");
-  return { eventId: event.id, deliveries: event.deliveries.length, filteredDeliveries: filtered.deliveries.length, payload, eventFacts, deliveryLeaks, sentHeaders, expunge, expunged };
+  return { eventId: event.id, deliveries: event.deliveries.length, filteredDeliveries: filtered.deliveries.length, payload, payloadSummary, folded, eventFacts, deliveryLeaks, sentHeaders, expunge, expunged };
 }
 
 /** The charts and headers drawn from fixtures of the documented shapes, in the page's own modules. */

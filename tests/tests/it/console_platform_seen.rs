@@ -102,6 +102,14 @@ fn delivery(seen: &Value) {
         delivery["payload"],
         "{\n  \"data\": {\n    \"amount\": 150,\n    \"region\": \"eu\",\n    \"big\": 12345678901234567890\n  }\n}"
     );
+    assert!(
+        delivery["payloadSummary"]
+            .as_str()
+            .unwrap()
+            .starts_with("Payload (")
+            && delivery["folded"] == true,
+        "the payload folds under its summary: {delivery}"
+    );
     assert_eq!(
         fact(&delivery["eventFacts"], "Channels"),
         "eu",
