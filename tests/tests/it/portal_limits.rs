@@ -137,14 +137,7 @@ async fn a_session_limited_to_endpoints_and_types_sees_only_those(backend: Backe
     let replay = format!("/v1/tenants/acme/deliveries/{invoice_delivery}/replay");
     let (s, b) = status(&gw, "POST", &replay, &one, Some(json!({}))).await;
     assert_eq!(s, 404, "{b}");
-    let (s, b) = status(
-        &gw,
-        "GET",
-        &format!("/v1/tenants/acme/endpoints/orders"),
-        &one,
-        None,
-    )
-    .await;
+    let (s, b) = status(&gw, "GET", "/v1/tenants/acme/endpoints/orders", &one, None).await;
     assert_eq!(s, 200, "its own endpoint, by uid: {b}");
     // What reaches every endpoint of the tenant is refused, naming the limit.
     for (method, path, body) in [

@@ -45,6 +45,7 @@ mod send_example;
 pub(crate) mod server;
 pub(crate) mod simulate;
 mod stats_history;
+mod svix;
 mod tasks;
 mod tenants;
 
@@ -136,8 +137,19 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(plugins::rollback))
 }
 
-/// The whole API.
+/// The whole API: v1, the console, and the Svix face, which calls v1.
 pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
+    let v1 = v1_router(Arc::clone(&ctx));
+    svix::router(v1.clone(), ctx)
+        .merge(v1)
+        .layer(axum::middleware::from_fn(
+            request_guard::refuse_control_characters,
+        ))
+        .layer(axum::middleware::map_response(answer_headers::nosniff))
+}
+
+/// API v1 and the console.
+fn v1_router(ctx: Arc<AppContext>) -> axum::Router {
     let (router, _) = routes().split_for_parts();
     router
         // Only on a route and method that exist: a method the path lacks is
@@ -149,10 +161,6 @@ pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
         .merge(console::routes(&ctx.config.console.embed_origins))
         .fallback(|| async { ApiError::not_found("route") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
-        .layer(axum::middleware::from_fn(
-            request_guard::refuse_control_characters,
-        ))
-        .layer(axum::middleware::map_response(answer_headers::nosniff))
         .with_state(ctx)
 }
 

@@ -1,0 +1,210 @@
+//! `/api/v1/app`: a Svix application is a hookgate tenant. Its id is the
+//! tenant's (`app_…` when made here), its `uid` the tenant's uid, and either
+//! names it wherever Svix takes an `app_id`.
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::error::SvixError;
+use super::forward::{Caller, V1, seg, with_query};
+use super::wire::{ListQuery, list_response, object_body, renamed};
+
+/// An application as Svix shows it, from a v1 tenant.
+pub(super) fn application_out(t: &Value) -> Value {
+    json!({
+        "id": t["id"],
+        "uid": t["uid"],
+        "name": t["name"],
+        "metadata": t["metadata"],
+        "throttleRate": null,
+        "createdAt": t["created_at"],
+        "updatedAt": t["updated_at"],
+    })
+}
+
+/// The fields of an `ApplicationIn` or `ApplicationPatch`, as v1 names them.
+fn tenant_fields(body: &Map<String, Value>) -> Result<Map<String, Value>, SvixError> {
+    if body.get("throttleRate").is_some_and(|v| !v.is_null()) {
+        return Err(SvixError::body_field(
+            "throttleRate",
+            "an application has no rate of its own in hookgate: set throttleRate on its endpoints",
+        ));
+    }
+    Ok(renamed(
+        body,
+        &[("name", "name"), ("uid", "uid"), ("metadata", "metadata")],
+    ))
+}
+
+/// `get_if_exists`.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct CreateQuery {
+    get_if_exists: Option<bool>,
+}
+
+/// Creates a tenant for `fields` with a new `app_` id (or `id` when given).
+async fn create_tenant(
+    v1: &V1,
+    caller: &Caller,
+    mut fields: Map<String, Value>,
+    id: Option<&str>,
+) -> Result<Value, SvixError> {
+    let id = id.map_or_else(new_app_id, str::to_owned);
+    fields.insert("id".into(), Value::String(id));
+    let created = v1
+        .ok(
+            caller,
+            Method::POST,
+            "/v1/tenants",
+            Some(&Value::Object(fields)),
+            "body",
+        )
+        .await?;
+    Ok(application_out(&created))
+}
+
+/// `app_` and a lowercase ULID: a valid tenant id, and Svix's prefix.
+fn new_app_id() -> String {
+    format!("app_{}", ulid::Ulid::new().to_string().to_ascii_lowercase())
+}
+
+pub(super) async fn list(
+    State(v1): State<V1>,
+    caller: Caller,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Value>, SvixError> {
+    let path = with_query("/v1/tenants", &q.v1_query()?);
+    let page = v1.ok(&caller, Method::GET, &path, None, "query").await?;
+    let data = page["data"]
+        .as_array()
+        .map(|a| a.iter().map(application_out).collect())
+        .unwrap_or_default();
+    Ok(Json(list_response(data, &page)))
+}
+
+pub(super) async fn create(
+    State(v1): State<V1>,
+    caller: Caller,
+    Query(q): Query<CreateQuery>,
+    body: Body,
+) -> Result<Response, SvixError> {
+    let body = object_body(body, v1.body_limit()).await?;
+    if !body.get("name").is_some_and(Value::is_string) {
+        return Err(SvixError::body_field("name", "field required"));
+    }
+    let fields = tenant_fields(&body)?;
+    if q.get_if_exists == Some(true)
+        && let Some(uid) = body.get("uid").and_then(Value::as_str)
+    {
+        let path = format!("/v1/tenants/{}", seg(uid));
+        let found = v1
+            .call(&caller.without_key(), Method::GET, &path, None)
+            .await?;
+        if found.status == StatusCode::OK {
+            return Ok(Json(application_out(&found.body)).into_response());
+        }
+    }
+    let app = create_tenant(&v1, &caller, fields, None).await?;
+    Ok((StatusCode::CREATED, Json(app)).into_response())
+}
+
+pub(super) async fn get(
+    State(v1): State<V1>,
+    caller: Caller,
+    Path(app): Path<String>,
+) -> Result<Json<Value>, SvixError> {
+    let t = v1
+        .ok(
+            &caller,
+            Method::GET,
+            &format!("/v1/tenants/{}", seg(&app)),
+            None,
+            "query",
+        )
+        .await?;
+    Ok(Json(application_out(&t)))
+}
+
+/// `PUT`: replaces the application's fields, or creates it (201) named by
+/// `app_id`: as its id when it is an `app_` id, else as its uid.
+pub(super) async fn update(
+    State(v1): State<V1>,
+    caller: Caller,
+    Path(app): Path<String>,
+    body: Body,
+) -> Result<Response, SvixError> {
+    let body = object_body(body, v1.body_limit()).await?;
+    if !body.get("name").is_some_and(Value::is_string) {
+        return Err(SvixError::body_field("name", "field required"));
+    }
+    let mut fields = tenant_fields(&body)?;
+    let path = format!("/v1/tenants/{}", seg(&app));
+    let found = v1
+        .call(&caller.without_key(), Method::GET, &path, None)
+        .await?;
+    if found.status == StatusCode::NOT_FOUND {
+        let id = app.starts_with("app_").then_some(app.as_str());
+        if id.is_none() && !fields.contains_key("uid") {
+            fields.insert("uid".into(), Value::String(app.clone()));
+        }
+        let created = create_tenant(&v1, &caller, fields, id).await?;
+        return Ok((StatusCode::CREATED, Json(created)).into_response());
+    }
+    if !found.status.is_success() {
+        return Err(SvixError::from_v1(found.status, &found.body, "query"));
+    }
+    // A PUT replaces: fields left out are reset, old metadata keys removed.
+    let mut metadata: Map<String, Value> = found.body["metadata"]
+        .as_object()
+        .map(|m| m.keys().map(|k| (k.clone(), Value::Null)).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(given)) = fields.get("metadata") {
+        metadata.extend(given.clone());
+    }
+    fields.insert("metadata".into(), Value::Object(metadata));
+    fields.entry("uid").or_insert(Value::Null);
+    let id = found.body["id"].as_str().unwrap_or(&app).to_owned();
+    let patch = Value::Object(fields);
+    let t = v1
+        .ok(
+            &caller,
+            Method::PATCH,
+            &format!("/v1/tenants/{}", seg(&id)),
+            Some(&patch),
+            "body",
+        )
+        .await?;
+    Ok(Json(application_out(&t)).into_response())
+}
+
+pub(super) async fn patch(
+    State(v1): State<V1>,
+    caller: Caller,
+    Path(app): Path<String>,
+    body: Body,
+) -> Result<Json<Value>, SvixError> {
+    let body = object_body(body, v1.body_limit()).await?;
+    let patch = Value::Object(tenant_fields(&body)?);
+    let path = format!("/v1/tenants/{}", seg(&app));
+    let t = v1
+        .ok(&caller, Method::PATCH, &path, Some(&patch), "body")
+        .await?;
+    Ok(Json(application_out(&t)))
+}
+
+/// The tenant's delete runs as a v1 task; Svix answers 204 once it is begun
+/// (the application is gone from every read at once).
+pub(super) async fn delete(
+    State(v1): State<V1>,
+    caller: Caller,
+    Path(app): Path<String>,
+) -> Result<StatusCode, SvixError> {
+    let path = format!("/v1/tenants/{}", seg(&app));
+    v1.ok(&caller, Method::DELETE, &path, None, "query").await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,128 @@
+//! Svix's wire format where it differs from API v1's: camelCase names, the
+//! `ListResponse` (`data`, `iterator`, `prevIterator`, `done`) with `limit`,
+//! `iterator` and `order`, and reading a JSON body into a map first (serde
+//! would take a struct from an array).
+
+use axum::body::Body;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::error::SvixError;
+use crate::api::body::read_limited;
+use crate::api::error::ApiError;
+
+/// A v1 field name (`event_types[0]`, `rate_limit_per_s`) as Svix spells it.
+pub(super) fn camel_path(field: &str) -> String {
+    match field {
+        "rate_limit_per_s" => return "throttleRate".into(),
+        "event_id" => return "eventId".into(),
+        _ => {}
+    }
+    let mut out = String::with_capacity(field.len());
+    let mut upper = false;
+    for c in field.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `limit`, `iterator` and `order` of a Svix list.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ListQuery {
+    pub(super) limit: Option<String>,
+    pub(super) iterator: Option<String>,
+    pub(super) order: Option<String>,
+}
+
+impl ListQuery {
+    /// The v1 query for this page: `limit` (1 to 250) and `cursor`.
+    ///
+    /// # Errors
+    /// 422 at `limit` or `order` when out of range.
+    pub(super) fn v1_query(&self) -> Result<Vec<(&'static str, String)>, SvixError> {
+        let mut q = Vec::new();
+        if let Some(limit) = &self.limit {
+            match limit.parse::<u32>() {
+                Ok(n) if (1..=250).contains(&n) => q.push(("limit", n.to_string())),
+                _ => {
+                    return Err(SvixError::query_field(
+                        "limit",
+                        "limit must be from 1 to 250",
+                    ));
+                }
+            }
+        }
+        if let Some(it) = self.iterator.as_ref().filter(|i| !i.is_empty()) {
+            q.push(("cursor", it.clone()));
+        }
+        match self.order.as_deref() {
+            None | Some("descending") => {}
+            Some("ascending") => q.push(("order", "asc".into())),
+            Some(_) => {
+                return Err(SvixError::query_field(
+                    "order",
+                    "order must be ascending or descending",
+                ));
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// A Svix `ListResponse` of `data`, from a v1 page's `next_cursor` (and
+/// `prev_cursor`, where the list reads both ways).
+pub(super) fn list_response(data: Vec<Value>, v1_page: &Value) -> Value {
+    let next = v1_page["next_cursor"].as_str();
+    json!({
+        "data": data,
+        "iterator": next,
+        "prevIterator": v1_page["prev_cursor"].as_str(),
+        "done": next.is_none(),
+    })
+}
+
+/// A request's JSON body as an object.
+///
+/// # Errors
+/// 413 past `limit`; 422 for a body that is not a JSON object.
+pub(super) async fn object_body(body: Body, limit: usize) -> Result<Map<String, Value>, SvixError> {
+    let bytes = read_limited(body, limit).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(SvixError::Validation {
+            loc: vec!["body".into()],
+            msg: "the body must be a JSON object".into(),
+        }),
+        Err(e) => Err(SvixError::Validation {
+            loc: vec!["body".into()],
+            msg: format!("the body is not JSON: {e}"),
+        }),
+    }
+}
+
+/// Copies the fields of `from` named in `names` (`(svix, v1)`) into a new
+/// object, renamed; a field absent stays absent, `null` stays `null`.
+pub(super) fn renamed(from: &Map<String, Value>, names: &[(&str, &str)]) -> Map<String, Value> {
+    names
+        .iter()
+        .filter_map(|(svix, v1)| from.get(*svix).map(|v| ((*v1).to_owned(), v.clone())))
+        .collect()
+}
+
+impl From<ApiError> for SvixError {
+    fn from(e: ApiError) -> Self {
+        let status = e.status();
+        let body = json!({"error": {"code": e.code(), "message": e.message, "field": e.field}});
+        Self::from_v1(status, &body, "body")
+    }
+}
