@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{FromRequestParts, MatchedPath};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{Extensions, HeaderMap, Method, Request, StatusCode, header};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -14,6 +14,7 @@ use serde_json::Value;
 use tower_service::Service;
 
 use super::error::SvixError;
+use crate::api::body::read_guard::ReadClaim;
 use crate::context::AppContext;
 
 /// What a path segment keeps unescaped: the characters ids and uids use.
@@ -52,9 +53,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
                 headers.insert(name, v.clone());
             }
         }
-        let mut extensions = parts.extensions.clone();
-        // v1's router names its own route.
-        extensions.remove::<MatchedPath>();
+        // Only the body-read claim goes on: v1's router sets its own route
+        // and path parameters.
+        let mut extensions = Extensions::new();
+        if let Some(claim) = parts.extensions.get::<ReadClaim>() {
+            extensions.insert(claim.clone());
+        }
         Ok(Self {
             headers,
             extensions,
@@ -125,7 +129,10 @@ impl V1 {
             Value::Null
         } else {
             serde_json::from_slice(&bytes).map_err(|e| {
-                SvixError::internal(format!("API v1 answered {status} with no JSON: {e}"))
+                SvixError::internal(format!(
+                    "API v1 answered {status} with no JSON ({e}): {}",
+                    String::from_utf8_lossy(&bytes)
+                ))
             })?
         };
         Ok(Answer { status, body })
