@@ -42,6 +42,7 @@ ADMIN_ONLY = (
     "GET /v1/tasks",
     "GET /v1/tasks/{id}",
     "GET /v1/stats",
+    "GET /v1/stats/history",
     "GET /v1/dlq/summary",
     "GET /v1/cluster",
     "POST /v1/event-types",

@@ -73,6 +73,7 @@ pub(crate) async fn install(
         trusted: true,
         last_success_ms: None,
         created_at_ms: existing.as_ref().map_or(now_ms, |e| e.created_at_ms),
+        updated_at_ms: now_ms,
         headers: Vec::new(),
         metadata: std::collections::BTreeMap::new(),
         uid: None,

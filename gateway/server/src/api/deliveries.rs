@@ -34,7 +34,7 @@ pub(super) struct ListQuery {
     event_type: Option<String>,
     /// Only the deliveries of this event (its id or uid; no control
     /// characters): one page holding all of them, the other filters applied.
-    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    #[param(pattern = r"^[^\u0000-\u001F\u007F-\u009F]+$")]
     event_id: Option<String>,
     /// Created at or after this time (RFC 3339).
     #[param(format = DateTime)]

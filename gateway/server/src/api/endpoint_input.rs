@@ -284,6 +284,7 @@ impl EndpointInput {
         let description = checked_description(ctx, self.description)?;
         let event_types = checked_patterns(ctx, self.event_types)?;
         who.check_subscription(&event_types, &ep.event_types)?;
+        ep.updated_at_ms = ctx.clock.now_ms();
         // Names it already had stay, even if archived or gone from the catalog.
         let strict = ctx.config.event_types.strict;
         ctx.catalog

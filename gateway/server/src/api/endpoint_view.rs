@@ -27,6 +27,9 @@ pub(super) struct EndpointView {
     channels: Vec<String>,
     #[schema(format = DateTime)]
     created_at: String,
+    /// The last change made through the API.
+    #[schema(format = DateTime)]
+    updated_at: String,
     description: String,
     disabled: bool,
     disabled_reason: Option<String>,
@@ -86,6 +89,7 @@ impl EndpointView {
             },
             channels: ep.channels.clone(),
             created_at: rfc3339_ms(ep.created_at_ms),
+            updated_at: rfc3339_ms(ep.updated_at_ms.max(ep.created_at_ms)),
             description: ep.description.clone(),
             disabled: ep.disabled,
             disabled_reason: ep.disabled_reason.clone(),

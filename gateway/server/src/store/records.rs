@@ -73,9 +73,9 @@ impl TenantRecord {
             id,
             key_sha256: hex::encode(key_hash),
             created_at_ms: now_ms,
+            updated_at_ms: now_ms,
             uid: None,
             metadata: std::collections::BTreeMap::new(),
-            updated_at_ms: now_ms,
             deleting: None,
             portal: super::PortalSettings::default(),
         }
@@ -160,6 +160,10 @@ pub struct EndpointRecord {
     #[serde(default)]
     pub last_success_ms: Option<u64>,
     pub created_at_ms: u64,
+    /// Unix ms of the last change made through the API; 0 for a record from
+    /// before it was kept (read as its creation).
+    #[serde(default)]
+    pub updated_at_ms: u64,
     /// Headers sent with every attempt, names in lower case, in name order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<EndpointHeader>,
@@ -211,6 +215,7 @@ impl EndpointRecord {
             breaker: BreakerRecord::default(),
             last_success_ms: None,
             created_at_ms: now_ms,
+            updated_at_ms: now_ms,
             headers: Vec::new(),
             metadata: std::collections::BTreeMap::new(),
             uid: None,

@@ -217,6 +217,7 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         trusted: false,
         last_success_ms: None,
         created_at_ms: 0,
+        updated_at_ms: 0,
         headers: Vec::new(),
         metadata: std::collections::BTreeMap::new(),
         uid: None,

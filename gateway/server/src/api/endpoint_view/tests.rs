@@ -49,6 +49,7 @@ fn endpoint() -> EndpointRecord {
         },
         last_success_ms: None,
         created_at_ms: 1_700_000_000_000,
+        updated_at_ms: 0,
         headers: vec![
             crate::store::EndpointHeader {
                 name: "x-api-key".into(),
@@ -91,6 +92,8 @@ fn endpoint_json(ep: &EndpointRecord, default: &PolicySpec) -> Value {
             "trips": ep.breaker.trips,
         },
         "created_at": rfc3339_ms(ep.created_at_ms),
+        // Never before its creation: a record from before updates were kept.
+        "updated_at": rfc3339_ms(ep.created_at_ms),
         // Issue 39: the endpoint's own headers (masked) and metadata.
         "headers": {"x-api-key": "********", "x-team": "orders"},
         "sensitive_headers": ["x-api-key"],

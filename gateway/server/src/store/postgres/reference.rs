@@ -44,6 +44,7 @@ fn bench_endpoint(tenant: &str) -> EndpointRecord {
         trusted: false,
         last_success_ms: None,
         created_at_ms: 0,
+        updated_at_ms: 0,
         headers: Vec::new(),
         metadata: std::collections::BTreeMap::new(),
         uid: None,
