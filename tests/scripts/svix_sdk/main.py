@@ -28,6 +28,7 @@ def main():
     try:
         for part in (applications, event_types, endpoints, messages):
             part.run(ctx)
+        seen["endpoint_secret"] = endpoints.final_secret(ctx)
     except Exception as e:  # noqa: BLE001 - the test prints whatever failed
         seen["failed"] = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
     print(json.dumps(seen, default=str))

@@ -10,6 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use hookgate_tests::receiver::Receiver;
+use hookgate_tests::verify::{standardwebhooks_verifies, svix_library_verifies};
 use hookgate_tests::{ADMIN, Backend, TestGateway};
 use serde_json::Value;
 
@@ -52,5 +53,30 @@ async fn the_python_sdk_drives_every_operation(backend: Backend) {
             .is_some_and(|id| id.starts_with("app_")),
         "{seen}"
     );
-    let _ = Duration::from_secs(1);
+    // Every message sent (one resent) and the example reached the receiver,
+    // signed so that both official verifiers accept them.
+    let sent = seen["messages"]["count"]
+        .as_u64()
+        .expect("messages counted") as usize;
+    let got = rx.wait_for(sent + 1, Duration::from_secs(30)).await;
+    assert!(
+        got.len() > sent,
+        "{} of {} requests: {seen}",
+        got.len(),
+        sent + 1
+    );
+    let secret = seen["endpoint_secret"]
+        .as_str()
+        .expect("the endpoint's secret");
+    svix_library_verifies(secret, &got).expect("Svix's Webhook verifies the svix-* headers");
+    standardwebhooks_verifies(secret, &got)
+        .expect("standardwebhooks verifies the webhook-* headers");
+    for id in seen["messages"]["ids"].as_array().unwrap() {
+        let id = id.as_str().unwrap();
+        assert!(
+            got.iter()
+                .any(|r| r.header("svix-id") == Some(id) || r.header("webhook-id") == Some(id)),
+            "message {id} arrived: {seen}"
+        );
+    }
 }

@@ -68,6 +68,38 @@ async fn create_tenant(
     Ok(application_out(&created))
 }
 
+/// Creates the application a path names (`app`), as PUT and a message's
+/// inline `application` do: `app` is its id when an `app_` id, else its uid
+/// (unless the body gives one).
+async fn create_named(
+    v1: &V1,
+    caller: &Caller,
+    app: &str,
+    mut fields: Map<String, Value>,
+) -> Result<Value, SvixError> {
+    let id = app.starts_with("app_").then_some(app);
+    if id.is_none() && !fields.contains_key("uid") {
+        fields.insert("uid".into(), Value::String(app.to_owned()));
+    }
+    create_tenant(v1, caller, fields, id).await
+}
+
+/// Creates the application `app` names from an `ApplicationIn` (`body`).
+///
+/// # Errors
+/// 422 at the field of `body` refused (`name` missing, `throttleRate` set).
+pub(super) async fn create_from(
+    v1: &V1,
+    caller: &Caller,
+    app: &str,
+    body: &Map<String, Value>,
+) -> Result<Value, SvixError> {
+    if !body.get("name").is_some_and(Value::is_string) {
+        return Err(SvixError::body_field("name", "field required"));
+    }
+    create_named(v1, caller, app, tenant_fields(body)?).await
+}
+
 /// `app_` and a lowercase ULID: a valid tenant id, and Svix's prefix.
 fn new_app_id() -> String {
     format!("app_{}", ulid::Ulid::new().to_string().to_ascii_lowercase())
@@ -148,11 +180,7 @@ pub(super) async fn update(
         .call(&caller.without_key(), Method::GET, &path, None)
         .await?;
     if found.status == StatusCode::NOT_FOUND {
-        let id = app.starts_with("app_").then_some(app.as_str());
-        if id.is_none() && !fields.contains_key("uid") {
-            fields.insert("uid".into(), Value::String(app.clone()));
-        }
-        let created = create_tenant(&v1, &caller, fields, id).await?;
+        let created = create_named(&v1, &caller, &app, fields).await?;
         return Ok((StatusCode::CREATED, Json(created)).into_response());
     }
     if !found.status.is_success() {

@@ -80,6 +80,8 @@ impl Caller {
 #[derive(Debug)]
 pub(super) struct Answer {
     pub(super) status: StatusCode,
+    /// Its headers (`idempotent-replayed` tells a repeat from a first).
+    pub(super) headers: HeaderMap,
     pub(super) body: Value,
 }
 
@@ -122,6 +124,7 @@ impl V1 {
             .await
             .map_err(|e| SvixError::internal(e.to_string()))?;
         let status = res.status();
+        let headers = res.headers().clone();
         let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
             .await
             .map_err(|e| SvixError::internal(e.to_string()))?;
@@ -135,7 +138,11 @@ impl V1 {
                 ))
             })?
         };
-        Ok(Answer { status, body })
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
     }
 
     /// As [`V1::call`], for an answer that must succeed: its body.

@@ -45,7 +45,7 @@ impl ListQuery {
     /// The v1 query for this page: `limit` (1 to 250) and `cursor`.
     ///
     /// # Errors
-    /// 422 at `limit` or `order` when out of range.
+    /// 422 at `limit` when out of range, or at `order` when not `descending`.
     pub(super) fn v1_query(&self) -> Result<Vec<(&'static str, String)>, SvixError> {
         let mut q = Vec::new();
         if let Some(limit) = &self.limit {
@@ -62,15 +62,12 @@ impl ListQuery {
         if let Some(it) = self.iterator.as_ref().filter(|i| !i.is_empty()) {
             q.push(("cursor", it.clone()));
         }
-        match self.order.as_deref() {
-            None | Some("descending") => {}
-            Some("ascending") => q.push(("order", "asc".into())),
-            Some(_) => {
-                return Err(SvixError::query_field(
-                    "order",
-                    "order must be ascending or descending",
-                ));
-            }
+        // Applications and endpoints are listed in one order only.
+        if self.order.as_deref().is_some_and(|o| o != "descending") {
+            return Err(SvixError::query_field(
+                "order",
+                "this list comes in one order: descending",
+            ));
         }
         Ok(q)
     }
@@ -124,5 +121,91 @@ impl From<ApiError> for SvixError {
         let status = e.status();
         let body = json!({"error": {"code": e.code(), "message": e.message, "field": e.field}});
         Self::from_v1(status, &body, "body")
+    }
+}
+
+/// A Svix query string as its name/value pairs. Svix repeats some parameters
+/// (`event_types=a&event_types=b`) or joins them with commas, which a serde
+/// struct would refuse; read here, every value is taken and none refused.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Pairs(Vec<(String, String)>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Pairs {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        Ok(Self(
+            url::form_urlencoded::parse(query.as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        ))
+    }
+}
+
+impl Pairs {
+    /// The first value of `name`, if given and not empty.
+    pub(super) fn one(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name` (or `name[]`), repeated or comma-joined.
+    pub(super) fn list(&self, name: &str) -> Vec<String> {
+        let bracketed = format!("{name}[]");
+        self.0
+            .iter()
+            .filter(|(k, _)| *k == name || *k == bracketed)
+            .flat_map(|(_, v)| v.split(','))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The boolean `name`, `default` when absent.
+    ///
+    /// # Errors
+    /// 422 at `name` for anything but `true` or `false`.
+    pub(super) fn flag(&self, name: &str, default: bool) -> Result<bool, SvixError> {
+        match self.one(name) {
+            None => Ok(default),
+            Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+            Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+            Some(_) => Err(SvixError::query_field(
+                name,
+                format!("{name} must be true or false"),
+            )),
+        }
+    }
+
+    /// The time `name` (RFC 3339; no offset is UTC), as v1 takes it.
+    ///
+    /// # Errors
+    /// 422 at `name` for a value that is no time.
+    pub(super) fn time(&self, name: &str) -> Result<Option<String>, SvixError> {
+        self.one(name)
+            .map(|v| {
+                crate::clock::parse_rfc3339_ms(v)
+                    .map(crate::clock::rfc3339_ms)
+                    .ok_or_else(|| {
+                        SvixError::query_field(name, format!("{name} must be an RFC 3339 time"))
+                    })
+            })
+            .transpose()
+    }
+
+    /// `limit`, `iterator` and `order`, as a [`ListQuery`].
+    pub(super) fn page(&self) -> ListQuery {
+        ListQuery {
+            limit: self.one("limit").map(str::to_owned),
+            iterator: self.one("iterator").map(str::to_owned),
+            order: self.one("order").map(str::to_owned),
+        }
     }
 }
