@@ -44,7 +44,7 @@ pub(super) async fn rotate_secret(
     if body.get("gracePeriodSeconds").is_some_and(|v| !v.is_null()) {
         return Err(SvixError::body_field(
             "gracePeriodSeconds",
-            "the overlap is the gateway's rotation_overlap, the same for every endpoint",
+            "the old secret keeps signing for 24 hours, the same for every endpoint",
         ));
     }
     let path = format!("{}/rotate-secret", v1_path(&app, Some(&ep)));
