@@ -6,9 +6,10 @@
 # the Prometheus parser, the official OpenTelemetry protobuf messages
 # (opentelemetry-proto) the OTLP receiver of the trace tests decodes with, and the OpenAPI
 # contract tools: openapi-spec-validator, openapi-python-client with what its
-# generated client imports (httpx, attrs), and Schemathesis, and Debian's
-# Chromium with playwright-core and axe-core for the console's browser and
-# accessibility tests), starts
+# generated client imports (httpx, attrs), and Schemathesis, the official Svix
+# SDKs (`svix` from PyPI and npm) that drive the Svix-compatible API, and
+# Debian's Chromium with playwright-core and axe-core for the console's browser
+# and accessibility tests), starts
 # PostgreSQL if it is down, then runs every test of the workspace. Extra
 # arguments go to `cargo test`.
 set -euo pipefail

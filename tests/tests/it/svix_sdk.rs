@@ -1,7 +1,8 @@
 //! The Svix-compatible API (issue 42), on both backends: the official `svix`
 //! Python SDK, unmodified and pointed at the gateway with `server_url`, runs
 //! a scenario through every operation the face serves (`tests/scripts/svix_sdk`)
-//! and checks each answer; the deliveries it causes are verified here with the
+//! and checks each answer; the official npm package runs the core of it
+//! (`tests/scripts/svix_sdk.mjs`); the deliveries it causes are verified here with the
 //! official verifiers, Svix's `Webhook` on the `svix-*` headers and
 //! `standardwebhooks` on the `webhook-*` ones.
 
@@ -16,18 +17,29 @@ use serde_json::Value;
 
 hookgate_tests::on_each_backend! {
     the_python_sdk_drives_every_operation,
+    the_javascript_sdk_drives_the_core,
 }
 
 /// Runs the scenario against `gw` with `token`; what it saw.
 async fn scenario(gw: &TestGateway, token: &str, receiver: &str) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/svix_sdk/main.py");
+    run("python3", "svix_sdk/main.py", gw, token, receiver).await
+}
+
+/// Runs `script` (in `tests/scripts`) with `program` against `gw`; what it saw.
+async fn run(program: &str, script: &str, gw: &TestGateway, token: &str, receiver: &str) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(script);
     let (base, token, receiver) = (gw.base.clone(), token.to_owned(), receiver.to_owned());
+    let program = program.to_owned();
     let ran = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
+        Command::new(&program)
             .arg(script)
             .args([&base, &token, &receiver])
             .output()
-            .expect("python3 runs (with the svix package: see tests/run.sh)")
+            .unwrap_or_else(|e| {
+                panic!("{program} runs (with the svix package: see tests/run.sh): {e}")
+            })
     })
     .await
     .unwrap();
@@ -79,4 +91,22 @@ async fn the_python_sdk_drives_every_operation(backend: Backend) {
             "message {id} arrived: {seen}"
         );
     }
+}
+
+async fn the_javascript_sdk_drives_the_core(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
+    let rx = Receiver::start(Vec::new()).await;
+    let seen = run("node", "svix_sdk.mjs", &gw, ADMIN, &rx.url()).await;
+    // The message and its resend, each verified by both official verifiers.
+    let got = rx.wait_for(2, Duration::from_secs(30)).await;
+    assert_eq!(got.len(), 2, "{seen}");
+    let secret = seen["secret"].as_str().expect("the endpoint's secret");
+    svix_library_verifies(secret, &got).expect("Svix's Webhook verifies the svix-* headers");
+    standardwebhooks_verifies(secret, &got)
+        .expect("standardwebhooks verifies the webhook-* headers");
+    let message = seen["message"].as_str().unwrap();
+    assert!(
+        got.iter().all(|r| r.header("svix-id") == Some(message)),
+        "both carry the message's id: {seen}"
+    );
 }
