@@ -238,7 +238,8 @@ def toml_string(s):
 
 def no_2xx_expected(role):
     """Operations fuzzed and checked but not expected to answer 2xx, with why."""
-    never = {"GET /v1/portal-session": "only a portal session has one: the run's token is a key or the admin's (404); portal_sessions checks it"}
+    never = {"GET /v1/portal-session": "only a portal session has one: the run's token is a key or the admin's (404); portal_sessions checks it",
+             "DELETE /v1/portal-session": "as GET: only a portal session can end itself (404 for a key or the admin's); portal_sessions checks it"}
     if role == "tenant":
         return never | {name: "admin only: a tenant key gets 403" for name in ADMIN_ONLY}
     return never

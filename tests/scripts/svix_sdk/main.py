@@ -14,6 +14,7 @@ import traceback
 from svix.api import Svix, SvixOptions
 
 import applications
+import authentication
 import endpoints
 import messages
 import event_types
@@ -26,7 +27,7 @@ def main():
     seen = {"failed": None}
     ctx = {"svix": svix, "base": base, "token": token, "receiver": receiver, "seen": seen}
     try:
-        for part in (applications, event_types, endpoints, messages):
+        for part in (applications, event_types, endpoints, messages, authentication):
             part.run(ctx)
         seen["endpoint_secret"] = endpoints.final_secret(ctx)
     except Exception as e:  # noqa: BLE001 - the test prints whatever failed

@@ -3,7 +3,8 @@
 //! refused (403 naming the capability) exactly where the table below says it
 //! needs that capability, and reached with every capability, except the
 //! platform's own and the admin's; a session expires on the gateway's clock and
-//! a revocation holds on every node of a cluster at once; the minted URL
+//! a revocation, or a session's sign-out, holds on every node of a cluster at
+//! once; the minted URL
 //! carries the token only in its fragment; bad input is a 4xx naming the field.
 
 use std::collections::BTreeMap;
@@ -92,6 +93,7 @@ fn table() -> BTreeMap<&'static str, Option<Vec<&'static str>>> {
         Some(vec!["manage_endpoints", "read_secrets"]),
     );
     t.insert("get_portal_session", Some(vec![]));
+    t.insert("end_portal_session", Some(vec![]));
     for op in [
         "rotate_tenant_key",
         "ingest_event",
@@ -145,6 +147,9 @@ async fn every_route_asks_for_its_capability(backend: Backend) {
             let id = op["operationId"].as_str().unwrap();
             if ["healthz", "metrics", "get_openapi"].contains(&id) {
                 continue; // public: no token at all
+            }
+            if id == "end_portal_session" {
+                continue; // it ends the session calling it: a_revocation_holds_on_every_node_at_once
             }
             let method = method.to_uppercase();
             let path = fill(template);
@@ -316,6 +321,20 @@ async fn a_revocation_holds_on_every_node_at_once(backend: Backend) {
         .call("GET", "/v1/tenants/beta/deliveries", Some(&theirs), None)
         .await;
     assert_eq!(s, 200, "another tenant's sessions stay: {body}");
+    // A session signs itself out; the other node refuses it at once, and a
+    // key has no session to end.
+    let (s, body) = a
+        .call("DELETE", "/v1/portal-session", Some(&theirs), None)
+        .await;
+    assert_eq!(s, 204, "{body}");
+    let (s, body) = b
+        .call("GET", "/v1/tenants/beta/deliveries", Some(&theirs), None)
+        .await;
+    assert_eq!(s, 401, "a signed-out session: {body}");
+    let (s, body) = a
+        .call("DELETE", "/v1/portal-session", Some(&beta), None)
+        .await;
+    assert_eq!(s, 404, "{body}");
 }
 
 async fn bad_sessions_are_refused_with_the_field_named(backend: Backend) {

@@ -27,9 +27,6 @@ pub(super) struct EndpointView {
     channels: Vec<String>,
     #[schema(format = DateTime)]
     created_at: String,
-    /// The last change made through the API.
-    #[schema(format = DateTime)]
-    updated_at: String,
     description: String,
     disabled: bool,
     disabled_reason: Option<String>,
@@ -65,6 +62,9 @@ pub(super) struct EndpointView {
     timeout_ms: u64,
     /// The tenant's own identifier for it.
     uid: Option<String>,
+    /// The last change made through the API.
+    #[schema(format = DateTime)]
+    updated_at: String,
     url: String,
 }
 

@@ -113,7 +113,7 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(dlq::all_summary))
         .routes(routes!(cluster::show))
         .routes(routes!(portal_sessions::create, portal_sessions::revoke))
-        .routes(routes!(portal_sessions::current))
+        .routes(routes!(portal_sessions::current, portal_sessions::end))
         .routes(routes!(
             operator_endpoints::create,
             operator_endpoints::list

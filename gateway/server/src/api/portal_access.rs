@@ -84,6 +84,7 @@ pub(super) const PORTAL_ACCESS: &[(&str, PortalAccess)] = &[
     ("create_portal_session", Platform),
     ("revoke_portal_sessions", Platform),
     ("get_portal_session", Needs(&[])),
+    ("end_portal_session", Needs(&[])),
 ];
 
 /// Operations that reach every endpoint of the tenant (or make a new one),

@@ -361,6 +361,25 @@ pub(super) async fn revoke(
     Ok(Json(Revoked { revoked }))
 }
 
+/// Ends the portal session the request is made with (signing out); its
+/// token is refused from then on, on every gateway. A key or the admin token
+/// has none (404).
+#[utoipa::path(delete, path = "/v1/portal-session", tag = "portal",
+    operation_id = "end_portal_session",
+    responses((status = 204, description = "The session has ended")))]
+pub(super) async fn end(
+    State(ctx): State<Arc<AppContext>>,
+    who: Principal,
+) -> Result<StatusCode, ApiError> {
+    match who {
+        Principal::Portal(s) => {
+            ctx.store.end_portal_session(&s).await?;
+            Ok(StatusCode::NO_CONTENT)
+        }
+        Principal::Admin | Principal::Tenant(_) => Err(ApiError::not_found("portal session")),
+    }
+}
+
 /// The portal session the request is made with: its tenant, capabilities,
 /// expiry and theme. A key or the admin token has none (404).
 #[utoipa::path(get, path = "/v1/portal-session", tag = "portal",

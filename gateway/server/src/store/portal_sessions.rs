@@ -155,6 +155,14 @@ impl Store {
         on_backend!(self, s => sync s.portal_session(&hash))
     }
 
+    /// Ends the one session `rec` (a sign-out); answers whether it was there.
+    ///
+    /// # Errors
+    /// On a storage failure.
+    pub async fn end_portal_session(&self, rec: &PortalSessionRecord) -> Result<bool, StoreError> {
+        on_backend!(self, s => s.end_portal_session(rec).await)
+    }
+
     /// Ends every session of `tenant` (and forgets expired ones with them);
     /// answers how many were removed.
     ///

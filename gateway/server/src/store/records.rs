@@ -161,8 +161,9 @@ pub struct EndpointRecord {
     pub last_success_ms: Option<u64>,
     pub created_at_ms: u64,
     /// Unix ms of the last change made through the API; 0 for a record from
-    /// before it was kept (read as its creation).
-    #[serde(default)]
+    /// before it was kept (read as its creation), and then not written, so
+    /// such a record reads back byte for byte.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub updated_at_ms: u64,
     /// Headers sent with every attempt, names in lower case, in name order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -562,6 +563,11 @@ pub struct IngestedDelivery {
     #[serde(rename = "id")]
     pub delivery_id: DeliveryId,
     pub endpoint_id: EndpointId,
+}
+
+/// Whether `n` is 0 (a field left out of a record where it is).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

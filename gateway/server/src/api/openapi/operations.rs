@@ -175,6 +175,7 @@ pub(super) const OPERATIONS: &[OperationErrors] = &[
     ),
     op("revoke_portal_sessions", Access::Tenant, &[]),
     op("get_portal_session", Access::Caller, &[E::NotFound]),
+    op("end_portal_session", Access::Caller, &[E::NotFound]),
     op(
         "rotate_endpoint_secret",
         Access::Tenant,

@@ -50,7 +50,7 @@ fn every_operation_has_one_row_and_every_row_one_operation() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), count, "operation ids are unique");
-    assert_eq!(count, 68, "API v1 has 68 operations");
+    assert_eq!(count, 69, "API v1 has 69 operations");
 }
 
 #[test]

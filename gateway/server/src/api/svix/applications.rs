@@ -236,3 +236,41 @@ pub(super) async fn delete(
     v1.ok(&caller, Method::DELETE, &path, None, "query").await?;
     Ok(StatusCode::NO_CONTENT)
 }
+
+/// A refusal of the inline `application`, placed under `application`.
+fn inside_application(e: SvixError) -> SvixError {
+    match e {
+        SvixError::Validation { mut loc, msg } if loc.first().is_some_and(|p| p == "body") => {
+            loc.insert(1, "application".into());
+            SvixError::Validation { loc, msg }
+        }
+        other => other,
+    }
+}
+
+/// The tenant id of the app `app` names, creating it from `app_in` (an
+/// `ApplicationIn`) when there is none yet.
+pub(super) async fn ensure_application(
+    v1: &V1,
+    caller: &Caller,
+    app: &str,
+    app_in: &Map<String, Value>,
+) -> Result<String, SvixError> {
+    let path = format!("/v1/tenants/{}", seg(app));
+    for _ in 0..2 {
+        let found = v1.call(caller, Method::GET, &path, None).await?;
+        if found.status.is_success() {
+            return Ok(found.body["id"].as_str().unwrap_or(app).to_owned());
+        }
+        if found.status != StatusCode::NOT_FOUND {
+            return Err(SvixError::from_v1(found.status, &found.body, "query"));
+        }
+        match create_from(v1, caller, app, app_in).await {
+            Ok(created) => return Ok(created["id"].as_str().unwrap_or(app).to_owned()),
+            // Made meanwhile by a request beside this one: read it again.
+            Err(SvixError::Http { status, .. }) if status == StatusCode::CONFLICT => {}
+            Err(e) => return Err(inside_application(e)),
+        }
+    }
+    Err(SvixError::not_found("application"))
+}

@@ -7,6 +7,7 @@
 
 mod applications;
 mod attempts;
+mod authentication;
 mod endpoint_actions;
 mod endpoints;
 mod error;
@@ -31,6 +32,15 @@ pub(super) fn router(v1: Router, ctx: Arc<AppContext>) -> Router {
     let api = Router::new()
         .route("/health", get(health::health).head(health::health))
         .route("/app", get(applications::list).post(applications::create))
+        .route(
+            "/auth/app-portal-access/{app_id}",
+            post(authentication::app_portal_access),
+        )
+        .route("/auth/logout", post(authentication::logout))
+        .route(
+            "/auth/app/{app_id}/expire-all",
+            post(authentication::expire_all),
+        )
         .route(
             "/app/{app_id}",
             get(applications::get)

@@ -45,6 +45,22 @@ impl PgStore {
             .transpose()
     }
 
+    pub(crate) async fn end_portal_session(
+        &self,
+        rec: &PortalSessionRecord,
+    ) -> Result<bool, StoreError> {
+        let removed = self
+            .client()
+            .await?
+            .execute(
+                "DELETE FROM portal_sessions WHERE token_hash = $1",
+                &[&rec.token_hash],
+            )
+            .await
+            .map_err(pg_error)?;
+        Ok(removed == 1)
+    }
+
     pub(crate) async fn revoke_portal_sessions(&self, t: &TenantId) -> Result<usize, StoreError> {
         let removed = self
             .client()

@@ -48,6 +48,16 @@ impl SledStore {
         Ok(found.len())
     }
 
+    pub(crate) async fn end_portal_session(
+        &self,
+        rec: &PortalSessionRecord,
+    ) -> Result<bool, StoreError> {
+        let Some(found) = self.portal_session(&rec.token_hash)? else {
+            return Ok(false);
+        };
+        Ok(self.remove_portal_sessions(vec![found]).await? == 1)
+    }
+
     pub(crate) async fn revoke_portal_sessions(&self, t: &TenantId) -> Result<usize, StoreError> {
         let mut removed = 0;
         loop {
