@@ -29,6 +29,12 @@ def run(ctx):
     e = refused(lambda: svix.application.create(ApplicationIn(name="Bad", uid="no spaces")), 422, "a bad uid")
     eq(e.detail[0].loc[0], "body", "a validation error in the body")
 
+    # Bad query values are Svix's 422 at the parameter, never a bare 400.
+    for path, param in [("/api/v1/app?get_if_exists=maybe", "get_if_exists"), ("/api/v1/app?limit=0", "limit")]:
+        method = "POST" if "get_if_exists" in path else "GET"
+        r = httpx.request(method, ctx["base"] + path, json={"name": "x"}, headers={"authorization": f"Bearer {ctx['token']}"})
+        eq((r.status_code, r.json()["detail"][0]["loc"]), (422, ["query", param]), f"a bad {param}")
+
     for n in range(3):
         svix.application.create(ApplicationIn(name=f"Spare {n}"))
     first = svix.application.list(ApplicationListOptions(limit=2))

@@ -4,15 +4,14 @@
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
-use super::wire::{ListQuery, list_response, object_body, renamed};
+use super::wire::{Pairs, list_response, object_body, renamed};
 
 /// An application as Svix shows it, from a v1 tenant.
 pub(super) fn application_out(t: &Value) -> Value {
@@ -39,12 +38,6 @@ fn tenant_fields(body: &Map<String, Value>) -> Result<Map<String, Value>, SvixEr
         body,
         &[("name", "name"), ("uid", "uid"), ("metadata", "metadata")],
     ))
-}
-
-/// `get_if_exists`.
-#[derive(Debug, Default, Deserialize)]
-pub(super) struct CreateQuery {
-    get_if_exists: Option<bool>,
 }
 
 /// Creates a tenant for `fields` with a new `app_` id (or `id` when given).
@@ -108,9 +101,9 @@ fn new_app_id() -> String {
 pub(super) async fn list(
     State(v1): State<V1>,
     caller: Caller,
-    Query(q): Query<ListQuery>,
+    q: Pairs,
 ) -> Result<Json<Value>, SvixError> {
-    let path = with_query("/v1/tenants", &q.v1_query()?);
+    let path = with_query("/v1/tenants", &q.page().v1_query()?);
     let page = v1.ok(&caller, Method::GET, &path, None, "query").await?;
     let data = page["data"]
         .as_array()
@@ -122,7 +115,7 @@ pub(super) async fn list(
 pub(super) async fn create(
     State(v1): State<V1>,
     caller: Caller,
-    Query(q): Query<CreateQuery>,
+    q: Pairs,
     body: Body,
 ) -> Result<Response, SvixError> {
     let body = object_body(body, v1.body_limit()).await?;
@@ -130,7 +123,7 @@ pub(super) async fn create(
         return Err(SvixError::body_field("name", "field required"));
     }
     let fields = tenant_fields(&body)?;
-    if q.get_if_exists == Some(true)
+    if q.flag("get_if_exists", false)?
         && let Some(uid) = body.get("uid").and_then(Value::as_str)
     {
         let path = format!("/v1/tenants/{}", seg(uid));

@@ -4,16 +4,15 @@
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::endpoints::v1_path;
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
-use super::wire::{object_body, renamed};
+use super::wire::{Pairs, object_body, renamed};
 
 /// `GET .../secret`: the newest signing secret.
 pub(super) async fn secret(
@@ -157,13 +156,6 @@ pub(super) async fn send_example(
     })))
 }
 
-/// `since` and `until` of the stats.
-#[derive(Debug, Default, Deserialize)]
-pub(super) struct StatsQuery {
-    since: Option<String>,
-    until: Option<String>,
-}
-
 /// `GET .../stats`: Svix's counts from the endpoint's stats: delivered and
 /// failed attempts over the range, and the deliveries pending now (hookgate
 /// has no `sending` or `canceled` state: both are 0).
@@ -171,9 +163,9 @@ pub(super) async fn stats(
     State(v1): State<V1>,
     caller: Caller,
     Path((app, ep)): Path<(String, String)>,
-    Query(q): Query<StatsQuery>,
+    q: Pairs,
 ) -> Result<Json<Value>, SvixError> {
-    let query: Vec<(&str, String)> = [("since", q.since), ("until", q.until)]
+    let query: Vec<(&str, String)> = [("since", q.time("since")?), ("until", q.time("until")?)]
         .into_iter()
         .filter_map(|(k, v)| Some((k, v?)))
         .collect();

@@ -10,14 +10,14 @@
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
-use super::wire::{ListQuery, list_response, object_body, renamed};
+use super::wire::{Pairs, list_response, object_body, renamed};
 
 /// Svix's names for the fields v1 shares, `(svix, v1)`.
 const SHARED: &[(&str, &str)] = &[
@@ -142,9 +142,9 @@ pub(super) async fn list(
     State(v1): State<V1>,
     caller: Caller,
     Path(app): Path<String>,
-    Query(q): Query<ListQuery>,
+    q: Pairs,
 ) -> Result<Json<Value>, SvixError> {
-    let path = with_query(&v1_path(&app, None), &q.v1_query()?);
+    let path = with_query(&v1_path(&app, None), &q.page().v1_query()?);
     let page = v1.ok(&caller, Method::GET, &path, None, "query").await?;
     let data = page["data"]
         .as_array()
