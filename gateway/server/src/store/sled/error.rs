@@ -26,15 +26,23 @@ impl From<sled::Error> for StoreError {
 /// another process, unusable, or a storage failure.
 pub(super) fn open_failure(data_dir: &Path, e: sled::Error) -> StoreError {
     match e {
-        sled::Error::Io(_) if sled_lock_is_held(data_dir) => StoreError::InUse {
-            path: data_dir.to_path_buf(),
-        },
+        sled::Error::Io(io) if lock_refused(&io) || sled_lock_is_held(data_dir) => {
+            StoreError::InUse {
+                path: data_dir.to_path_buf(),
+            }
+        }
         sled::Error::Io(io) => StoreError::Unusable {
             path: data_dir.to_path_buf(),
             message: io.to_string(),
         },
         other => other.into(),
     }
+}
+
+/// Whether sled's open failed on its lock: its own words (sled 0.34 is
+/// pinned), for a holder that let go before [`sled_lock_is_held`] could ask.
+fn lock_refused(io: &std::io::Error) -> bool {
+    io.to_string().contains("could not acquire lock")
 }
 
 /// Whether another process holds sled's lock on the data dir. sled takes an
