@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::endpoints::v1_path;
 use super::error::SvixError;
-use super::forward::{Caller, V1, seg, with_query};
+use super::forward::{Caller, V1, with_query};
+use super::messages::{find_event, message_out};
 use super::wire::{Pairs, object_body, renamed};
 
 /// `GET .../secret`: the newest signing secret.
@@ -136,24 +137,8 @@ pub(super) async fn send_example(
         )
         .await?;
     let id = sent["id"].as_str().unwrap_or_default();
-    let event_path = format!("/v1/tenants/{}/events/{}", seg(&app), seg(id));
-    let ev = v1
-        .ok(
-            &caller.without_key(),
-            Method::GET,
-            &event_path,
-            None,
-            "query",
-        )
-        .await?;
-    Ok(Json(json!({
-        "id": ev["id"],
-        "eventType": ev["event_type"],
-        "eventId": ev["uid"],
-        "payload": ev["payload"],
-        "channels": ev["channels"],
-        "timestamp": ev["created_at"],
-    })))
+    let ev = find_event(&v1, &caller.without_key(), &app, id).await?;
+    Ok(Json(message_out(&ev, true)))
 }
 
 /// `GET .../stats`: Svix's counts from the endpoint's stats: delivered and

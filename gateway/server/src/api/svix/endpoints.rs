@@ -161,20 +161,32 @@ pub(super) async fn create(
 ) -> Result<Response, SvixError> {
     let body = object_body(body, v1.body_limit()).await?;
     require_url(&body)?;
-    let mut fields = v1_body(&body)?;
+    let fields = v1_body(&body)?;
+    create_endpoint(&v1, &caller, &app, fields).await
+}
+
+/// Creates the endpoint `fields` describe in `app`, signing under both header
+/// sets unless they say otherwise; answers it, 201.
+async fn create_endpoint(
+    v1: &V1,
+    caller: &Caller,
+    app: &str,
+    mut fields: Map<String, Value>,
+) -> Result<Response, SvixError> {
     fields
         .entry("signature")
         .or_insert_with(|| json!({"headers": "both"}));
-    let ep = v1
+    let path = v1_path(app, None);
+    let made = v1
         .ok(
-            &caller,
+            caller,
             Method::POST,
-            &v1_path(&app, None),
+            &path,
             Some(&Value::Object(fields)),
             "body",
         )
         .await?;
-    Ok((StatusCode::CREATED, Json(endpoint_out(&ep))).into_response())
+    Ok((StatusCode::CREATED, Json(endpoint_out(&made))).into_response())
 }
 
 pub(super) async fn get(
@@ -213,19 +225,7 @@ pub(super) async fn update(
         fields
             .entry("uid")
             .or_insert_with(|| Value::String(ep.clone()));
-        fields
-            .entry("signature")
-            .or_insert_with(|| json!({"headers": "both"}));
-        let made = v1
-            .ok(
-                &caller,
-                Method::POST,
-                &v1_path(&app, None),
-                Some(&Value::Object(fields)),
-                "body",
-            )
-            .await?;
-        return Ok((StatusCode::CREATED, Json(endpoint_out(&made))).into_response());
+        return create_endpoint(&v1, &caller, &app, fields).await;
     }
     if !found.status.is_success() {
         return Err(SvixError::from_v1(found.status, &found.body, "query"));
