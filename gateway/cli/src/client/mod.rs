@@ -1,6 +1,6 @@
 //! The API client subcommands (`hookgate tenants ...`, `endpoints ...`, `events ...`,
-//! `deliveries ...`, `dlq ...`, `plugin ...`, `tasks ...`, `stats`), `hookgate verify` for
-//! receivers, and shell completions.
+//! `deliveries ...`, `dlq ...`, `plugin ...`, `tasks ...`, `stats`), `hookgate import svix`
+//! to move a platform from Svix, `hookgate verify` for receivers, and shell completions.
 //!
 //! Every API command reads the gateway's address and a token from `--url` /
 //! `HOOKGATE_URL` and `--token` / `HOOKGATE_TOKEN`, prints a human table by default
@@ -12,6 +12,7 @@ pub mod deliveries;
 pub mod endpoints;
 pub mod event_types;
 pub mod events;
+pub mod import;
 pub mod operator_endpoints;
 pub mod plugins;
 pub mod portal_sessions;
@@ -146,6 +147,14 @@ pub enum ClientCommand {
         #[command(flatten)]
         args: stats::StatsArgs,
     },
+    /// Move a platform to hookgate from another webhook service (Svix): its
+    /// event types, applications and endpoints (admin token).
+    Import {
+        #[command(flatten)]
+        conn: Connection,
+        #[command(subcommand)]
+        command: import::ImportCommand,
+    },
     /// Check a captured webhook request's signature, as a receiver would.
     #[command(after_help = verify::EXIT_CODES)]
     Verify(verify::VerifyArgs),
@@ -237,6 +246,7 @@ pub fn run(command: ClientCommand) -> i32 {
             session(conn, async |s| plugins::run(s, command).await)
         }
         ClientCommand::Stats { conn, args } => session(conn, async |s| stats::run(s, args).await),
+        ClientCommand::Import { conn, command } => import::run(conn, command),
         ClientCommand::Verify(args) => verify::run(&args),
         ClientCommand::Completions { shell } => {
             let mut script = Vec::new();

@@ -16,6 +16,7 @@ mod docs_plugins;
 mod drills;
 mod frozen_node;
 mod fuzz_equivalents;
+mod import_svix;
 mod json_logs;
 mod migrate_command;
 mod openapi_command;
