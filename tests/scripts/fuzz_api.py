@@ -1,27 +1,17 @@
 """Fuzzes the gateway's API v1 with Schemathesis against its own OpenAPI document.
 
 Run by tests/tests/it/openapi_contract.rs against a gateway it has set up (tenant,
-endpoints, deliveries, an event, plugins). Writes a schemathesis.toml into
---workdir that pins the path parameters to those fixtures, runs Schemathesis with a
-fixed seed and every check (but those turned off for one operation, each with
-why), then counts the 2xx answers of each
-operation from the NDJSON report. Exits non-zero if Schemathesis found failures or
-an operation never got a 2xx answer (so the fuzzing never reached its logic).
+endpoints, deliveries, an event, plugins). Says what to pin each operation's path
+parameters to and which checks to turn off for one operation (each with why);
+schemathesis_run.py runs and reports it, and exits non-zero if Schemathesis found
+failures or an operation never got a 2xx answer.
 """
 
 import argparse
-import base64
-import collections
-import json
-import os
 import pathlib
-import subprocess
 import sys
-import urllib.request
 
-# Every check runs (Schemathesis's default): `--checks` on the command line would
-# override the per-operation settings below, so the checks are left to the config.
-METHODS = ("get", "put", "post", "delete", "patch", "options", "head", "trace")
+import schemathesis_run
 
 # Operations not fuzzed at all, by role, each with why. As the admin nothing
 # is excluded: rotating the tenant's key revokes no credential the run uses, and
@@ -153,9 +143,6 @@ EXTRA_STATUSES = {
     ),
 }
 
-HOOKS = pathlib.Path(__file__).with_name("fuzz_hooks.py")
-
-
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--base", required=True, help="the gateway, e.g. http://127.0.0.1:PORT")
@@ -186,16 +173,6 @@ def parse_args():
     p.add_argument("--max-examples", type=int, default=25)
     p.add_argument("--time-limit", type=float, default=170.0, help="seconds for the whole run")
     return p.parse_args()
-
-
-def operations(document):
-    """Every operation of the document as `METHOD /path`, in document order."""
-    return [
-        f"{method.upper()} {path}"
-        for path, item in document.get("paths", {}).items()
-        for method in item
-        if method in METHODS
-    ]
 
 
 def pins(name, args):
@@ -232,10 +209,6 @@ def pins(name, args):
     return {}
 
 
-def toml_string(s):
-    return json.dumps(s)
-
-
 def no_2xx_expected(role):
     """Operations fuzzed and checked but not expected to answer 2xx, with why."""
     never = {"GET /v1/portal-session": "only a portal session has one: the run's token is a key or the admin's (404); portal_sessions checks it",
@@ -245,173 +218,27 @@ def no_2xx_expected(role):
     return never
 
 
-def write_config(path, ops, args):
-    lines = [
-        f"seed = {args.seed}",
-        f"hooks = {toml_string(str(HOOKS))}",
-        "",
-        "[headers]",
-        f"Authorization = {toml_string('Bearer ' + args.token)}",
-        "",
-        "[generation]",
-        'database = "none"',
-        "",
-        "[parameters]",
-        f'"path.t" = {toml_string(args.tenant)}',
-        # Most generated URLs fall outside outbound.allow_only; offer one inside it.
-        '"body.url" = { dictionary = "urls", probability = 0.5 }',
-        "",
-        "[dictionaries.urls]",
-        f"values = [{toml_string(args.receiver)}]",
-    ]
-    for name in ops:
-        if name in EXCLUDED[args.role]:
-            lines += ["", "[[operations]]", f"include-name = {toml_string(name)}", "enabled = false"]
-            continue
-        entry = []
-        if pinned := pins(name, args):
-            table = ", ".join(f"{toml_string(k)} = {toml_string(v)}" for k, v in pinned.items())
-            entry.append(f"parameters = {{ {table} }}")
-        checks = [f"{check} = {{ enabled = false }}" for check in CHECKS_OFF.get(name, {})]
-        if name in EXTRA_STATUSES:
-            check, extra, _ = EXTRA_STATUSES[name]
-            statuses = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"] + extra
-            checks.append(f"{check} = {{ expected-statuses = {json.dumps(statuses)} }}")
-        if checks:
-            entry.append(f"checks = {{ {', '.join(checks)} }}")
-        if entry:
-            lines += ["", "[[operations]]", f"include-name = {toml_string(name)}"] + entry
-    path.write_text("\n".join(lines) + "\n")
-
-
-def tally(ndjson):
-    """Statuses per operation (of requests with the operation's own method) and
-    the failed checks, from Schemathesis's NDJSON events."""
-    statuses = collections.defaultdict(collections.Counter)
-    refusals = collections.defaultdict(collections.Counter)
-    failures = []
-    for line in ndjson.read_text().splitlines():
-        event = json.loads(line)
-        recorder = event.get("ScenarioFinished", {}).get("recorder", {})
-        for case_id, interaction in recorder.get("interactions", {}).items():
-            case = recorder["cases"][case_id]["value"]
-            request = interaction["request"]
-            response = interaction.get("response") or {}
-            name = f"{case['method'].upper()} {case['path']}"
-            if request["method"].upper() == case["method"].upper():
-                status = response.get("status_code", "none")
-                statuses[name][status] += 1
-                # A 4xx to data the document allows: the server is stricter than documented.
-                mode = case.get("meta", {}).get("generation", {}).get("mode")
-                if str(status).startswith("4") and mode == "positive":
-                    refusals[name][refusal(response)] += 1
-            for check in recorder.get("checks", {}).get(case_id, []):
-                if check["status"] == "failure":
-                    failure = check["failure_info"]["failure"]
-                    operation = failure.get("operation") or name
-                    failures.append((operation, check["name"], failure.get("title"), failure.get("message"), request, response))
-    return statuses, refusals, failures
-
-
-def refusal(response):
-    """A 4xx answer's error `code`, `field` and message."""
-    try:
-        error = json.loads(base64.b64decode(response["content"]["$base64"]))["error"]
-        field = f"({error['field']})" if error.get("field") else ""
-        return f"{error['code']}{field}: {error['message'][:100]}"
-    except (KeyError, TypeError, ValueError):
-        return f"{response.get('status_code')} unparsed"
-
-
 def main():
     args = parse_args()
-    workdir = pathlib.Path(args.workdir)
-    # Loaded from its URL, Schemathesis leaves out the operation serving the
-    # document (GET /v1/openapi.json); from a file with --url it keeps it.
-    spec = workdir / "openapi.json"
-    if args.spec:
-        spec.write_bytes(pathlib.Path(args.spec).read_bytes())
-    else:
-        with urllib.request.urlopen(args.base + "/v1/openapi.json", timeout=10) as answer:
-            spec.write_bytes(answer.read())
-    ops = operations(json.loads(spec.read_text()))
-    config = workdir / "schemathesis.toml"
-    write_config(config, ops, args)
-    ndjson = workdir / "report.ndjson"
-    command = [
-        sys.executable, "-m", "schemathesis.cli", "--config-file", str(config), "--no-color",
-        "run", str(spec), "--url", args.base,
-        "--max-examples", str(args.max_examples),
-        # One worker: CPython before 3.11.8 can fail `ast.parse` run from two
-        # threads at once ("AST constructor recursion depth mismatch",
-        # gh-106905), which Schemathesis does while it generates cases.
-        "--workers", "1",
-        "--request-timeout", "10",
-        # Keep fuzzing an operation after a failure, so its 2xx count means something.
-        "--continue-on-failure",
-        "--report", "ndjson", "--report-ndjson-path", str(ndjson),
-    ]
-    print("$", " ".join(command), flush=True)
-    try:
-        env = dict(os.environ, HOOKGATE_FUZZ_WASM=str(pathlib.Path(args.wasm).resolve()))
-        run = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=args.time_limit)
-    except subprocess.TimeoutExpired as e:
-        print((e.stdout or b"").decode() if isinstance(e.stdout, bytes) else e.stdout or "")
-        print(f"FAIL: Schemathesis ran past {args.time_limit}s")
-        return 1
-    output = run.stdout + run.stderr
-    statuses, refusals, failures = tally(ndjson) if ndjson.exists() else ({}, {}, [])
-
-    print(f"{'operation':<60} {'2xx':>5} {'4xx':>5} {'5xx':>5}  statuses")
-    zero = []
-    excluded = EXCLUDED[args.role]
-    no_2xx = no_2xx_expected(args.role)
-    for name in ops:
-        if name in excluded:
-            print(f"{name:<60} excluded: {excluded[name]}")
-            continue
-        counts = statuses.get(name, collections.Counter())
-        by_class = collections.Counter(str(code)[0] for code in counts.elements())
-        detail = " ".join(f"{code}x{n}" for code, n in sorted(counts.items(), key=str))
-        print(f"{name:<60} {by_class['2']:>5} {by_class['4']:>5} {by_class['5']:>5}  {detail}")
-        if by_class["2"] == 0 and name not in no_2xx:
-            zero.append(name)
-
-    # Why generated requests were refused: where the document could say more.
-    print("\n4xx answers to requests generated as valid per the document (most common first):")
-    for name in ops:
-        for reason, n in refusals.get(name, collections.Counter()).most_common(3):
-            print(f"  {name}: x{n} {reason}")
-    failed = run.returncode != 0
-    if failed or zero:
-        print("\n===== Schemathesis output =====")
-        print(output)
-    else:
-        print("\n".join(output.splitlines()[-25:]))
-    # One line per distinct failure, with the first request that showed it.
-    seen = collections.Counter()
-    for name, check, title, message, request, response in failures:
-        key = (name, check, title, (message or "").strip()[:300])
-        seen[key] += 1
-        if seen[key] == 1:
-            print(f"FAILURE {name}: {check}: {title}: {key[3]}")
-            body = request.get("body")
-            if isinstance(body, dict) and "$base64" in body:
-                body = base64.b64decode(body["$base64"]).decode(errors="replace")
-            print(f"    {request['method']} {request['uri']} body={body!r:.300} -> {response.get('status_code')}")
-    for name in zero:
-        print(f"FAIL: {name} never answered 2xx")
-    for name, why in no_2xx.items():
-        if name in ops:
-            print(f"note: {name} is not expected to answer 2xx: {why}")
-    for name, checks in CHECKS_OFF.items():
-        for check, why in checks.items():
-            print(f"note: {check} is off for {name}: {why}")
-    for name, (check, extra, why) in EXTRA_STATUSES.items():
-        print(f"note: {check} also expects {', '.join(extra)} from {name}: {why}")
-    if failed:
-        print(f"FAIL: Schemathesis exited {run.returncode}")
-    return 1 if failed or zero else 0
+    spec = schemathesis_run.fetch_spec(args.base, "/v1/openapi.json", args.workdir, args.spec)
+    plan = schemathesis_run.Plan(
+        parameters={
+            "path.t": schemathesis_run.toml_string(args.tenant),
+            # Most generated URLs fall outside outbound.allow_only; offer one inside it.
+            "body.url": '{ dictionary = "urls", probability = 0.5 }',
+        },
+        dictionaries={"urls": [args.receiver]},
+        pins=lambda name: pins(name, args),
+        excluded=EXCLUDED[args.role],
+        no_2xx=no_2xx_expected(args.role),
+        checks_off=CHECKS_OFF,
+        extra_statuses=EXTRA_STATUSES,
+    )
+    return schemathesis_run.run(
+        base=args.base, token=args.token, spec=spec, plan=plan, workdir=args.workdir,
+        seed=args.seed, max_examples=args.max_examples, time_limit=args.time_limit,
+        env={"HOOKGATE_FUZZ_WASM": str(pathlib.Path(args.wasm).resolve())},
+    )
 
 
 if __name__ == "__main__":

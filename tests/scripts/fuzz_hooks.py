@@ -1,4 +1,4 @@
-"""Schemathesis hooks for fuzz_api.py: how to send an `application/wasm` (or
+"""Schemathesis hooks for fuzz_api.py and fuzz_svix.py: how to send an `application/wasm` (or
 `application/octet-stream`, which the upload also takes) body,
 and a fresh `Idempotency-Key` for each request.
 
@@ -20,7 +20,8 @@ import threading
 
 import schemathesis
 
-MODULE = pathlib.Path(os.environ["HOOKGATE_FUZZ_WASM"]).read_bytes()
+# The Svix face has no uploads, and its run names no module.
+MODULE = pathlib.Path(os.environ["HOOKGATE_FUZZ_WASM"]).read_bytes() if "HOOKGATE_FUZZ_WASM" in os.environ else b""
 _calls = itertools.count()
 _lock = threading.Lock()
 

@@ -69,7 +69,12 @@ pub enum Command {
     },
     /// Print the API's OpenAPI 3.1 document (what a gateway serves at
     /// /v1/openapi.json) without running one.
-    Openapi,
+    Openapi {
+        /// The Svix-compatible face's document instead (served at
+        /// /api/v1/openapi.json).
+        #[arg(long)]
+        svix: bool,
+    },
     #[command(flatten)]
     Client(client::ClientCommand),
 }

@@ -93,7 +93,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             return Ok(exit_code(ops::plugin_check::run(args)));
         }
         Command::Drill { command } => return Ok(exit_code(lab::drill::run(command))),
-        Command::Openapi => print!("{}", hookgate_server::openapi_document()),
+        Command::Openapi { svix: false } => print!("{}", hookgate_server::openapi_document()),
+        Command::Openapi { svix: true } => print!("{}", hookgate_server::svix_openapi_document()),
         Command::Client(command) => return Ok(exit_code(client::run(command))),
     }
     Ok(ExitCode::SUCCESS)

@@ -25,7 +25,8 @@
 //!   [`normalize_endpoint_url`].
 //! - **Time:** [`Clock`], [`SystemClock`], [`parse_rfc3339_ms`], [`rfc3339_ms`].
 //! - **The API's contract and parsers:** [`openapi_document`] (the OpenAPI
-//!   document), [`parse_ingest_body`] (for the fuzz targets).
+//!   document), [`svix_openapi_document`] (the Svix-compatible face's),
+//!   [`parse_ingest_body`] (for the fuzz targets).
 //! - **`lab`** (the cargo feature of that name, which only the `hookgate` CLI and
 //!   the end-to-end tests enable): scratch PostgreSQL databases, the benchmarks'
 //!   raw-backend references, a manual clock and a durability seam.
@@ -63,6 +64,7 @@ pub use address_guard::{DnsResolver, EgressRule, LookupFuture, Resolver, normali
 pub use admin_token::reset_admin_token;
 pub use api::document_json as openapi_document;
 pub use api::events::parse_ingest_body;
+pub use api::svix_document_json as svix_openapi_document;
 pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms, rfc3339_ms};
 pub use config::{
     AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, IngestConfig, Limits,

@@ -61,6 +61,7 @@ mod security;
 mod signature_choices;
 mod stats_history;
 mod store_outage;
+mod svix_openapi_contract;
 mod svix_sdk;
 mod tenant_lifecycle;
 mod tenant_places;

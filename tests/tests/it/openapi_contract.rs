@@ -15,13 +15,12 @@ use hookgate_tests::{
 use http::Method;
 use serde_json::{Value, json};
 
-const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts");
+pub(super) const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts");
 
-/// Fetches the document without a token (it is public); writes it to `dir/doc.json`.
-async fn fetch_document(gw: &TestGateway, dir: &Path) -> std::path::PathBuf {
-    let answer = gw
-        .exchange(ApiRequest::path(Method::GET, "/v1/openapi.json"))
-        .await;
+/// Fetches the document at `path` without a token (it is public); writes it
+/// to `dir/doc.json`.
+pub(super) async fn fetch_document(gw: &TestGateway, dir: &Path, path: &str) -> std::path::PathBuf {
+    let answer = gw.exchange(ApiRequest::path(Method::GET, path)).await;
     let text = String::from_utf8_lossy(&answer.body).into_owned();
     assert_eq!(answer.status, 200, "{text}");
     let doc: Value = serde_json::from_str(&text).expect("the document is JSON");
@@ -39,7 +38,7 @@ async fn fetch_document(gw: &TestGateway, dir: &Path) -> std::path::PathBuf {
 
 /// Runs `program args` off the async runtime (the gateway must keep answering);
 /// panics with both outputs if it fails.
-async fn run(what: &str, program: &str, args: Vec<String>) -> Output {
+pub(super) async fn run(what: &str, program: &str, args: Vec<String>) -> Output {
     let (program, what) = (program.to_owned(), what.to_owned());
     let out = tokio::task::spawn_blocking(move || {
         Command::new(&program)
@@ -60,7 +59,7 @@ async fn run(what: &str, program: &str, args: Vec<String>) -> Output {
 async fn the_document_is_valid_openapi() {
     let gw = TestGateway::start().await;
     let work = tempfile::tempdir().unwrap();
-    let doc = fetch_document(&gw, work.path()).await;
+    let doc = fetch_document(&gw, work.path(), "/v1/openapi.json").await;
     let args = vec![
         "-m".into(),
         "openapi_spec_validator".into(),
@@ -76,7 +75,7 @@ async fn a_generated_python_client_drives_a_delivery() {
     let gw = TestGateway::start().await;
     let rx = Receiver::start(Vec::new()).await;
     let work = tempfile::tempdir().unwrap();
-    let doc = fetch_document(&gw, work.path()).await;
+    let doc = fetch_document(&gw, work.path(), "/v1/openapi.json").await;
     // No post hooks: formatting the generated code is not what is tested.
     let config = work.path().join("generator.yaml");
     std::fs::write(

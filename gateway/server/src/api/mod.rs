@@ -59,6 +59,7 @@ use crate::context::AppContext;
 use error::ApiError;
 
 pub use openapi::document_json;
+pub use svix::openapi::document_json as svix_document_json;
 
 /// Every route of the API, each with its path item: a route cannot exist without
 /// its description.
@@ -137,14 +138,15 @@ fn routes() -> OpenApiRouter<Arc<AppContext>> {
         .routes(routes!(plugins::rollback))
 }
 
-/// The whole API: v1, the console, and the Svix face, which calls v1.
+/// The whole API: v1, the console, and the Svix face, which calls v1; each
+/// face refuses unreadable requests in its own shape.
 pub(crate) fn router(ctx: Arc<AppContext>) -> axum::Router {
     let v1 = v1_router(Arc::clone(&ctx));
-    svix::router(v1.clone(), ctx)
-        .merge(v1)
-        .layer(axum::middleware::from_fn(
-            request_guard::refuse_control_characters,
-        ))
+    let guarded = v1.clone().layer(axum::middleware::from_fn(
+        request_guard::refuse_control_characters,
+    ));
+    svix::router(v1, ctx)
+        .merge(guarded)
         .layer(axum::middleware::map_response(answer_headers::nosniff))
 }
 

@@ -21,7 +21,7 @@ pub(super) async fn refuse_control_characters(req: Request, next: Next) -> Respo
     }
 }
 
-fn check(uri: &Uri) -> Result<(), ApiError> {
+pub(super) fn check(uri: &Uri) -> Result<(), ApiError> {
     let path = percent_decode_str(uri.path()).decode_utf8();
     if !path.is_ok_and(|p| !has_control(&p)) {
         return Err(ApiError::not_found("resource"));

@@ -31,6 +31,8 @@ pub(crate) struct PayloadRejected {
     /// JSON Pointer into the payload (empty: the payload itself).
     pub at: String,
     pub message: String,
+    /// The property missing there, when that is why.
+    pub missing: Option<String>,
 }
 
 /// The retriever every schema is compiled with: it refuses every URI.
@@ -98,6 +100,12 @@ impl PayloadSchema {
                 version: self.version.clone(),
                 at: pointer_or_root(&e.instance_path().to_string()),
                 message: e.to_string(),
+                missing: match e.kind() {
+                    jsonschema::error::ValidationErrorKind::Required { property } => {
+                        property.as_str().map(str::to_owned)
+                    }
+                    _ => None,
+                },
             })
     }
 }

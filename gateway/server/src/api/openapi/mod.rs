@@ -18,6 +18,7 @@ use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as Document;
 
 pub(super) use names::{DeliveryStateName, PluginSourceName, ReplayableState};
+pub(super) use operations::idempotency_key;
 pub(super) use params::{
     EventTypePath, ItemPath, OperatorEndpointPath, PluginPath, TaskPath, TenantPath,
 };

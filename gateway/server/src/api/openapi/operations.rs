@@ -283,7 +283,7 @@ pub(super) fn complete(doc: &mut OpenApi) {
 }
 
 /// The `Idempotency-Key` header of every POST and PUT.
-fn idempotency_key() -> utoipa::openapi::path::Parameter {
+pub(in crate::api) fn idempotency_key() -> utoipa::openapi::path::Parameter {
     use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     let schema = ObjectBuilder::new()

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
+use super::openapi::{params as p, schemas as s};
 use super::wire::{Pairs, list_response, object_body, renamed};
 
 /// An application as Svix shows it, from a v1 tenant.
@@ -98,6 +99,9 @@ fn new_app_id() -> String {
     format!("app_{}", ulid::Ulid::new().to_string().to_ascii_lowercase())
 }
 
+#[utoipa::path(get, path = "/app", tag = "Application", operation_id = "v1.application.list",
+    params(p::Page, p::NewestFirst),
+    responses((status = 200, description = "A page of applications", body = s::ListResponse<s::ApplicationOut>)))]
 pub(super) async fn list(
     State(v1): State<V1>,
     caller: Caller,
@@ -112,13 +116,17 @@ pub(super) async fn list(
     Ok(Json(list_response(data, &page)))
 }
 
+#[utoipa::path(post, path = "/app", tag = "Application", operation_id = "v1.application.create",
+    params(p::GetIfExists), request_body = s::ApplicationIn,
+    responses((status = 201, description = "Created", body = s::ApplicationOut),
+        (status = 200, description = "`get_if_exists`: the application with this uid", body = s::ApplicationOut)))]
 pub(super) async fn create(
     State(v1): State<V1>,
     caller: Caller,
     q: Pairs,
     body: Body,
 ) -> Result<Response, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "ApplicationIn").await?;
     if !body.get("name").is_some_and(Value::is_string) {
         return Err(SvixError::body_field("name", "field required"));
     }
@@ -138,6 +146,9 @@ pub(super) async fn create(
     Ok((StatusCode::CREATED, Json(app)).into_response())
 }
 
+#[utoipa::path(get, path = "/app/{app_id}", tag = "Application", operation_id = "v1.application.get",
+    params(p::AppPath),
+    responses((status = 200, description = "The application", body = s::ApplicationOut)))]
 pub(super) async fn get(
     State(v1): State<V1>,
     caller: Caller,
@@ -157,13 +168,17 @@ pub(super) async fn get(
 
 /// `PUT`: replaces the application's fields, or creates it (201) named by
 /// `app_id`: as its id when it is an `app_` id, else as its uid.
+#[utoipa::path(put, path = "/app/{app_id}", tag = "Application", operation_id = "v1.application.update",
+    params(p::AppPath), request_body = s::ApplicationIn,
+    responses((status = 200, description = "Replaced", body = s::ApplicationOut),
+        (status = 201, description = "Created, named by the path", body = s::ApplicationOut)))]
 pub(super) async fn update(
     State(v1): State<V1>,
     caller: Caller,
     Path(app): Path<String>,
     body: Body,
 ) -> Result<Response, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "ApplicationIn").await?;
     if !body.get("name").is_some_and(Value::is_string) {
         return Err(SvixError::body_field("name", "field required"));
     }
@@ -203,13 +218,16 @@ pub(super) async fn update(
     Ok(Json(application_out(&t)).into_response())
 }
 
+#[utoipa::path(patch, path = "/app/{app_id}", tag = "Application", operation_id = "v1.application.patch",
+    params(p::AppPath), request_body = s::ApplicationPatch,
+    responses((status = 200, description = "Changed", body = s::ApplicationOut)))]
 pub(super) async fn patch(
     State(v1): State<V1>,
     caller: Caller,
     Path(app): Path<String>,
     body: Body,
 ) -> Result<Json<Value>, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "ApplicationPatch").await?;
     let patch = Value::Object(tenant_fields(&body)?);
     let path = format!("/v1/tenants/{}", seg(&app));
     let t = v1
@@ -220,6 +238,9 @@ pub(super) async fn patch(
 
 /// The tenant's delete runs as a v1 task; Svix answers 204 once it is begun
 /// (the application is gone from every read at once).
+#[utoipa::path(delete, path = "/app/{app_id}", tag = "Application", operation_id = "v1.application.delete",
+    params(p::AppPath),
+    responses((status = 204, description = "Gone from every read; its records are removed by a task")))]
 pub(super) async fn delete(
     State(v1): State<V1>,
     caller: Caller,

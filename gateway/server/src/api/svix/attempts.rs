@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
 use super::messages::{find_event, message_out, nonempty};
+use super::openapi::{params as p, schemas as s};
 use super::wire::{ListQuery, Pairs, list_response};
 
 /// A Svix status and its text.
@@ -362,6 +363,9 @@ async fn attempt_page(
     Ok(list_response(data, &page))
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/attempt/endpoint/{endpoint_id}", tag = "Message Attempt", operation_id = "v1.message-attempt.list-by-endpoint",
+    params(p::EndpointPath, p::Page, p::StatusFilter, p::AttemptFilter, p::MessageFilter, p::WithContent),
+    responses((status = 200, description = "A page of attempts, newest first", body = s::ListResponse<s::MessageAttemptOut>)))]
 pub(super) async fn list_by_endpoint(
     State(v1): State<V1>,
     caller: Caller,
@@ -380,6 +384,9 @@ pub(super) async fn list_by_endpoint(
     Ok(Json(page))
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/attempt/msg/{msg_id}", tag = "Message Attempt", operation_id = "v1.message-attempt.list-by-msg",
+    params(p::MessagePath, p::Page, p::StatusFilter, p::AttemptFilter, p::AtEndpoint, p::MessageFilter, p::WithContent),
+    responses((status = 200, description = "A page of the message's attempts, newest first", body = s::ListResponse<s::MessageAttemptOut>)))]
 pub(super) async fn list_by_msg(
     State(v1): State<V1>,
     caller: Caller,
@@ -424,6 +431,9 @@ async fn find_attempt(
     Ok(a)
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}", tag = "Message Attempt", operation_id = "v1.message-attempt.get",
+    params(p::AttemptPath),
+    responses((status = 200, description = "The attempt", body = s::MessageAttemptOut)))]
 pub(super) async fn get(
     State(v1): State<V1>,
     caller: Caller,
@@ -437,6 +447,9 @@ pub(super) async fn get(
 
 /// Not served (see the file's doc): 404 as Svix for what is not there, else
 /// 501, the response snippet kept.
+#[utoipa::path(delete, path = "/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}/content", tag = "Message Attempt", operation_id = "v1.message-attempt.expunge-content",
+    params(p::AttemptPath),
+    responses((status = 501, description = "Not served: an attempt's response is kept inside its record (expunge the message's content instead)", body = s::HttpErrorOut)))]
 pub(super) async fn expunge_content(
     State(v1): State<V1>,
     caller: Caller,
@@ -485,6 +498,9 @@ fn delivery_query(
 
 /// The messages sent to an endpoint, each with its delivery's status, newest
 /// first.
+#[utoipa::path(get, path = "/app/{app_id}/endpoint/{endpoint_id}/msg", tag = "Message Attempt", operation_id = "v1.message-attempt.list-attempted-messages",
+    params(p::EndpointPath, p::Page, p::StatusFilter, p::MessageFilter, p::WithContent),
+    responses((status = 200, description = "The messages sent to the endpoint, newest first", body = s::ListResponse<s::EndpointMessageOut>)))]
 pub(super) async fn list_attempted_messages(
     State(v1): State<V1>,
     caller: Caller,
@@ -528,6 +544,9 @@ const PAGE_DEFAULT: usize = 50;
 /// The endpoints a message was sent to, in endpoint-id order, each with the
 /// status of its delivery. v1 shows an event with all its deliveries, so the
 /// pages are cut here: the iterator is the last endpoint id shown.
+#[utoipa::path(get, path = "/app/{app_id}/msg/{msg_id}/endpoint", tag = "Message Attempt", operation_id = "v1.message-attempt.list-attempted-destinations",
+    params(p::MessagePath, p::Page),
+    responses((status = 200, description = "The endpoints the message went to", body = s::ListResponse<s::MessageEndpointOut>)))]
 pub(super) async fn list_attempted_destinations(
     State(v1): State<V1>,
     caller: Caller,
@@ -580,6 +599,9 @@ pub(super) async fn list_attempted_destinations(
 
 /// Sends the message to the endpoint again: a forced replay of its delivery
 /// there (v1 refuses, 409, one still pending or whose payload was expunged).
+#[utoipa::path(post, path = "/app/{app_id}/msg/{msg_id}/endpoint/{endpoint_id}/resend", tag = "Message Attempt", operation_id = "v1.message-attempt.resend",
+    params(p::DestinationPath),
+    responses((status = 202, description = "Sent again", body = s::EmptyResponse)))]
 pub(super) async fn resend(
     State(v1): State<V1>,
     caller: Caller,

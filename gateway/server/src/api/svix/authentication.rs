@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 use super::applications::ensure_application;
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg};
+use super::openapi::{params as p, schemas as s};
 use super::wire::object_body;
 
 /// Svix's default portal token lasts 7 days, as hookgate's longest session.
@@ -61,6 +62,21 @@ fn capabilities(body: &Map<String, Value>) -> Result<Vec<&'static str>, SvixErro
     Ok(caps)
 }
 
+/// A whole number of seconds, written as an integer or as `3600.0` (JSON
+/// does not tell them apart).
+fn whole_seconds(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        let f = v.as_f64()?;
+        let whole = f.fract() == 0.0 && (0.0..=9.0e15).contains(&f);
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "checked: whole, not negative, below 2^53"
+        )]
+        whole.then_some(f as u64)
+    })
+}
+
 /// `url` made absolute with the request's own host when v1 answered a path
 /// (no `console.public_url` configured).
 fn absolute(url: &str, headers: &HeaderMap) -> String {
@@ -72,6 +88,9 @@ fn absolute(url: &str, headers: &HeaderMap) -> String {
     url.to_owned()
 }
 
+#[utoipa::path(post, path = "/auth/app-portal-access/{app_id}", tag = "Authentication", operation_id = "v1.authentication.app-portal-access",
+    params(p::AppPath), request_body = s::AppPortalAccessIn,
+    responses((status = 200, description = "A portal session", body = s::AppPortalAccessOut)))]
 pub(super) async fn app_portal_access(
     State(v1): State<V1>,
     caller: Caller,
@@ -79,7 +98,7 @@ pub(super) async fn app_portal_access(
     Path(app): Path<String>,
     body: Body,
 ) -> Result<Json<Value>, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "AppPortalAccessIn").await?;
     for field in ["featureFlags", "sessionId"] {
         let given = body
             .get(field)
@@ -94,8 +113,7 @@ pub(super) async fn app_portal_access(
     let caps = capabilities(&body)?;
     let expiry = match body.get("expiry") {
         None | Some(Value::Null) => DEFAULT_EXPIRY_S,
-        Some(v) => v
-            .as_u64()
+        Some(v) => whole_seconds(v)
             .filter(|s| (3600..=DEFAULT_EXPIRY_S).contains(s))
             .ok_or_else(|| {
                 SvixError::body_field("expiry", "expiry is from 3600 (1 hour) to 604800 (7 days)")
@@ -117,6 +135,8 @@ pub(super) async fn app_portal_access(
 }
 
 /// Ends the portal session the request is made with.
+#[utoipa::path(post, path = "/auth/logout", tag = "Authentication", operation_id = "v1.authentication.logout",
+    responses((status = 204, description = "The calling portal session has ended")))]
 pub(super) async fn logout(State(v1): State<V1>, caller: Caller) -> Result<StatusCode, SvixError> {
     v1.ok(&caller, Method::DELETE, "/v1/portal-session", None, "query")
         .await?;
@@ -125,13 +145,16 @@ pub(super) async fn logout(State(v1): State<V1>, caller: Caller) -> Result<Statu
 
 /// Ends every portal session of the application, at once: a later
 /// `expiry` or some `sessionIds` only are refused with a 422.
+#[utoipa::path(post, path = "/auth/app/{app_id}/expire-all", tag = "Authentication", operation_id = "v1.authentication.expire-all",
+    params(p::AppPath), request_body = s::ApplicationTokenExpireIn,
+    responses((status = 204, description = "Every portal session of the application has ended")))]
 pub(super) async fn expire_all(
     State(v1): State<V1>,
     caller: Caller,
     Path(app): Path<String>,
     body: Body,
 ) -> Result<StatusCode, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "ApplicationTokenExpireIn").await?;
     if body
         .get("expiry")
         .is_some_and(|e| !e.is_null() && e.as_u64() != Some(0))

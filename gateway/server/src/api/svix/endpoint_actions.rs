@@ -13,9 +13,13 @@ use super::endpoints::v1_path;
 use super::error::SvixError;
 use super::forward::{Caller, V1, with_query};
 use super::messages::{find_event, message_out};
+use super::openapi::{params as p, schemas as s};
 use super::wire::{Pairs, object_body, renamed};
 
 /// `GET .../secret`: the newest signing secret.
+#[utoipa::path(get, path = "/app/{app_id}/endpoint/{endpoint_id}/secret", tag = "Endpoint", operation_id = "v1.endpoint.get-secret",
+    params(p::EndpointPath),
+    responses((status = 200, description = "The newest signing secret", body = s::EndpointSecretOut)))]
 pub(super) async fn secret(
     State(v1): State<V1>,
     caller: Caller,
@@ -30,13 +34,16 @@ pub(super) async fn secret(
 /// one keeps signing for the configured overlap, as in v1. Answers the new
 /// secret, as the official SDKs read it (the open-source server's 204 has no
 /// body; an SDK reading one would fail).
+#[utoipa::path(post, path = "/app/{app_id}/endpoint/{endpoint_id}/secret/rotate", tag = "Endpoint", operation_id = "v1.endpoint.rotate-secret",
+    params(p::EndpointPath), request_body = s::EndpointSecretRotateIn,
+    responses((status = 200, description = "The new secret (the old one signs too for 24 hours)", body = s::EndpointSecretOut)))]
 pub(super) async fn rotate_secret(
     State(v1): State<V1>,
     caller: Caller,
     Path((app, ep)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<Value>, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EndpointSecretRotateIn").await?;
     let mut rotate = Map::new();
     if let Some(key) = body.get("key").filter(|k| !k.is_null()) {
         rotate.insert("secret".into(), key.clone());
@@ -79,7 +86,7 @@ async fn start_task(
     body: Body,
     (action, kind): (&str, &str),
 ) -> Result<Response, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "RecoverIn").await?;
     if !body.get("since").is_some_and(Value::is_string) {
         return Err(SvixError::body_field("since", "field required"));
     }
@@ -92,6 +99,9 @@ async fn start_task(
 }
 
 /// `POST .../recover`: replays the dead deliveries since a time, as a v1 task.
+#[utoipa::path(post, path = "/app/{app_id}/endpoint/{endpoint_id}/recover", tag = "Endpoint", operation_id = "v1.endpoint.recover",
+    params(p::EndpointPath), request_body = s::RecoverIn,
+    responses((status = 202, description = "The task replaying the dead deliveries", body = s::RecoverOut)))]
 pub(super) async fn recover(
     State(v1): State<V1>,
     caller: Caller,
@@ -104,6 +114,9 @@ pub(super) async fn recover(
 
 /// `POST .../replay-missing`: sends the endpoint what it never got since a
 /// time, as a v1 task.
+#[utoipa::path(post, path = "/app/{app_id}/endpoint/{endpoint_id}/replay-missing", tag = "Endpoint", operation_id = "v1.endpoint.replay-missing",
+    params(p::EndpointPath), request_body = s::RecoverIn,
+    responses((status = 202, description = "The task sending what the endpoint never got", body = s::RecoverOut)))]
 pub(super) async fn replay_missing(
     State(v1): State<V1>,
     caller: Caller,
@@ -116,13 +129,16 @@ pub(super) async fn replay_missing(
 
 /// `POST .../send-example`: the catalog type's example, as a real delivery
 /// to this endpoint alone; answers the message made.
+#[utoipa::path(post, path = "/app/{app_id}/endpoint/{endpoint_id}/send-example", tag = "Endpoint", operation_id = "v1.endpoint.send-example",
+    params(p::EndpointPath), request_body = s::EventExampleIn,
+    responses((status = 200, description = "The message made of the type's example", body = s::MessageOut)))]
 pub(super) async fn send_example(
     State(v1): State<V1>,
     caller: Caller,
     Path((app, ep)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<Value>, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EventExampleIn").await?;
     let Some(event_type) = body.get("eventType").and_then(Value::as_str) else {
         return Err(SvixError::body_field("eventType", "field required"));
     };
@@ -144,6 +160,9 @@ pub(super) async fn send_example(
 /// `GET .../stats`: Svix's counts from the endpoint's stats: delivered and
 /// failed attempts over the range, and the deliveries pending now (hookgate
 /// has no `sending` or `canceled` state: both are 0).
+#[utoipa::path(get, path = "/app/{app_id}/endpoint/{endpoint_id}/stats", tag = "Endpoint", operation_id = "v1.endpoint.get-stats",
+    params(p::EndpointPath, p::StatsRange),
+    responses((status = 200, description = "Counts over the range", body = s::EndpointStats)))]
 pub(super) async fn stats(
     State(v1): State<V1>,
     caller: Caller,
@@ -183,6 +202,9 @@ fn headers_out(ep: &Value) -> Value {
     json!({"headers": headers, "sensitive": sensitive})
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/endpoint/{endpoint_id}/headers", tag = "Endpoint", operation_id = "v1.endpoint.get-headers",
+    params(p::EndpointPath),
+    responses((status = 200, description = "The custom headers", body = s::EndpointHeadersOut)))]
 pub(super) async fn get_headers(
     State(v1): State<V1>,
     caller: Caller,
@@ -210,7 +232,16 @@ async fn set_headers(
     body: Body,
     replace: bool,
 ) -> Result<StatusCode, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(
+        body,
+        v1.body_limit(),
+        if replace {
+            "EndpointHeadersIn"
+        } else {
+            "EndpointHeadersPatchIn"
+        },
+    )
+    .await?;
     let Some(Value::Object(given)) = body.get("headers") else {
         return Err(SvixError::body_field(
             "headers",
@@ -248,6 +279,9 @@ async fn set_headers(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(put, path = "/app/{app_id}/endpoint/{endpoint_id}/headers", tag = "Endpoint", operation_id = "v1.endpoint.update-headers",
+    params(p::EndpointPath), request_body = s::EndpointHeadersIn,
+    responses((status = 204, description = "Replaced")))]
 pub(super) async fn update_headers(
     State(v1): State<V1>,
     caller: Caller,
@@ -257,6 +291,9 @@ pub(super) async fn update_headers(
     set_headers(&v1, &caller, &app, &ep, body, true).await
 }
 
+#[utoipa::path(patch, path = "/app/{app_id}/endpoint/{endpoint_id}/headers", tag = "Endpoint", operation_id = "v1.endpoint.patch-headers",
+    params(p::EndpointPath), request_body = s::EndpointHeadersPatchIn,
+    responses((status = 204, description = "Merged")))]
 pub(super) async fn patch_headers(
     State(v1): State<V1>,
     caller: Caller,

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
+use super::openapi::{params as p, schemas as s};
 use super::wire::{Pairs, list_response, object_body, renamed};
 
 /// Svix's names for the fields v1 shares, `(svix, v1)`.
@@ -138,6 +139,9 @@ fn require_url(body: &Map<String, Value>) -> Result<(), SvixError> {
     }
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/endpoint", tag = "Endpoint", operation_id = "v1.endpoint.list",
+    params(p::AppPath, p::Page, p::NewestFirst),
+    responses((status = 200, description = "A page of endpoints", body = s::ListResponse<s::EndpointOut>)))]
 pub(super) async fn list(
     State(v1): State<V1>,
     caller: Caller,
@@ -153,13 +157,16 @@ pub(super) async fn list(
     Ok(Json(list_response(data, &page)))
 }
 
+#[utoipa::path(post, path = "/app/{app_id}/endpoint", tag = "Endpoint", operation_id = "v1.endpoint.create",
+    params(p::AppPath), request_body = s::EndpointIn,
+    responses((status = 201, description = "Created", body = s::EndpointOut)))]
 pub(super) async fn create(
     State(v1): State<V1>,
     caller: Caller,
     Path(app): Path<String>,
     body: Body,
 ) -> Result<Response, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EndpointIn").await?;
     require_url(&body)?;
     let fields = v1_body(&body)?;
     create_endpoint(&v1, &caller, &app, fields).await
@@ -189,6 +196,9 @@ async fn create_endpoint(
     Ok((StatusCode::CREATED, Json(endpoint_out(&made))).into_response())
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/endpoint/{endpoint_id}", tag = "Endpoint", operation_id = "v1.endpoint.get",
+    params(p::EndpointPath),
+    responses((status = 200, description = "The endpoint", body = s::EndpointOut)))]
 pub(super) async fn get(
     State(v1): State<V1>,
     caller: Caller,
@@ -208,13 +218,17 @@ pub(super) async fn get(
 
 /// `PUT`: replaces the endpoint (what is left out goes back to its default),
 /// or creates it (201) when `endpoint_id` names none, the name as its uid.
+#[utoipa::path(put, path = "/app/{app_id}/endpoint/{endpoint_id}", tag = "Endpoint", operation_id = "v1.endpoint.update",
+    params(p::EndpointPath), request_body = s::EndpointIn,
+    responses((status = 200, description = "Replaced", body = s::EndpointOut),
+        (status = 201, description = "Created with the path's uid", body = s::EndpointOut)))]
 pub(super) async fn update(
     State(v1): State<V1>,
     caller: Caller,
     Path((app, ep)): Path<(String, String)>,
     body: Body,
 ) -> Result<Response, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EndpointIn").await?;
     require_url(&body)?;
     let mut fields = v1_body(&body)?;
     let path = v1_path(&app, Some(&ep));
@@ -256,13 +270,16 @@ pub(super) async fn update(
     Ok(Json(endpoint_out(&changed)).into_response())
 }
 
+#[utoipa::path(patch, path = "/app/{app_id}/endpoint/{endpoint_id}", tag = "Endpoint", operation_id = "v1.endpoint.patch",
+    params(p::EndpointPath), request_body = s::EndpointPatch,
+    responses((status = 200, description = "Changed", body = s::EndpointOut)))]
 pub(super) async fn patch(
     State(v1): State<V1>,
     caller: Caller,
     Path((app, ep)): Path<(String, String)>,
     body: Body,
 ) -> Result<Json<Value>, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EndpointPatch").await?;
     if body.contains_key("secret") {
         return Err(SvixError::body_field(
             "secret",
@@ -282,6 +299,9 @@ pub(super) async fn patch(
     Ok(Json(endpoint_out(&changed)))
 }
 
+#[utoipa::path(delete, path = "/app/{app_id}/endpoint/{endpoint_id}", tag = "Endpoint", operation_id = "v1.endpoint.delete",
+    params(p::EndpointPath),
+    responses((status = 204, description = "Deleted")))]
 pub(super) async fn delete(
     State(v1): State<V1>,
     caller: Caller,

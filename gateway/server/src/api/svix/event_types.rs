@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
+use super::openapi::{params as p, schemas as s};
 use super::wire::{ListQuery, Pairs, list_response, object_body, renamed};
 
 /// The fields of Svix's `EventTypeIn`, `EventTypeUpdate` and
@@ -147,6 +148,9 @@ async fn patch_type(
     Ok(event_type_out(&changed, true))
 }
 
+#[utoipa::path(get, path = "/event-type", tag = "Event Type", operation_id = "v1.event-type.list",
+    params(p::Page, p::NameOrder, p::IncludeArchived, p::WithContent),
+    responses((status = 200, description = "A page of the catalog, by name", body = s::ListResponse<s::EventTypeOut>)))]
 pub(super) async fn list(
     State(v1): State<V1>,
     caller: Caller,
@@ -178,12 +182,15 @@ pub(super) async fn list(
     Ok(Json(list_response(data, &page)))
 }
 
+#[utoipa::path(post, path = "/event-type", tag = "Event Type", operation_id = "v1.event-type.create",
+    request_body = s::EventTypeIn,
+    responses((status = 201, description = "Created", body = s::EventTypeOut)))]
 pub(super) async fn create(
     State(v1): State<V1>,
     caller: Caller,
     body: Body,
 ) -> Result<Response, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EventTypeIn").await?;
     let Some(name) = body.get("name").and_then(Value::as_str) else {
         return Err(SvixError::body_field("name", "field required"));
     };
@@ -193,6 +200,9 @@ pub(super) async fn create(
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
 
+#[utoipa::path(get, path = "/event-type/{event_type_name}", tag = "Event Type", operation_id = "v1.event-type.get",
+    params(p::EventTypePath),
+    responses((status = 200, description = "The type", body = s::EventTypeOut)))]
 pub(super) async fn get(
     State(v1): State<V1>,
     caller: Caller,
@@ -206,13 +216,17 @@ pub(super) async fn get(
 
 /// `PUT`: replaces the type's Svix fields (a flag left out is off, schemas
 /// left out are removed), or creates it (201).
+#[utoipa::path(put, path = "/event-type/{event_type_name}", tag = "Event Type", operation_id = "v1.event-type.update",
+    params(p::EventTypePath), request_body = s::EventTypeUpdate,
+    responses((status = 200, description = "Replaced", body = s::EventTypeOut),
+        (status = 201, description = "Created", body = s::EventTypeOut)))]
 pub(super) async fn update(
     State(v1): State<V1>,
     caller: Caller,
     Path(name): Path<String>,
     body: Body,
 ) -> Result<Response, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EventTypeUpdate").await?;
     require_description(&body)?;
     no_feature_flags(&body)?;
     let Some(old) = current(&v1, &caller.without_key(), &name).await? else {
@@ -235,13 +249,16 @@ pub(super) async fn update(
 
 /// `PATCH`: changes the fields given; `schemas`, when given, replaces the
 /// type's schemas whole, as Svix does.
+#[utoipa::path(patch, path = "/event-type/{event_type_name}", tag = "Event Type", operation_id = "v1.event-type.patch",
+    params(p::EventTypePath), request_body = s::EventTypePatch,
+    responses((status = 200, description = "Changed", body = s::EventTypeOut)))]
 pub(super) async fn patch(
     State(v1): State<V1>,
     caller: Caller,
     Path(name): Path<String>,
     body: Body,
 ) -> Result<Json<Value>, SvixError> {
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "EventTypePatch").await?;
     no_feature_flags(&body)?;
     let mut patch = renamed(&body, FIELDS);
     if let Some(schemas) = body.get("schemas") {
@@ -258,6 +275,9 @@ pub(super) async fn patch(
 
 /// Archives the type, as Svix's delete does, or with `expunge=true` removes
 /// it from the catalog.
+#[utoipa::path(delete, path = "/event-type/{event_type_name}", tag = "Event Type", operation_id = "v1.event-type.delete",
+    params(p::EventTypePath, p::Expunge),
+    responses((status = 204, description = "Archived, or with `expunge` removed")))]
 pub(super) async fn delete(
     State(v1): State<V1>,
     caller: Caller,

@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::applications;
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
+use super::openapi::{params as p, schemas as s};
 use super::wire::{ListQuery, Pairs, list_response, object_body, renamed};
 
 /// `MessageIn` fields and the v1 ingest fields they become.
@@ -141,6 +142,9 @@ fn event_id_taken(event_id: &str) -> SvixError {
     }
 }
 
+#[utoipa::path(post, path = "/app/{app_id}/msg", tag = "Message", operation_id = "v1.message.create",
+    params(p::AppPath, p::WithContent), request_body = s::MessageIn,
+    responses((status = 202, description = "Stored; its deliveries are on their way", body = s::MessageOut)))]
 pub(super) async fn create(
     State(v1): State<V1>,
     caller: Caller,
@@ -149,7 +153,7 @@ pub(super) async fn create(
     body: Body,
 ) -> Result<Response, SvixError> {
     let with_content = q.flag("with_content", true)?;
-    let body = object_body(body, v1.body_limit()).await?;
+    let body = object_body(body, v1.body_limit(), "MessageIn").await?;
     let ingest = ingest_body(&body)?;
     let reads = caller.without_key();
     let tenant = match body.get("application") {
@@ -210,6 +214,9 @@ fn list_query(q: &Pairs) -> Result<Vec<(&'static str, String)>, SvixError> {
     Ok(query)
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/msg", tag = "Message", operation_id = "v1.message.list",
+    params(p::AppPath, p::Page, p::MessageFilter, p::WithContent),
+    responses((status = 200, description = "A page of messages, newest first", body = s::ListResponse<s::MessageOut>)))]
 pub(super) async fn list(
     State(v1): State<V1>,
     caller: Caller,
@@ -229,6 +236,9 @@ pub(super) async fn list(
     Ok(Json(list_response(data, &page)))
 }
 
+#[utoipa::path(get, path = "/app/{app_id}/msg/{msg_id}", tag = "Message", operation_id = "v1.message.get",
+    params(p::MessagePath, p::WithContent),
+    responses((status = 200, description = "The message", body = s::MessageOut)))]
 pub(super) async fn get(
     State(v1): State<V1>,
     caller: Caller,
@@ -242,6 +252,9 @@ pub(super) async fn get(
 
 /// Expunges the payload for good (v1 refuses, 409, while a delivery of it is
 /// pending, since that delivery would still send it).
+#[utoipa::path(delete, path = "/app/{app_id}/msg/{msg_id}/content", tag = "Message", operation_id = "v1.message.expunge-content",
+    params(p::MessagePath),
+    responses((status = 204, description = "The payload is gone for good")))]
 pub(super) async fn expunge_content(
     State(v1): State<V1>,
     caller: Caller,

@@ -2,8 +2,8 @@
 //! statuses and errors, translated onto API v1 in this process (`forward.rs`),
 //! so the official Svix SDKs drive hookgate unchanged while every check,
 //! capability and record stays v1's. `wire.rs` holds Svix's shapes,
-//! `error.rs` is where this face's errors become HTTP, and each resource has
-//! its file.
+//! `error.rs` is where this face's errors become HTTP, `openapi/` its own
+//! document, and each resource has its file.
 
 mod applications;
 mod attempts;
@@ -13,130 +13,83 @@ mod endpoints;
 mod error;
 mod event_types;
 mod forward;
+mod guard;
 mod health;
 mod messages;
+pub(crate) mod openapi;
 mod wire;
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::{get, post};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::context::AppContext;
 use error::SvixError;
 use forward::V1;
 
+/// The face's operations, each with its document entry.
+fn routes() -> OpenApiRouter<V1> {
+    OpenApiRouter::new()
+        .routes(routes!(health::health, health::health_head))
+        .routes(routes!(openapi::serve))
+        .routes(routes!(applications::list, applications::create))
+        .routes(routes!(
+            applications::get,
+            applications::update,
+            applications::patch,
+            applications::delete
+        ))
+        .routes(routes!(authentication::app_portal_access))
+        .routes(routes!(authentication::logout))
+        .routes(routes!(authentication::expire_all))
+        .routes(routes!(messages::list, messages::create))
+        .routes(routes!(messages::get))
+        .routes(routes!(messages::expunge_content))
+        .routes(routes!(attempts::list_by_endpoint))
+        .routes(routes!(attempts::list_by_msg))
+        .routes(routes!(attempts::get))
+        .routes(routes!(attempts::expunge_content))
+        .routes(routes!(attempts::list_attempted_destinations))
+        .routes(routes!(attempts::resend))
+        .routes(routes!(attempts::list_attempted_messages))
+        .routes(routes!(event_types::list, event_types::create))
+        .routes(routes!(
+            event_types::get,
+            event_types::update,
+            event_types::patch,
+            event_types::delete
+        ))
+        .routes(routes!(endpoints::list, endpoints::create))
+        .routes(routes!(
+            endpoints::get,
+            endpoints::update,
+            endpoints::patch,
+            endpoints::delete
+        ))
+        .routes(routes!(
+            endpoint_actions::get_headers,
+            endpoint_actions::update_headers,
+            endpoint_actions::patch_headers
+        ))
+        .routes(routes!(endpoint_actions::secret))
+        .routes(routes!(endpoint_actions::rotate_secret))
+        .routes(routes!(endpoint_actions::recover))
+        .routes(routes!(endpoint_actions::replay_missing))
+        .routes(routes!(endpoint_actions::send_example))
+        .routes(routes!(endpoint_actions::stats))
+}
+
 /// The Svix face, over `v1` (API v1's router).
 pub(super) fn router(v1: Router, ctx: Arc<AppContext>) -> Router {
     let state = V1 { router: v1, ctx };
-    let api = Router::new()
-        .route("/health", get(health::health).head(health::health))
-        .route("/app", get(applications::list).post(applications::create))
-        .route(
-            "/auth/app-portal-access/{app_id}",
-            post(authentication::app_portal_access),
-        )
-        .route("/auth/logout", post(authentication::logout))
-        .route(
-            "/auth/app/{app_id}/expire-all",
-            post(authentication::expire_all),
-        )
-        .route(
-            "/app/{app_id}",
-            get(applications::get)
-                .put(applications::update)
-                .patch(applications::patch)
-                .delete(applications::delete),
-        )
-        .route(
-            "/app/{app_id}/msg",
-            get(messages::list).post(messages::create),
-        )
-        .route("/app/{app_id}/msg/{msg_id}", get(messages::get))
-        .route(
-            "/app/{app_id}/msg/{msg_id}/content",
-            axum::routing::delete(messages::expunge_content),
-        )
-        .route(
-            "/app/{app_id}/attempt/endpoint/{endpoint_id}",
-            get(attempts::list_by_endpoint),
-        )
-        .route(
-            "/app/{app_id}/attempt/msg/{msg_id}",
-            get(attempts::list_by_msg),
-        )
-        .route(
-            "/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}",
-            get(attempts::get),
-        )
-        .route(
-            "/app/{app_id}/msg/{msg_id}/attempt/{attempt_id}/content",
-            axum::routing::delete(attempts::expunge_content),
-        )
-        .route(
-            "/app/{app_id}/msg/{msg_id}/endpoint",
-            get(attempts::list_attempted_destinations),
-        )
-        .route(
-            "/app/{app_id}/msg/{msg_id}/endpoint/{endpoint_id}/resend",
-            post(attempts::resend),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/msg",
-            get(attempts::list_attempted_messages),
-        )
-        .route(
-            "/event-type",
-            get(event_types::list).post(event_types::create),
-        )
-        .route(
-            "/event-type/{event_type_name}",
-            get(event_types::get)
-                .put(event_types::update)
-                .patch(event_types::patch)
-                .delete(event_types::delete),
-        )
-        .route(
-            "/app/{app_id}/endpoint",
-            get(endpoints::list).post(endpoints::create),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}",
-            get(endpoints::get)
-                .put(endpoints::update)
-                .patch(endpoints::patch)
-                .delete(endpoints::delete),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/headers",
-            get(endpoint_actions::get_headers)
-                .put(endpoint_actions::update_headers)
-                .patch(endpoint_actions::patch_headers),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/secret",
-            get(endpoint_actions::secret),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/secret/rotate",
-            post(endpoint_actions::rotate_secret),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/recover",
-            post(endpoint_actions::recover),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/replay-missing",
-            post(endpoint_actions::replay_missing),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/send-example",
-            post(endpoint_actions::send_example),
-        )
-        .route(
-            "/app/{app_id}/endpoint/{endpoint_id}/stats",
-            get(endpoint_actions::stats),
-        )
+    let (api, _) = routes().split_for_parts();
+    let api = api
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::refuse_unreadable,
+        ))
         .fallback(|| async { SvixError::not_found("route") })
         .method_not_allowed_fallback(|| async {
             SvixError::Http {
@@ -146,5 +99,5 @@ pub(super) fn router(v1: Router, ctx: Arc<AppContext>) -> Router {
             }
         })
         .with_state(state);
-    Router::new().nest("/api/v1", api)
+    Router::new().nest(openapi::PREFIX, api)
 }
