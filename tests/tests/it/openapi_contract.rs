@@ -135,6 +135,22 @@ async fn a_generated_python_client_drives_a_delivery() {
     );
 }
 
+/// The catalog the fuzzers pin: a type send-example sends (the name the
+/// documents' examples give), one PATCH may change and one DELETE may remove.
+pub(super) async fn catalog_fixtures(gw: &TestGateway) {
+    for (name, example) in [
+        ("order.paid", json!({"n": 1})),
+        ("patched.type", json!({})),
+        ("spare.type", json!({})),
+    ] {
+        let body = json!({"name": name, "example": example});
+        let (s, b) = gw
+            .call("POST", "/v1/event-types", Some(ADMIN), Some(body))
+            .await;
+        assert_eq!(s, 201, "{b}");
+    }
+}
+
 /// Tenant `acme` with what the fuzzer's pinned parameters name: endpoints, one
 /// delivery succeeded and one dead, an event, and plugins.
 struct Fixtures {
@@ -180,19 +196,7 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver, gone: &Receiver) -> Fixtures 
     upload_example(gw, &key, "fixed", "json-error-code", 2).await;
     upload_example(gw, &key, "spare", "ladder", 1).await;
     gw.tenant("spare").await;
-    // The catalog: a type send-example sends (the name the document's
-    // example gives), one PATCH may change and one DELETE may remove.
-    for (name, example) in [
-        ("order.paid", json!({"n": 1})),
-        ("patched.type", json!({})),
-        ("spare.type", json!({})),
-    ] {
-        let body = json!({"name": name, "example": example});
-        let (s, b) = gw
-            .call("POST", "/v1/event-types", Some(ADMIN), Some(body))
-            .await;
-        assert_eq!(s, 201, "{b}");
-    }
+    catalog_fixtures(gw).await;
     // Operator endpoints, the admin's and the tenant's: one to change, a
     // spare for DELETE.
     let mut operator = Vec::new();

@@ -10,7 +10,7 @@ use hookgate_tests::receiver::Receiver;
 use hookgate_tests::{ADMIN, Backend, TestGateway, is_final};
 use serde_json::{Value, json};
 
-use super::openapi_contract::{SCRIPTS, fetch_document, run};
+use super::openapi_contract::{SCRIPTS, catalog_fixtures, fetch_document, run};
 
 const DOCUMENT: &str = "/api/v1/openapi.json";
 
@@ -59,17 +59,7 @@ async fn fixtures(gw: &TestGateway, ok: &Receiver) -> Fixtures {
         .as_str()
         .unwrap_or_else(|| panic!("an attempt id: {}", sent[0].1))
         .to_owned();
-    for (name, example) in [
-        ("order.paid", json!({"n": 1})),
-        ("patched.type", json!({})),
-        ("spare.type", json!({})),
-    ] {
-        let body = json!({"name": name, "example": example});
-        let (s, b) = gw
-            .call("POST", "/v1/event-types", Some(ADMIN), Some(body))
-            .await;
-        assert_eq!(s, 201, "{b}");
-    }
+    catalog_fixtures(gw).await;
     Fixtures {
         endpoint,
         spare_endpoint,

@@ -65,9 +65,12 @@ pub(crate) fn document() -> Document {
 
 /// The document as pretty JSON with a final newline, as served and committed.
 pub fn document_json() -> String {
-    let mut text = document()
-        .to_pretty_json()
-        .expect("the document serialises");
+    pretty(&document())
+}
+
+/// A document as pretty JSON with a final newline (both faces' documents).
+pub(super) fn pretty(doc: &Document) -> String {
+    let mut text = doc.to_pretty_json().expect("the document serialises");
     text.push('\n');
     text
 }

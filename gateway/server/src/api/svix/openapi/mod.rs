@@ -67,11 +67,7 @@ pub(crate) fn document() -> Document {
 
 /// The document as pretty JSON with a final newline, as served and committed.
 pub fn document_json() -> String {
-    let mut text = document()
-        .to_pretty_json()
-        .expect("the document serialises");
-    text.push('\n');
-    text
+    crate::api::openapi::pretty(&document())
 }
 
 /// This document, in JSON; public.
