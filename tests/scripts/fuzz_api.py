@@ -143,6 +143,7 @@ EXTRA_STATUSES = {
     ),
 }
 
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--base", required=True, help="the gateway, e.g. http://127.0.0.1:PORT")

@@ -133,7 +133,7 @@ def refusal(response):
             first = body["detail"][0]
             return f"422({'.'.join(map(str, first['loc']))}): {first['msg'][:100]}"
         return f"{body['code']}: {body['detail'][:100]}"
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
         return f"{response.get('status_code')} unparsed"
 
 

@@ -75,6 +75,8 @@ def run(ctx):
     svix.endpoint.set_headers(app, ep.id, EndpointHeadersIn(headers={"x-one": "1", "x-two": "2"}))
     svix.endpoint.patch_headers(app, ep.id, EndpointHeadersPatchIn(headers={"x-two": "2b", "x-three": "3"}))
     eq(svix.endpoint.get_headers(app, ep.id).headers, {"x-one": "1", "x-two": "2b", "x-three": "3"}, "headers set, then patched")
+    svix.endpoint.patch_headers(app, ep.id, EndpointHeadersPatchIn(headers={}, delete_headers=["x-three"]))
+    eq(svix.endpoint.get_headers(app, ep.id).headers, {"x-one": "1", "x-two": "2b"}, "deleteHeaders removes one")
     svix.endpoint.set_headers(app, ep.id, EndpointHeadersIn(headers={"x-one": "1"}))
     eq(svix.endpoint.get_headers(app, ep.id).headers, {"x-one": "1"}, "a PUT of headers replaces them")
 

@@ -58,6 +58,8 @@ export async function run(ctx) {
   eq(status(), 204, "headers patched");
   const headers = shaped("EndpointHeadersOut", await svix.endpoint.getHeaders(app, ep.id));
   eq(headers.headers, { "x-one": "1", "x-two": "2b", "x-three": "3" }, "headers set, then patched");
+  await svix.endpoint.patchHeaders(app, ep.id, { headers: {}, deleteHeaders: ["x-three"] });
+  eq((await svix.endpoint.getHeaders(app, ep.id)).headers, { "x-one": "1", "x-two": "2b" }, "deleteHeaders removes one");
   await svix.endpoint.setHeaders(app, ep.id, { headers: { "x-one": "1" } });
   eq((await svix.endpoint.getHeaders(app, ep.id)).headers, { "x-one": "1" }, "a PUT of headers replaces them");
 

@@ -12,13 +12,15 @@ use std::time::Duration;
 
 use hookgate_tests::receiver::{Received, Receiver};
 use hookgate_tests::verify::{standardwebhooks_verifies, svix_library_verifies};
-use hookgate_tests::{ADMIN, Backend, TestGateway};
+use hookgate_tests::{ADMIN, ApiRequest, Backend, TestGateway};
+use http::Method;
 use serde_json::{Value, json};
 
 hookgate_tests::on_each_backend! {
     the_python_sdk_drives_every_operation,
     the_javascript_sdk_drives_every_operation,
     the_rust_crate_drives_the_core,
+    a_retried_create_gets_its_first_answer_and_a_taken_event_id_a_conflict,
 }
 
 /// Runs the scenario against `gw` with `token`; what it saw.
@@ -226,5 +228,49 @@ async fn the_rust_crate_drives_the_core(backend: Backend) {
         ),
         (&MessageStatus::Success, 200, &ep.id),
         "{attempt:?}"
+    );
+}
+
+/// The SDKs send an `idempotency-key` with every POST and retry with the
+/// same one: a retry gets the first answer (202, the same message), once;
+/// another call with a taken `eventId` is Svix's 409; the same key with
+/// another body is refused in Svix's shape.
+async fn a_retried_create_gets_its_first_answer_and_a_taken_event_id_a_conflict(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
+    gw.tenant("acme").await;
+    let send = |key: &str, body: Value| {
+        let request = ApiRequest::path(Method::POST, "/api/v1/app/acme/msg")
+            .token(Some(ADMIN))
+            .header("idempotency-key", Some(key))
+            .json(&body);
+        let gw = &gw;
+        async move {
+            let answer = gw.exchange(request).await;
+            let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+            (answer.status, answer.headers, body)
+        }
+    };
+    let message = json!({"eventType": "order.paid", "eventId": "order-1", "payload": {"n": 1}});
+    let (s, _, first) = send("auto_1", message.clone()).await;
+    assert_eq!(s, 202, "{first}");
+    let (s, headers, again) = send("auto_1", message.clone()).await;
+    assert_eq!((s, &again), (202, &first), "a retry gets the first answer");
+    assert_eq!(headers["idempotent-replayed"], "true");
+    let (s, _, taken) = send("auto_2", message.clone()).await;
+    assert_eq!((s, &taken["code"]), (409, &json!("conflict")), "{taken}");
+    let other = json!({"eventType": "order.paid", "payload": {"n": 2}});
+    let (s, _, reused) = send("auto_1", other).await;
+    assert_eq!(s, 422, "{reused}");
+    assert!(
+        reused["detail"][0]["msg"].is_string(),
+        "Svix's shape: {reused}"
+    );
+    let (s, list) = gw
+        .call("GET", "/v1/tenants/acme/events", Some(ADMIN), None)
+        .await;
+    assert_eq!(
+        (s, list["data"].as_array().map(Vec::len)),
+        (200, Some(1)),
+        "{list}"
     );
 }

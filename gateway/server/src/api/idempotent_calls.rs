@@ -8,7 +8,11 @@
 //! `idempotency_key_reused`); a repeat while the first still runs is told so
 //! (409). Answers of 500 and above are not kept, so a failure can be retried.
 //!
-//! An answer that carries a secret (an API key, a signing secret) is kept
+//! The Svix face's writes (`/api/v1`) are kept the same way, as the face
+//! answers them, per the application the path names.
+//!
+//! An answer that carries a secret (an API key, a signing secret, a portal
+//! token) is kept
 //! without it: a repeat answers the rest, and the secret is read where it
 //! always can be (`GET .../secret`) or made again (`rotate-key`). Event
 //! ingest keeps its own answers (`store/events.rs`), compared the same way.
@@ -34,11 +38,13 @@ use crate::store::{ADMIN_SCOPE, ApiCall, KeptAnswer};
 /// Largest answer kept for repeats; a larger one is answered once and not kept.
 const MAX_KEPT_BYTES: usize = 256 * 1024;
 
-/// The fields of an answer that are secrets, left out of what is kept.
-const SECRET_FIELDS: [&str; 3] = ["api_key", "secret", "secrets"];
+/// The fields of an answer that are secrets, left out of what is kept: keys
+/// and signing secrets, a portal session's token, and the Svix face's `key`
+/// (an endpoint's secret).
+const SECRET_FIELDS: [&str; 5] = ["api_key", "secret", "secrets", "token", "key"];
 
 /// The middleware: runs the call once per key, and answers repeats.
-pub(super) async fn keep_answers(
+pub(in crate::api) async fn keep_answers(
     State(ctx): State<Arc<AppContext>>,
     request: Request,
     next: Next,
@@ -135,7 +141,14 @@ async fn scope_of(ctx: &Arc<AppContext>, parts: &mut Parts) -> Option<(String, &
         Principal::Portal(s) => Some((s.tenant_id.to_string(), "portal ")),
         Principal::Admin => {
             let segments: Vec<&str> = parts.uri.path().trim_matches('/').split('/').collect();
-            if let ["v1", "tenants", named, _, ..] = segments[..]
+            let named = match segments[..] {
+                ["v1", "tenants", named, _, ..]
+                | ["api", "v1", "app", named, _, ..]
+                | ["api", "v1", "auth", "app-portal-access", named]
+                | ["api", "v1", "auth", "app", named, ..] => Some(named),
+                _ => None,
+            };
+            if let Some(named) = named
                 && let Ok(Some(tenant)) = ctx.store.find_tenant(named).await
             {
                 return Some((tenant.id.to_string(), "admin "));

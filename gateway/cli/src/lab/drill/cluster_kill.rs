@@ -34,29 +34,36 @@ pub(super) async fn kill_and_restart(
     token: &str,
 ) -> Result<Kill, DrillError> {
     let began = Instant::now();
-    let leases = loop {
-        // A node that cannot answer now holds nothing we could see.
-        let leases = node.leases().await.unwrap_or(0);
-        let ports = node.ports_to(receiver.port());
-        let caught = !receiver.tally.in_progress_from(&ports).is_empty();
-        if (leases > 0 && caught) || began.elapsed() >= LEASE_WAIT {
-            break leases;
+    let (leases, cut) = loop {
+        let leases = loop {
+            // A node that cannot answer now holds nothing we could see.
+            let leases = node.leases().await.unwrap_or(0);
+            let ports = node.ports_to(receiver.port());
+            let caught = !receiver.tally.in_progress_from(&ports).is_empty();
+            if (leases > 0 && caught) || began.elapsed() >= LEASE_WAIT {
+                break leases;
+            }
+            tokio::time::sleep(POLL_EVERY).await;
+        };
+        // Then, as the crash drill does, as soon as an ingest call to it is
+        // under way (waiting at most a second): kills land during commits too.
+        let call_started = std::sync::Arc::clone(&node.call_started);
+        let mut call = std::pin::pin!(call_started.notified());
+        call.as_mut().enable();
+        if node.sending_now.load(Ordering::SeqCst) == 0 {
+            let _ = tokio::time::timeout(INGEST_WAIT, call).await;
         }
-        tokio::time::sleep(POLL_EVERY).await;
+        // Read again just before the kill: its leases and the requests it
+        // cuts. Those caught may have ended while the ingest call was awaited
+        // (on a loaded machine): then catch some again, within the wait.
+        let leases = node.leases().await.unwrap_or(leases);
+        let ports = node.ports_to(receiver.port());
+        let cut = receiver.tally.in_progress_from(&ports);
+        if !cut.is_empty() || began.elapsed() >= LEASE_WAIT {
+            break (leases, cut);
+        }
     };
     let waited = began.elapsed();
-    // Then, as the crash drill does, as soon as an ingest call to it is under way
-    // (waiting at most a second): kills land during commits too.
-    let call_started = std::sync::Arc::clone(&node.call_started);
-    let mut call = std::pin::pin!(call_started.notified());
-    call.as_mut().enable();
-    if node.sending_now.load(Ordering::SeqCst) == 0 {
-        let _ = tokio::time::timeout(INGEST_WAIT, call).await;
-    }
-    // Read again just before the kill: its leases and the requests it cuts.
-    let leases = node.leases().await.unwrap_or(leases);
-    let ports = node.ports_to(receiver.port());
-    let cut = receiver.tally.in_progress_from(&ports);
     let ingest_calls = node.sending_now.load(Ordering::SeqCst);
     let at = receiver.tally.elapsed();
     let node_id = node.id.clone();

@@ -135,9 +135,7 @@ pub(super) async fn create(
         && let Some(uid) = body.get("uid").and_then(Value::as_str)
     {
         let path = format!("/v1/tenants/{}", seg(uid));
-        let found = v1
-            .call(&caller.without_key(), Method::GET, &path, None)
-            .await?;
+        let found = v1.call(&caller, Method::GET, &path, None).await?;
         if found.status == StatusCode::OK {
             return Ok(Json(application_out(&found.body)).into_response());
         }
@@ -184,9 +182,7 @@ pub(super) async fn update(
     }
     let mut fields = tenant_fields(&body)?;
     let path = format!("/v1/tenants/{}", seg(&app));
-    let found = v1
-        .call(&caller.without_key(), Method::GET, &path, None)
-        .await?;
+    let found = v1.call(&caller, Method::GET, &path, None).await?;
     if found.status == StatusCode::NOT_FOUND {
         let created = create_named(&v1, &caller, &app, fields).await?;
         return Ok((StatusCode::CREATED, Json(created)).into_response());

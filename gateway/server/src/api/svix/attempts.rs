@@ -607,7 +607,7 @@ pub(super) async fn resend(
     caller: Caller,
     Path((app, msg, endpoint)): Path<(String, String, String)>,
 ) -> Result<Response, SvixError> {
-    let reads = caller.without_key();
+    let reads = caller.clone();
     let ev = find_event(&v1, &reads, &app, &msg).await?;
     let ep = find_endpoint(&v1, &reads, &app, &endpoint).await?;
     let delivery = ev["deliveries"]

@@ -120,9 +120,7 @@ pub(super) async fn app_portal_access(
             })?,
     };
     let tenant = match body.get("application") {
-        Some(Value::Object(app_in)) => {
-            ensure_application(&v1, &caller.without_key(), &app, app_in).await?
-        }
+        Some(Value::Object(app_in)) => ensure_application(&v1, &caller, &app, app_in).await?,
         _ => app,
     };
     let session = json!({"capabilities": caps, "expires_in_s": expiry});

@@ -153,7 +153,7 @@ pub(super) async fn send_example(
         )
         .await?;
     let id = sent["id"].as_str().unwrap_or_default();
-    let ev = find_event(&v1, &caller.without_key(), &app, id).await?;
+    let ev = find_event(&v1, &caller, &app, id).await?;
     Ok(Json(message_out(&ev, true)))
 }
 
@@ -249,15 +249,19 @@ async fn set_headers(
         ));
     };
     let mut headers = given.clone();
+    // `deleteHeaders` (a patch's only way to remove one in the SDKs' models).
+    for name in body
+        .get("deleteHeaders")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        headers.insert(name.to_owned(), Value::Null);
+    }
     if replace {
         let found = v1
-            .ok(
-                &caller.without_key(),
-                Method::GET,
-                &v1_path(app, Some(ep)),
-                None,
-                "query",
-            )
+            .ok(caller, Method::GET, &v1_path(app, Some(ep)), None, "query")
             .await?;
         for old in found["headers"]
             .as_object()

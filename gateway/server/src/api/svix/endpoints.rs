@@ -232,9 +232,7 @@ pub(super) async fn update(
     require_url(&body)?;
     let mut fields = v1_body(&body)?;
     let path = v1_path(&app, Some(&ep));
-    let found = v1
-        .call(&caller.without_key(), Method::GET, &path, None)
-        .await?;
+    let found = v1.call(&caller, Method::GET, &path, None).await?;
     if found.status == StatusCode::NOT_FOUND {
         fields
             .entry("uid")

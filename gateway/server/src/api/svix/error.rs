@@ -1,12 +1,15 @@
 //! Where the Svix face's errors become HTTP: `{"code","detail"}` as Svix
 //! answers them, and a refused field as Svix's `HTTPValidationError`
 //! (`{"detail":[{"loc","msg","type"}]}`, 422). API v1's answers are read back
-//! into these, so each failure keeps one meaning on both faces.
+//! into these, so each failure keeps one meaning on both faces, and so are
+//! answers v1's layers make for the face ([`in_svix_shape`]).
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+
+use crate::api::error::ApiError;
 
 /// A failure as the Svix face tells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,10 +67,13 @@ impl SvixError {
         let error = &body["error"];
         let code = error["code"].as_str().unwrap_or("error").to_owned();
         let detail = error["message"].as_str().unwrap_or_default().to_owned();
-        if matches!(
-            code.as_str(),
-            "invalid_field" | "validation_failed" | "invalid_json" | "url_blocked"
-        ) {
+        // Every 422 is Svix's `HTTPValidationError`, as its document says.
+        if status == StatusCode::UNPROCESSABLE_ENTITY
+            || matches!(
+                code.as_str(),
+                "invalid_field" | "validation_failed" | "invalid_json" | "url_blocked"
+            )
+        {
             let mut loc = vec![place.to_owned()];
             if let Some(field) = error["field"].as_str().filter(|f| !f.is_empty()) {
                 loc.push(super::wire::camel_path(field));
@@ -79,6 +85,47 @@ impl SvixError {
             code,
             detail,
         }
+    }
+}
+
+impl SvixError {
+    /// An API v1 refusal made in this process, as the face tells it; a
+    /// refused field in `place` (`body`, `query`, `header`).
+    pub(super) fn from_api(e: &ApiError, place: &str) -> Self {
+        let body = json!({"error": {"code": e.code(), "message": e.message, "field": e.field}});
+        Self::from_v1(e.status(), &body, place)
+    }
+}
+
+impl From<ApiError> for SvixError {
+    fn from(e: ApiError) -> Self {
+        Self::from_api(&e, "body")
+    }
+}
+
+/// An answer made for the face by API v1's own layers (the idempotent-call
+/// middleware's 409 and 422) in Svix's shape: `{"error":{…}}` becomes
+/// `{"code","detail"}`, or a 422 `HTTPValidationError`.
+pub(super) async fn in_svix_shape(answer: Response) -> Response {
+    let status = answer.status();
+    if status.as_u16() < 400 {
+        return answer;
+    }
+    let (parts, body) = answer.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v1) if v1["error"].is_object() => {
+            let mut shaped = SvixError::from_v1(status, &v1, "header").into_response();
+            for (name, value) in &parts.headers {
+                if name != axum::http::header::CONTENT_LENGTH {
+                    shaped.headers_mut().insert(name, value.clone());
+                }
+            }
+            shaped
+        }
+        _ => Response::from_parts(parts, axum::body::Body::from(bytes)),
     }
 }
 

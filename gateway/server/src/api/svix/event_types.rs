@@ -229,7 +229,7 @@ pub(super) async fn update(
     let body = object_body(body, v1.body_limit(), "EventTypeUpdate").await?;
     require_description(&body)?;
     no_feature_flags(&body)?;
-    let Some(old) = current(&v1, &caller.without_key(), &name).await? else {
+    let Some(old) = current(&v1, &caller, &name).await? else {
         let created = create_type(&v1, &caller, &name, &body).await?;
         return Ok((StatusCode::CREATED, Json(created)).into_response());
     };

@@ -1,7 +1,6 @@
 //! The Svix face calls API v1 in this process: each Svix operation becomes one
-//! or a few v1 requests, carrying the caller's token, `idempotency-key` and
-//! request context, so both faces share one model, one set of checks and one
-//! capability table.
+//! or a few v1 requests, carrying the caller's token and request context, so
+//! both faces share one model, one set of checks and one capability table.
 
 use std::sync::Arc;
 
@@ -32,8 +31,8 @@ pub(super) struct V1 {
     pub(super) ctx: Arc<AppContext>,
 }
 
-/// Who called, as the v1 requests made for them carry it: the token and
-/// idempotency key, and the request's context (its body-read claim).
+/// Who called, as the v1 requests made for them carry it: the token, and the
+/// request's context (its body-read claim).
 #[derive(Debug, Clone)]
 pub(super) struct Caller {
     headers: HeaderMap,
@@ -44,14 +43,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        // The token only: the face keeps its own answers per idempotency
+        // key (`idempotent_calls.rs` wraps its writes), so a v1 call made for
+        // it carries none, and v1's own repeat (an event's uid) is told apart.
         let mut headers = HeaderMap::new();
-        for name in [
-            header::AUTHORIZATION,
-            header::HeaderName::from_static("idempotency-key"),
-        ] {
-            if let Some(v) = parts.headers.get(&name) {
-                headers.insert(name, v.clone());
-            }
+        if let Some(v) = parts.headers.get(header::AUTHORIZATION) {
+            headers.insert(header::AUTHORIZATION, v.clone());
         }
         // Only the body-read claim goes on: v1's router sets its own route
         // and path parameters.
@@ -63,16 +60,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
             headers,
             extensions,
         })
-    }
-}
-
-impl Caller {
-    /// The caller without its idempotency key: for the reads and the extra
-    /// writes one Svix operation makes beside its main one.
-    pub(super) fn without_key(&self) -> Self {
-        let mut c = self.clone();
-        c.headers.remove("idempotency-key");
-        c
     }
 }
 

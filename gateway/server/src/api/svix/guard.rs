@@ -16,7 +16,12 @@ use crate::api::request_guard;
 
 pub(super) async fn refuse_unreadable(State(v1): State<V1>, req: Request, next: Next) -> Response {
     if let Err(e) = request_guard::check(req.uri()) {
-        return SvixError::from_api(&e, "query").into_response();
+        // Query names as Svix spells them (snake_case), not camelCased.
+        let refused = match &e.field {
+            Some(field) => SvixError::query_field(field, e.message.clone()),
+            None => SvixError::from_api(&e, "query"),
+        };
+        return refused.into_response();
     }
     if req.method() == Method::POST {
         let max = v1.ctx.config.limits.idempotency_key_len;

@@ -155,7 +155,7 @@ pub(super) async fn create(
     let with_content = q.flag("with_content", true)?;
     let body = object_body(body, v1.body_limit(), "MessageIn").await?;
     let ingest = ingest_body(&body)?;
-    let reads = caller.without_key();
+    let reads = caller.clone();
     let tenant = match body.get("application") {
         None | Some(Value::Null) => app,
         Some(Value::Object(app_in)) => {

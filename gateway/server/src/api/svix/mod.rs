@@ -86,6 +86,13 @@ pub(super) fn router(v1: Router, ctx: Arc<AppContext>) -> Router {
     let state = V1 { router: v1, ctx };
     let (api, _) = routes().split_for_parts();
     let api = api
+        // Writes keep their first answer per idempotency key, as v1's do,
+        // told in Svix's shape; then the guard, outermost.
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state.ctx),
+            crate::api::idempotent_calls::keep_answers,
+        ))
+        .layer(axum::middleware::map_response(error::in_svix_shape))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::refuse_unreadable,

@@ -9,7 +9,6 @@ use serde_json::{Map, Value, json};
 
 use super::error::SvixError;
 use crate::api::body::read_limited;
-use crate::api::error::ApiError;
 
 /// A v1 field name (`event_types[0]`, `rate_limit_per_s`) as Svix spells it.
 pub(super) fn camel_path(field: &str) -> String {
@@ -123,21 +122,6 @@ pub(super) fn renamed(from: &Map<String, Value>, names: &[(&str, &str)]) -> Map<
         .iter()
         .filter_map(|(svix, v1)| from.get(*svix).map(|v| ((*v1).to_owned(), v.clone())))
         .collect()
-}
-
-impl SvixError {
-    /// An API v1 refusal made in this process, as the face tells it; a
-    /// refused field in `place` (`body`, `query`, `header`).
-    pub(super) fn from_api(e: &ApiError, place: &str) -> Self {
-        let body = json!({"error": {"code": e.code(), "message": e.message, "field": e.field}});
-        Self::from_v1(e.status(), &body, place)
-    }
-}
-
-impl From<ApiError> for SvixError {
-    fn from(e: ApiError) -> Self {
-        Self::from_api(&e, "body")
-    }
 }
 
 /// A Svix query string as its name/value pairs. Svix repeats some parameters

@@ -76,7 +76,12 @@ pub(super) fn wanted(source: &SvixEndpoint, signature_headers: &str) -> Wanted {
         rate => rate,
     };
     let mut fields = Map::new();
-    fields.insert("url".into(), json!(source.url));
+    // As the gateway stores it (a path added, the fragment dropped, the host
+    // lowercased), so a repeat run finds it unchanged; a URL the gateway
+    // refuses goes as given, for its refusal to be reported.
+    let url = hookgate_server::normalize_endpoint_url(&source.url, usize::MAX)
+        .map_or_else(|_| source.url.clone(), |u| u.to_string());
+    fields.insert("url".into(), json!(url));
     fields.insert("uid".into(), json!(source.key()));
     fields.insert(
         "description".into(),

@@ -194,7 +194,11 @@ fn leave_out(body: &mut Map<String, Value>, name: &str) -> bool {
         .and_then(Value::as_object_mut)
         .and_then(|headers| headers.remove(name))
         .is_some();
-    if body["headers"].as_object().is_some_and(Map::is_empty) {
+    if body
+        .get("headers")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty)
+    {
         body.remove("headers");
     }
     if let Some(Value::Array(marked)) = body.get_mut("sensitive_headers") {

@@ -146,10 +146,7 @@ fn complete(doc: &mut Document) {
 /// Every status a Svix operation may answer besides its own, and what it
 /// means; one body for all but 422.
 const ERRORS: &[(u16, &str)] = &[
-    (
-        400,
-        "A request hookgate cannot read (a NUL byte, a bad iterator)",
-    ),
+    (400, "A request hookgate cannot read (a bad iterator)"),
     (401, "No token, or one that is not valid"),
     (403, "The token may not do this"),
     (

@@ -83,7 +83,7 @@ pub(crate) struct EventTypePath {
 }
 
 /// A page of a list. A parameter given empty reads as left out, here and
-/// in every query of the face.
+/// in every query of the face, but a time: an empty one is refused.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct Page {

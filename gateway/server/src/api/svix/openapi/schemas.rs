@@ -150,11 +150,10 @@ pub(crate) struct EndpointIn {
     #[schema(pattern = r"^[A-Za-z0-9_.-]{1,256}$")]
     uid: Option<String>,
     disabled: Option<bool>,
-    /// Event types (or patterns) it receives; `null` or left out: every type.
-    #[schema(min_items = 1)]
+    /// Event types (or patterns) it receives; `null`, `[]` or left out:
+    /// every type.
     filter_types: Option<Vec<String>>,
     /// The older name of `filterTypes`.
-    #[schema(min_items = 1)]
     event_types: Option<Vec<String>>,
     /// At most 10.
     #[schema(max_items = 10)]
@@ -184,9 +183,7 @@ pub(crate) struct EndpointPatch {
     #[schema(pattern = r"^[A-Za-z0-9_.-]{1,256}$")]
     uid: Option<String>,
     disabled: Option<bool>,
-    #[schema(min_items = 1)]
     filter_types: Option<Vec<String>>,
-    #[schema(min_items = 1)]
     event_types: Option<Vec<String>>,
     #[schema(max_items = 10)]
     channels: Option<Vec<String>>,
@@ -230,10 +227,13 @@ pub(crate) struct EndpointHeadersIn {
     headers: BTreeMap<String, String>,
 }
 
-/// Custom headers to merge: a `null` value removes one.
+/// Custom headers to merge: a `null` value, or a name in `deleteHeaders`,
+/// removes one.
 #[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct EndpointHeadersPatchIn {
     headers: BTreeMap<String, Option<String>>,
+    delete_headers: Option<Vec<String>>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -327,8 +327,9 @@ pub(crate) struct MessageOut {
     /// `evt_…`.
     id: String,
     event_type: String,
-    /// `{}` without content, or once expunged.
-    payload: BTreeMap<String, Value>,
+    /// `{}` without content, or once expunged. A message made through this
+    /// face has an object; one ingested through API v1 may hold any JSON value.
+    payload: Value,
     event_id: Option<String>,
     channels: Option<Vec<String>>,
     tags: Option<Vec<String>>,
@@ -342,7 +343,8 @@ pub(crate) struct MessageOut {
 pub(crate) struct EndpointMessageOut {
     id: String,
     event_type: String,
-    payload: BTreeMap<String, Value>,
+    /// As in `MessageOut`.
+    payload: Value,
     event_id: Option<String>,
     channels: Option<Vec<String>>,
     tags: Option<Vec<String>>,
@@ -416,8 +418,8 @@ pub(crate) struct MessageAttemptOut {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EventTypeIn {
-    /// Dotted words: `invoice.paid`.
-    #[schema(pattern = r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$", max_length = 256)]
+    /// Letters, digits and `. _ - :`: `invoice.paid`.
+    #[schema(pattern = r"^[A-Za-z0-9._:-]+$", max_length = 256)]
     name: String,
     description: String,
     archived: Option<bool>,
