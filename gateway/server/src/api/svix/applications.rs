@@ -27,18 +27,13 @@ pub(super) fn application_out(t: &Value) -> Value {
     })
 }
 
-/// The fields of an `ApplicationIn` or `ApplicationPatch`, as v1 names them.
-fn tenant_fields(body: &Map<String, Value>) -> Result<Map<String, Value>, SvixError> {
-    if body.get("throttleRate").is_some_and(|v| !v.is_null()) {
-        return Err(SvixError::body_field(
-            "throttleRate",
-            "an application has no rate of its own in hookgate: set throttleRate on its endpoints",
-        ));
-    }
-    Ok(renamed(
+/// The fields of an `ApplicationIn` or `ApplicationPatch`, as v1 names them
+/// (its document refuses a `throttleRate`: hookgate's rates are endpoints').
+fn tenant_fields(body: &Map<String, Value>) -> Map<String, Value> {
+    renamed(
         body,
         &[("name", "name"), ("uid", "uid"), ("metadata", "metadata")],
-    ))
+    )
 }
 
 /// Creates a tenant for `fields` with a new `app_` id (or `id` when given).
@@ -81,7 +76,7 @@ async fn create_named(
 /// Creates the application `app` names from an `ApplicationIn` (`body`).
 ///
 /// # Errors
-/// 422 at the field of `body` refused (`name` missing, `throttleRate` set).
+/// 422 at the field of `body` refused (`name` missing; API v1's own checks).
 pub(super) async fn create_from(
     v1: &V1,
     caller: &Caller,
@@ -91,7 +86,7 @@ pub(super) async fn create_from(
     if !body.get("name").is_some_and(Value::is_string) {
         return Err(SvixError::body_field("name", "field required"));
     }
-    create_named(v1, caller, app, tenant_fields(body)?).await
+    create_named(v1, caller, app, tenant_fields(body)).await
 }
 
 /// `app_` and a lowercase ULID: a valid tenant id, and Svix's prefix.
@@ -130,7 +125,7 @@ pub(super) async fn create(
     if !body.get("name").is_some_and(Value::is_string) {
         return Err(SvixError::body_field("name", "field required"));
     }
-    let fields = tenant_fields(&body)?;
+    let fields = tenant_fields(&body);
     if q.flag("get_if_exists", false)?
         && let Some(uid) = body.get("uid").and_then(Value::as_str)
     {
@@ -180,7 +175,7 @@ pub(super) async fn update(
     if !body.get("name").is_some_and(Value::is_string) {
         return Err(SvixError::body_field("name", "field required"));
     }
-    let mut fields = tenant_fields(&body)?;
+    let mut fields = tenant_fields(&body);
     let path = format!("/v1/tenants/{}", seg(&app));
     let found = v1.call(&caller, Method::GET, &path, None).await?;
     if found.status == StatusCode::NOT_FOUND {
@@ -224,7 +219,7 @@ pub(super) async fn patch(
     body: Body,
 ) -> Result<Json<Value>, SvixError> {
     let body = object_body(body, v1.body_limit(), "ApplicationPatch").await?;
-    let patch = Value::Object(tenant_fields(&body)?);
+    let patch = Value::Object(tenant_fields(&body));
     let path = format!("/v1/tenants/{}", seg(&app));
     let t = v1
         .ok(&caller, Method::PATCH, &path, Some(&patch), "body")

@@ -15,29 +15,70 @@ use crate::event_catalog::PayloadSchema;
 
 use super::super::error::SvixError;
 
-/// The document's schemas, each compiled with the others beside it.
-fn compiled() -> &'static BTreeMap<String, PayloadSchema> {
-    static SCHEMAS: OnceLock<BTreeMap<String, PayloadSchema>> = OnceLock::new();
+/// The document's schemas, as written (for their descriptions) and each
+/// compiled with the others beside it.
+struct Schemas {
+    written: Value,
+    compiled: BTreeMap<String, PayloadSchema>,
+}
+
+fn schemas() -> &'static Schemas {
+    static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
     SCHEMAS.get_or_init(|| {
         let doc = serde_json::to_value(super::document()).expect("the document serialises");
-        let mut components = doc["components"]["schemas"].clone();
+        let written = doc["components"]["schemas"].clone();
+        let mut components = written.clone();
         precise_nullables(&mut components);
-        let components = &components;
-        components
+        let compiled = components
             .as_object()
             .into_iter()
             .flatten()
             .map(|(name, _)| {
                 let schema = json!({
                     "$ref": format!("#/components/schemas/{name}"),
-                    "components": {"schemas": components},
+                    "components": {"schemas": &components},
                 });
                 let compiled = PayloadSchema::compile(name, &schema)
                     .unwrap_or_else(|e| panic!("the document's schema {name} compiles: {e}"));
                 (name.clone(), compiled)
             })
-            .collect()
+            .collect();
+        Schemas { written, compiled }
     })
+}
+
+/// The description the document gives the field at `path` of schema `name`,
+/// following references, nullable wrappers and array items.
+fn description(name: &str, path: &[String]) -> Option<String> {
+    let resolve = |mut node: &'static Value| {
+        for _ in 0..8 {
+            if let Some(target) = node["$ref"].as_str() {
+                let name = target.rsplit('/').next().unwrap_or_default();
+                node = &schemas().written[name];
+            } else if let Some([inner, _]) = node["oneOf"].as_array().map(Vec::as_slice) {
+                node = inner;
+            } else {
+                break;
+            }
+        }
+        node
+    };
+    let mut node: &'static Value = &schemas().written[name];
+    let mut field = node;
+    for step in path {
+        let here = resolve(node);
+        field = if step.parse::<usize>().is_ok() && here["items"].is_object() {
+            &here["items"]
+        } else {
+            &here["properties"][step.as_str()]
+        };
+        node = field;
+    }
+    let text = field["description"]
+        .as_str()
+        .or_else(|| resolve(field)["description"].as_str())?;
+    // Doc comments keep their line breaks; one line reads better in an error.
+    (!path.is_empty()).then(|| text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Rewrites each `oneOf: [S, {"type": "null"}]` (utoipa's nullable field)
@@ -70,7 +111,7 @@ fn precise_nullables(schema: &mut Value) {
 /// # Errors
 /// 422 at the first place the schema refuses.
 pub(in crate::api::svix) fn check(name: &str, body: &Value) -> Result<(), SvixError> {
-    let Some(schema) = compiled().get(name) else {
+    let Some(schema) = schemas().compiled.get(name) else {
         return Err(SvixError::internal(format!(
             "no schema {name} in the document"
         )));
@@ -86,10 +127,12 @@ pub(in crate::api::svix) fn check(name: &str, body: &Value) -> Result<(), SvixEr
         );
         // A missing field is named where it is missing, as Svix names it.
         loc.extend(refused.missing);
-        SvixError::Validation {
-            loc,
-            msg: refused.message,
-        }
+        // The document's word on the field, when it has one, says why.
+        let msg = match description(name, &loc[1..]) {
+            Some(why) => format!("{}: {why}", refused.message),
+            None => refused.message,
+        };
+        SvixError::Validation { loc, msg }
     })
 }
 
@@ -119,5 +162,12 @@ mod tests {
         };
         assert_eq!(loc, ["body", "application", "name"]);
         assert!(check("AppPortalAccessIn", &json!({})).is_ok());
+        let Err(SvixError::Validation { loc, msg }) =
+            check("ApplicationIn", &json!({"name": "a", "throttleRate": 5}))
+        else {
+            panic!("an application's rate is refused");
+        };
+        assert_eq!(loc, ["body", "throttleRate"]);
+        assert!(msg.contains("set `throttleRate` on its endpoints"), "{msg}");
     }
 }

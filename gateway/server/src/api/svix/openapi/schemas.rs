@@ -97,6 +97,7 @@ pub(crate) struct ApplicationPatch {
     uid: Option<String>,
     #[schema(value_type = Option<MetadataSchema>)]
     metadata: Option<Value>,
+    /// As in `ApplicationIn`: only `null` (set `throttleRate` on its endpoints).
     #[schema(value_type = AlwaysNull, required = false)]
     throttle_rate: Option<Value>,
 }
