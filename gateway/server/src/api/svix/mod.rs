@@ -8,6 +8,7 @@
 mod applications;
 mod attempts;
 mod authentication;
+mod destinations;
 mod endpoint_actions;
 mod endpoints;
 mod error;
@@ -51,9 +52,9 @@ fn routes() -> OpenApiRouter<V1> {
         .routes(routes!(attempts::list_by_msg))
         .routes(routes!(attempts::get))
         .routes(routes!(attempts::expunge_content))
-        .routes(routes!(attempts::list_attempted_destinations))
-        .routes(routes!(attempts::resend))
-        .routes(routes!(attempts::list_attempted_messages))
+        .routes(routes!(destinations::list_attempted_destinations))
+        .routes(routes!(destinations::resend))
+        .routes(routes!(destinations::list_attempted_messages))
         .routes(routes!(event_types::list, event_types::create))
         .routes(routes!(
             event_types::get,
