@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The plugin packages built, as `(package, file stem)`.
-const PLUGINS: [(&str, &str); 4] = [
+const PLUGINS: [(&str, &str); 5] = [
     ("hookgate-plugin-ladder", "hookgate_plugin_ladder"),
     (
         "hookgate-plugin-json-error-code",
@@ -20,6 +20,10 @@ const PLUGINS: [(&str, &str); 4] = [
         "hookgate_plugin_event_type_cap",
     ),
     ("retry-conflicts", "retry_conflicts"),
+    (
+        "hookgate-plugin-broker-aware",
+        "hookgate_plugin_broker_aware",
+    ),
 ];
 
 const TARGET: &str = "wasm32-unknown-unknown";

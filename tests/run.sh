@@ -18,7 +18,8 @@ rustup target add wasm32-unknown-unknown
 python3 -m pip install --quiet standardwebhooks==1.1.0 svix==2.9.1 cryptography==48.0.0 \
   prometheus-client==0.21.1 \
   schemathesis==4.32.5 openapi-spec-validator==0.9.0 openapi-python-client==0.29.1 \
-  httpx==0.28.1 attrs==26.1.0 opentelemetry-proto==1.45.2
+  httpx==0.28.1 attrs==26.1.0 opentelemetry-proto==1.45.2 \
+  pika==1.4.4 nats-py==2.16.0 redis==8.1.0
 npm ci --prefix tests/scripts --no-audit --no-fund
 # The console's browser tests drive Debian's Chromium; without it they fail.
 if ! command -v chromium >/dev/null; then

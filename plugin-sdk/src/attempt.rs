@@ -1,8 +1,12 @@
 //! What a policy is told about an attempt, and what it may answer: native mirrors
-//! of the WIT types in `wit/policy-0.2.0.wit`, plus a builder for tests.
+//! of the WIT types in `wit/policy-0.3.0.wit`, plus a builder for tests.
 
-/// Why an attempt ended without a usable HTTP response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why an attempt ended without a usable HTTP response or a broker's
+/// confirmation. The last five only a broker or queue service reports. More
+/// kinds may come with later versions of the contract, so a `match` needs a
+/// wildcard arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FailureKind {
     /// The whole request overran the endpoint's timeout.
     Timeout,
@@ -16,17 +20,88 @@ pub enum FailureKind {
     Reset,
     /// The receiver redirected; hookgate never follows redirects.
     Redirect,
-    /// The receiver spoke malformed HTTP.
+    /// The receiver spoke malformed HTTP, or a broker broke its protocol.
     Protocol,
+    /// The broker refused the credentials, or their rights to the target. By
+    /// default the built-in gives up after three such attempts.
+    AuthRefused,
+    /// No such exchange, queue, stream or topic, or nothing bound to route the
+    /// message to. By default the built-in gives up after three.
+    NotFound,
+    /// The message is larger than the broker takes. By default the built-in
+    /// gives up at once.
+    TooLarge,
+    /// The broker or service asked to slow down. The built-in retries.
+    Throttled,
+    /// The broker took the message and refused it (a RabbitMQ nack). The
+    /// built-in retries.
+    Rejected,
+}
+
+impl FailureKind {
+    /// The name hookgate's attempt log and API use, e.g. `auth_refused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Connect => "connect",
+            Self::Dns => "dns",
+            Self::Tls => "tls",
+            Self::Reset => "reset",
+            Self::Redirect => "redirect",
+            Self::Protocol => "protocol",
+            Self::AuthRefused => "auth_refused",
+            Self::NotFound => "not_found",
+            Self::TooLarge => "too_large",
+            Self::Throttled => "throttled",
+            Self::Rejected => "rejected",
+        }
+    }
+}
+
+/// The kind of destination the attempt went to. More kinds may come with
+/// later versions of the contract, so a `match` needs a wildcard arm.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DestinationKind {
+    /// An HTTP(S) receiver: a POST to the endpoint's URL.
+    #[default]
+    Http,
+    /// RabbitMQ, over AMQP 0-9-1 with publisher confirms.
+    Rabbitmq,
+    /// NATS JetStream; confirmed by the stream's `PubAck`.
+    Nats,
+    /// A Redis stream; confirmed by `XADD` answering an id.
+    Redis,
+    /// An Amazon SQS queue.
+    Sqs,
+    /// An Amazon SNS topic.
+    Sns,
+    /// An Amazon Kinesis data stream.
+    Kinesis,
+}
+
+impl DestinationKind {
+    /// The name hookgate's API uses, e.g. `rabbitmq`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Http => "http",
+            Self::Rabbitmq => "rabbitmq",
+            Self::Nats => "nats",
+            Self::Redis => "redis",
+            Self::Sqs => "sqs",
+            Self::Sns => "sns",
+            Self::Kinesis => "kinesis",
+        }
+    }
 }
 
 /// What the attempt produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// The receiver answered with this status (never 2xx or 410: the host decides
-    /// those alone).
+    /// those alone, as it does a broker's confirmation).
     Status(u16),
-    /// No usable response arrived.
+    /// No usable response or confirmation arrived.
     Failure(FailureKind),
 }
 
@@ -81,6 +156,12 @@ pub struct Attempt {
     pub builtin_delay_ms: u64,
     /// Deterministic per (delivery, series, attempt): the only randomness to use.
     pub seed: u64,
+    /// The kind of destination the attempt went to.
+    pub destination: DestinationKind,
+    /// The transport's or broker's error text when the attempt failed without a
+    /// status, at most 1 KiB; empty when a status arrived. For people: decide on
+    /// the [`FailureKind`], not on this wording, which may change.
+    pub error_message: String,
 }
 
 impl Attempt {
@@ -95,6 +176,14 @@ impl Attempt {
         match self.outcome {
             Outcome::Status(s) => Some(s),
             Outcome::Failure(_) => None,
+        }
+    }
+
+    /// Why no response or confirmation arrived, when none did.
+    pub fn failure(&self) -> Option<FailureKind> {
+        match self.outcome {
+            Outcome::Status(_) => None,
+            Outcome::Failure(kind) => Some(kind),
         }
     }
 }
@@ -121,6 +210,8 @@ impl Default for AttemptBuilder {
                 builtin_verdict: Verdict::Retry,
                 builtin_delay_ms: 1_000,
                 seed: 0,
+                destination: DestinationKind::Http,
+                error_message: String::new(),
             },
             builtin_set: false,
         }
@@ -134,9 +225,22 @@ impl AttemptBuilder {
         self
     }
 
-    /// A transport failure instead of a response.
+    /// A transport or broker failure instead of a response.
     pub fn failure(mut self, kind: FailureKind) -> Self {
         self.attempt.outcome = Outcome::Failure(kind);
+        self
+    }
+
+    /// The kind of destination the attempt went to (HTTP unless set).
+    pub fn destination(mut self, kind: DestinationKind) -> Self {
+        self.attempt.destination = kind;
+        self
+    }
+
+    /// The transport's or broker's error text (the host sends at most 1 KiB,
+    /// and none when a status arrived; the builder keeps what it is given).
+    pub fn error_message(mut self, message: &str) -> Self {
+        self.attempt.error_message = message.to_owned();
         self
     }
 
@@ -200,18 +304,35 @@ impl AttemptBuilder {
 
     /// The attempt. Unless [`AttemptBuilder::builtin`] was called, the built-in
     /// verdict follows hookgate's default table: retry 408, 429, 3xx, 5xx and
-    /// transport failures; give up on any other status.
+    /// transport failures; give up on any other status; and for the brokers'
+    /// kinds, give up on `too_large` at once and on `auth_refused` and
+    /// `not_found` from the third attempt, retrying the rest.
     pub fn build(mut self) -> Attempt {
         if !self.builtin_set {
-            self.attempt.builtin_verdict = default_table(self.attempt.outcome);
+            self.attempt.builtin_verdict =
+                default_table(self.attempt.outcome, self.attempt.attempt);
         }
         self.attempt
     }
 }
 
+/// How many attempts `auth_refused` and `not_found` get by default.
+const DEFAULT_GIVE_UP_AFTER: u32 = 3;
+
 /// hookgate's default classification, for attempts built in tests.
-fn default_table(outcome: Outcome) -> Verdict {
+fn default_table(outcome: Outcome, attempt: u32) -> Verdict {
     match outcome {
+        Outcome::Failure(FailureKind::TooLarge) => {
+            Verdict::GiveUp("too_large: the default gives up at once".into())
+        }
+        Outcome::Failure(kind @ (FailureKind::AuthRefused | FailureKind::NotFound))
+            if attempt >= DEFAULT_GIVE_UP_AFTER =>
+        {
+            Verdict::GiveUp(format!(
+                "{} on {attempt} attempts: the default gives up after {DEFAULT_GIVE_UP_AFTER}",
+                kind.as_str()
+            ))
+        }
         Outcome::Failure(_) => Verdict::Retry,
         Outcome::Status(200..=299) => Verdict::Delivered,
         Outcome::Status(408 | 429 | 300..=399 | 500..=599) => Verdict::Retry,

@@ -1,4 +1,4 @@
-//! The WebAssembly side: `wit_bindgen::generate!` over `wit/policy-0.2.0.wit`
+//! The WebAssembly side: `wit_bindgen::generate!` over `wit/policy-0.3.0.wit`
 //! (the crate's own copy of the workspace's, so that it builds outside a
 //! checkout), the one `decide` export made of a policy's two methods, and the
 //! conversions between the WIT types and the SDK's. Only built for `wasm32`;
@@ -6,14 +6,14 @@
 
 #![allow(unsafe_code, reason = "wit-bindgen's generated canonical-ABI glue")]
 
-use crate::{Attempt, Delay, FailureKind, Outcome, RetryPolicy, Verdict};
+use crate::{Attempt, Delay, DestinationKind, FailureKind, Outcome, RetryPolicy, Verdict};
 
 #[doc(hidden)]
 pub mod bindings {
     #![allow(missing_docs, unreachable_pub, reason = "generated code")]
     wit_bindgen::generate!({
-        world: "hookgate:policy/plugin@0.2.0",
-        path: "wit/policy-0.2.0.wit",
+        world: "hookgate:policy/plugin@0.3.0",
+        path: "wit/policy-0.3.0.wit",
         pub_export_macro: true,
         export_macro_name: "export_plugin",
         default_bindings_module: "hookgate_plugin_sdk::__private::bindings",
@@ -56,6 +56,11 @@ fn from_wit(a: WitAttempt) -> Attempt {
                 wit::FailureKind::Reset => FailureKind::Reset,
                 wit::FailureKind::Redirect => FailureKind::Redirect,
                 wit::FailureKind::Protocol => FailureKind::Protocol,
+                wit::FailureKind::AuthRefused => FailureKind::AuthRefused,
+                wit::FailureKind::NotFound => FailureKind::NotFound,
+                wit::FailureKind::TooLarge => FailureKind::TooLarge,
+                wit::FailureKind::Throttled => FailureKind::Throttled,
+                wit::FailureKind::Rejected => FailureKind::Rejected,
             }),
         },
         retry_after_ms: a.retry_after_ms,
@@ -70,6 +75,16 @@ fn from_wit(a: WitAttempt) -> Attempt {
         },
         builtin_delay_ms: a.builtin_delay_ms,
         seed: a.seed,
+        destination: match a.destination {
+            wit::DestinationKind::Http => DestinationKind::Http,
+            wit::DestinationKind::Rabbitmq => DestinationKind::Rabbitmq,
+            wit::DestinationKind::Nats => DestinationKind::Nats,
+            wit::DestinationKind::Redis => DestinationKind::Redis,
+            wit::DestinationKind::Sqs => DestinationKind::Sqs,
+            wit::DestinationKind::Sns => DestinationKind::Sns,
+            wit::DestinationKind::Kinesis => DestinationKind::Kinesis,
+        },
+        error_message: a.error_message,
     }
 }
 

@@ -2,11 +2,17 @@
 //!
 //! A policy is a type implementing [`RetryPolicy`]. Both methods default to
 //! "use the built-in policy's answer", so a policy overrides only what it cares
-//! about. [`export_policy!`] exports it as the `hookgate:policy/decide@0.2.0`
+//! about. [`export_policy!`] exports it as the `hookgate:policy/decide@0.3.0`
 //! interface, one `decide` call per attempt, when built for
 //! `wasm32-unknown-unknown`; natively it expands to nothing, so
 //! `cargo test` exercises the policy through [`Attempt::builder`] and [`decide`]
 //! without any WebAssembly.
+//!
+//! An [`Attempt`] says what the attempt produced (a status, or a
+//! [`FailureKind`]: a transport's, or one only brokers report such as
+//! `AuthRefused` or `TooLarge`), which kind of destination it went to
+//! ([`DestinationKind`]), the transport's or broker's error text, the response,
+//! and the built-in policy's own answer.
 //!
 //! The gateway stays in charge: it clamps every delay to between 1 s and the
 //! endpoint's `max_delay`, applies `max_attempts` and `retry_window`, and uses
@@ -59,6 +65,34 @@
 //! assert_eq!((d.verdict, d.delay), (Verdict::UseDefault, Some(Delay::UseDefault)));
 //! ```
 //!
+//! A policy for a broker destination reads the failure kind, the destination
+//! and the broker's words:
+//!
+//! ```
+//! use hookgate_plugin_sdk::{Attempt, DestinationKind, FailureKind, RetryPolicy, Verdict, decide};
+//!
+//! #[derive(Default)]
+//! struct Brokers;
+//!
+//! impl RetryPolicy for Brokers {
+//!     fn classify(&self, a: &Attempt) -> Verdict {
+//!         match (a.failure(), a.destination) {
+//!             (Some(FailureKind::TooLarge), _) => Verdict::GiveUp(a.error_message.clone()),
+//!             (Some(FailureKind::Rejected), DestinationKind::Rabbitmq) => Verdict::Retry,
+//!             _ => Verdict::UseDefault,
+//!         }
+//!     }
+//! }
+//!
+//! let too_large = Attempt::builder()
+//!     .failure(FailureKind::TooLarge)
+//!     .destination(DestinationKind::Redis)
+//!     .error_message("ERR string exceeds maximum allowed size")
+//!     .build();
+//! let d = decide(&Brokers, &too_large);
+//! assert_eq!(d.verdict, Verdict::GiveUp("ERR string exceeds maximum allowed size".into()));
+//! ```
+//!
 //! Build it with `cargo build --release --target wasm32-unknown-unknown`
 //! (crate type `cdylib`), check it with `hookgate plugin-check FILE`, and upload
 //! the `.wasm` with `PUT /v1/tenants/{t}/plugins/{name}`. `docs/plugins.md` walks
@@ -90,7 +124,7 @@ static ALLOCATOR: arena::Arena<{ 512 * 1024 }> = arena::Arena::new();
 #[path = "export.rs"]
 pub mod __private;
 
-pub use attempt::{Attempt, AttemptBuilder, Delay, FailureKind, Outcome, Verdict};
+pub use attempt::{Attempt, AttemptBuilder, Delay, DestinationKind, FailureKind, Outcome, Verdict};
 pub use response::parse_retry_after;
 
 /// A retry policy. Each method answers one of the two questions the gateway asks
@@ -139,7 +173,7 @@ pub fn decide<P: RetryPolicy + ?Sized>(policy: &P, attempt: &Attempt) -> Decisio
 }
 
 /// Exports a [`RetryPolicy`] (which must implement `Default`) as the plugin's
-/// `hookgate:policy/decide@0.2.0` interface: its `decide` runs the policy as
+/// `hookgate:policy/decide@0.3.0` interface: its `decide` runs the policy as
 /// [`decide`] does. Use it once per plugin crate, at the top level. It expands to
 /// nothing unless the target is `wasm32`.
 #[macro_export]
@@ -180,7 +214,40 @@ mod tests {
         assert_eq!(give_up.delay, None);
         let timeout = Attempt::builder().failure(FailureKind::Timeout).build();
         assert_eq!(timeout.status(), None);
+        assert_eq!(timeout.failure(), Some(FailureKind::Timeout));
         assert_eq!(timeout.builtin_verdict, Verdict::Retry);
+        assert_eq!(timeout.destination, DestinationKind::Http);
+        assert_eq!(timeout.error_message, "");
+    }
+
+    #[test]
+    fn the_builders_builtin_follows_the_default_error_rules_for_broker_kinds() {
+        let on = |kind, attempt| {
+            Attempt::builder()
+                .failure(kind)
+                .attempt(attempt)
+                .destination(DestinationKind::Rabbitmq)
+                .build()
+                .builtin_verdict
+        };
+        assert_eq!(
+            on(FailureKind::TooLarge, 1),
+            Verdict::GiveUp("too_large: the default gives up at once".into())
+        );
+        assert_eq!(on(FailureKind::AuthRefused, 2), Verdict::Retry);
+        assert_eq!(
+            on(FailureKind::NotFound, 3),
+            Verdict::GiveUp("not_found on 3 attempts: the default gives up after 3".into())
+        );
+        for kind in [FailureKind::Throttled, FailureKind::Rejected] {
+            assert_eq!(on(kind, 9), Verdict::Retry, "{kind:?}");
+        }
+        // With no retry from the built-in, a default policy is asked for no delay.
+        let d = decide(
+            &Defaults,
+            &Attempt::builder().failure(FailureKind::TooLarge).build(),
+        );
+        assert_eq!((d.verdict, d.delay), (Verdict::UseDefault, None));
     }
 
     #[test]
@@ -193,6 +260,8 @@ mod tests {
             .event_type("order.paid")
             .seed(9)
             .builtin(Verdict::GiveUp("x".into()), 77)
+            .destination(DestinationKind::Nats)
+            .error_message("stream full")
             .build();
         assert_eq!(
             (a.attempt, a.max_attempts, a.elapsed_ms, a.seed),
@@ -203,5 +272,11 @@ mod tests {
             (a.builtin_verdict, a.builtin_delay_ms),
             (Verdict::GiveUp("x".into()), 77)
         );
+        assert_eq!(
+            (a.destination, a.error_message.as_str()),
+            (DestinationKind::Nats, "stream full")
+        );
+        assert_eq!(a.destination.as_str(), "nats");
+        assert_eq!(FailureKind::AuthRefused.as_str(), "auth_refused");
     }
 }

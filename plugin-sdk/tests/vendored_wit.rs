@@ -1,5 +1,5 @@
 //! The SDK carries its own copy of the WIT package it targets
-//! (`hookgate:policy@0.2.0`) so that it builds outside a checkout; the
+//! (`hookgate:policy@0.3.0`) so that it builds outside a checkout; the
 //! workspace's `wit/` stays the one to edit. This test keeps each vendored file
 //! byte for byte equal to the workspace's file of the same name. It needs the
 //! checkout, so it is left out of the published package.
@@ -28,8 +28,9 @@ fn sdk_dir() -> PathBuf {
 }
 
 /// What the SDK vendors: the package its `wit_bindgen::generate!` reads. The
-/// workspace's older `policy.wit` (0.1.0) stays out: the SDK does not target it.
-const VENDORED: [&str; 1] = ["policy-0.2.0.wit"];
+/// workspace's older packages (`policy.wit`, 0.1.0, and `policy-0.2.0.wit`) stay
+/// out: the SDK does not target them.
+const VENDORED: [&str; 1] = ["policy-0.3.0.wit"];
 
 #[test]
 fn the_vendored_wit_is_the_workspaces_byte_for_byte() {

@@ -14,6 +14,7 @@ pub use plugin_files::{fixture_module, plugin_fixture, plugin_wasm};
 use serde_json::{Value, json};
 
 mod backend;
+pub mod brokers;
 pub mod holding_receiver;
 pub mod otlp_collector;
 mod plugin_files;

@@ -39,6 +39,7 @@ mod clock;
 mod config;
 mod context;
 mod delivery;
+mod destination;
 mod endpoint_stats;
 mod event_catalog;
 mod event_type;
@@ -67,12 +68,13 @@ pub use api::events::parse_ingest_body;
 pub use api::svix_document_json as svix_openapi_document;
 pub use clock::{Clock, MAX_RFC3339_MS, SystemClock, parse_rfc3339_ms, rfc3339_ms};
 pub use config::{
-    AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, IngestConfig, Limits,
-    LogFormat, MetricsConfig, OtlpConfig, OtlpProtocol, OutboundConfig, PluginsConfig,
-    PolicyConfig, PreloadPlugin, StatsConfig, StoreBackend, StoreConfig, TasksConfig,
-    TelemetryConfig, TlsConfig, redact_password,
+    AlertsConfig, BreakerConfig, ClusterConfig, Config, ConfigError, DestinationsConfig,
+    IngestConfig, Limits, LogFormat, MetricsConfig, OtlpConfig, OtlpProtocol, OutboundConfig,
+    PluginsConfig, PolicyConfig, PreloadPlugin, StatsConfig, StoreBackend, StoreConfig,
+    TasksConfig, TelemetryConfig, TlsConfig, redact_password,
 };
 pub use delivery::BeforeAttempt;
+pub use destination::{DestinationKind, NamedCredentials};
 pub use ids::{DeliveryId, EndpointId, EventId, TenantId};
 pub use pg_target::PgTarget;
 pub use plugin_runtime::{
@@ -80,10 +82,10 @@ pub use plugin_runtime::{
     PluginError, PluginHost, PluginInput, UPLOAD_CHECKS, WitVersion,
 };
 pub use policy::{
-    AttemptFacts, BuiltinPolicy, DEFAULT_ATTEMPT_MS, DeadReason, EffectivePolicy, FailureKind,
-    Jitter, MAX_DURATION_MS, NextStep, Outcome, PRESET_NAMES, PolicySpec, RetryDecider,
-    SimulationConfig, SimulationReport, Strategy, backoff_delay, builtin_delay_ms, decide,
-    parse_retry_after, simulate, strategy_delay_ms,
+    AttemptFacts, Attempts, BuiltinPolicy, DEFAULT_ATTEMPT_MS, DeadReason, EffectivePolicy,
+    ErrorRule, ErrorRules, FailureKind, Jitter, MAX_DURATION_MS, NextStep, Outcome, PRESET_NAMES,
+    PolicySpec, RetryDecider, SimulationConfig, SimulationReport, Strategy, backoff_delay,
+    builtin_delay_ms, decide, parse_retry_after, simulate, strategy_delay_ms,
 };
 pub use signing::{
     Ed25519Key, Ed25519PublicKey, HeaderSet, KeyError, SignatureScheme, SignatureSettings,
@@ -257,7 +259,8 @@ pub async fn run_with(
     if let Some(resolver) = options.resolver {
         guard = guard.with_resolver(resolver);
     }
-    let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?;
+    let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?
+        .with_named_credentials(guard.clone(), config.destinations.credentials.clone());
     // hookgate's own alert endpoint may be anywhere the operator points it.
     let anywhere = AddressGuard::new(vec![
         "0.0.0.0/0".parse().expect("CIDR"),

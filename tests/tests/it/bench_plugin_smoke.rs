@@ -10,6 +10,7 @@ fn smoke() -> Common {
         smoke: true,
         store_url: None,
         traced: false,
+        destination: None,
         validated: false,
     }
 }

@@ -723,6 +723,7 @@ fn the_validated_ingest_bench_runs() {
         smoke: true,
         store_url: None,
         traced: false,
+        destination: None,
         validated: true,
     };
     assert_eq!(

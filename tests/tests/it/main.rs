@@ -22,6 +22,8 @@ mod console_seen;
 mod delivery_burst;
 mod delivery_https;
 mod delivery_retries;
+mod destination_faults;
+mod destinations;
 mod disk_full;
 mod dlq;
 mod documented_orders;

@@ -105,10 +105,10 @@ fn plugin_check_reports_usage_against_the_limits_or_names_the_check() {
         assert!(report.contains(line), "{line}: {report}");
     }
     assert!(report.contains("after-ms(300000)"), "{report}");
-    // The SDK builds 0.2.0 plugins; a 0.1.0 module is still checked as 0.1.0.
+    // The SDK builds 0.3.0 plugins; a 0.1.0 module is still checked as 0.1.0.
     for says in [
-        "made a component of the host's hookgate:policy/plugin@0.2.0",
-        "ok: hookgate:policy/decide@0.2.0 decide\n",
+        "made a component of the host's hookgate:policy/plugin@0.3.0",
+        "ok: hookgate:policy/decide@0.3.0 decide\n",
     ] {
         assert!(report.contains(says), "{says}: {report}");
     }

@@ -246,6 +246,7 @@ fn the_traced_bench_scenarios_run() {
         smoke: true,
         store_url: None,
         traced: true,
+        destination: None,
         validated: false,
     };
     assert_eq!(

@@ -1,5 +1,5 @@
 //! The drills' short forms, against the real binary: crash (3 SIGKILLs under
-//! ingest, on sled and on a scratch PostgreSQL database), cluster (3 gateways on
+//! ingest, on sled, into RabbitMQ, and on a scratch PostgreSQL database), cluster (3 gateways on
 //! one scratch PostgreSQL database, 2 SIGKILLs of a node holding leases), herd
 //! (200 deliveries failing together, on one node and on three), fairness (a
 //! backlog beside trickling endpoints, on one node and on two), tenants (a
@@ -67,6 +67,21 @@ fn crash_drill_three_sigkills_lose_no_acknowledged_event() {
     println!("{report}");
     assert_eq!(report.kills, 3);
     assert_eq!(report.store.backend(), "sled", "{report}");
+    nothing_acknowledged_was_lost(&report);
+}
+
+/// The short form with the endpoint delivering into a queue of its own on the
+/// local RabbitMQ: every acknowledged event reaches the queue, counted by its
+/// `webhook-id` by a consumer, whatever the kills interrupted.
+#[test]
+fn crash_drill_into_rabbitmq_three_sigkills_lose_no_acknowledged_event() {
+    let drill = crash::CrashDrill {
+        destination: crash::CrashDestination::Rabbitmq,
+        ..crash::CrashDrill::short(gateway())
+    };
+    let report = one_at_a_time(crash::run(&drill)).expect("the crash drill runs into RabbitMQ");
+    println!("{report}");
+    assert_eq!(report.kills, 3);
     nothing_acknowledged_was_lost(&report);
 }
 

@@ -40,7 +40,7 @@ fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
         "Cargo.toml",
         "src/lib.rs",
         "README.md",
-        "hookgate-plugin-sdk/wit/policy-0.2.0.wit",
+        "hookgate-plugin-sdk/wit/policy-0.3.0.wit",
     ] {
         assert!(dir.join(file).is_file(), "{file} was written");
     }
@@ -204,7 +204,7 @@ fn the_sdk_packages_and_its_package_builds_for_wasm() {
         "Cargo.toml",
         "src/lib.rs",
         "src/export.rs",
-        "wit/policy-0.2.0.wit",
+        "wit/policy-0.3.0.wit",
     ] {
         assert!(files.contains(&expected), "{expected} not in {files:?}");
     }

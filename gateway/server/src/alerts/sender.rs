@@ -80,6 +80,7 @@ pub(crate) async fn install(
         channels: Vec::new(),
         filter: None,
         signature: Default::default(),
+        destination: None,
     };
     store.put_endpoint(&ep).await?;
     Ok(Some(ep))

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::auth::Principal;
+use super::endpoint_destination;
 use super::endpoint_headers;
 use super::endpoint_schema::{EventTypePattern, MetadataSchema, PayloadFilterSchema};
 use super::endpoint_signature::{self, SignatureInput};
@@ -41,7 +42,8 @@ pub(super) const DEFAULT_MAX_IN_FLIGHT: u32 = 16;
 }))]
 pub(super) struct EndpointInput {
     /// Where deliveries go: `http` or `https`, at most `limits.url_len` bytes. Its host
-    /// must not be a private address unless the operator allows it.
+    /// must not be a private address unless the operator allows it. With a broker
+    /// `destination`, leave it out or give the destination's url.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = true, value_type = String, pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@]+([/?#]\S*)?$", example = "https://hooks.example.com/hookgate")]
     pub(super) url: Option<String>,
@@ -119,6 +121,14 @@ pub(super) struct EndpointInput {
     /// stored values and `null` resets the whole setting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) signature: Option<SignatureInput>,
+    /// Where attempts go: `{"type": "http"}` (the default: a POST to `url`) or
+    /// a broker (`rabbitmq`, `nats`, `redis`) with its settings, whose address
+    /// is then `destination.url` (docs/destinations.md). Credentials are never
+    /// shown again; `********` given back keeps the stored ones. On a merge
+    /// patch, `null` returns to `http`, with `url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<super::endpoint_destination::DestinationSchema>, example = json!({"type": "rabbitmq", "url": "amqp://rabbit.example.com:5672/%2f", "exchange": "orders", "credentials": {"username": "hookgate", "password": "s3cret"}}))]
+    pub(super) destination: Option<Value>,
     /// A tenant-chosen signing secret, on create only (rotation has its own route):
     /// `whsec_` + padded standard base64 of 24 to 64 bytes (the prefix may be
     /// left out; it is added); generated when absent.
@@ -239,7 +249,12 @@ impl EndpointInput {
     /// The settable fields of an existing endpoint, as a PATCH starts from.
     pub(super) fn of(ep: &EndpointRecord) -> Self {
         Self {
-            url: Some(ep.url.clone()),
+            // A broker's address is its destination's url.
+            url: ep.destination.is_none().then(|| ep.url.clone()),
+            destination: ep
+                .destination
+                .as_ref()
+                .and_then(|d| serde_json::to_value(d.masked()).ok()),
             description: Some(ep.description.clone()),
             event_types: Some(ep.event_types.clone()),
             policy: ep.policy.clone(),
@@ -280,7 +295,9 @@ impl EndpointInput {
         who: &Principal,
         ep: &mut EndpointRecord,
     ) -> Result<(), ApiError> {
-        let url = checked_url(ctx, self.url.as_deref()).await?;
+        let (url, destination) =
+            endpoint_destination::checked(ctx, self.url.as_deref(), self.destination.as_ref(), ep)
+                .await?;
         let description = checked_description(ctx, self.description)?;
         let event_types = checked_patterns(ctx, self.event_types)?;
         who.check_subscription(&event_types, &ep.event_types)?;
@@ -370,7 +387,8 @@ impl EndpointInput {
         }
         let signature = self.signature.unwrap_or_default().settings()?;
         set_disabled(ctx, ep, self.disabled.unwrap_or(false));
-        ep.url = url.to_string();
+        ep.url = url;
+        ep.destination = destination;
         ep.description = description;
         ep.event_types = event_types;
         ep.policy = self.policy;

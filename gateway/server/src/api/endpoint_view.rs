@@ -28,6 +28,9 @@ pub(super) struct EndpointView {
     #[schema(format = DateTime)]
     created_at: String,
     description: String,
+    /// Where attempts go, every secret masked.
+    #[schema(value_type = super::endpoint_destination::DestinationSchema)]
+    destination: serde_json::Value,
     disabled: bool,
     disabled_reason: Option<String>,
     event_types: Vec<String>,
@@ -91,6 +94,7 @@ impl EndpointView {
             created_at: rfc3339_ms(ep.created_at_ms),
             updated_at: rfc3339_ms(ep.updated_at_ms.max(ep.created_at_ms)),
             description: ep.description.clone(),
+            destination: super::endpoint_destination::shown(ep),
             disabled: ep.disabled,
             disabled_reason: ep.disabled_reason.clone(),
             event_types: ep.event_types.clone(),

@@ -10,6 +10,7 @@ mod console;
 mod deliveries;
 mod delivery_view;
 mod dlq;
+mod endpoint_destination;
 mod endpoint_headers;
 mod endpoint_input;
 mod endpoint_recovery;

@@ -25,6 +25,7 @@ pub use cluster_section::ClusterConfig;
 pub(crate) use layers::TEST_POSTGRES_ENV;
 pub use sections::AlertsConfig;
 pub use sections::BreakerConfig;
+pub use sections::DestinationsConfig;
 pub use sections::Limits;
 pub use sections::MetricsConfig;
 pub use sections::OutboundConfig;
@@ -108,6 +109,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// Retry-policy plugins.
     pub plugins: PluginsConfig,
+    /// `[destinations]`: broker credentials tenants may name.
+    pub destinations: DestinationsConfig,
     /// Deprecated keys the layers used, one note each, for the start-up log.
     #[serde(skip)]
     pub deprecations: Vec<String>,
@@ -179,6 +182,7 @@ impl Default for Config {
             alerts: AlertsConfig::default(),
             policy: PolicyConfig::default(),
             plugins: PluginsConfig::default(),
+            destinations: DestinationsConfig::default(),
             deprecations: Vec::new(),
         }
     }
@@ -258,6 +262,16 @@ impl Config {
         }
         self.store.validate()?;
         self.cluster.validate()?;
+        for (name, named) in &self.destinations.credentials {
+            let key = format!("destinations.credentials.{name}");
+            if !crate::ids::is_valid_uid(name) {
+                return Err(invalid(
+                    &key,
+                    "a name is 1 to 256 of A-Z, a-z, 0-9, _, . and -",
+                ));
+            }
+            named.resolved().map_err(|e| invalid(&key, e))?;
+        }
         self.telemetry.otlp.validate()?;
         if let Some(url) = &self.alerts.url
             && let Err(e) = crate::address_guard::normalize_endpoint_url(url, self.limits.url_len)

@@ -334,3 +334,13 @@ impl Default for Limits {
         }
     }
 }
+
+/// `[destinations]`: what broker destinations may use from the operator.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DestinationsConfig {
+    /// Credentials tenants refer to by name (`"credentials": {"name": "…"}`),
+    /// so the secret never passes through the API.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub credentials: std::collections::BTreeMap<String, crate::destination::NamedCredentials>,
+}

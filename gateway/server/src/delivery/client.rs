@@ -21,7 +21,9 @@ use rustls::pki_types::pem::PemObject;
 
 use super::connector::{ConnectError, GuardedConnector};
 use crate::address_guard::AddressGuard;
+use crate::destination::{NamedCredentials, Publishers};
 use crate::policy::FailureKind;
+use std::collections::BTreeMap;
 
 /// At most this much of a response body is read.
 pub(crate) const MAX_RESPONSE_BYTES: usize = 64 * 1024;
@@ -54,10 +56,12 @@ pub(crate) enum SendFailure {
     Transport { kind: FailureKind, message: String },
 }
 
-/// A pooled client shared by every delivery worker.
+/// A pooled client shared by every delivery worker, with the publishers of
+/// broker destinations behind the same address guard.
 #[derive(Clone)]
 pub(crate) struct DeliveryClient {
     client: Client<HttpsConnector<GuardedConnector>, Full<Bytes>>,
+    publishers: Arc<Publishers>,
 }
 
 fn tls_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, ClientError> {
@@ -93,6 +97,7 @@ impl DeliveryClient {
     /// # Errors
     /// If `extra_ca` cannot be read or holds no usable certificate.
     pub(crate) fn new(guard: AddressGuard, extra_ca: Option<&Path>) -> Result<Self, ClientError> {
+        let publishers = Arc::new(Publishers::new(guard.clone(), Default::default()));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls_config(extra_ca)?)
             .https_or_http()
@@ -106,7 +111,22 @@ impl DeliveryClient {
             // Only connections some concurrency opened are kept, for at most 30 s.
             .pool_max_idle_per_host(1024)
             .build(https);
-        Ok(Self { client })
+        Ok(Self { client, publishers })
+    }
+
+    /// This client with the operator's named broker credentials.
+    pub(crate) fn with_named_credentials(
+        mut self,
+        guard: AddressGuard,
+        named: BTreeMap<String, NamedCredentials>,
+    ) -> Self {
+        self.publishers = Arc::new(Publishers::new(guard, named));
+        self
+    }
+
+    /// The publishers of broker destinations.
+    pub(crate) fn publishers(&self) -> &Publishers {
+        &self.publishers
     }
 
     /// Sends `req`, all within `timeout`.

@@ -3,23 +3,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http::Request;
-use http_body_util::Full;
 use sha2::{Digest, Sha256};
 
 use super::breaker::RawOutcome;
-use super::client::{DeliveryClient, HttpResponse, SendFailure};
+use super::client::{DeliveryClient, SendFailure};
 use super::endpoint_policy::EndpointPolicy;
 use crate::clock::Clock;
+use crate::destination::ConnectRefusal;
 use crate::plugin_runtime::{PluginHost, PluginInput};
 use crate::policy::{
     AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, Verdict,
 };
-use crate::signing::{Ed25519Key, SignatureScheme, SigningSecret, sign_with};
 use crate::store::{
-    DeliveryRecord, EndpointHeader, EndpointRecord, Interrupted, Interruption, SentHeader,
-    SentRequest, Store, StoreError, TraceContext,
+    DeliveryRecord, EndpointRecord, Interrupted, Interruption, SentRequest, Store, StoreError,
 };
 use crate::telemetry::TraceSpan;
 
@@ -76,7 +72,7 @@ struct Finished<'a> {
     ended: u64,
     /// Measured on the monotonic clock: the wall clock may jump meanwhile.
     duration_ms: u64,
-    result: &'a Result<HttpResponse, SendFailure>,
+    result: &'a Result<Answer, SendFailure>,
     outcome: Option<&'a Outcome>,
     decision: Decision,
     /// Names the policy that decided (`endpoint:svix`, ...).
@@ -144,17 +140,12 @@ impl DeliveryWorker {
         let started = ctx.clock.now_ms();
         // The receiver's trace continues the event's, under this attempt's span.
         let (span, trace) = ctx.traces.attempt(body.trace.as_ref());
-        let (request, sent) = match self.request(&d, payload, started, trace) {
+        let (outgoing, sent) = match self.outgoing(&d, payload, started, trace) {
             Ok(r) => r,
             Err(e) => {
                 let why = format!("no valid request for {}: {e}", ep.url);
                 return self.end(DeadReason::InvalidRequest, &why).await;
             }
-        };
-        let client = if ep.trusted {
-            &ctx.trusted_client
-        } else {
-            &ctx.client
         };
         // A node paused past its lease (its monotonic clock says so) sends
         // nothing: another node may hold the endpoint's place by now.
@@ -164,13 +155,14 @@ impl DeliveryWorker {
             return Ok(AttemptReport::default());
         };
         let sent_at = Instant::now();
-        let result = client.send(request, timeout).await;
+        let (result, retry_hint) = self.send(outgoing, timeout).await;
         let duration_ms = u64::try_from(sent_at.elapsed().as_millis()).unwrap_or(u64::MAX);
         let ended = ctx.clock.now_ms();
         let attempt = d.attempts + 1;
         let policy = &self.policy.effective;
         let (outcome, response) = match &result {
-            Ok(r) => (Some(Outcome::Status(r.status)), Some(r)),
+            Ok(Answer::Http(r)) => (Some(Outcome::Status(r.status)), Some(r)),
+            Ok(Answer::Published(_)) => (Some(Outcome::Published), None),
             Err(SendFailure::Transport { kind, .. }) => (Some(Outcome::Failure(*kind)), None),
             Err(SendFailure::Blocked(_)) => (None, None),
         };
@@ -195,15 +187,21 @@ impl DeliveryWorker {
                     attempt,
                     first_attempt_at_ms: d.first_attempt_at_ms.unwrap_or(started),
                     now_ms: ended,
-                    retry_after: header("retry-after"),
+                    retry_after: header("retry-after").or(retry_hint.as_deref()),
                     date: header("date"),
                     prev_delay_ms: d.last_delay_ms,
                     seed: attempt_seed(&d.id, d.series, attempt),
+                };
+                let error_message = match &result {
+                    Err(SendFailure::Transport { message, .. }) => message.as_str(),
+                    _ => "",
                 };
                 let input = PluginInput {
                     headers: response.map(|r| &r.headers),
                     body: response.map_or(&[][..], |r| &r.body[..]),
                     event_type: &d.event_type,
+                    destination: ep.destination_kind(),
+                    error_message,
                 };
                 let plugin = self.policy.plugin().map(|b| ctx.decider.bind(b, &input));
                 let timer = plugin.is_some().then(std::time::Instant::now);
@@ -271,81 +269,47 @@ impl DeliveryWorker {
         Ok(AttemptReport::default())
     }
 
-    /// The request, and what of it the attempt log keeps: its signature and
-    /// the endpoint's own headers, a sensitive one's value masked.
-    fn request(
+    /// Sends `outgoing` within `timeout`: over HTTP, or to the endpoint's
+    /// broker. Also returns a broker's back-off hint, in seconds.
+    async fn send(
         &self,
-        d: &DeliveryRecord,
-        payload: String,
-        now_ms: u64,
-        trace: Option<TraceContext>,
-    ) -> Result<(Request<Full<Bytes>>, SentRequest), http::Error> {
-        let now_s = i64::try_from(now_ms / 1000).unwrap_or(i64::MAX);
-        let ep = &self.endpoint;
-        let live = || {
-            ep.secrets
-                .iter()
-                .filter(|s| s.expires_at_ms.is_none_or(|e| e > now_ms))
-        };
-        let settings = &ep.signature;
-        let secrets: Vec<SigningSecret> = if settings.uses(SignatureScheme::V1) {
-            live()
-                .filter_map(|s| SigningSecret::parse(&s.secret).ok())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // Parsed only for `v1a` endpoints: the key's public half is derived.
-        let keys: Vec<Ed25519Key> = if settings.uses(SignatureScheme::V1a) {
-            live()
-                .filter_map(|s| Ed25519Key::parse(s.signing_key.as_deref()?).ok())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let signature = sign_with(
-            &settings.schemes,
-            &secrets,
-            &keys,
-            &d.event_id,
-            now_s,
-            payload.as_bytes(),
-        );
-        let mut request = Request::post(ep.url.as_str())
-            .header("content-type", SentRequest::CONTENT_TYPE)
-            .header("user-agent", SentRequest::USER_AGENT);
-        for [id, timestamp, signed] in settings.headers.names() {
-            request = request
-                .header(*id, d.event_id.as_str())
-                .header(*timestamp, now_s.to_string())
-                .header(*signed, signature.as_str());
-        }
-        if let Some(trace) = trace {
-            request = request.header("traceparent", trace.traceparent);
-            if let Some(state) = trace.tracestate {
-                request = request.header("tracestate", state);
+        outgoing: Outgoing,
+        timeout: Duration,
+    ) -> (Result<Answer, SendFailure>, Option<String>) {
+        let (ctx, ep) = (&self.ctx, &self.endpoint);
+        let request = match outgoing {
+            Outgoing::Http(request) => request,
+            Outgoing::Broker(message) => {
+                let Some(destination) = &ep.destination else {
+                    let why = "a broker message for an http endpoint".to_owned();
+                    return (Err(SendFailure::Blocked(why)), None);
+                };
+                let deadline = tokio::time::Instant::now() + timeout;
+                let published = ctx
+                    .client
+                    .publishers()
+                    .publish(ep.id.as_str(), destination, &message, deadline)
+                    .await;
+                return match published {
+                    Ok(receipt) => (Ok(Answer::Published(receipt)), None),
+                    Err(ConnectRefusal::Blocked(why)) => (Err(SendFailure::Blocked(why)), None),
+                    Err(ConnectRefusal::Failed(f)) => {
+                        let hint = f.retry_after_s.map(|s| s.to_string());
+                        let failure = SendFailure::Transport {
+                            kind: f.kind,
+                            message: f.message,
+                        };
+                        (Err(failure), hint)
+                    }
+                };
             }
-        }
-        // The endpoint's own headers, validated when set: none replaces one of
-        // hookgate's, and a sensitive one's value is never in the attempt's log.
-        let mut kept = Vec::with_capacity(self.endpoint.headers.len());
-        for h in &self.endpoint.headers {
-            request = request.header(h.name.as_str(), h.value.as_str());
-            kept.push(SentHeader {
-                name: h.name.clone(),
-                value: if h.sensitive {
-                    EndpointHeader::MASK.to_owned()
-                } else {
-                    h.value.clone()
-                },
-            });
-        }
-        let sent = SentRequest {
-            signature,
-            header_set: settings.headers,
-            headers: kept,
         };
-        Ok((request.body(Full::new(Bytes::from(payload)))?, sent))
+        let client = if ep.trusted {
+            &ctx.trusted_client
+        } else {
+            &ctx.client
+        };
+        (client.send(request, timeout).await.map(Answer::Http), None)
     }
 }
 
@@ -372,8 +336,10 @@ fn describe_attempt(span: &TraceSpan, d: &DeliveryRecord, ep: &EndpointRecord, f
         "hookgate.duration_ms",
         i64::try_from(f.duration_ms).unwrap_or(i64::MAX),
     );
+    span.set("hookgate.destination", ep.destination_kind().as_str());
     match f.result {
-        Ok(r) => span.set("http.response.status_code", i64::from(r.status)),
+        Ok(Answer::Http(r)) => span.set("http.response.status_code", i64::from(r.status)),
+        Ok(Answer::Published(receipt)) => span.set_str("hookgate.receipt", receipt),
         Err(SendFailure::Transport { kind, message }) => {
             span.set("error.type", kind.as_str());
             span.fail(message);
@@ -387,7 +353,9 @@ fn describe_attempt(span: &TraceSpan, d: &DeliveryRecord, ep: &EndpointRecord, f
     span.set_str("hookgate.decided_by", &f.decision.decided_by);
 }
 
+mod outgoing;
 mod record;
+pub(crate) use outgoing::{Answer, Outgoing};
 #[cfg(test)]
 use record::clock_skew_ms;
 

@@ -20,10 +20,11 @@ pub(crate) const MAX_REASON_BYTES: usize = 256;
 /// What a plugin answered in one decision, whatever its WIT version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PluginAnswer {
-    /// The verdict: `classify`'s (0.1.0) or `decide`'s (0.2.0).
+    /// The verdict: `classify`'s (0.1.0) or `decide`'s (0.2.0 and 0.3.0).
     pub(crate) verdict: WitVerdict,
     /// The delay, only when the final verdict was retry: `next-delay`'s answer
-    /// (0.1.0, called only then) or `decide`'s (0.2.0, ignored otherwise).
+    /// (0.1.0, called only then) or `decide`'s (0.2.0 and 0.3.0, ignored
+    /// otherwise).
     pub(crate) delay: Option<Delay>,
 }
 
@@ -136,14 +137,14 @@ impl BuiltinView {
     /// Computes both, the delay even on a give-up.
     pub(crate) fn of(policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> Self {
         Self {
-            verdict: classify(policy, facts.outcome),
+            verdict: classify(policy, facts.outcome, facts.attempt),
             delay_ms: builtin_delay_ms(policy, facts),
         }
     }
 }
 
 /// Whether the final verdict is retry once a plugin answered `verdict`: whether
-/// 0.1.0's `next-delay` is called, and whether 0.2.0's delay counts.
+/// 0.1.0's `next-delay` is called, and whether a `decide`'s delay counts.
 pub(crate) fn wants_delay(verdict: &WitVerdict, builtin_retry: bool) -> bool {
     match verdict {
         WitVerdict::Retry => true,

@@ -5,8 +5,9 @@
 //!
 //! Any `component-type*` section a module brought is stripped first, so a plugin can
 //! never describe its own interface: the host's `wit/` always does. Which of its
-//! versions is chosen by the module's export names alone (`...@0.2.0#decide` or
-//! `...@0.1.0#classify`), since the module's own metadata is not trusted.
+//! versions is chosen by the module's export names alone (`...@0.3.0#decide`,
+//! `...@0.2.0#decide` or `...@0.1.0#classify`), since the module's own metadata
+//! is not trusted.
 
 use sha2::{Digest, Sha256};
 use wit_component::{ComponentEncoder, StringEncoding};
@@ -36,7 +37,7 @@ pub(crate) struct PreparedPlugin {
 /// # Errors
 /// `TooLarge` past `max_bytes`, `Invalid` if `wasmparser` refuses them, and
 /// `Componentize` if a core module does not fit the world (for example it lacks
-/// the exports of both versions), `Imports` if it imports anything (WASI).
+/// the exports of every version), `Imports` if it imports anything (WASI).
 pub(crate) fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, PluginError> {
     if bytes.len() > max_bytes {
         return Err(PluginError::TooLarge {
@@ -71,7 +72,7 @@ pub(crate) fn prepare(bytes: &[u8], max_bytes: usize) -> Result<PreparedPlugin, 
 /// version the module's exports name.
 ///
 /// # Errors
-/// `Componentize` if the module exports neither version's functions, or does not
+/// `Componentize` if the module exports no version's functions, or does not
 /// fit the world.
 pub(crate) fn componentize(module: &[u8]) -> Result<Vec<u8>, PluginError> {
     let err = |e: anyhow::Error| PluginError::Componentize(format!("{e:#}"));

@@ -2,10 +2,12 @@
 //! sample attempts runs under the production limits (fuel, memory, the epoch
 //! deadline), first each in a fresh instance as decisions do, then all again in
 //! one reused instance. Every run must answer without error, and both passes must
-//! give the same answers: a plugin's output depends on its input alone.
+//! give the same answers: a plugin's output depends on its input alone. A plugin
+//! of a version older than 0.3.0 skips the samples of broker failure kinds, which
+//! the host never asks it about.
 
 use super::PluginError;
-use super::bindings::{Attempt, Delay, FailureKind, Outcome, Verdict};
+use super::bindings::{Attempt, Delay, DestinationKind, FailureKind, Outcome, Verdict};
 use super::chain::{CallFailure, PluginAnswer};
 use super::engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Sandbox, Usage};
 use super::versions::{PluginAttempt, PluginPre};
@@ -35,9 +37,18 @@ pub struct ConformanceReport {
     pub memory_limit: usize,
 }
 
-/// A sample attempt, as the host would build it.
+/// A sample attempt to an HTTP receiver, as the host would build it; the built-in
+/// verdict follows the default table and error rules.
 fn sample(n: u32, outcome: Outcome, body: &str, headers: &[(&str, &str)]) -> (Attempt, bool) {
     let (builtin_verdict, retry) = match outcome {
+        Outcome::Failure(FailureKind::TooLarge) => (
+            Verdict::GiveUp("too_large: the default gives up at once".into()),
+            false,
+        ),
+        Outcome::Failure(FailureKind::AuthRefused | FailureKind::NotFound) if n >= 3 => (
+            Verdict::GiveUp("the default gives up after 3".into()),
+            false,
+        ),
         Outcome::Status(408 | 429 | 500..=599) | Outcome::Failure(_) => (Verdict::Retry, true),
         Outcome::Status(s) => (Verdict::GiveUp(format!("status {s}")), false),
     };
@@ -60,15 +71,28 @@ fn sample(n: u32, outcome: Outcome, body: &str, headers: &[(&str, &str)]) -> (At
         builtin_verdict,
         builtin_delay_ms: 1_000u64 << n.min(20),
         seed: 0x9e37_79b9_7f4a_7c15 ^ u64::from(n),
+        destination: DestinationKind::Http,
+        error_message: String::new(),
     };
     (attempt, retry)
 }
 
+/// A failed sample attempt to `destination`, whose transport or broker said `error`.
+fn failed(n: u32, kind: FailureKind, destination: DestinationKind, error: &str) -> (Attempt, bool) {
+    let (mut attempt, retry) = sample(n, Outcome::Failure(kind), "", &[]);
+    attempt.destination = destination;
+    attempt.error_message = error.to_owned();
+    (attempt, retry)
+}
+
 /// The sample attempts: the common failures, the business-code bodies plugins
-/// look at, a body at the 4 KiB cut, and the last attempt.
+/// look at, a body at the 4 KiB cut, the last attempt, and each broker failure
+/// kind, one with error text at the 1 KiB cut.
 pub(crate) fn samples() -> Vec<(String, Attempt, bool)> {
+    use DestinationKind::{Http, Nats, Rabbitmq, Redis};
     let json = [("content-type", "application/json")];
     let big = format!("{{\"error\":\"{}\"}}", "x".repeat(4_096 - 12));
+    let long_error = format!("ERR {}", "x".repeat(1_024 - 4));
     let cases: Vec<(String, (Attempt, bool))> = vec![
         (
             "500, empty body".into(),
@@ -124,15 +148,73 @@ pub(crate) fn samples() -> Vec<(String, Attempt, bool)> {
         ),
         (
             "timeout".into(),
-            sample(1, Outcome::Failure(FailureKind::Timeout), "", &[]),
+            failed(1, FailureKind::Timeout, Http, "no answer within 30000 ms"),
         ),
         (
             "connection refused".into(),
-            sample(5, Outcome::Failure(FailureKind::Connect), "", &[]),
+            failed(
+                5,
+                FailureKind::Connect,
+                Http,
+                "connection refused (os error 111)",
+            ),
         ),
         (
             "500 on the last attempt".into(),
             sample(8, Outcome::Status(500), "", &[]),
+        ),
+        (
+            "rabbitmq timeout".into(),
+            failed(
+                2,
+                FailureKind::Timeout,
+                Rabbitmq,
+                "no confirm within 30000 ms",
+            ),
+        ),
+        (
+            "rabbitmq auth_refused".into(),
+            failed(
+                1,
+                FailureKind::AuthRefused,
+                Rabbitmq,
+                "ACCESS_REFUSED - login was refused",
+            ),
+        ),
+        (
+            "rabbitmq auth_refused, attempt 3".into(),
+            failed(
+                3,
+                FailureKind::AuthRefused,
+                Rabbitmq,
+                "ACCESS_REFUSED - login was refused",
+            ),
+        ),
+        (
+            "rabbitmq rejected".into(),
+            failed(
+                1,
+                FailureKind::Rejected,
+                Rabbitmq,
+                "the broker nacked the message",
+            ),
+        ),
+        (
+            "nats not_found".into(),
+            failed(
+                1,
+                FailureKind::NotFound,
+                Nats,
+                "no stream matches the subject",
+            ),
+        ),
+        (
+            "nats throttled".into(),
+            failed(2, FailureKind::Throttled, Nats, "maximum messages exceeded"),
+        ),
+        (
+            "redis too_large, 1 KiB error text".into(),
+            failed(1, FailureKind::TooLarge, Redis, &long_error),
         ),
     ];
     cases
@@ -148,11 +230,15 @@ pub(crate) fn samples() -> Vec<(String, Attempt, bool)> {
 /// (fuel, memory, time, a trap, invalid output), or answers that differ between
 /// a fresh and a reused instance.
 pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceReport, PluginError> {
-    let samples = samples();
+    // In the plugin's version's types; what it cannot name it is never asked.
+    let samples: Vec<(String, PluginAttempt, bool)> = samples()
+        .into_iter()
+        .filter_map(|(name, a, retry)| Some((name, pre.attempt(a)?, retry)))
+        .collect();
     let mut runs = Vec::with_capacity(samples.len());
     let mut answers = Vec::with_capacity(samples.len());
     for (name, attempt, retry) in &samples {
-        let (answer, usage) = fresh(sandbox, pre, &pre.attempt(attempt.clone()), *retry);
+        let (answer, usage) = fresh(sandbox, pre, attempt, *retry);
         let answer = answer.map_err(|f| refusal(name, &f))?;
         runs.push(SampleRun {
             name: name.clone(),
@@ -161,10 +247,7 @@ pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceRep
         });
         answers.push(answer);
     }
-    let again: Vec<_> = samples
-        .into_iter()
-        .map(|(_, a, r)| (pre.attempt(a), r))
-        .collect();
+    let again: Vec<_> = samples.into_iter().map(|(_, a, r)| (a, r)).collect();
     let reused = sandbox
         .run_reused(pre, &again)
         .map_err(|(i, f)| refusal(&runs[i].name, &f))?;
@@ -222,13 +305,27 @@ fn describe(answer: &PluginAnswer) -> String {
     let verdict = match &answer.verdict {
         Verdict::Delivered => "delivered".to_owned(),
         Verdict::Retry => "retry".to_owned(),
-        Verdict::GiveUp(r) => format!("give-up({r:?})"),
+        Verdict::GiveUp(r) => format!("give-up({})", shown(r)),
         Verdict::UseDefault => "use-default".to_owned(),
     };
     match &answer.delay {
         None => verdict,
         Some(Delay::AfterMs(ms)) => format!("{verdict}, after-ms({ms})"),
-        Some(Delay::GiveUp(r)) => format!("{verdict}, give-up({r:?})"),
+        Some(Delay::GiveUp(r)) => format!("{verdict}, give-up({})", shown(r)),
         Some(Delay::UseDefault) => format!("{verdict}, use-default"),
     }
+}
+
+/// The longest reason shown in a line, in bytes: a plugin may echo the 1 KiB of
+/// a sample's error text.
+const SHOWN_REASON_BYTES: usize = 64;
+
+/// A give-up reason quoted, cut to [`SHOWN_REASON_BYTES`] on a character
+/// boundary with `...` when longer.
+fn shown(reason: &str) -> String {
+    if reason.len() <= SHOWN_REASON_BYTES {
+        return format!("{reason:?}");
+    }
+    let cut = &reason[..reason.floor_char_boundary(SHOWN_REASON_BYTES)];
+    format!("{cut:?}...")
 }

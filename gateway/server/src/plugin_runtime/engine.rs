@@ -19,7 +19,9 @@ use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EpochTicker, thread_cpu_time};
 use super::instance_pool::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
-use super::versions::{Plugin, PluginAttempt, PluginPre, answer_0_2};
+use super::versions::{
+    Plugin, PluginAttempt, PluginPre, answer_0_2, answer_0_3, delay_0_1, verdict_0_1,
+};
 
 /// Linear memory a plugin may use, in bytes.
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
@@ -254,40 +256,50 @@ impl Sandbox {
 }
 
 /// One decision's calls: for 0.1.0 `classify`, then `next-delay` only when the
-/// final verdict is retry; for 0.2.0 one `decide`, its delay kept only then.
+/// final verdict is retry; for 0.2.0 and 0.3.0 one `decide`, its delay kept only
+/// then.
 fn call(
     store: &mut Store<PluginState>,
     plugin: &Plugin,
     attempt: &PluginAttempt,
     builtin_retry: bool,
 ) -> Result<PluginAnswer, CallFailure> {
-    let (plugin, attempt) = match (plugin, attempt) {
-        (Plugin::V0_1(plugin), PluginAttempt::V0_1(attempt)) => (plugin, attempt),
+    match (plugin, attempt) {
+        (Plugin::V0_3(plugin), PluginAttempt::V0_3(attempt)) => {
+            let decision = plugin
+                .hookgate_policy_decide()
+                .call_decide(&mut *store, attempt)
+                .map_err(|e| failure(&e, store, Stage::Call))?;
+            Ok(answer_0_3(decision, builtin_retry))
+        }
         (Plugin::V0_2(plugin), PluginAttempt::V0_2(attempt)) => {
             let decision = plugin
                 .hookgate_policy_decide()
                 .call_decide(&mut *store, attempt)
                 .map_err(|e| failure(&e, store, Stage::Call))?;
-            return Ok(answer_0_2(decision, builtin_retry));
+            Ok(answer_0_2(decision, builtin_retry))
+        }
+        (Plugin::V0_1(plugin), PluginAttempt::V0_1(attempt)) => {
+            let decide = plugin.hookgate_policy_decide();
+            let verdict = decide
+                .call_classify(&mut *store, attempt)
+                .map(verdict_0_1)
+                .map_err(|e| failure(&e, store, Stage::Call))?;
+            let delay = if wants_delay(&verdict, builtin_retry) {
+                let delay = decide
+                    .call_next_delay(&mut *store, attempt)
+                    .map_err(|e| failure(&e, store, Stage::Call))?;
+                Some(delay_0_1(delay))
+            } else {
+                None
+            };
+            Ok(PluginAnswer { verdict, delay })
         }
         _ => {
             let message = "the attempt was built for another WIT version";
-            return Err(CallFailure::Instantiate(message.to_owned()));
+            Err(CallFailure::Instantiate(message.to_owned()))
         }
-    };
-    let decide = plugin.hookgate_policy_decide();
-    let verdict = decide
-        .call_classify(&mut *store, attempt)
-        .map_err(|e| failure(&e, store, Stage::Call))?;
-    let delay = if wants_delay(&verdict, builtin_retry) {
-        let delay = decide
-            .call_next_delay(&mut *store, attempt)
-            .map_err(|e| failure(&e, store, Stage::Call))?;
-        Some(delay)
-    } else {
-        None
-    };
-    Ok(PluginAnswer { verdict, delay })
+    }
 }
 
 /// Classifies an error from wasmtime. The memory flag is checked first: a memory

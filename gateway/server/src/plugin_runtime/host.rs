@@ -23,7 +23,9 @@ use super::instance_pool::{DEFAULT_SLOTS, PoolShape, PoolUsage, ResetMode};
 use super::registry::{PluginSource, PluginView, VersionInfo};
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
 use super::{PluginBinding, PluginError};
-use crate::policy::{AttemptFacts, Decision, EffectivePolicy, PluginDecider, Verdict};
+use crate::policy::{
+    AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, PluginDecider, RetryDecider, Verdict,
+};
 
 /// The plugin host: one engine, the loaded plugins and the decision pool. Created
 /// once at start and shared.
@@ -235,10 +237,13 @@ impl PluginHost {
     }
 
     /// Runs the decision chain (in [`super::chain`]) for an outcome a plugin may
-    /// weigh in on (see [`crate::policy::decide`], which leaves 2xx and 410 to the
-    /// built-in): the plugin runs in a fresh store, inline or on the decision
-    /// pool within its tenant's share (see [`super::budget`]); any failure falls back to the built-in with `decided_by` =
-    /// `fallback:<reason>`. Never fails.
+    /// weigh in on (see [`crate::policy::decide`], which leaves 2xx, 410 and a
+    /// broker's confirmation to the built-in): the plugin runs in a fresh store,
+    /// inline or on the decision pool within its tenant's share (see
+    /// [`super::budget`]); any failure falls back to the built-in with
+    /// `decided_by` = `fallback:<reason>`. A failure kind the plugin's WIT
+    /// version cannot name (a broker's, before 0.3.0) is the built-in's alone,
+    /// `decided_by` = `builtin`, and the plugin is not run. Never fails.
     pub async fn decide(
         &self,
         b: &PluginBinding<'_>,
@@ -253,9 +258,12 @@ impl PluginHost {
             return chain::fallback_decision(policy, facts, "disabled");
         }
         let builtin = BuiltinView::of(policy, facts);
-        let attempt = plugin
-            .pre
-            .attempt(attempt_record(policy, facts, input, &builtin));
+        let record = attempt_record(policy, facts, input, &builtin);
+        let Some(attempt) = plugin.pre.attempt(record) else {
+            // A plugin of a world older than 0.3.0 has no name for a broker's
+            // failure kind: it is never asked, and the built-in decides alone.
+            return BuiltinPolicy.decide(policy, facts);
+        };
         let builtin_retry = builtin.verdict == Verdict::Retry;
         let answer = self
             .dispatch

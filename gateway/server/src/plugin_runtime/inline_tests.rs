@@ -131,7 +131,7 @@ fn work_that_fuel_does_not_stop_ends_at_the_inline_time_limit() {
     };
     let (answer, _) = host.sandbox.run_within(
         &plugin.pre,
-        &plugin.pre.attempt(attempt),
+        &plugin.pre.attempt(attempt).unwrap(),
         builtin_retry,
         unlimited_fuel,
     );

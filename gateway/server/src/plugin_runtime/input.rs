@@ -1,11 +1,13 @@
-//! What a plugin is told: the WIT `attempt` record (the same in both versions),
-//! built from the attempt's facts, the response (allow-listed headers, the body's
-//! first 4 KiB) and the built-in's own decision.
+//! What a plugin is told: the WIT `attempt` record (in the newest version's
+//! types; `versions` converts it for older plugins), built from the attempt's
+//! facts, the response (allow-listed headers, the body's first 4 KiB), the
+//! destination's kind, the error text and the built-in's own decision.
 
 use http::HeaderMap;
 
 use super::bindings::{self as wit, Attempt};
 use super::chain::BuiltinView;
+use crate::destination::DestinationKind;
 use crate::policy::{
     AttemptFacts, EffectivePolicy, FailureKind, Outcome, Verdict, parse_retry_after,
 };
@@ -14,9 +16,13 @@ use crate::policy::{
 pub(crate) const MAX_HEADERS: usize = 32;
 /// The most body bytes a plugin sees.
 pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024;
+/// The most error-text bytes a plugin sees.
+pub(crate) const MAX_ERROR_MESSAGE_BYTES: usize = 1024;
 
-/// What a plugin needs about an attempt beyond [`AttemptFacts`]: the response and
-/// the event. The host filters and cuts it; callers pass what they have.
+/// What a plugin needs about an attempt beyond [`AttemptFacts`]: the response,
+/// the event, where the attempt went and what its transport or broker said.
+/// The host filters and cuts it; callers pass what they have. The default is an
+/// HTTP attempt with no response, body or error text.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PluginInput<'a> {
     /// The response's headers, when a response arrived.
@@ -25,6 +31,12 @@ pub struct PluginInput<'a> {
     pub body: &'a [u8],
     /// The event's type.
     pub event_type: &'a str,
+    /// The kind of destination the attempt went to.
+    pub destination: DestinationKind,
+    /// The transport's or broker's error text, when the attempt failed without
+    /// a status (the host passes on its first 1 KiB, and nothing when a status
+    /// arrived).
+    pub error_message: &'a str,
 }
 
 /// Whether a response header may be shown to plugins.
@@ -62,7 +74,26 @@ fn wit_failure(kind: FailureKind) -> wit::FailureKind {
         FailureKind::Reset => wit::FailureKind::Reset,
         FailureKind::Redirect => wit::FailureKind::Redirect,
         FailureKind::Protocol => wit::FailureKind::Protocol,
+        FailureKind::AuthRefused => wit::FailureKind::AuthRefused,
+        FailureKind::NotFound => wit::FailureKind::NotFound,
+        FailureKind::TooLarge => wit::FailureKind::TooLarge,
+        FailureKind::Throttled => wit::FailureKind::Throttled,
+        FailureKind::Rejected => wit::FailureKind::Rejected,
     }
+}
+
+fn wit_destination(kind: DestinationKind) -> wit::DestinationKind {
+    match kind {
+        DestinationKind::Http => wit::DestinationKind::Http,
+        DestinationKind::Rabbitmq => wit::DestinationKind::Rabbitmq,
+        DestinationKind::Nats => wit::DestinationKind::Nats,
+        DestinationKind::Redis => wit::DestinationKind::Redis,
+    }
+}
+
+/// `text`'s first `max` bytes at most, cut on a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    &text[..text.floor_char_boundary(max)]
 }
 
 /// The built-in's verdict as WIT sees it. A 410 never reaches a plugin; should a
@@ -76,8 +107,8 @@ fn wit_verdict(verdict: &Verdict) -> wit::Verdict {
     }
 }
 
-/// Builds the record a plugin receives, in 0.1.0's types (`versions` converts
-/// it for a 0.2.0 plugin).
+/// Builds the record a plugin receives, in 0.3.0's types (`versions` converts
+/// it for an older plugin, when that version can name its failure kind).
 pub(crate) fn attempt_record(
     policy: &EffectivePolicy,
     facts: &AttemptFacts<'_>,
@@ -86,9 +117,17 @@ pub(crate) fn attempt_record(
 ) -> Attempt {
     let outcome = match *facts.outcome {
         Outcome::Status(status) => wit::Outcome::Status(status),
+        // Never reaches a plugin: the host decides a confirmation alone.
+        Outcome::Published => wit::Outcome::Status(200),
         Outcome::Failure(kind) => wit::Outcome::Failure(wit_failure(kind)),
     };
     let body = &input.body[..input.body.len().min(MAX_BODY_BYTES)];
+    let error_message = match facts.outcome {
+        Outcome::Status(_) => "",
+        Outcome::Published | Outcome::Failure(_) => {
+            cut(input.error_message, MAX_ERROR_MESSAGE_BYTES)
+        }
+    };
     Attempt {
         attempt: facts.attempt,
         max_attempts: policy.max_attempts,
@@ -103,6 +142,8 @@ pub(crate) fn attempt_record(
         builtin_verdict: wit_verdict(&builtin.verdict),
         builtin_delay_ms: builtin.delay_ms,
         seed: facts.seed,
+        destination: wit_destination(input.destination),
+        error_message: error_message.to_owned(),
     }
 }
 
@@ -158,6 +199,8 @@ mod tests {
             headers: None,
             body: &body,
             event_type: "invoice.paid",
+            destination: DestinationKind::Http,
+            error_message: "ignored: a status arrived",
         };
         let builtin = BuiltinView {
             verdict: Verdict::Retry,
@@ -171,5 +214,55 @@ mod tests {
         assert_eq!(a.event_type, "invoice.paid");
         assert_eq!(a.builtin_verdict, wit::Verdict::Retry);
         assert_eq!((a.builtin_delay_ms, a.seed), (7_000, 99));
+        assert_eq!(a.destination, wit::DestinationKind::Http);
+        assert_eq!(a.error_message, "", "a status arrived");
+    }
+
+    #[test]
+    fn a_broker_failure_carries_its_kind_destination_and_cut_error_text() {
+        let policy = EffectivePolicy::default_preset();
+        let outcome = Outcome::Failure(FailureKind::AuthRefused);
+        let facts = AttemptFacts {
+            outcome: &outcome,
+            attempt: 1,
+            first_attempt_at_ms: 1_000,
+            now_ms: 1_050,
+            retry_after: None,
+            date: None,
+            prev_delay_ms: None,
+            seed: 5,
+        };
+        // 1023 bytes of ASCII, then a 2-byte character across the 1 KiB line.
+        let message = format!("{}é and more", "a".repeat(MAX_ERROR_MESSAGE_BYTES - 1));
+        let input = PluginInput {
+            destination: DestinationKind::Rabbitmq,
+            error_message: &message,
+            ..PluginInput::default()
+        };
+        let builtin = BuiltinView::of(&policy, &facts);
+        let a = attempt_record(&policy, &facts, &input, &builtin);
+        assert_eq!(
+            a.outcome,
+            wit::Outcome::Failure(wit::FailureKind::AuthRefused)
+        );
+        assert_eq!(a.destination, wit::DestinationKind::Rabbitmq);
+        assert_eq!(a.error_message, "a".repeat(MAX_ERROR_MESSAGE_BYTES - 1));
+        let short = PluginInput {
+            error_message: "ACCESS_REFUSED",
+            ..input
+        };
+        let a = attempt_record(&policy, &facts, &short, &builtin);
+        assert_eq!(a.error_message, "ACCESS_REFUSED");
+        // Each kind maps to the WIT case of its own name (`FailureKind::AuthRefused`
+        // for `auth_refused`), so none is read as another.
+        let case = |debug: String| debug.rsplit("::").next().unwrap().to_lowercase();
+        for kind in FailureKind::ALL {
+            let name = case(format!("{:?}", wit_failure(kind)));
+            assert_eq!(name, kind.as_str().replace('_', ""), "{kind:?}");
+        }
+        for kind in DestinationKind::ALL {
+            let name = case(format!("{:?}", wit_destination(kind)));
+            assert_eq!(name, kind.as_str(), "{kind:?}");
+        }
     }
 }

@@ -56,7 +56,7 @@ fn a_fresh_decision_never_sees_the_markers_of_the_last_one_in_its_slot() {
     for reset in modes() {
         let sandbox = one_slot_sandbox(reset);
         let pre = sandbox.prepare(&component).unwrap();
-        let plugin_attempt = pre.attempt(attempt.clone());
+        let plugin_attempt = pre.attempt(attempt.clone()).unwrap();
         // Inline and pool runs alike: only their limits differ. The fixture grows
         // its heap past the inline budget, so that one gets room for it, and time
         // enough on however busy a machine.
@@ -88,7 +88,7 @@ fn a_reused_instance_sees_every_marker() {
     let (_, attempt, builtin_retry) = samples().swap_remove(0);
     let sandbox = one_slot_sandbox(ResetMode::detect().0);
     let pre = sandbox.prepare(&component).unwrap();
-    let attempt = pre.attempt(attempt);
+    let attempt = pre.attempt(attempt).unwrap();
     let twice = [(attempt.clone(), builtin_retry), (attempt, builtin_retry)];
     let answers = sandbox.run_reused(&pre, &twice).unwrap();
     assert_eq!(markers_seen(answers[0].delay.clone()), 0);

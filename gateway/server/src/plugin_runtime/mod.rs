@@ -1,10 +1,15 @@
 //! The WebAssembly plugin host: tenants' retry logic, sandboxed (docs/plugins.md).
 //!
-//! A plugin is a component of the `plugin` world of `hookgate:policy@0.2.0`
-//! (`wit/policy-0.2.0.wit`, one `decide` call) or of 0.1.0 (`wit/policy.wit`,
+//! A plugin is a component of the `plugin` world of `hookgate:policy@0.3.0`
+//! (`wit/policy-0.3.0.wit`, one `decide` call that also sees the destination's
+//! kind, the error text and the brokers' failure kinds), of 0.2.0
+//! (`wit/policy-0.2.0.wit`, one `decide`) or of 0.1.0 (`wit/policy.wit`,
 //! `classify` and `next-delay`); a core module built for `wasm32-unknown-unknown`
 //! is made one with the host's own world of the version its exports name, see
-//! [`prepare`]. [`PluginHost`] keeps the loaded plugins, one wasmtime engine with the
+//! [`prepare`]. A plugin older than 0.3.0 is never asked about a failure kind
+//! its version cannot name: the built-in decides those alone.
+//!
+//! [`PluginHost`] keeps the loaded plugins, one wasmtime engine with the
 //! pooling allocator, and a dedicated decision pool. After each failed attempt of an
 //! endpoint bound to a plugin, [`PluginHost::decide`] runs the decision chain: the
 //! built-in decides first, the plugin may override it, the host clamps the delay and
@@ -33,6 +38,8 @@
 
 mod artifacts;
 mod bindings;
+#[cfg(test)]
+mod broker_tests;
 mod budget;
 mod chain;
 #[cfg(test)]
@@ -116,8 +123,8 @@ pub enum PluginError {
     /// The component does not export a `decide` interface the host accepts, with
     /// its exact types.
     #[error(
-        "the component does not export hookgate:policy/decide@0.2.0 or \
-         hookgate:policy/decide@0.1.0 as expected: {0}"
+        "the component does not export hookgate:policy/decide@0.3.0, \
+         hookgate:policy/decide@0.2.0 or hookgate:policy/decide@0.1.0 as expected: {0}"
     )]
     Exports(String),
     /// The conformance run (upload step 9) failed: an error, an overrun, or

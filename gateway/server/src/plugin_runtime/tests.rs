@@ -74,6 +74,7 @@ pub(super) async fn decide_with(
         headers: None,
         body,
         event_type: "test.event",
+        ..PluginInput::default()
     };
     let bound = host.bind(binding, &input);
     crate::policy::decide(&policy(), &facts(&outcome, 7), Some(&bound)).await

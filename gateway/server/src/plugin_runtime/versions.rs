@@ -1,16 +1,19 @@
 //! The `hookgate:policy` versions the host accepts, and [`PluginPre`]: a plugin
 //! pre-instantiated for the version it implements.
 //!
-//! 0.1.0 answers in two calls (`classify`, then `next-delay` on a retry); 0.2.0 in
-//! one (`decide`). The host builds one attempt record, in 0.1.0's types, moves it
-//! into the plugin's version once per decision ([`PluginPre::attempt`]), and
-//! converts the answer back, so everything past the call sees one
-//! [`PluginAnswer`] whatever the version.
+//! 0.1.0 answers in two calls (`classify`, then `next-delay` on a retry); 0.2.0
+//! and 0.3.0 in one (`decide`), 0.3.0 also told the destination's kind, the
+//! error text and the brokers' failure kinds. The host builds one attempt
+//! record, in the newest version's types, moves it into the plugin's version
+//! once per decision ([`PluginPre::attempt`]), and converts the answer back, so
+//! everything past the call sees one [`PluginAnswer`] whatever the version. An
+//! older version has no name for a broker's failure kind: such an attempt has
+//! no record in it, and the host never asks that plugin (the built-in decides).
 
 use wasmtime::AsContextMut;
 use wasmtime::component::InstancePre;
 
-use super::bindings::{Attempt, Delay, FailureKind, Outcome, Verdict, v0_1, v0_2};
+use super::bindings::{Attempt, Decision, Delay, FailureKind, Outcome, Verdict, v0_1, v0_2, v0_3};
 use super::chain::{PluginAnswer, wants_delay};
 use super::state::PluginState;
 
@@ -21,18 +24,22 @@ pub enum WitVersion {
     V0_1_0,
     /// `hookgate:policy@0.2.0` (`wit/policy-0.2.0.wit`): one `decide`.
     V0_2_0,
+    /// `hookgate:policy@0.3.0` (`wit/policy-0.3.0.wit`): one `decide`, told the
+    /// destination's kind, the error text and the brokers' failure kinds.
+    V0_3_0,
 }
 
 impl WitVersion {
     /// Every accepted version, newest first: the one detection prefers when a
-    /// plugin exports both.
-    pub const ALL: [Self; 2] = [Self::V0_2_0, Self::V0_1_0];
+    /// plugin exports several.
+    pub const ALL: [Self; 3] = [Self::V0_3_0, Self::V0_2_0, Self::V0_1_0];
 
     /// The exported interface, e.g. `hookgate:policy/decide@0.2.0`.
     pub fn interface(self) -> &'static str {
         match self {
             Self::V0_1_0 => "hookgate:policy/decide@0.1.0",
             Self::V0_2_0 => "hookgate:policy/decide@0.2.0",
+            Self::V0_3_0 => "hookgate:policy/decide@0.3.0",
         }
     }
 
@@ -41,6 +48,7 @@ impl WitVersion {
         match self {
             Self::V0_1_0 => "hookgate:policy/plugin@0.1.0",
             Self::V0_2_0 => "hookgate:policy/plugin@0.2.0",
+            Self::V0_3_0 => "hookgate:policy/plugin@0.3.0",
         }
     }
 
@@ -48,7 +56,7 @@ impl WitVersion {
     pub fn functions(self) -> &'static [&'static str] {
         match self {
             Self::V0_1_0 => &["classify", "next-delay"],
-            Self::V0_2_0 => &["decide"],
+            Self::V0_2_0 | Self::V0_3_0 => &["decide"],
         }
     }
 
@@ -57,6 +65,7 @@ impl WitVersion {
         match self {
             Self::V0_1_0 => ("policy.wit", super::bindings::WIT_TEXT_0_1),
             Self::V0_2_0 => ("policy-0.2.0.wit", super::bindings::WIT_TEXT_0_2),
+            Self::V0_3_0 => ("policy-0.3.0.wit", super::bindings::WIT_TEXT_0_3),
         }
     }
 
@@ -87,6 +96,7 @@ impl std::fmt::Display for WitVersion {
         f.write_str(match self {
             Self::V0_1_0 => "0.1.0",
             Self::V0_2_0 => "0.2.0",
+            Self::V0_3_0 => "0.3.0",
         })
     }
 }
@@ -95,27 +105,30 @@ impl std::fmt::Display for WitVersion {
 pub(crate) enum PluginPre {
     V0_1(v0_1::PluginPre<PluginState>),
     V0_2(v0_2::PluginPre<PluginState>),
+    V0_3(v0_3::PluginPre<PluginState>),
 }
 
 /// The attempt record in the types of the version a plugin implements.
 #[derive(Debug, Clone)]
 pub(crate) enum PluginAttempt {
-    V0_1(Attempt),
+    V0_1(v0_1::exports::hookgate::policy::decide::Attempt),
     V0_2(v0_2::exports::hookgate::policy::decide::Attempt),
+    V0_3(Attempt),
 }
 
 /// One instance of a plugin, for its version.
 pub(crate) enum Plugin {
     V0_1(v0_1::Plugin),
     V0_2(v0_2::Plugin),
+    V0_3(v0_3::Plugin),
 }
 
 impl PluginPre {
     /// Types `pre`'s exports as the version whose interface its component exports
-    /// (0.2.0 when it exports both).
+    /// (the newest when it exports several).
     ///
     /// # Errors
-    /// When it exports neither interface (naming what it does export), or the
+    /// When it exports no accepted interface (naming what it does export), or the
     /// exported one's types differ from the WIT.
     pub(crate) fn new(pre: InstancePre<PluginState>) -> wasmtime::Result<Self> {
         let component_type = pre.component().component_type();
@@ -124,6 +137,7 @@ impl PluginPre {
             .map(|(name, _)| name)
             .collect();
         match WitVersion::of_component_exports(&exports) {
+            Some(WitVersion::V0_3_0) => Ok(Self::V0_3(v0_3::PluginPre::new(pre)?)),
             Some(WitVersion::V0_2_0) => Ok(Self::V0_2(v0_2::PluginPre::new(pre)?)),
             Some(WitVersion::V0_1_0) => Ok(Self::V0_1(v0_1::PluginPre::new(pre)?)),
             None if exports.is_empty() => Err(wasmtime::format_err!("it exports nothing")),
@@ -136,15 +150,19 @@ impl PluginPre {
         match self {
             Self::V0_1(_) => WitVersion::V0_1_0,
             Self::V0_2(_) => WitVersion::V0_2_0,
+            Self::V0_3(_) => WitVersion::V0_3_0,
         }
     }
 
-    /// `attempt` in the types of this plugin's version, moved, not copied.
-    pub(crate) fn attempt(&self, attempt: Attempt) -> PluginAttempt {
-        match self {
-            Self::V0_1(_) => PluginAttempt::V0_1(attempt),
-            Self::V0_2(_) => PluginAttempt::V0_2(attempt_0_2(attempt)),
-        }
+    /// `attempt` in the types of this plugin's version, moved, not copied;
+    /// `None` when the version has no name for its failure kind (a broker's,
+    /// before 0.3.0): the plugin is not to be asked about it.
+    pub(crate) fn attempt(&self, attempt: Attempt) -> Option<PluginAttempt> {
+        Some(match self {
+            Self::V0_1(_) => PluginAttempt::V0_1(attempt_0_1(attempt)?),
+            Self::V0_2(_) => PluginAttempt::V0_2(attempt_0_2(attempt)?),
+            Self::V0_3(_) => PluginAttempt::V0_3(attempt),
+        })
     }
 
     /// Instantiates the plugin in `store`.
@@ -158,48 +176,87 @@ impl PluginPre {
         Ok(match self {
             Self::V0_1(pre) => Plugin::V0_1(pre.instantiate(store)?),
             Self::V0_2(pre) => Plugin::V0_2(pre.instantiate(store)?),
+            Self::V0_3(pre) => Plugin::V0_3(pre.instantiate(store)?),
         })
     }
 }
 
-/// The host's attempt record in 0.2.0's types.
-pub(crate) fn attempt_0_2(a: Attempt) -> v0_2::exports::hookgate::policy::decide::Attempt {
-    use v0_2::exports::hookgate::policy::decide as wit;
-    let outcome = match a.outcome {
-        Outcome::Status(status) => wit::Outcome::Status(status),
-        Outcome::Failure(kind) => wit::Outcome::Failure(match kind {
-            FailureKind::Timeout => wit::FailureKind::Timeout,
-            FailureKind::Connect => wit::FailureKind::Connect,
-            FailureKind::Dns => wit::FailureKind::Dns,
-            FailureKind::Tls => wit::FailureKind::Tls,
-            FailureKind::Reset => wit::FailureKind::Reset,
-            FailureKind::Redirect => wit::FailureKind::Redirect,
-            FailureKind::Protocol => wit::FailureKind::Protocol,
-        }),
+/// The host's records in an older version's types: one macro, since 0.1.0's and
+/// 0.2.0's `attempt`, `outcome`, `failure-kind` and `verdict` are the same, and
+/// both lack 0.3.0's `destination`, `error-message` and broker kinds.
+macro_rules! attempt_before_0_3 {
+    ($name:ident, $module:ident, $version:literal) => {
+        #[doc = concat!("The host's attempt record in ", $version, "'s types; `None` for a")]
+        /// failure kind only a broker reports, which that version cannot name.
+        pub(crate) fn $name(
+            a: Attempt,
+        ) -> Option<$module::exports::hookgate::policy::decide::Attempt> {
+            use $module::exports::hookgate::policy::decide as wit;
+            let outcome = match a.outcome {
+                Outcome::Status(status) => wit::Outcome::Status(status),
+                Outcome::Failure(kind) => wit::Outcome::Failure(match kind {
+                    FailureKind::Timeout => wit::FailureKind::Timeout,
+                    FailureKind::Connect => wit::FailureKind::Connect,
+                    FailureKind::Dns => wit::FailureKind::Dns,
+                    FailureKind::Tls => wit::FailureKind::Tls,
+                    FailureKind::Reset => wit::FailureKind::Reset,
+                    FailureKind::Redirect => wit::FailureKind::Redirect,
+                    FailureKind::Protocol => wit::FailureKind::Protocol,
+                    FailureKind::AuthRefused
+                    | FailureKind::NotFound
+                    | FailureKind::TooLarge
+                    | FailureKind::Throttled
+                    | FailureKind::Rejected => return None,
+                }),
+            };
+            let builtin_verdict = match a.builtin_verdict {
+                Verdict::Delivered => wit::Verdict::Delivered,
+                Verdict::Retry => wit::Verdict::Retry,
+                Verdict::GiveUp(reason) => wit::Verdict::GiveUp(reason),
+                Verdict::UseDefault => wit::Verdict::UseDefault,
+            };
+            Some(wit::Attempt {
+                attempt: a.attempt,
+                max_attempts: a.max_attempts,
+                elapsed_ms: a.elapsed_ms,
+                outcome,
+                retry_after_ms: a.retry_after_ms,
+                headers: a.headers,
+                body: a.body,
+                event_type: a.event_type,
+                builtin_verdict,
+                builtin_delay_ms: a.builtin_delay_ms,
+                seed: a.seed,
+            })
+        }
     };
-    let builtin_verdict = match a.builtin_verdict {
-        Verdict::Delivered => wit::Verdict::Delivered,
-        Verdict::Retry => wit::Verdict::Retry,
-        Verdict::GiveUp(reason) => wit::Verdict::GiveUp(reason),
-        Verdict::UseDefault => wit::Verdict::UseDefault,
-    };
-    wit::Attempt {
-        attempt: a.attempt,
-        max_attempts: a.max_attempts,
-        elapsed_ms: a.elapsed_ms,
-        outcome,
-        retry_after_ms: a.retry_after_ms,
-        headers: a.headers,
-        body: a.body,
-        event_type: a.event_type,
-        builtin_verdict,
-        builtin_delay_ms: a.builtin_delay_ms,
-        seed: a.seed,
+}
+
+attempt_before_0_3!(attempt_0_1, v0_1, "0.1.0");
+attempt_before_0_3!(attempt_0_2, v0_2, "0.2.0");
+
+/// A 0.1.0 `classify` answer in the host's types.
+pub(crate) fn verdict_0_1(verdict: v0_1::exports::hookgate::policy::decide::Verdict) -> Verdict {
+    use v0_1::exports::hookgate::policy::decide as wit;
+    match verdict {
+        wit::Verdict::Delivered => Verdict::Delivered,
+        wit::Verdict::Retry => Verdict::Retry,
+        wit::Verdict::GiveUp(reason) => Verdict::GiveUp(reason),
+        wit::Verdict::UseDefault => Verdict::UseDefault,
     }
 }
 
-/// A 0.2.0 decision as the host's answer: its delay is kept only when the final
-/// verdict is retry, as if `next-delay` had been called then alone.
+/// A 0.1.0 `next-delay` answer in the host's types.
+pub(crate) fn delay_0_1(delay: v0_1::exports::hookgate::policy::decide::Delay) -> Delay {
+    use v0_1::exports::hookgate::policy::decide as wit;
+    match delay {
+        wit::Delay::AfterMs(ms) => Delay::AfterMs(ms),
+        wit::Delay::GiveUp(reason) => Delay::GiveUp(reason),
+        wit::Delay::UseDefault => Delay::UseDefault,
+    }
+}
+
+/// A 0.2.0 decision as the host's answer (see [`answer_0_3`]).
 pub(crate) fn answer_0_2(
     decision: v0_2::exports::hookgate::policy::decide::Decision,
     builtin_retry: bool,
@@ -216,8 +273,17 @@ pub(crate) fn answer_0_2(
         wit::Delay::GiveUp(reason) => Delay::GiveUp(reason),
         wit::Delay::UseDefault => Delay::UseDefault,
     };
-    let delay = wants_delay(&verdict, builtin_retry).then_some(delay);
-    PluginAnswer { verdict, delay }
+    answer_0_3(Decision { verdict, delay }, builtin_retry)
+}
+
+/// A one-call decision as the host's answer: its delay is kept only when the
+/// final verdict is retry, as if `next-delay` had been called then alone.
+pub(crate) fn answer_0_3(decision: Decision, builtin_retry: bool) -> PluginAnswer {
+    let delay = wants_delay(&decision.verdict, builtin_retry).then_some(decision.delay);
+    PluginAnswer {
+        verdict: decision.verdict,
+        delay,
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@ async fn decide_once(host: &PluginHost) -> String {
         headers: None,
         body: b"",
         event_type: "test.event",
+        ..PluginInput::default()
     };
     let binding = PluginBinding::parse("acme", "trap").unwrap();
     let policy = EffectivePolicy::default_preset();

@@ -90,7 +90,7 @@ mod tests {
     use super::*;
     use crate::policy::Verdict;
 
-    const FAILURES: [FailureKind; 7] = FailureKind::ALL;
+    const FAILURES: [FailureKind; 12] = FailureKind::ALL;
 
     #[test]
     fn error_kinds_serialise_as_their_names_and_read_back() {

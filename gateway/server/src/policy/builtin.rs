@@ -9,8 +9,8 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use super::{
-    AttemptFacts, DeadReason, Decision, EffectivePolicy, NextStep, Outcome, RetryDecider, Verdict,
-    backoff_delay, classify, parse_retry_after,
+    AttemptFacts, DeadReason, Decision, EffectivePolicy, FailureKind, NextStep, Outcome,
+    RetryDecider, Verdict, backoff_delay, classify, parse_retry_after,
 };
 
 /// The `decided_by` of a decision made by the built-in policy alone.
@@ -22,7 +22,7 @@ pub struct BuiltinPolicy;
 
 impl RetryDecider for BuiltinPolicy {
     fn decide(&self, policy: &EffectivePolicy, facts: &AttemptFacts<'_>) -> Decision {
-        let verdict = classify(policy, facts.outcome);
+        let verdict = classify(policy, facts.outcome, facts.attempt);
         let next = match verdict {
             Verdict::Retry => next_step(policy, facts, &verdict, builtin_delay_ms(policy, facts)),
             _ => next_step(policy, facts, &verdict, 0),
@@ -36,7 +36,8 @@ impl RetryDecider for BuiltinPolicy {
 }
 
 /// The `Retry-After` floor in ms, when the policy honours it and the status is 429 or
-/// 503; `None` when absent, ignored or unparseable.
+/// 503 or a service throttled (a broker's back-off hint); `None` when absent,
+/// ignored or unparseable.
 pub(crate) fn honored_retry_after_ms(
     policy: &EffectivePolicy,
     facts: &AttemptFacts<'_>,
@@ -45,7 +46,7 @@ pub(crate) fn honored_retry_after_ms(
         return None;
     }
     match facts.outcome {
-        Outcome::Status(429 | 503) => {
+        Outcome::Status(429 | 503) | Outcome::Failure(FailureKind::Throttled) => {
             parse_retry_after(facts.retry_after?, facts.date, facts.now_ms)
         }
         _ => None,

@@ -1,19 +1,22 @@
 //! Classification of an attempt's outcome: retry only what can succeed.
 //!
-//! Precedence: 2xx is always delivered; then `give_up_on` > `retry_on` >
-//! `retry_all_non_2xx` > the table. The lists hold status patterns only, so transport
-//! failures always follow the table (retry).
+//! Precedence: 2xx (or a broker's confirmation) is always delivered; then
+//! `give_up_on` > `retry_on` > `retry_all_non_2xx` > the table. The lists hold
+//! status patterns only; a failure without a status follows `error_rules`
+//! (`error_rules.rs`).
 
-use super::{EffectivePolicy, Outcome, StatusPattern, Verdict};
+use super::{EffectivePolicy, Outcome, StatusPattern, Verdict, error_rules};
 
 /// Classifies one attempt's outcome under the endpoint's policy.
 ///
 /// The table: 2xx delivered; 3xx (error kind `redirect`), 408, 429 and 5xx retry; 410
-/// disables the endpoint; any other 4xx gives up; every transport failure retries. A
-/// status outside 100–599 or a 1xx is a protocol anomaly and retries.
-pub(crate) fn classify(policy: &EffectivePolicy, outcome: &Outcome) -> Verdict {
+/// disables the endpoint; any other 4xx gives up; a failure follows its error
+/// rule (`attempt` is the series' attempt that failed). A status outside 100–599
+/// or a 1xx is a protocol anomaly and retries.
+pub(crate) fn classify(policy: &EffectivePolicy, outcome: &Outcome, attempt: u32) -> Verdict {
     let status = match outcome {
-        Outcome::Failure(_) => return Verdict::Retry,
+        Outcome::Published => return Verdict::Delivered,
+        Outcome::Failure(kind) => return error_rules::verdict(&policy.error_rules, *kind, attempt),
         Outcome::Status(status) => *status,
     };
     if (200..=299).contains(&status) {
@@ -59,7 +62,7 @@ mod tests {
     }
 
     fn verdict_name(policy: &EffectivePolicy, outcome: Outcome) -> &'static str {
-        classify(policy, &outcome).as_str()
+        classify(policy, &outcome, 1).as_str()
     }
 
     #[test]
@@ -94,29 +97,36 @@ mod tests {
     }
 
     #[test]
-    fn every_failure_kind_retries() {
+    fn every_transport_failure_retries_and_status_lists_never_touch_failures() {
         let policy = EffectivePolicy::default_preset();
-        for kind in FailureKind::ALL {
+        for kind in FailureKind::ALL
+            .into_iter()
+            .filter(|k| !k.from_broker_only())
+        {
             assert_eq!(
-                classify(&policy, &Outcome::Failure(kind)),
+                classify(&policy, &Outcome::Failure(kind), 1),
                 Verdict::Retry,
                 "{kind:?}"
             );
         }
         let everything_gives_up = with_lists(&[], &["1xx", "3xx", "4xx", "5xx"]);
         let timeout = Outcome::Failure(FailureKind::Timeout);
-        assert_eq!(classify(&everything_gives_up, &timeout), Verdict::Retry);
+        assert_eq!(classify(&everything_gives_up, &timeout, 1), Verdict::Retry);
+        assert_eq!(
+            classify(&policy, &Outcome::Published, 1),
+            Verdict::Delivered
+        );
     }
 
     #[test]
     fn give_up_reasons_explain_themselves() {
         let policy = with_lists(&[], &["5xx"]);
-        let Verdict::GiveUp { reason } = classify(&policy, &Outcome::Status(503)) else {
+        let Verdict::GiveUp { reason } = classify(&policy, &Outcome::Status(503), 1) else {
             panic!("expected give_up");
         };
         assert_eq!(reason, "status 503 matches give_up_on \"5xx\"");
         let default = EffectivePolicy::default_preset();
-        let Verdict::GiveUp { reason } = classify(&default, &Outcome::Status(404)) else {
+        let Verdict::GiveUp { reason } = classify(&default, &Outcome::Status(404), 1) else {
             panic!("expected give_up");
         };
         assert_eq!(reason, "status 404 is not retryable");

@@ -17,10 +17,13 @@ pub trait PluginDecider: Sync {
     ) -> impl Future<Output = Decision> + Send;
 }
 
-/// Outcomes the host decides alone, without calling a plugin: 2xx and 410 (a
-/// blocked address never reaches a decision).
+/// Outcomes the host decides alone, without calling a plugin: 2xx, 410 and a
+/// broker's confirmation (a blocked address never reaches a decision).
 pub(crate) fn host_decides_alone(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Status(200..=299 | 410))
+    matches!(
+        outcome,
+        Outcome::Status(200..=299 | 410) | Outcome::Published
+    )
 }
 
 /// Decides what follows an attempt under the endpoint's effective `policy`: its

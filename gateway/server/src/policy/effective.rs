@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Jitter, StatusPattern, Strategy};
+use super::{ErrorRules, Jitter, StatusPattern, Strategy};
 
 const SECOND_MS: u64 = 1_000;
 const MINUTE_MS: u64 = 60 * SECOND_MS;
@@ -71,6 +71,10 @@ pub struct EffectivePolicy {
     pub retry_on: Vec<StatusPattern>,
     /// Statuses to give up on; beats every other rule but 2xx.
     pub give_up_on: Vec<StatusPattern>,
+    /// What a failure without a status leads to, by error kind: only the kinds
+    /// set (a kind left out follows the documented default, `error_rules.rs`).
+    #[serde(default, skip_serializing_if = "ErrorRules::is_empty")]
+    pub error_rules: ErrorRules,
 }
 
 impl EffectivePolicy {
@@ -145,6 +149,7 @@ impl EffectivePolicy {
             honor_retry_after: true,
             retry_on: Vec::new(),
             give_up_on: Vec::new(),
+            error_rules: ErrorRules::new(),
         })
     }
 

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{EffectivePolicy, JitterKind, StatusPattern, StrategyKind};
+use super::{EffectivePolicy, ErrorRule, FailureKind, JitterKind, StatusPattern, StrategyKind};
 
 /// The resolved policy: every value concrete, durations in integer ms. Which of
 /// the strategy's and the jitter's fields are present follows `strategy` and
@@ -48,6 +48,10 @@ struct EffectivePolicyShape {
     retry_on: Vec<StatusPattern>,
     /// Statuses to give up on; beats every other rule but 2xx.
     give_up_on: Vec<StatusPattern>,
+    /// What a failure without a status leads to, by error kind; only the kinds
+    /// set (the others follow the documented defaults).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_rules: Option<std::collections::BTreeMap<FailureKind, ErrorRule>>,
 }
 
 impl utoipa::PartialSchema for EffectivePolicy {

@@ -5,8 +5,22 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Why an attempt ended without an HTTP status; recorded as the attempt's error kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Why an attempt ended without an HTTP status or a broker's confirmation;
+/// recorded as the attempt's error kind. The last five come from brokers
+/// (docs/destinations.md).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The whole request overran the endpoint's `timeout_ms`.
@@ -21,13 +35,23 @@ pub enum FailureKind {
     Reset,
     /// A redirect; hookgate never follows them (3xx statuses report this kind too).
     Redirect,
-    /// The peer spoke malformed HTTP.
+    /// The peer spoke malformed HTTP, or a broker broke its protocol.
     Protocol,
+    /// The broker refused the credentials or their rights.
+    AuthRefused,
+    /// No such exchange, queue, stream or topic, or nothing bound to route to.
+    NotFound,
+    /// The message is larger than the broker takes.
+    TooLarge,
+    /// The broker or service asked to slow down.
+    Throttled,
+    /// The broker took the message and refused it (a RabbitMQ nack).
+    Rejected,
 }
 
 impl FailureKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 7] = [
+    pub const ALL: [FailureKind; 12] = [
         Self::Timeout,
         Self::Connect,
         Self::Dns,
@@ -35,6 +59,11 @@ impl FailureKind {
         Self::Reset,
         Self::Redirect,
         Self::Protocol,
+        Self::AuthRefused,
+        Self::NotFound,
+        Self::TooLarge,
+        Self::Throttled,
+        Self::Rejected,
     ];
 
     /// The snake_case name used in the attempt log, metrics and the WIT `failure-kind`.
@@ -47,11 +76,26 @@ impl FailureKind {
             Self::Reset => "reset",
             Self::Redirect => "redirect",
             Self::Protocol => "protocol",
+            Self::AuthRefused => "auth_refused",
+            Self::NotFound => "not_found",
+            Self::TooLarge => "too_large",
+            Self::Throttled => "throttled",
+            Self::Rejected => "rejected",
         }
+    }
+
+    /// Whether only a broker reports this kind: plugins built against a world
+    /// older than 0.3.0 have no name for it, so the built-in decides it.
+    pub fn from_broker_only(self) -> bool {
+        matches!(
+            self,
+            Self::AuthRefused | Self::NotFound | Self::TooLarge | Self::Throttled | Self::Rejected
+        )
     }
 }
 
-/// What one attempt produced: a response status, or a transport failure.
+/// What one attempt produced: a response status, a broker's confirmation, or a
+/// failure.
 ///
 /// A 3xx response is `Status(3xx)`; [`Outcome::error_kind`] reports it as `redirect`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -59,6 +103,8 @@ impl FailureKind {
 pub enum Outcome {
     /// The receiver answered with this HTTP status.
     Status(u16),
+    /// A broker confirmed the message (a destination of another kind than `http`).
+    Published,
     /// No usable response arrived.
     Failure(FailureKind),
 }
@@ -68,8 +114,13 @@ impl Outcome {
     pub fn status(&self) -> Option<u16> {
         match self {
             Self::Status(status) => Some(*status),
-            Self::Failure(_) => None,
+            Self::Published | Self::Failure(_) => None,
         }
+    }
+
+    /// Whether the attempt delivered: a 2xx, or a broker's confirmation.
+    pub fn delivered(&self) -> bool {
+        matches!(self, Self::Status(200..=299) | Self::Published)
     }
 
     /// The error kind to record for this attempt: the failure itself, or `redirect` for a
@@ -77,7 +128,7 @@ impl Outcome {
     pub fn error_kind(&self) -> Option<FailureKind> {
         match self {
             Self::Status(300..=399) => Some(FailureKind::Redirect),
-            Self::Status(_) => None,
+            Self::Status(_) | Self::Published => None,
             Self::Failure(kind) => Some(*kind),
         }
     }

@@ -66,6 +66,7 @@ impl Resolution<'_> {
                 .unwrap_or(preset.retry_on),
             give_up_on: patterns("give_up_on", self.spec.give_up_on.as_deref())?
                 .unwrap_or(preset.give_up_on),
+            error_rules: self.spec.error_rules.clone().unwrap_or_default(),
             preset: preset.preset,
         };
         validate_limits(&policy)?;

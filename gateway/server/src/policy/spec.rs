@@ -7,7 +7,10 @@ use serde_json::{Map, Value};
 
 use super::duration::DurationMs;
 use super::duration::{deserialize_opt_ms, deserialize_opt_ms_list, json_type, ms_from_json};
-use super::{EffectivePolicy, JitterKind, PresetName, StatusPattern, StrategyKind, bounds};
+use super::{
+    EffectivePolicy, ErrorRule, ErrorRules, FailureKind, JitterKind, PresetName, StatusPattern,
+    StrategyKind, bounds, error_rules,
+};
 
 /// What a user gives (endpoint API `"policy": {...}`, config `[policy.default]`): every
 /// field optional, `_ms` fields as integer ms or humantime strings.
@@ -90,6 +93,13 @@ pub struct PolicySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<StatusPattern>>)]
     pub give_up_on: Option<Vec<String>>,
+    /// What a failure without a status leads to, by error kind (`timeout`,
+    /// `auth_refused`, `too_large`, ...): `"retry"`, `"give_up"` or
+    /// `{"give_up_after": n}`. A kind left out keeps its default; laid over
+    /// `[policy.default]` kind by kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<std::collections::BTreeMap<FailureKind, ErrorRule>>, example = json!({"auth_refused": "give_up", "timeout": {"give_up_after": 10}}))]
+    pub error_rules: Option<ErrorRules>,
 }
 
 /// A policy field the user got wrong; the API answers 422 with `field`.
@@ -115,7 +125,7 @@ impl PolicyError {
 /// Every field name, for the unknown-field message.
 const FIELD_NAMES: &str = "preset, strategy, base_ms, factor, step_ms, schedule_ms, max_delay_ms, \
      max_attempts, retry_window_ms, jitter, jitter_ratio, retry_all_non_2xx, honor_retry_after, \
-     retry_on, give_up_on";
+     retry_on, give_up_on, error_rules";
 
 impl PolicySpec {
     /// This spec laid over `base` (the config's `[policy.default]`): a given preset
@@ -126,6 +136,11 @@ impl PolicySpec {
             return self.clone();
         }
         let mut out = base.clone();
+        if let Some(rules) = &self.error_rules {
+            let mut merged = base.error_rules.clone().unwrap_or_default();
+            merged.extend(rules.iter().map(|(k, r)| (*k, *r)));
+            out.error_rules = Some(merged);
+        }
         if self.strategy.is_some() {
             (out.base_ms, out.factor, out.step_ms, out.schedule_ms) = (None, None, None, None);
         }
@@ -210,6 +225,7 @@ impl PolicySpec {
                 "honor_retry_after" => spec.honor_retry_after = read(name, value, boolean)?,
                 "retry_on" => spec.retry_on = read(name, value, strings)?,
                 "give_up_on" => spec.give_up_on = read(name, value, strings)?,
+                "error_rules" => spec.error_rules = read(name, value, error_rules::from_json)?,
                 _ => {
                     let message =
                         format!("unknown policy field {name:?}; known fields: {FIELD_NAMES}");

@@ -187,9 +187,20 @@ pub struct EndpointRecord {
     /// `webhook-*`) in records written before the setting existed.
     #[serde(default, skip_serializing_if = "SignatureSettings::is_default")]
     pub signature: SignatureSettings,
+    /// A broker destination (docs/destinations.md); none: `http`, to `url`.
+    /// Then `url` is the broker's address, without credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) destination: Option<crate::destination::BrokerDestination>,
 }
 
 impl EndpointRecord {
+    /// Its destination's kind.
+    pub fn destination_kind(&self) -> crate::destination::DestinationKind {
+        self.destination
+            .as_ref()
+            .map_or(crate::destination::DestinationKind::Http, |d| d.kind())
+    }
+
     /// A new endpoint of `tenant` signing with `secret`, every other field
     /// empty, for an API create to fill from its input.
     pub(crate) fn blank(tenant: TenantId, secret: &str, now_ms: u64) -> Self {
@@ -223,6 +234,7 @@ impl EndpointRecord {
             channels: Vec::new(),
             filter: None,
             signature: Default::default(),
+            destination: None,
         }
     }
 }

@@ -224,6 +224,7 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         channels: Vec::new(),
         filter: None,
         signature: Default::default(),
+        destination: None,
     }
 }
 

@@ -209,7 +209,9 @@ impl Telemetry {
                 .copied()
                 .unwrap_or("other"),
             (None, Some(ErrorKind::BlockedAddress)) => "blocked",
-            (None, _) => "transport",
+            // No status and no error: a broker confirmed the message.
+            (None, None) => "published",
+            (None, Some(_)) => "transport",
         };
         let error_kind = o.error_kind.map_or("none", ErrorKind::as_str).to_owned();
         m.attempts

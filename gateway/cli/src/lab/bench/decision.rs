@@ -39,6 +39,7 @@ async fn decide_n(
             headers: None,
             body,
             event_type: "bench.event",
+            ..PluginInput::default()
         };
         let t = Instant::now();
         let plugin = binding.map(|b| host.bind(*b, &input));

@@ -6,6 +6,7 @@ mod cluster;
 mod cluster_measure;
 mod compare;
 mod decision;
+mod destination;
 mod e2e;
 mod e2e_host;
 mod e2e_load;
@@ -20,6 +21,7 @@ use clap::{Args, Subcommand};
 pub use cluster::ClusterOptions;
 pub use compare::CompareOptions;
 pub use decision::DecisionPath;
+pub use destination::BenchDestination;
 pub use e2e::E2eOptions;
 
 /// Options every scenario takes.
@@ -43,6 +45,11 @@ pub struct Common {
     /// JSON Schema from the catalog and without: the ratio validated ÷ not.
     #[arg(long, conflicts_with = "traced")]
     pub validated: bool,
+    /// `deliver`: publish into the local broker of this kind instead of
+    /// posting to a receiver. Reference: the bare client publishing the same
+    /// messages with the same confirmation.
+    #[arg(long, value_enum, conflicts_with_all = ["traced", "store_url"])]
+    pub destination: Option<BenchDestination>,
 }
 
 /// The scenarios.
@@ -53,7 +60,8 @@ pub enum BenchCommand {
     Ingest(Common),
     /// A backlog goes to a local receiver at max_in_flight 64. Reference: a bare
     /// hyper client, or with --store-url the backend's claim and outcome
-    /// statements through tokio-postgres.
+    /// statements through tokio-postgres; with --destination, into a local
+    /// broker against its bare client.
     Deliver(Common),
     /// Deliveries pending far in the future, plus a stream due now: lateness p50/p99.
     Schedule {
@@ -133,7 +141,10 @@ pub fn run(command: BenchCommand) -> i32 {
             }
             BenchCommand::Deliver(c) if c.traced => traced::deliver(&c).await,
             BenchCommand::Ingest(c) => ingest::ingest(&c).await,
-            BenchCommand::Deliver(c) => ingest::deliver(&c).await,
+            BenchCommand::Deliver(c) => match c.destination {
+                Some(kind) => destination::deliver(&c, kind).await,
+                None => ingest::deliver(&c).await,
+            },
             BenchCommand::Schedule { common, pending } => {
                 schedule::lateness(&common, pending).await
             }

@@ -30,6 +30,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::api::GatewayApi;
+use super::broker_receiver::BrokerReceiver;
 pub use super::crash_report::CrashReport;
 use super::crash_store::{CrashStore, RunStore, StoreArgs};
 use super::drill_gateway;
@@ -58,10 +59,24 @@ pub struct CrashArgs {
     /// Longest time between a (re)start and the next kill, in milliseconds.
     #[arg(long, default_value_t = 4000)]
     max_gap_ms: u64,
+    /// Where the endpoint delivers: the flaky HTTP receiver, or a queue of the
+    /// run's own on the local RabbitMQ.
+    #[arg(long, value_enum, default_value = "http")]
+    destination: CrashDestination,
     #[command(flatten)]
     store: StoreArgs,
     #[command(flatten)]
     run: DrillOptions,
+}
+
+/// Where the crash drill's endpoint delivers.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashDestination {
+    /// The flaky HTTP receiver (503, 500, resets, latency), healed at the end.
+    Http,
+    /// A queue on the local RabbitMQ (amqp://127.0.0.1:5672, guest), through
+    /// publisher confirms.
+    Rabbitmq,
 }
 
 impl CrashArgs {
@@ -76,6 +91,7 @@ impl CrashArgs {
             seed: self.run.seed(),
             work_dir: self.run.work_dir.clone(),
             store: self.store.store(),
+            destination: self.destination,
         }
     }
 }
@@ -117,6 +133,8 @@ pub struct CrashDrill {
     pub work_dir: Option<PathBuf>,
     /// sled, or a scratch PostgreSQL database (and whether its server is restarted).
     pub store: CrashStore,
+    /// Where the endpoint delivers.
+    pub destination: CrashDestination,
 }
 
 impl CrashDrill {
@@ -131,6 +149,7 @@ impl CrashDrill {
             seed: fresh_seed(),
             work_dir: None,
             store: CrashStore::Sled,
+            destination: CrashDestination::Http,
         }
     }
 }
@@ -149,16 +168,32 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let mut rng = StdRng::seed_from_u64(drill.seed);
 
     let healed = Arc::new(AtomicBool::new(false));
-    let receiver = Receiver::start(flaky(drill.seed, (0, 80), Arc::clone(&healed))).await?;
+    let (http, broker) = match drill.destination {
+        CrashDestination::Http => {
+            let flaky = flaky(drill.seed, (0, 80), Arc::clone(&healed));
+            (Some(Receiver::start(flaky).await?), None)
+        }
+        CrashDestination::Rabbitmq => (None, Some(BrokerReceiver::start().await?)),
+    };
+    let (target, tally) = match (&http, &broker) {
+        (Some(rx), _) => (json!({"url": rx.url}), Arc::clone(&rx.tally)),
+        (None, Some(b)) => (
+            json!({"destination": b.destination()}),
+            Arc::clone(&b.tally),
+        ),
+        (None, None) => unreachable!("one receiver is always made"),
+    };
     let mut gateway = spec.spawn().await?;
-    let endpoint = json!({
-        "url": receiver.url,
+    let mut endpoint = json!({
         "description": "crash drill",
         "timeout_ms": 5_000,
         "max_in_flight": 16,
         "policy": {"base_ms": 200, "factor": 2, "max_delay_ms": 2_000, "jitter": "equal",
                    "max_attempts": 100, "retry_window_ms": 3_600_000}
     });
+    if let (Some(e), Some(t)) = (endpoint.as_object_mut(), target.as_object()) {
+        e.extend(t.clone());
+    }
     let admin = GatewayApi::new(gateway.addr, &spec.admin)?;
     let tenant = admin.setup(&endpoint).await?;
     let token = tenant.token().to_owned();
@@ -206,7 +241,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
             let _ = tokio::time::timeout(Duration::from_secs(1), started).await;
         }
         std::thread::sleep(Duration::from_micros(rng.random_range(0..=1_500)));
-        in_flight_at_kills.push(receiver.tally.in_flight());
+        in_flight_at_kills.push(tally.in_flight());
         ingest_at_kills.push(sending_now.load(Ordering::SeqCst));
         gateway.kill();
         let _ = current_tx.send(None);
@@ -226,7 +261,7 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let api = GatewayApi::new(gateway.addr, &token)?;
     let settled = wait_delivered(
         &acked,
-        &receiver.tally,
+        &tally,
         std::slice::from_ref(&api),
         healed_at + drill.settle,
     )
@@ -234,7 +269,10 @@ pub async fn run(drill: &CrashDrill) -> Result<CrashReport, DrillError> {
     let settled_in = healed_at.elapsed();
     let final_exit = gateway.terminate().await.map(|s| s.code().unwrap_or(-1));
 
-    let extras = Extras::count(&receiver.tally, &acked);
+    let extras = Extras::count(&tally, &acked);
+    if let Some(broker) = broker {
+        broker.remove().await;
+    }
     let mut violations = store_outcome.violations();
     if acked.is_empty() {
         violations.push("no event was acknowledged: the drill proved nothing".to_owned());

@@ -35,6 +35,7 @@
 //! receiver on loopback. Every loop is bounded in count and in time, and the drills
 //! check correctness, never speed.
 
+mod broker_receiver;
 pub mod cluster;
 pub mod crash;
 pub mod crash_store;

@@ -151,8 +151,8 @@ mod tests {
         assert!(manifest.contains_key("workspace"), "a workspace of its own");
         assert!(file(&files, "src/lib.rs").contains("export_policy!(RetryConflictsPolicy);"));
         assert!(file(&files, "README.md").contains("release/retry_conflicts.wasm"));
-        let wit = file(&files, "hookgate-plugin-sdk/wit/policy-0.2.0.wit");
-        assert!(wit.contains("package hookgate:policy@0.2.0;"), "{wit}");
+        let wit = file(&files, "hookgate-plugin-sdk/wit/policy-0.3.0.wit");
+        assert!(wit.contains("package hookgate:policy@0.3.0;"), "{wit}");
         let sdk_manifest = file(&files, "hookgate-plugin-sdk/Cargo.toml");
         assert!(sdk_manifest.contains("[package]"), "{sdk_manifest}");
         let own = files.iter().filter(|(p, _)| !p.starts_with(SDK_PACKAGE));

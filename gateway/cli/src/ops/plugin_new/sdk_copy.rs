@@ -28,7 +28,7 @@ pub(super) const SDK_FILES: [(&str, &str); 6] = [
     ("src/attempt.rs", sdk_file!("src/attempt.rs")),
     ("src/export.rs", sdk_file!("src/export.rs")),
     ("src/response.rs", sdk_file!("src/response.rs")),
-    ("wit/policy-0.2.0.wit", sdk_file!("wit/policy-0.2.0.wit")),
+    ("wit/policy-0.3.0.wit", sdk_file!("wit/policy-0.3.0.wit")),
 ];
 
 const SDK_MANIFEST: &str = sdk_file!("Cargo.toml");

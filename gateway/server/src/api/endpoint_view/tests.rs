@@ -67,6 +67,7 @@ fn endpoint() -> EndpointRecord {
         channels: Vec::new(),
         filter: None,
         signature: Default::default(),
+        destination: None,
     }
 }
 
@@ -102,6 +103,7 @@ fn endpoint_json(ep: &EndpointRecord, default: &PolicySpec) -> Value {
         "filter": ep.filter,
         "uid": ep.uid,
         "signature": {"headers": "webhook", "schemes": ["v1"]},
+        "destination": {"type": "http"},
     })
 }
 

@@ -4,7 +4,7 @@
 //! stats). An outcome whose lease had passed on changes nothing, but its
 //! attempt is logged, marked late, and counted in neither.
 
-use super::{AttemptReport, DeliveryWorker, Finished};
+use super::{Answer, AttemptReport, DeliveryWorker, Finished};
 use crate::delivery::breaker::RawOutcome;
 use crate::delivery::client::SendFailure;
 use crate::endpoint_stats::CountedAttempt;
@@ -40,7 +40,8 @@ pub(super) async fn record(
     } = f;
     let (expected_series, expected_attempts) = (d.series, d.attempts);
     let (status, error_kind, snippet) = match result {
-        Ok(r) => {
+        Ok(Answer::Published(receipt)) => (None, None, receipt.clone()),
+        Ok(Answer::Http(r)) => {
             let snip =
                 String::from_utf8_lossy(&r.body[..r.body.len().min(SNIPPET_BYTES)]).into_owned();
             (
@@ -119,9 +120,9 @@ pub(super) async fn record(
     let mut report = AttemptReport {
         endpoint_changed: disable.is_some(),
         outcome: match result {
-            Ok(r) if (200..300).contains(&r.status) => RawOutcome::Success,
-            Ok(_) | Err(SendFailure::Transport { .. }) => RawOutcome::Failure,
             Err(SendFailure::Blocked(_)) => RawOutcome::Neutral,
+            _ if outcome.is_some_and(Outcome::delivered) => RawOutcome::Success,
+            Ok(_) | Err(SendFailure::Transport { .. }) => RawOutcome::Failure,
         },
         shared: None,
     };
@@ -171,11 +172,12 @@ pub(super) async fn record(
             endpoint_id: &d.endpoint_id,
             started_ms: started,
             duration_ms: log.duration_ms,
-            delivered: status.is_some_and(|s| (200..300).contains(&s)),
+            delivered: outcome.is_some_and(Outcome::delivered),
         });
         let date = result
             .as_ref()
             .ok()
+            .and_then(Answer::http)
             .and_then(|r| r.headers.get("date"))
             .and_then(|v| v.to_str().ok());
         worker.ctx.telemetry.observe_attempt(&AttemptObservation {
@@ -193,7 +195,8 @@ pub(super) async fn record(
             plugin_decision_us,
             clock_skew_ms: date.and_then(|v| clock_skew_ms(v, ended)),
         });
-        tell_operators(worker, &d, status, report.endpoint_changed, ended).await;
+        let delivered = outcome.is_some_and(Outcome::delivered);
+        tell_operators(worker, &d, delivered, report.endpoint_changed, ended).await;
     }
     Ok(report)
 }
@@ -203,12 +206,11 @@ pub(super) async fn record(
 async fn tell_operators(
     worker: &DeliveryWorker,
     d: &DeliveryRecord,
-    status: Option<u16>,
+    delivered: bool,
     disabled: bool,
     now: u64,
 ) {
     let events = &worker.ctx.operator_events;
-    let delivered = status.is_some_and(|s| (200..300).contains(&s));
     if let Some(event) = OperatorEvent::after_attempt(d, delivered) {
         events.emit(event);
     }

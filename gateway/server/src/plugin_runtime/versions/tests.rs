@@ -1,7 +1,9 @@
-//! Both `hookgate:policy` versions through the host: detection from export names,
-//! the 0.2.0 conversions, and 0.1.0 and 0.2.0 WAT fixtures deciding side by side.
+//! The `hookgate:policy` versions through the host: detection from export names,
+//! the conversions to older versions, and 0.1.0 and 0.2.0 WAT fixtures deciding
+//! side by side (0.3.0 and the broker kinds: `plugin_runtime/broker_tests.rs`).
 
-use super::super::bindings::Outcome as Outcome1;
+use super::super::bindings::Outcome as WitOutcome;
+use super::super::bindings::v0_1::exports::hookgate::policy::decide as wit_0_1;
 use super::super::bindings::v0_2::exports::hookgate::policy::decide as wit_0_2;
 use super::super::chain::CallFailure;
 use super::super::conformance::samples;
@@ -19,6 +21,7 @@ async fn decide(host: &PluginHost, name: &str, status: u16, body: &[u8]) -> Deci
         headers: None,
         body,
         event_type: "test.event",
+        ..PluginInput::default()
     };
     let bound = host.bind(PluginBinding::parse(TENANT, name).unwrap(), &input);
     crate::policy::decide(&policy(), &facts(&outcome, 7), Some(&bound)).await
@@ -28,11 +31,17 @@ async fn decide(host: &PluginHost, name: &str, status: u16, body: &[u8]) -> Deci
 fn the_version_comes_from_export_names_the_newest_first() {
     let v1 = "hookgate:policy/decide@0.1.0#classify";
     let v2 = "hookgate:policy/decide@0.2.0#decide";
+    let v3 = "hookgate:policy/decide@0.3.0#decide";
     assert_eq!(WitVersion::of_core_exports(&[v1]), Some(WitVersion::V0_1_0));
     assert_eq!(WitVersion::of_core_exports(&[v2]), Some(WitVersion::V0_2_0));
+    assert_eq!(WitVersion::of_core_exports(&[v3]), Some(WitVersion::V0_3_0));
     assert_eq!(
         WitVersion::of_core_exports(&[v1, v2]),
         Some(WitVersion::V0_2_0)
+    );
+    assert_eq!(
+        WitVersion::of_core_exports(&[v2, v3, v1]),
+        Some(WitVersion::V0_3_0)
     );
     assert_eq!(WitVersion::of_core_exports(&["memory", "classify"]), None);
     assert_eq!(
@@ -41,8 +50,16 @@ fn the_version_comes_from_export_names_the_newest_first() {
     );
     assert_eq!(
         WitVersion::of_component_exports(&["hookgate:policy/decide@0.3.0"]),
+        Some(WitVersion::V0_3_0)
+    );
+    assert_eq!(
+        WitVersion::of_component_exports(&["hookgate:policy/decide@0.4.0"]),
         None
     );
+    let names: Vec<String> = WitVersion::ALL.iter().map(ToString::to_string).collect();
+    assert_eq!(names, ["0.3.0", "0.2.0", "0.1.0"]);
+    assert_eq!(WitVersion::V0_3_0.world(), "hookgate:policy/plugin@0.3.0");
+    assert_eq!(WitVersion::V0_3_0.functions(), ["decide"]);
 }
 
 #[test]
@@ -66,19 +83,19 @@ fn a_0_2_0_delay_counts_only_when_the_final_verdict_is_retry() {
     assert_eq!(default(false).delay, None);
 }
 
-#[test]
-fn the_0_2_0_attempt_carries_every_field() {
-    for (name, a, _) in samples() {
-        let b = attempt_0_2(a.clone());
+/// What an attempt converted to an older version must keep, field by field.
+macro_rules! assert_carried {
+    ($name:expr, $a:expr, $b:expr, $wit:ident) => {{
+        let (name, a, b) = ($name, $a, $b);
         let outcome = match a.outcome {
-            Outcome1::Status(s) => wit_0_2::Outcome::Status(s),
-            Outcome1::Failure(FailureKind::Timeout) => {
-                wit_0_2::Outcome::Failure(wit_0_2::FailureKind::Timeout)
+            WitOutcome::Status(s) => $wit::Outcome::Status(s),
+            WitOutcome::Failure(FailureKind::Timeout) => {
+                $wit::Outcome::Failure($wit::FailureKind::Timeout)
             }
-            Outcome1::Failure(FailureKind::Connect) => {
-                wit_0_2::Outcome::Failure(wit_0_2::FailureKind::Connect)
+            WitOutcome::Failure(FailureKind::Connect) => {
+                $wit::Outcome::Failure($wit::FailureKind::Connect)
             }
-            Outcome1::Failure(other) => panic!("{name}: no sample fails with {other:?}"),
+            WitOutcome::Failure(other) => panic!("{name}: {other:?} should not convert"),
         };
         assert_eq!(b.outcome, outcome, "{name}");
         assert_eq!(
@@ -92,9 +109,35 @@ fn the_0_2_0_attempt_carries_every_field() {
             (&a.event_type, a.builtin_delay_ms, a.seed),
             "{name}"
         );
-        let retry = matches!(b.builtin_verdict, wit_0_2::Verdict::Retry);
+        let retry = matches!(b.builtin_verdict, $wit::Verdict::Retry);
         assert_eq!(retry, a.builtin_verdict == Verdict::Retry, "{name}");
+    }};
+}
+
+#[test]
+fn older_versions_get_every_field_they_have_and_no_broker_kind() {
+    let mut broker = 0;
+    for (name, a, _) in samples() {
+        let broker_only = matches!(
+            a.outcome,
+            WitOutcome::Failure(
+                FailureKind::AuthRefused
+                    | FailureKind::NotFound
+                    | FailureKind::TooLarge
+                    | FailureKind::Throttled
+                    | FailureKind::Rejected
+            )
+        );
+        let (v1, v2) = (attempt_0_1(a.clone()), attempt_0_2(a.clone()));
+        if broker_only {
+            broker += 1;
+            assert!(v1.is_none() && v2.is_none(), "{name}: no name for its kind");
+            continue;
+        }
+        assert_carried!(&name, &a, v1.unwrap(), wit_0_1);
+        assert_carried!(&name, &a, v2.unwrap(), wit_0_2);
     }
+    assert!(broker >= 5, "the samples hold every broker kind: {broker}");
 }
 
 #[tokio::test]
@@ -139,7 +182,7 @@ async fn a_0_2_0_decision_calls_decide_exactly_once() {
     let plugin = host.installs.loaded(TENANT, "once", None).unwrap();
     let attempts: Vec<_> = samples()
         .into_iter()
-        .map(|(_, a, r)| (plugin.pre.attempt(a), r))
+        .map(|(_, a, r)| (plugin.pre.attempt(a).unwrap(), r))
         .take(2)
         .collect();
     let reused = host.sandbox.run_reused(&plugin.pre, &attempts);
@@ -204,6 +247,7 @@ fn plugins_exporting_neither_version_are_refused_naming_both() {
     assert_eq!(err.check(), Some("4 componentize"));
     let message = err.to_string();
     for name in [
+        "hookgate:policy/decide@0.3.0#decide",
         "hookgate:policy/decide@0.2.0#decide",
         "hookgate:policy/decide@0.1.0#classify",
     ] {
@@ -216,6 +260,7 @@ fn plugins_exporting_neither_version_are_refused_naming_both() {
     );
     let message = err.to_string();
     for name in [
+        "hookgate:policy/decide@0.3.0",
         "hookgate:policy/decide@0.2.0",
         "hookgate:policy/decide@0.1.0",
     ] {

@@ -51,6 +51,7 @@ fn bench_endpoint(tenant: &str) -> EndpointRecord {
         channels: Vec::new(),
         filter: None,
         signature: Default::default(),
+        destination: None,
     }
 }
 

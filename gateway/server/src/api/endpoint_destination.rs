@@ -1,0 +1,130 @@
+//! An endpoint's destination in the API: `{"type": "http"}` (the default, to
+//! `url`) or a broker kind with its settings (docs/destinations.md). A broker's
+//! host passes the address guard as an HTTP URL's does; its credentials are
+//! never shown again, and `********` given back keeps the stored ones.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::AppContext;
+use super::error::ApiError;
+use crate::address_guard::UrlError;
+use crate::destination::{
+    self, BrokerDestination, DestinationKind, NatsSettings, RabbitmqSettings, RedisSettings,
+};
+use crate::store::EndpointRecord;
+
+/// The API schema of a destination: a tagged union on `type`. Only described.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[schema(as = Destination)]
+#[allow(
+    dead_code,
+    reason = "described only; the record holds BrokerDestination"
+)]
+pub(super) enum DestinationSchema {
+    /// A POST to the endpoint's `url`; delivered means a 2xx. Takes nothing but its type.
+    Http,
+    /// RabbitMQ (AMQP 0-9-1), with publisher confirms and `mandatory`.
+    Rabbitmq(RabbitmqSettings),
+    /// A NATS JetStream subject; delivered means the stream's `PubAck`.
+    Nats(NatsSettings),
+    /// A Redis stream; delivered means `XADD` answered an id.
+    Redis(RedisSettings),
+}
+
+/// The view of `ep`'s destination, every secret masked.
+pub(super) fn shown(ep: &EndpointRecord) -> Value {
+    match &ep.destination {
+        Some(d) => serde_json::to_value(d.masked()).unwrap_or(Value::Null),
+        None => serde_json::json!({"type": DestinationKind::Http.as_str()}),
+    }
+}
+
+/// The endpoint's URL and broker destination from what was given: `url` for
+/// `http`, else the destination's own address. `ep` is the endpoint as stored
+/// (a new one's is blank).
+///
+/// # Errors
+/// 422 `validation_failed` naming the field, or 422 `url_blocked`.
+pub(super) async fn checked(
+    ctx: &AppContext,
+    url: Option<&str>,
+    given: Option<&Value>,
+    ep: &EndpointRecord,
+) -> Result<(String, Option<BrokerDestination>), ApiError> {
+    let http_only = given.is_none_or(|v| {
+        v.get("type").and_then(Value::as_str) == Some("http")
+            && v.as_object().is_some_and(|o| o.len() == 1)
+    });
+    if http_only {
+        let url = super::endpoint_input::checked_url(ctx, url).await?;
+        return Ok((url.to_string(), None));
+    }
+    let given = given.unwrap_or(&Value::Null);
+    if given.get("type").and_then(Value::as_str) == Some("http") {
+        return Err(ApiError::validation(
+            "destination",
+            "an http destination takes nothing but its type; the endpoint's url is where it posts",
+        ));
+    }
+    if !given.is_object() {
+        return Err(ApiError::validation(
+            "destination",
+            "destination must be an object with a type",
+        ));
+    }
+    let named = &ctx.config.destinations.credentials;
+    let (mut destination, parsed) = destination::parse(given, ctx.config.limits.url_len, named)
+        .map_err(|e| ApiError::validation(e.field, e.message))?;
+    let stored = ep
+        .destination
+        .as_ref()
+        .and_then(BrokerDestination::credentials);
+    if let Some(c) = destination.credentials() {
+        for (field, given, kept) in [
+            (
+                "password",
+                &c.password,
+                stored.and_then(|s| s.password.as_ref()),
+            ),
+            ("token", &c.token, stored.and_then(|s| s.token.as_ref())),
+        ] {
+            if given.as_deref() == Some(destination::MASK) && kept.is_none() {
+                return Err(ApiError::validation(
+                    format!("destination.credentials.{field}"),
+                    format!(
+                        "{} keeps a stored {field}, and this endpoint has none",
+                        destination::MASK
+                    ),
+                ));
+            }
+        }
+    }
+    let credentials = destination.credentials_mut();
+    *credentials = credentials.take().map(|c| c.unmasked_from(stored));
+    // The url a view showed (the broker's, or the stored HTTP one a change
+    // starts from) may come back; another is a mistake.
+    if let Some(u) = url
+        && u != destination.url()
+        && u != ep.url
+    {
+        return Err(ApiError::validation(
+            "url",
+            format!(
+                "a {} endpoint's address is destination.url; leave url out",
+                destination.kind().as_str()
+            ),
+        ));
+    }
+    ctx.guard
+        .check_at_creation(&parsed)
+        .await
+        .map_err(|e| match e {
+            UrlError::Blocked { .. } | UrlError::NotAllowListed { .. } => {
+                ApiError::url_blocked(e.to_string())
+            }
+            other => ApiError::validation("destination.url", other.to_string()),
+        })?;
+    Ok((destination.url().to_owned(), Some(destination)))
+}

@@ -1,0 +1,28 @@
+//! Destinations: where an endpoint's attempts go. `http` is the engine's own
+//! client; every other kind is a broker [`Publisher`] behind one trait, so the
+//! engine around it (classification, policy, plugins, breaker, limits, attempt
+//! log, DLQ, replay, metrics) never knows which kind it serves. A new kind is
+//! one more settings struct in `config.rs`, one more module implementing
+//! [`Publisher`], and one more arm in `pool.rs`.
+
+mod config;
+mod connect;
+mod kind;
+mod message;
+mod nats;
+mod pool;
+mod publisher;
+mod rabbitmq;
+mod redis;
+mod validate;
+
+pub use config::NamedCredentials;
+pub(crate) use config::{
+    BrokerDestination, Credentials, MASK, NatsSettings, RabbitmqSettings, RedisSettings,
+};
+pub(crate) use connect::ConnectRefusal;
+pub use kind::DestinationKind;
+pub(crate) use message::{BrokerMessage, EVENT_TYPE_ATTRIBUTE};
+pub(crate) use pool::Publishers;
+pub(crate) use publisher::{BoxFuture, PublishFailure, Publisher, Receipt};
+pub(crate) use validate::parse;

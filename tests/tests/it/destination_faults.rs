@@ -1,0 +1,204 @@
+//! Broker destinations under faults (issue 43), never touching the shared
+//! servers' settings: a test's own TCP proxy cuts and heals the way to each
+//! broker; a target that does not exist, credentials the broker refuses and a
+//! message larger than it takes each end as docs/destinations.md says; and a
+//! policy's `error_rules` change those endings without a plugin. Nothing
+//! acknowledged is lost.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use hookgate_tests::brokers::{self, NATS, OwnNats, RABBITMQ, REDIS};
+use hookgate_tests::tcp_proxy::TcpProxy;
+use hookgate_tests::{TestGateway, is_final};
+use serde_json::{Value, json};
+
+use super::destinations::{destination, settled};
+
+const WAIT: Duration = Duration::from_secs(40);
+
+/// Retries a second apart, so a fault's whole course fits in a test.
+fn quick(rules: Value) -> Value {
+    json!({"strategy": "fixed", "base_ms": 1000, "jitter": "none", "max_attempts": 10,
+           "error_rules": rules})
+}
+
+/// `url` with its host and port replaced by `addr`.
+fn through(url: &str, addr: SocketAddr) -> String {
+    let mut u = url::Url::parse(url).unwrap();
+    u.set_port(Some(addr.port())).unwrap();
+    u.set_ip_host(addr.ip()).unwrap();
+    u.to_string()
+}
+
+fn upstream(url: &str) -> SocketAddr {
+    let u = url::Url::parse(url).unwrap();
+    format!("{}:{}", u.host_str().unwrap(), u.port().unwrap())
+        .parse()
+        .unwrap()
+}
+
+/// One event to a new endpoint with `dest` and `policy`; its final view.
+async fn one_ending(
+    gw: &TestGateway,
+    key: &str,
+    dest: Value,
+    policy: Value,
+    payload: Value,
+) -> Value {
+    gw.endpoint("acme", key, json!({"destination": dest, "policy": policy}))
+        .await;
+    let ev = gw.event("acme", key, "order.paid", payload).await;
+    let id = ev["deliveries"][0]["id"].as_str().unwrap();
+    gw.wait_delivery("acme", key, id, WAIT, is_final).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_unreachable_for_a_while_loses_nothing() {
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    for (kind, url) in [("rabbitmq", RABBITMQ), ("nats", NATS), ("redis", REDIS)] {
+        let name = brokers::unique(kind);
+        brokers::setup(kind, url, &name);
+        let proxy = TcpProxy::start(upstream(url)).await;
+        proxy.cut();
+        let dest = destination(kind, &through(url, proxy.addr), &name);
+        let ep = gw
+            .endpoint(
+                "acme",
+                &key,
+                json!({"destination": dest, "policy": quick(json!({}))}),
+            )
+            .await;
+        let mut events = Vec::new();
+        for n in 0..3 {
+            events.push(gw.event("acme", &key, "order.paid", json!({"n": n})).await);
+        }
+        // Each fails while the way is cut, as a connection failure, and waits.
+        let first = events[0]["deliveries"][0]["id"].as_str().unwrap();
+        let failed = gw
+            .wait_delivery("acme", &key, first, WAIT, |d| {
+                d["attempts"].as_u64() >= Some(2)
+            })
+            .await;
+        assert_eq!(failed["state"], "pending", "{kind}: {failed}");
+        let error = failed["last_error"].as_str().unwrap_or_default();
+        assert!(
+            ["connect", "reset", "timeout"].contains(&error),
+            "{kind}: {failed}"
+        );
+        proxy.restore();
+        for d in settled(&gw, &key, &events).await {
+            assert_eq!(d["state"], "succeeded", "{kind}: {d}");
+        }
+        let secret = ep["secret"].as_str().unwrap();
+        let got = brokers::consume(kind, url, &name, secret, 3);
+        assert_eq!(got.len(), 3, "{kind}: {got:?}");
+        brokers::teardown(kind, url, &name);
+    }
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_target_gives_up_after_three_attempts() {
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    // No such exchange; no stream captures the subject; the key holds no stream.
+    let name = brokers::unique("missing");
+    let redis = redis_set(&name);
+    let cases = [
+        ("rabbitmq", destination("rabbitmq", RABBITMQ, &name)),
+        ("nats", destination("nats", NATS, &name)),
+        ("redis", destination("redis", REDIS, &redis)),
+    ];
+    for (kind, dest) in cases {
+        let done = one_ending(&gw, &key, dest, quick(json!({})), json!({"n": 1})).await;
+        assert_eq!(done["state"], "dead", "{kind}: {done}");
+        assert_eq!(done["last_error"], "not_found", "{kind}: {done}");
+        assert_eq!(done["attempts"], 3, "{kind}: {done}");
+        assert_eq!(done["dead_reason"], "give_up", "{kind}: {done}");
+    }
+    // A rule makes it retry instead, up to the policy's attempts.
+    let rules = json!({"not_found": {"give_up_after": 5}});
+    let dest = destination("rabbitmq", RABBITMQ, &name);
+    let done = one_ending(&gw, &key, dest, quick(rules), json!({"n": 2})).await;
+    assert_eq!(
+        (done["state"].as_str(), done["attempts"].as_u64()),
+        (Some("dead"), Some(5)),
+        "{done}"
+    );
+    brokers::teardown("redis", REDIS, &redis);
+    gw.stop().await;
+}
+
+/// A key named after `name` that holds a string, so `XADD` to it is refused.
+fn redis_set(name: &str) -> String {
+    let key = format!("{name}-string");
+    let out = std::process::Command::new("redis-cli")
+        .args(["-u", REDIS, "SET", &key, "not a stream"])
+        .output()
+        .expect("redis-cli is on this machine");
+    assert!(out.status.success(), "{out:?}");
+    key
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_credentials_give_up_after_three_attempts() {
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    let name = brokers::unique("auth");
+    brokers::setup("rabbitmq", RABBITMQ, &name);
+    // The shared NATS asks for no credentials: this one does.
+    let guarded = OwnNats::start("authorization { user: hookgate, password: right }");
+    let wrong = json!({"username": "hookgate", "password": "wrong"});
+    let mut rabbit = destination("rabbitmq", RABBITMQ, &name);
+    rabbit["credentials"] = wrong.clone();
+    let mut nats = destination("nats", &guarded.url, &name);
+    nats["credentials"] = wrong;
+    let mut redis = destination("redis", REDIS, &name);
+    redis["credentials"] = json!({"username": "nobody", "password": "wrong"});
+    for (kind, dest) in [("rabbitmq", rabbit), ("nats", nats), ("redis", redis)] {
+        let done = one_ending(&gw, &key, dest, quick(json!({})), json!({"n": 1})).await;
+        assert_eq!(done["state"], "dead", "{kind}: {done}");
+        assert_eq!(done["last_error"], "auth_refused", "{kind}: {done}");
+        assert_eq!(done["attempts"], 3, "{kind}: {done}");
+    }
+    // A rule gives up at once.
+    let mut dest = destination("rabbitmq", RABBITMQ, &name);
+    dest["credentials"] = json!({"username": "guest", "password": "wrong"});
+    let done = one_ending(
+        &gw,
+        &key,
+        dest,
+        quick(json!({"auth_refused": "give_up"})),
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        (done["state"].as_str(), done["attempts"].as_u64()),
+        (Some("dead"), Some(1)),
+        "{done}"
+    );
+    brokers::teardown("rabbitmq", RABBITMQ, &name);
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_too_large_gives_up_at_once() {
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    // The shared NATS takes 1 MiB, more than an event may hold: this one takes 2 KiB.
+    let small = OwnNats::start("max_payload: 2048");
+    let name = brokers::unique("large");
+    brokers::setup("nats", &small.url, &name);
+    let dest = destination("nats", &small.url, &name);
+    let big = json!({"blob": "x".repeat(4096)});
+    let done = one_ending(&gw, &key, dest.clone(), quick(json!({})), big).await;
+    assert_eq!(done["state"], "dead", "{done}");
+    assert_eq!(done["last_error"], "too_large", "{done}");
+    assert_eq!(done["attempts"], 1, "{done}");
+    // A small one to the same stream still goes through.
+    let ok = one_ending(&gw, &key, dest, quick(json!({})), json!({"n": 1})).await;
+    assert_eq!(ok["state"], "succeeded", "{ok}");
+    gw.stop().await;
+}
