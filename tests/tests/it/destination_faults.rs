@@ -202,3 +202,65 @@ async fn a_message_too_large_gives_up_at_once() {
     assert_eq!(ok["state"], "succeeded", "{ok}");
     gw.stop().await;
 }
+
+/// The `broker-aware` example plugin (built with the SDK against
+/// `hookgate:policy@0.3.0`) is told the destination's kind and the broker's
+/// error: it waits out a RabbitMQ auth refusal for 30 s where the policy alone
+/// would retry in 1 s, and it gives up on a message NATS finds too large,
+/// deciding both itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenant_plugin_sees_the_destination_and_the_broker_error_and_decides() {
+    let gw = TestGateway::start().await;
+    let key = gw.tenant("acme").await;
+    hookgate_tests::upload_example(&gw, &key, "broker-aware", "broker-aware", 1).await;
+    let name = brokers::unique("plugin");
+    brokers::setup("rabbitmq", RABBITMQ, &name);
+    let mut refused = destination("rabbitmq", RABBITMQ, &name);
+    refused["credentials"] = json!({"username": "guest", "password": "wrong"});
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"destination": refused, "policy": quick(json!({})), "plugin": "broker-aware"}),
+    )
+    .await;
+    let ev = gw.event("acme", &key, "order.paid", json!({"n": 1})).await;
+    let id = ev["deliveries"][0]["id"].as_str().unwrap();
+    let waiting = gw
+        .wait_delivery("acme", &key, id, WAIT, |d| d["attempts"].as_u64() >= Some(1))
+        .await;
+    assert_eq!(waiting["state"], "pending", "{waiting}");
+    assert_eq!(waiting["last_error"], "auth_refused", "{waiting}");
+    let (s, attempts) = gw
+        .call("GET", &format!("/v1/tenants/acme/attempts?delivery={id}"), Some(&key), None)
+        .await;
+    assert_eq!(s, 200, "{attempts}");
+    let first = &attempts["data"][0];
+    assert_eq!(first["decided_by"], "plugin:broker-aware@1", "{first}");
+    assert_eq!(first["delay_ms"], 30_000, "the plugin's wait, not the policy's 1 s: {first}");
+
+    let small = OwnNats::start("max_payload: 2048");
+    let stream = brokers::unique("plugin-nats");
+    brokers::setup("nats", &small.url, &stream);
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"destination": destination("nats", &small.url, &stream),
+               "policy": quick(json!({"too_large": "retry"})), "plugin": "broker-aware",
+               "event_types": ["order.big"]}),
+    )
+    .await;
+    let big = gw
+        .event("acme", &key, "order.big", json!({"blob": "x".repeat(4096)}))
+        .await;
+    let big_id = big["deliveries"][0]["id"].as_str().unwrap();
+    let done = gw.wait_delivery("acme", &key, big_id, WAIT, is_final).await;
+    // The policy's rule says retry; the plugin, told the kind, gives up.
+    assert_eq!((done["state"].as_str(), done["attempts"].as_u64()), (Some("dead"), Some(1)), "{done}");
+    assert_eq!(done["last_error"], "too_large", "{done}");
+    let (_, attempts) = gw
+        .call("GET", &format!("/v1/tenants/acme/attempts?delivery={big_id}"), Some(&key), None)
+        .await;
+    assert_eq!(attempts["data"][0]["decided_by"], "plugin:broker-aware@1", "{attempts}");
+    brokers::teardown("rabbitmq", RABBITMQ, &name);
+    gw.stop().await;
+}
