@@ -1,7 +1,8 @@
 // Checks every page of the web console with axe-core (WCAG 2.0/2.1 A and AA
 // rules) in Debian's Chromium: the sign-in form, then each page signed in with
-// a tenant's key, with an endpoint, a delivery and a catalog type to show;
-// then the overview and the endpoint list in the dark palette. Measures each
+// a tenant's key, with an endpoint, a delivery and a catalog type to show
+// (the endpoint form's destination picker showing RabbitMQ's fields); then
+// the overview and the endpoint list in the dark palette. Measures each
 // badge tone's contrast in the light, dark and system-dark palettes.
 // Screenshots of each page at 1280 px and 390 px go to OUT_DIR. Prints one
 // JSON line: the serious and critical violations by page, the badge tones
@@ -91,6 +92,8 @@ try {
   for (const [name, hash] of pages) {
     scene = name;
     await open(name, hash);
+    // The picker's broker fields are audited, not only HTTP's URL.
+    if (name === "endpoints") await page.check('#endpoint-form input[name="destination.type"][value="rabbitmq"]');
     seen[name] = await audit(name);
     if (name === "endpoints") {
       badges = await page.$$eval("#endpoint-list .badge", (bs) => bs.map((b) => [...b.classList].find((c) => c.startsWith("tone-"))));

@@ -1,4 +1,5 @@
-// One endpoint: its name, uid, channels, filter, metadata, headers (sensitive
+// One endpoint: its name, uid, destination (HTTP, or a broker's kind, target
+// and who it connects as; never a secret), channels, filter, metadata, headers (sensitive
 // values as the API masks them), signature schemes and header names (with the
 // `v1a` public key a receiver verifies with), state, breaker, limits, plugin
 // binding and effective policy; its delivery history (endpoint_stats.js); the edit form
@@ -12,6 +13,7 @@ import { showFieldError } from "./forms.js";
 import { breakerText, endpointName } from "./endpoints.js";
 import { endpointForm } from "./endpoint_form.js";
 import { filterText } from "./filter_editor.js";
+import { destinationText } from "./destination_picker.js";
 import { showStats, sinceOf } from "./endpoint_stats.js";
 import { allEventTypes } from "./event_types.js";
 
@@ -88,6 +90,7 @@ function render(ep) {
       ["Id", ep.id],
       ["Uid", ep.uid],
       ["URL", ep.url],
+      ["Destination", destinationText(ep.destination)],
       ["State", ep.disabled ? `disabled${ep.disabled_reason ? ` (${ep.disabled_reason})` : ""}` : "enabled"],
       ["Breaker", breakerText(ep.breaker)],
       ["Event types", ep.event_types.join(", ")],

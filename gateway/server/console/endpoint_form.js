@@ -1,5 +1,6 @@
 // The endpoint form, shared by create (endpoints.js) and edit (endpoint.js):
-// the plain fields, the event types (ticked from the catalog or typed),
+// the destination (HTTP to the URL, or a broker: destination_picker.js), the
+// plain fields, the event types (ticked from the catalog or typed),
 // channels, metadata and header rows, the signature choices, the payload
 // filter and the retry policy; read as the create body, or as a merge patch of only
 // what changed since the form was filled, so a change made elsewhere
@@ -10,6 +11,7 @@ import { checkNumber, fillPolicy, labelled, policyFieldset, policyOver, policyPa
 import { rowsEditor } from "./rows_editor.js";
 import { filterEditor, filterText, readFilter } from "./filter_editor.js";
 import { eventTypePicker } from "./event_type_picker.js";
+import { destinationPicker } from "./destination_picker.js";
 
 /** The plain fields: [name, label, type, placeholder]. */
 const FIELDS = [
@@ -61,7 +63,10 @@ function fieldValue(form, name) {
  */
 export function endpointForm(form) {
   const types = eventTypePicker();
+  const destination = destinationPicker(form);
   for (const [name, text, type, placeholder] of FIELDS) {
+    // Where deliveries go comes first; the URL is HTTP's.
+    if (name === "url") form.append(destination.element);
     const input = el("input", { name, type, placeholder, autocomplete: "off", required: name === "url" });
     form.append(labelled(text, input, name));
     // The event types come after the names, before the channels that narrow them.
@@ -79,6 +84,7 @@ export function endpointForm(form) {
   const metadata = rowsEditor({ field: "metadata", legend: "Metadata (your own strings; hookgate never reads them)", noun: "metadata key", keyLabel: "Key" });
   const headers = rowsEditor({ field: "headers", legend: "Headers sent with every attempt", noun: "header", keyLabel: "Header name", sensitive: true });
   form.append(metadata.element, headers.element, filterEditor(), policyFieldset());
+  destination.reset();
   /** The text each plain field, the filter and the policy fields were filled with. */
   let shown = {};
 
@@ -86,7 +92,11 @@ export function endpointForm(form) {
     /** The create body: only what was filled in. */
     createBody() {
       const body = {};
+      const broker = destination.read();
+      if (broker) body.destination = broker;
       for (const [name] of FIELDS) {
+        // A broker's address is its destination's.
+        if (name === "url" && broker) continue;
         const value = fieldValue(form, name);
         if (value !== undefined) body[name] = value;
       }
@@ -110,6 +120,7 @@ export function endpointForm(form) {
         form.elements[name].value = text;
         shown[name] = text;
       }
+      destination.fill(ep.destination);
       types.fill(ep.event_types || []);
       metadata.fill(ep.metadata, []);
       headers.fill(ep.headers, ep.sensitive_headers || []);
@@ -123,8 +134,12 @@ export function endpointForm(form) {
     /** The merge patch: the fields changed since `fill`; an emptied one is null, its default. */
     patchBody() {
       const body = {};
+      const changed = destination.patch();
+      if (changed !== undefined) body.destination = changed;
       for (const [name] of FIELDS) {
         if (form.elements[name].value.trim() === shown[name]) continue;
+        // A broker endpoint's URL is its destination's.
+        if (name === "url" && destination.kind() !== "http") continue;
         const value = fieldValue(form, name);
         body[name] = value === undefined ? null : value;
       }
@@ -144,6 +159,7 @@ export function endpointForm(form) {
     /** Empties every field and row (after a create). */
     reset() {
       form.reset();
+      destination.reset();
       types.fill([]);
       metadata.fill({}, []);
       headers.fill({}, []);

@@ -1,5 +1,5 @@
 // Endpoints: the tenant's list, each by its name (description, uid or id)
-// with its uid, channels, filter, state and breaker (as badges), success rate
+// with its uid, destination (a broker's kind and target beside its address), channels, filter, state and breaker (as badges), success rate
 // over the last day (one read of the tenant's stats history) and limits, and
 // the form that creates one. An endpoint's own page (endpoint.js) edits it.
 
@@ -7,6 +7,7 @@ import { $, api, allPages, can, MOST_LISTED, tenantPath, el, cell, link, emptyRo
 import { plain } from "./chart_axes.js";
 import { showFieldError } from "./forms.js";
 import { endpointForm } from "./endpoint_form.js";
+import { KIND_LABELS } from "./destination_picker.js";
 
 /** What people call an endpoint: its description, else its uid, else its id. */
 export const endpointName = (ep) => ep.description || ep.uid || ep.id;
@@ -19,6 +20,28 @@ export function breakerText(breaker) {
   if (!breaker) return "–";
   if (breaker.state === "closed") return breaker.trips ? `closed (${breaker.trips} trips)` : "closed";
   return `${breaker.state} until ${when(breaker.open_until)} (${breaker.trips} trips)`;
+}
+
+/** What a broker destination publishes to, in a few words; nothing for HTTP. */
+function targetText(d) {
+  if (d.type === "rabbitmq") return `exchange ${d.exchange || "(default)"}${d.routing_key ? `, key ${d.routing_key}` : ""}`;
+  if (d.type === "nats") return `subject ${d.subject}`;
+  if (d.type === "redis") return `stream ${d.stream}`;
+  return "";
+}
+
+/** The destination cell: an HTTP endpoint's URL; a broker's kind, address and target. */
+function destinationCell(ep) {
+  const d = ep.destination;
+  if (!d || d.type === "http") return el("td", { class: "url", text: ep.url });
+  return el(
+    "td",
+    { class: "url", "data-destination": d.type },
+    el("span", { class: "kind", text: KIND_LABELS[d.type] || d.type }),
+    " ",
+    ep.url,
+    el("small", { class: "target", text: targetText(d) }),
+  );
 }
 
 /** The badge's colour for each breaker state; the text says the state too. */
@@ -99,7 +122,7 @@ export async function show(_arg, polled, current) {
             {},
             el("td", {}, link(`#endpoint/${encodeURIComponent(ep.id)}`, endpointName(ep)), endpointName(ep) === ep.id ? null : el("small", { class: "id", text: ep.id })),
             cell(ep.uid),
-            el("td", { class: "url", text: ep.url }),
+            destinationCell(ep),
             cell((ep.channels || []).join(", ")),
             el("td", {}, ep.filter == null ? "–" : el("code", { text: filterLine(ep.filter) })),
             stateCell(ep),

@@ -2,7 +2,8 @@
 //! sign-in form and every page, signed in with a tenant's key, with an
 //! endpoint, a delivery and a catalog type to show, against WCAG 2.0 and 2.1
 //! A and AA (contrast among them); the overview and the endpoint list (with a
-//! disabled endpoint and an open breaker among its badges) again in the dark
+//! disabled endpoint, an open breaker and a RabbitMQ destination among its
+//! rows, the create form's picker showing RabbitMQ's fields) again in the dark
 //! palette. No page may have a serious or critical violation. Every badge
 //! tone reads at 4.5:1 or more in both palettes. Screenshots at 1280 px and
 //! 390 px go to `target/tmp/console-screens`.
@@ -60,6 +61,16 @@ async fn no_page_has_a_serious_accessibility_violation() {
         &key,
         json!({"url": rx.failing_first_url(1), "description": "failing",
                "event_types": ["invoice.*"], "policy": {"max_attempts": 1}}),
+    )
+    .await;
+    // A broker destination (no event reaches it; making it connects to none).
+    gw.endpoint(
+        "acme",
+        &key,
+        json!({"description": "orders to rabbit", "event_types": ["broker.test"],
+               "destination": {"type": "rabbitmq", "url": "amqp://127.0.0.1:5672/%2f",
+                               "exchange": "hookgate.a11y", "routing_key": "orders",
+                               "credentials": {"username": "guest", "password": "guest"}}}),
     )
     .await;
     let d = final_delivery(&gw, &key, "order.paid").await;

@@ -7,8 +7,9 @@
 //! replays the DLQ and sees the deliveries succeed, gets the API's field
 //! errors, runs the simulator, uploads and rolls back a plugin, makes and
 //! edits an endpoint with the platform model's fields (a sensitive header
-//! among them) and reads an event's payload; then the admin sees the whole
-//! gateway and its history. What the pages showed is checked in
+//! among them) and reads an event's payload, makes a RabbitMQ endpoint with
+//! the destination picker (checked here against the API); then the admin sees
+//! the whole gateway and its history. What the pages showed is checked in
 //! `console_seen.rs` and `console_platform_seen.rs`, against the API and the
 //! receiver. A second journey reads the event-type catalog, by group with
 //! each type's marks, and subscribes endpoints from it in the endpoint form;
@@ -117,6 +118,8 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         "plugins": files,
         "platform_url": receiver.url().replace("/hook", "/platform"),
         "sensitive_value": SENSITIVE,
+        "rabbitmq_url": RABBITMQ,
+        "nats_url": "nats://127.0.0.1:4222",
     });
     let seen = drive(&gw, "console_browser.mjs", &key, setup.clone()).await;
     console_seen::overview(&seen, &key);
@@ -127,6 +130,7 @@ async fn a_tenant_works_through_every_page_of_the_console() {
     console_seen::policies(&seen, &id);
     console_seen::plugins(&gw, &key, &seen, &id).await;
     console_platform_seen::platform(&seen, &receiver, SENSITIVE);
+    destinations(&gw, &key, &seen).await;
     console_seen::admin(&seen);
     let out = screens();
     for shot in [
@@ -151,9 +155,135 @@ async fn a_tenant_works_through_every_page_of_the_console() {
         "endpoint-platform.png",
         "delivery-payload.png",
         "endpoint-stats.png",
+        "endpoints-destination.png",
+        "endpoint-destination.png",
     ] {
         assert!(out.join(shot).is_file(), "{shot} missing");
     }
+}
+
+/// The machine's RabbitMQ; making an endpoint connects to no broker.
+const RABBITMQ: &str = "amqp://127.0.0.1:5672/%2f";
+
+/// The destination picker: each kind's own fields; the RabbitMQ endpoint made
+/// through it, as the API holds it (the exchange, the routing key edited on
+/// its page, the password kept and never on a page).
+async fn destinations(gw: &TestGateway, key: &str, seen: &Value) {
+    let d = &seen["destinations"];
+    assert_eq!(d["legend"], "Destination", "{d}");
+    let kinds: Vec<&str> = texts(&d["kinds"])
+        .iter()
+        .map(|k| k.split(" (").next().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["HTTP", "RabbitMQ", "NATS JetStream", "Redis Streams"]
+    );
+    let credentials = [
+        "destination.credentials.username",
+        "destination.credentials.password",
+    ];
+    let named = "destination.credentials.name";
+    let fields = |own: &[&str], token: bool| {
+        let mut all = vec!["destination.url"];
+        all.extend(own);
+        all.extend(credentials);
+        if token {
+            all.push("destination.credentials.token");
+        }
+        all.push(named);
+        json!(all)
+    };
+    assert_eq!(d["http"], json!(["url"]), "{d}");
+    let rabbit = ["destination.exchange", "destination.routing_key"];
+    assert_eq!(d["rabbitmq"], fields(&rabbit, false), "{d}");
+    assert_eq!(d["nats"], fields(&["destination.subject"], true), "{d}");
+    let redis = ["destination.stream", "destination.max_len"];
+    assert_eq!(d["redis"], fields(&redis, false), "{d}");
+    // The API's error, beside the broker URL, which takes the focus; gone once made.
+    let url_error = d["urlError"].as_str().unwrap();
+    assert!(url_error.contains("amqp"), "{d}");
+    assert_eq!(d["focused"], "destination.url", "{d}");
+    assert_eq!(d["urlErrorAfter"], "", "{d}");
+    assert!(
+        d["created"]
+            .as_str()
+            .unwrap()
+            .starts_with("Created orders to rabbit."),
+        "{d}"
+    );
+    assert_eq!(
+        d["afterCreate"],
+        json!({"type": "http", "fields": ["url"]}),
+        "{d}"
+    );
+    // The list and the page: the kind, the address and the target.
+    let cell = d["cell"].as_str().unwrap();
+    assert!(
+        cell.starts_with(&format!("RabbitMQ {RABBITMQ}"))
+            && cell.ends_with("exchange hookgate.console, key orders.created"),
+        "{cell}"
+    );
+    assert_eq!(d["facts"]["url"], RABBITMQ, "{d}");
+    assert_eq!(
+        d["facts"]["destination"],
+        "RabbitMQ: exchange hookgate.console, routing key orders.created, as user guest",
+        "{d}"
+    );
+    // The edit form: filled from the destination, the password not.
+    let filled = &d["filled"];
+    assert_eq!(
+        (&filled["type"], &filled["url"], &filled["exchange"]),
+        (
+            &json!("rabbitmq"),
+            &json!(RABBITMQ),
+            &json!("hookgate.console")
+        ),
+        "{filled}"
+    );
+    assert_eq!(
+        (&filled["username"], &filled["password"]),
+        (&json!("guest"), &json!("")),
+        "{filled}"
+    );
+    assert_eq!(
+        filled["passwordHint"], "stored: type to replace",
+        "{filled}"
+    );
+    assert_eq!(filled["fields"], fields(&rabbit, false), "{filled}");
+    assert!(
+        d["afterSave"]
+            .as_str()
+            .unwrap()
+            .contains("routing key orders.paid"),
+        "{d}"
+    );
+    assert!(d["saved"].as_str().unwrap().starts_with("Saved"), "{d}");
+    let id = d["id"].as_str().unwrap();
+    let (status, ep) = gw
+        .call(
+            "GET",
+            &format!("/v1/tenants/acme/endpoints/{id}"),
+            Some(key),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{ep}");
+    assert_eq!(ep["destination"]["type"], "rabbitmq", "{ep}");
+    assert_eq!(
+        ep["destination"],
+        json!({"type": "rabbitmq", "url": RABBITMQ, "exchange": "hookgate.console",
+               "routing_key": "orders.paid",
+               "credentials": {"username": "guest", "password": "********"}}),
+        "{ep}"
+    );
+    assert_eq!(
+        (&ep["url"], &ep["event_types"]),
+        (&json!(RABBITMQ), &json!(["broker.test"])),
+        "{ep}"
+    );
+    // Only the routing key was sent: another client's change stays.
+    assert_eq!(ep["description"], "rabbit, renamed", "{ep}");
 }
 
 /// Creates a catalog type as the admin.

@@ -470,7 +470,8 @@ pub(crate) fn admin(seen: &Value) {
     );
     assert_eq!(drawn[0]["bars"], history["apiBars"], "{history}");
     assert!(drawn[1]["points"].as_u64() >= Some(1), "{history}");
-    // Then picks tenant acme: its four endpoints, seen with the admin token.
+    // Then picks tenant acme: its five endpoints (the last one a RabbitMQ
+    // destination), seen with the admin token.
     assert_eq!(admin["picked"], "admin", "{admin}");
-    assert_eq!(admin["endpoints"], 4, "{admin}");
+    assert_eq!(admin["endpoints"], 5, "{admin}");
 }

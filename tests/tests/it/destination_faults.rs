@@ -226,17 +226,27 @@ async fn a_tenant_plugin_sees_the_destination_and_the_broker_error_and_decides()
     let ev = gw.event("acme", &key, "order.paid", json!({"n": 1})).await;
     let id = ev["deliveries"][0]["id"].as_str().unwrap();
     let waiting = gw
-        .wait_delivery("acme", &key, id, WAIT, |d| d["attempts"].as_u64() >= Some(1))
+        .wait_delivery("acme", &key, id, WAIT, |d| {
+            d["attempts"].as_u64() >= Some(1)
+        })
         .await;
     assert_eq!(waiting["state"], "pending", "{waiting}");
     assert_eq!(waiting["last_error"], "auth_refused", "{waiting}");
     let (s, attempts) = gw
-        .call("GET", &format!("/v1/tenants/acme/attempts?delivery={id}"), Some(&key), None)
+        .call(
+            "GET",
+            &format!("/v1/tenants/acme/attempts?delivery={id}"),
+            Some(&key),
+            None,
+        )
         .await;
     assert_eq!(s, 200, "{attempts}");
     let first = &attempts["data"][0];
     assert_eq!(first["decided_by"], "plugin:broker-aware@1", "{first}");
-    assert_eq!(first["delay_ms"], 30_000, "the plugin's wait, not the policy's 1 s: {first}");
+    assert_eq!(
+        first["delay_ms"], 30_000,
+        "the plugin's wait, not the policy's 1 s: {first}"
+    );
 
     let small = OwnNats::start("max_payload: 2048");
     let stream = brokers::unique("plugin-nats");
@@ -255,12 +265,24 @@ async fn a_tenant_plugin_sees_the_destination_and_the_broker_error_and_decides()
     let big_id = big["deliveries"][0]["id"].as_str().unwrap();
     let done = gw.wait_delivery("acme", &key, big_id, WAIT, is_final).await;
     // The policy's rule says retry; the plugin, told the kind, gives up.
-    assert_eq!((done["state"].as_str(), done["attempts"].as_u64()), (Some("dead"), Some(1)), "{done}");
+    assert_eq!(
+        (done["state"].as_str(), done["attempts"].as_u64()),
+        (Some("dead"), Some(1)),
+        "{done}"
+    );
     assert_eq!(done["last_error"], "too_large", "{done}");
     let (_, attempts) = gw
-        .call("GET", &format!("/v1/tenants/acme/attempts?delivery={big_id}"), Some(&key), None)
+        .call(
+            "GET",
+            &format!("/v1/tenants/acme/attempts?delivery={big_id}"),
+            Some(&key),
+            None,
+        )
         .await;
-    assert_eq!(attempts["data"][0]["decided_by"], "plugin:broker-aware@1", "{attempts}");
+    assert_eq!(
+        attempts["data"][0]["decided_by"], "plugin:broker-aware@1",
+        "{attempts}"
+    );
     brokers::teardown("rabbitmq", RABBITMQ, &name);
     gw.stop().await;
 }

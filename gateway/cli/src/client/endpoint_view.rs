@@ -1,5 +1,6 @@
-//! How endpoints read in human output: a list table, one endpoint's fields, and
-//! its signing secrets with their expiry.
+//! How endpoints read in human output: a list table, one endpoint's fields (its
+//! destination among them, never a secret), and its signing secrets with their
+//! expiry.
 
 use serde_json::{Value, json};
 
@@ -31,7 +32,7 @@ pub(super) fn render_list(v: &Value) -> String {
     }
     let mut table = Table::new(&[
         "ENDPOINT",
-        "URL",
+        "DESTINATION",
         "EVENT TYPES",
         "STATUS",
         "BREAKER",
@@ -40,7 +41,7 @@ pub(super) fn render_list(v: &Value) -> String {
     for ep in items {
         table.row(vec![
             cell(&ep["id"]),
-            cell(&ep["url"]),
+            destination_cell(ep),
             cell(&ep["event_types"]),
             status(ep),
             cell(&ep["breaker"]["state"]),
@@ -62,6 +63,7 @@ pub(super) fn render_endpoint(ep: &Value) -> String {
     key_values(&[
         ("id", cell(&ep["id"])),
         ("url", cell(&ep["url"])),
+        ("destination", destination(&ep["destination"])),
         ("description", cell(&ep["description"])),
         ("event types", cell(&ep["event_types"])),
         ("status", status(ep)),
@@ -79,6 +81,72 @@ pub(super) fn render_endpoint(ep: &Value) -> String {
         ("signature", signature(&ep["signature"])),
         ("created", cell(&ep["created_at"])),
     ])
+}
+
+/// The destination's kind, what it publishes to and as whom; `http` for
+/// the default (and for a gateway that predates destinations).
+fn destination(d: &Value) -> String {
+    let kind = d["type"].as_str().unwrap_or("http");
+    let mut parts = target(d);
+    if let Some(name) = d["credentials"]["name"].as_str() {
+        parts.push(format!("credentials {name} (named by the operator)"));
+    } else if let Some(user) = d["credentials"]["username"].as_str() {
+        parts.push(format!("as user {user}"));
+    } else if d["credentials"]["token"].is_string() {
+        parts.push("with a token".to_owned());
+    }
+    if parts.is_empty() {
+        return kind.to_owned();
+    }
+    format!("{kind}: {}", parts.join(", "))
+}
+
+/// What a broker destination publishes to, as `name value` phrases.
+fn target(d: &Value) -> Vec<String> {
+    let text = |field: &str| d[field].as_str();
+    let mut parts = Vec::new();
+    match d["type"].as_str() {
+        Some("rabbitmq") => {
+            parts.push(match text("exchange") {
+                Some("") | None => "the default exchange".to_owned(),
+                Some(e) => format!("exchange {e}"),
+            });
+            parts.push(match text("routing_key") {
+                Some(k) => format!("routing key {k}"),
+                None => "routing key: the event's type".to_owned(),
+            });
+        }
+        Some("nats") => parts.extend(text("subject").map(|s| format!("subject {s}"))),
+        Some("redis") => {
+            parts.extend(text("stream").map(|s| format!("stream {s}")));
+            parts.extend(d["max_len"].as_u64().map(|n| format!("max len ~{n}")));
+        }
+        _ => {}
+    }
+    parts
+}
+
+/// The list's destination cell: the URL of an http endpoint; a broker's kind,
+/// address and target (`rabbitmq amqp://… exchange=orders key=k`).
+fn destination_cell(ep: &Value) -> String {
+    let d = &ep["destination"];
+    let kind = d["type"].as_str().unwrap_or("http");
+    if kind == "http" {
+        return cell(&ep["url"]);
+    }
+    let mut text = format!("{kind} {}", cell(&ep["url"]));
+    for (field, short) in [
+        ("exchange", "exchange"),
+        ("routing_key", "key"),
+        ("subject", "subject"),
+        ("stream", "stream"),
+    ] {
+        if let Some(v) = d[field].as_str() {
+            let v = if v.is_empty() { "''" } else { v };
+            text.push_str(&format!(" {short}={v}"));
+        }
+    }
+    text
 }
 
 /// The signature setting as `v1,v1a under webhook-* and svix-*`.

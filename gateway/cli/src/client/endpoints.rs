@@ -2,13 +2,16 @@
 //! of the gateway's or the tenant's own), listed, shown, changed with a JSON merge
 //! patch, deleted, their signing secrets, recovery tasks and delivery stats.
 //!
-//! The endpoint's own address is `--endpoint-url`: `--url` is the gateway's.
+//! The endpoint's own address is `--endpoint-url`: `--url` is the gateway's. An
+//! endpoint that publishes to a broker instead takes `--destination KIND` and
+//! that kind's options (`endpoint_destination.rs`).
 
 use clap::{ArgAction, Args, Subcommand};
 use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::api_client::ApiRequest;
+use super::endpoint_destination::{Change, DestinationArgs};
 use super::endpoint_stats::render_stats;
 use super::endpoint_view::{render_endpoint, render_list, render_secrets};
 use super::error::CliError;
@@ -24,9 +27,12 @@ pub enum EndpointsCommand {
     Create {
         #[command(flatten)]
         tenant: Tenant,
-        /// Where deliveries go (http or https).
+        /// Where deliveries go (http or https); an http endpoint needs it, a
+        /// broker destination takes --destination-url instead.
         #[arg(long, value_name = "URL")]
-        endpoint_url: String,
+        endpoint_url: Option<String>,
+        #[command(flatten)]
+        destination: Box<DestinationArgs>,
         /// Sign with this secret of your own instead of a generated one: `whsec_` (which
         /// may be left out) and padded standard base64 of 24 to 64 bytes. The gateway checks it.
         #[arg(long, value_name = "whsec_...")]
@@ -61,9 +67,12 @@ pub enum EndpointsCommand {
         tenant: Tenant,
         /// The endpoint id (`ep_...`).
         id: String,
-        /// Where deliveries go (http or https).
+        /// Where deliveries go (http or https); with `--destination http`, back
+        /// to http from a broker.
         #[arg(long, value_name = "URL")]
         endpoint_url: Option<String>,
+        #[command(flatten)]
+        destination: Box<DestinationArgs>,
         #[command(flatten)]
         fields: EndpointFields,
         /// Pause (true) or resume (false) deliveries to the endpoint.
@@ -261,17 +270,24 @@ impl EndpointFields {
 /// Runs an endpoint subcommand.
 ///
 /// # Errors
-/// A usage error for a bad `--policy`, or any [`CliError`] from the API.
+/// A usage error for a bad `--policy` or destination option, or any
+/// [`CliError`] from the API.
 pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), CliError> {
     match command {
         EndpointsCommand::Create {
             tenant,
             endpoint_url,
+            destination,
             secret,
             fields,
         } => {
             let mut body = Map::new();
-            body.insert("url".into(), json!(endpoint_url));
+            if let Change::Set(d) = destination.for_create(endpoint_url.as_deref())? {
+                body.insert("destination".into(), d);
+            }
+            if let Some(u) = endpoint_url {
+                body.insert("url".into(), json!(u));
+            }
             if let Some(secret) = secret {
                 body.insert("secret".into(), json!(secret));
             }
@@ -310,10 +326,22 @@ pub(super) async fn run(s: &Session, command: EndpointsCommand) -> Result<(), Cl
             tenant,
             id,
             endpoint_url,
+            destination,
             fields,
             disabled,
         } => {
             let mut patch = Map::new();
+            destination.check_chosen(endpoint_url.as_deref())?;
+            // The kind the endpoint delivers to decides what the options mean.
+            let current = if destination.reads_current() {
+                Some(s.send(one(Method::GET, &tenant, &id, None)).await?.json)
+            } else {
+                None
+            };
+            let change = destination.for_update(endpoint_url.as_deref(), current.as_ref())?;
+            if let Change::Set(d) = change {
+                patch.insert("destination".into(), d);
+            }
             if let Some(u) = endpoint_url {
                 patch.insert("url".into(), json!(u));
             }

@@ -9,6 +9,7 @@
 
 pub mod attempts;
 pub mod deliveries;
+pub mod endpoint_destination;
 pub mod endpoints;
 pub mod event_types;
 pub mod events;

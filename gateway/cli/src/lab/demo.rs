@@ -64,6 +64,11 @@ pub struct DemoArgs {
     /// Seed of the receiver's faults.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Deliver into this broker instead of the flaky receiver: a destination
+    /// object (docs/destinations.md), e.g.
+    /// `{"type":"redis","url":"redis://127.0.0.1:6379/0","stream":"demo"}`.
+    #[arg(long, value_name = "JSON")]
+    destination_json: Option<String>,
 }
 
 /// Why the demo could not run.
@@ -78,6 +83,9 @@ pub enum DemoError {
     /// An API call failed.
     #[error("API call {0}")]
     Api(String),
+    /// `--destination-json` is not a JSON object.
+    #[error("--destination-json: {0}")]
+    Destination(String),
 }
 
 /// Runs the demo; returns the exit code.
@@ -179,7 +187,15 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
         )
         .await?;
     let api = admin_api.with_token(tenant["api_key"].as_str().unwrap_or_default());
-    let endpoint = json!({
+    let broker = match &args.destination_json {
+        None => None,
+        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v) if v.is_object() => Some(v),
+            Ok(_) => return Err(DemoError::Destination("must be a JSON object".into())),
+            Err(e) => return Err(DemoError::Destination(e.to_string())),
+        },
+    };
+    let mut endpoint = json!({
         "url": receiver_url,
         "description": "hookgate demo: a flaky receiver",
         "timeout_ms": 2_000,
@@ -188,6 +204,13 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
             "max_attempts": 20, "retry_window_ms": 60_000
         }
     });
+    if let Some(destination) = &broker {
+        endpoint["destination"] = destination.clone();
+        endpoint["description"] = json!("hookgate demo: into a broker");
+        if let Some(e) = endpoint.as_object_mut() {
+            e.remove("url");
+        }
+    }
     let endpoint = api
         .expect(
             Method::POST,
@@ -199,7 +222,15 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
     let secret = SigningSecret::parse(endpoint["secret"].as_str().unwrap_or_default())
         .map_err(|e| DemoError::Api(format!("endpoint secret: {e}")))?;
 
-    print_intro(args, gateway_addr, &receiver_url);
+    let target = match &broker {
+        Some(d) => format!(
+            "{} {}",
+            d["type"].as_str().unwrap_or("?"),
+            d["url"].as_str().unwrap_or("?")
+        ),
+        None => receiver_url.clone(),
+    };
+    print_intro(args, gateway_addr, &target, broker.is_some());
     let tally = Arc::new(Tally::new());
     let ctx = Arc::new(ReceiverContext::new(
         flaky_plan(args.seed),
@@ -211,6 +242,12 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
     // The receiver's down time starts once the burst is in: every first attempt
     // meets a refusal, however long the burst took.
     let receiver_started = Instant::now();
+    // Into a broker there is no receiver to take down: it is up from the start.
+    let down_for = if broker.is_some() {
+        Duration::ZERO
+    } else {
+        DOWN_FOR
+    };
     let receiver = tokio::spawn(socket.serve_after(DOWN_FOR, ctx, CHAOS_LIMITS, shutdown.clone()));
 
     let tty = !args.no_tty && std::io::stdout().is_terminal();
@@ -225,8 +262,8 @@ async fn demo(args: &DemoArgs, dir: &std::path::Path) -> Result<i32, DemoError> 
         let counts = api::counts(&api, TENANT).await?;
         let up = receiver_started
             .elapsed()
-            .checked_sub(DOWN_FOR)
-            .map(|_| receiver_started.duration_since(burst) + DOWN_FOR);
+            .checked_sub(down_for)
+            .map(|_| receiver_started.duration_since(burst) + down_for);
         progress.show(&Frame {
             elapsed: burst.elapsed(),
             counts: &counts,
@@ -284,14 +321,24 @@ async fn send_burst(api: &GatewayApi, n: u64) -> Result<(), DemoError> {
     Ok(())
 }
 
-fn print_intro(args: &DemoArgs, gateway: SocketAddr, receiver: &str) {
+fn print_intro(args: &DemoArgs, gateway: SocketAddr, receiver: &str, broker: bool) {
     let down = DOWN_FOR.as_secs();
     let (events, seed) = (args.events, args.seed);
+    let target = if broker {
+        format!(
+            "\x20 broker    {receiver}: delivered once it confirms each message; a consumer\n\
+             \x20           verifies them with the endpoint's secret (docs/destinations.md)\n"
+        )
+    } else {
+        format!(
+            "\x20 receiver  {receiver}: refuses connections for {down} s, then answers {FLAKY_STATUSES}\n\
+             \x20           (429/503 with Retry-After: 1), resets 3 %, hangs 1 %; it verifies every signature\n"
+        )
+    };
     out(&format!(
         "hookgate demo\n\
          \x20 gateway   http://{gateway} (in-process, temporary data dir, loopback allowed)\n\
-         \x20 receiver  {receiver}: refuses connections for {down} s, then answers {FLAKY_STATUSES}\n\
-         \x20           (429/503 with Retry-After: 1), resets 3 %, hangs 1 %; it verifies every signature\n\
+         {target}\
          \x20 policy    exponential from 500 ms, factor 2, capped at 3 s, equal jitter, 20 attempts\n\
          \x20 sending   {events} events (seed {seed})\n\n"
     ));

@@ -1,5 +1,6 @@
 //! `hookgate demo --events 50 --no-tty` runs by itself to the end: every event is
-//! delivered, through retries, and the summary says so.
+//! delivered, through retries, and the summary says so; with `--destination-json`
+//! it delivers into a local broker instead.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -29,10 +30,11 @@ fn number(text: &str) -> u64 {
         .unwrap_or_else(|_| panic!("no number at {text:?}"))
 }
 
-#[test]
-fn demo_delivers_every_event_through_retries() {
+/// Runs `hookgate demo` with `args` to its end; its exit status, stdout and stderr.
+fn run_demo(args: &[&str]) -> (std::process::ExitStatus, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hookgate"))
-        .args(["demo", "--events", "50", "--no-tty", "--seed", "7"])
+        .arg("demo")
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -61,7 +63,49 @@ fn demo_delivers_every_event_through_retries() {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    (status, out.join().unwrap(), err.join().unwrap())
+}
+
+/// The demo into a Redis stream of its own on the local server: every event
+/// is an entry there, and the summary says all were delivered.
+#[test]
+fn demo_delivers_into_a_local_broker() {
+    let stream = format!("hg-demo-{}", std::process::id());
+    let destination =
+        format!(r#"{{"type":"redis","url":"redis://127.0.0.1:6379/0","stream":"{stream}"}}"#);
+    let (status, out, err) = run_demo(&[
+        "--events",
+        "20",
+        "--no-tty",
+        "--destination-json",
+        &destination,
+    ]);
+    let xlen = Command::new("redis-cli")
+        .args(["-u", "redis://127.0.0.1:6379/0", "XLEN", &stream])
+        .output()
+        .expect("redis-cli is on this machine");
+    let _ = Command::new("redis-cli")
+        .args(["-u", "redis://127.0.0.1:6379/0", "DEL", &stream])
+        .output();
+    assert!(status.success(), "exit {status}\n{out}\n{err}");
+    assert!(
+        out.contains("broker    redis redis://127.0.0.1:6379/0"),
+        "{out}"
+    );
+    assert_eq!(number(row(&out, "delivered")), 20, "{out}");
+    assert_eq!(String::from_utf8_lossy(&xlen.stdout).trim(), "20", "{out}");
+    // A destination that is not a JSON object is a clear CLI error.
+    let (status, _, err) = run_demo(&["--events", "1", "--no-tty", "--destination-json", "[1]"]);
+    assert!(!status.success());
+    assert!(
+        err.contains("--destination-json: must be a JSON object"),
+        "{err}"
+    );
+}
+
+#[test]
+fn demo_delivers_every_event_through_retries() {
+    let (status, out, err) = run_demo(&["--events", "50", "--no-tty", "--seed", "7"]);
     assert!(status.success(), "exit {status}\n{out}\n{err}");
 
     // Live progress: one plain line a second, no terminal escapes.

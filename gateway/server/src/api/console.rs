@@ -38,6 +38,7 @@ pub(crate) const FILES: &[(&str, &str, &[u8])] = console_files![
     ("filter_editor.js", JS),
     ("event_types.js", JS),
     ("event_type_picker.js", JS),
+    ("destination_picker.js", JS),
     ("endpoint_form.js", JS),
     ("endpoint_stats.js", JS),
     ("overview.js", JS),

@@ -10,6 +10,7 @@ use crate::common::{
 use serde_json::{Value, json};
 
 mod attempts;
+mod destinations;
 mod dlq;
 mod endpoint_stats;
 mod event_types;
