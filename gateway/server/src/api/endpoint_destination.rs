@@ -3,34 +3,99 @@
 //! host passes the address guard as an HTTP URL's does; its credentials are
 //! never shown again, and `********` given back keeps the stored ones.
 
-use serde::Serialize;
 use serde_json::Value;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
 
 use super::AppContext;
 use super::error::ApiError;
 use crate::address_guard::UrlError;
 use crate::destination::{
-    self, BrokerDestination, DestinationKind, NatsSettings, RabbitmqSettings, RedisSettings,
+    self, BrokerDestination, Credentials, DestinationKind, NatsSettings, RabbitmqSettings,
+    RedisSettings,
 };
 use crate::store::EndpointRecord;
 
-/// The API schema of a destination: a tagged union on `type`. Only described.
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[schema(as = Destination)]
-#[allow(
-    dead_code,
-    reason = "described only; the record holds BrokerDestination"
-)]
-pub(super) enum DestinationSchema {
-    /// A POST to the endpoint's `url`; delivered means a 2xx. Takes nothing but its type.
-    Http,
-    /// RabbitMQ (AMQP 0-9-1), with publisher confirms and `mandatory`.
-    Rabbitmq(RabbitmqSettings),
-    /// A NATS JetStream subject; delivered means the stream's `PubAck`.
-    Nats(NatsSettings),
-    /// A Redis stream; delivered means `XADD` answered an id.
-    Redis(RedisSettings),
+/// The API schema of a destination: one flat object per kind, told apart by
+/// `type`, each holding its kind's settings. Only described. (Derived, the
+/// kinds would be `allOf`s of the settings, which refuse unknown fields, and
+/// the tag: no object could match, and client generators cannot read them.)
+pub(super) enum DestinationSchema {}
+
+/// `schema` (an object's) with a required `type` of `kind`, and `about`.
+fn tagged(kind: &str, about: &str, schema: RefOr<Schema>) -> RefOr<Schema> {
+    let mut v = serde_json::to_value(schema).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("description".into(), about.into());
+        let props = o
+            .entry("properties")
+            .or_insert_with(|| serde_json::json!({}));
+        if let Some(p) = props.as_object_mut() {
+            p.insert(
+                "type".into(),
+                serde_json::json!({"type": "string", "enum": [kind]}),
+            );
+        }
+        let required = o.entry("required").or_insert_with(|| serde_json::json!([]));
+        if let Some(r) = required.as_array_mut() {
+            r.insert(0, "type".into());
+        }
+    }
+    serde_json::from_value(v).unwrap_or_else(|_| RefOr::T(Schema::default()))
+}
+
+impl PartialSchema for DestinationSchema {
+    fn schema() -> RefOr<Schema> {
+        let http = ObjectBuilder::new()
+            .property(
+                "type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["http"])),
+            )
+            .required("type")
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .description(Some(
+                "A POST to the endpoint's `url`; delivered means a 2xx. Takes nothing but its type.",
+            ))
+            .into();
+        let kinds = [
+            http,
+            tagged(
+                "rabbitmq",
+                "RabbitMQ (AMQP 0-9-1), with publisher confirms and `mandatory`.",
+                RabbitmqSettings::schema(),
+            ),
+            tagged(
+                "nats",
+                "A NATS JetStream subject; delivered means the stream's `PubAck`.",
+                NatsSettings::schema(),
+            ),
+            tagged(
+                "redis",
+                "A Redis stream; delivered means `XADD` answered an id.",
+                RedisSettings::schema(),
+            ),
+        ];
+        let mut one_of = OneOfBuilder::new().description(Some(
+            "Where an endpoint's attempts go, by `type` (docs/destinations.md)",
+        ));
+        for kind in kinds {
+            one_of = one_of.item(kind);
+        }
+        one_of.into()
+    }
+}
+
+impl ToSchema for DestinationSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Destination".into()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push(("Credentials".into(), Credentials::schema()));
+    }
 }
 
 /// The view of `ep`'s destination, every secret masked.

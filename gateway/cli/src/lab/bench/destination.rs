@@ -18,7 +18,7 @@ use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
 use serde_json::{Value, json};
 
 use super::harness::{BenchGateway, call, tenant_named_with_endpoint};
-use super::ingest::CLIENTS;
+use super::ingest::{CLIENTS, ingest_backlog};
 use super::{Common, median};
 
 /// The broker kinds `bench deliver` can target.
@@ -218,25 +218,8 @@ async fn drain(gw: &BenchGateway, target: &Target, n: usize) -> anyhow::Result<(
     let ep = json!({"destination": target.destination(), "max_in_flight": CLIENTS,
                     "rate_limit_per_s": 1, "event_types": ["bench.event"]});
     let (key, ep_id) = tenant_named_with_endpoint(gw, "bench", ep).await?;
-    let url = format!("{}/v1/tenants/bench/events", gw.base);
     let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..n / CLIENTS {
-                let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
-                if s != 202 {
-                    bail!("ingest answered {s}: {b}");
-                }
-            }
-            anyhow::Ok(())
-        }));
-    }
-    for t in tasks {
-        t.await??;
-    }
-    let n = n / CLIENTS * CLIENTS;
+    let n = ingest_backlog(gw, "bench", &key, n, &body).await?;
     let held = target.count().await?;
     let started = Instant::now();
     let path = format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base);

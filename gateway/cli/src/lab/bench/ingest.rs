@@ -191,24 +191,7 @@ pub(super) async fn drain_shaped_backlog(
         endpoint_extra,
     );
     let (key, ep_id) = tenant_named_with_endpoint(gw, tenant, ep).await?;
-    let url = format!("{}/v1/tenants/{tenant}/events", gw.base);
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let (api, url, key, body) = (gw.api.clone(), url.clone(), key.clone(), body.clone());
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..n / CLIENTS {
-                let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
-                if s != 202 {
-                    bail!("ingest answered {s}: {b}");
-                }
-            }
-            anyhow::Ok(())
-        }));
-    }
-    for t in tasks {
-        t.await??;
-    }
-    let n = n / CLIENTS * CLIENTS;
+    let n = ingest_backlog(gw, tenant, &key, n, body).await?;
     let held = rx.count();
     let started = Instant::now();
     let patch = json!({"rate_limit_per_s": null});
@@ -225,6 +208,35 @@ pub(super) async fn drain_shaped_backlog(
         n,
         (rx.count() - held) as f64 / started.elapsed().as_secs_f64(),
     ))
+}
+
+/// `CLIENTS` senders ingest `n` events of `body` for `tenant` (rounded down
+/// to the senders); returns how many.
+pub(super) async fn ingest_backlog(
+    gw: &BenchGateway,
+    tenant: &str,
+    key: &str,
+    n: usize,
+    body: &serde_json::Value,
+) -> anyhow::Result<usize> {
+    let url = format!("{}/v1/tenants/{tenant}/events", gw.base);
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let (api, url, key, body) = (gw.api.clone(), url.clone(), key.to_owned(), body.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..n / CLIENTS {
+                let (s, b) = call(&api, "POST", &url, &key, Some(&body)).await?;
+                if s != 202 {
+                    bail!("ingest answered {s}: {b}");
+                }
+            }
+            anyhow::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok(n / CLIENTS * CLIENTS)
 }
 
 /// The reference: a bare hyper client posting the same bodies at concurrency 64.
