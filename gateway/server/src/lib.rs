@@ -259,14 +259,21 @@ pub async fn run_with(
     if let Some(resolver) = options.resolver {
         guard = guard.with_resolver(resolver);
     }
-    let client = DeliveryClient::new(guard.clone(), config.tls.extra_ca_file.as_deref())?
-        .with_named_credentials(guard.clone(), config.destinations.credentials.clone());
+    let client = DeliveryClient::new(
+        guard.clone(),
+        config.tls.extra_ca_file.as_deref(),
+        config.destinations.credentials.clone(),
+    )?;
     // hookgate's own alert endpoint may be anywhere the operator points it.
     let anywhere = AddressGuard::new(vec![
         "0.0.0.0/0".parse().expect("CIDR"),
         "::/0".parse().expect("CIDR"),
     ]);
-    let trusted_client = DeliveryClient::new(anywhere, config.tls.extra_ca_file.as_deref())?;
+    let trusted_client = DeliveryClient::new(
+        anywhere,
+        config.tls.extra_ca_file.as_deref(),
+        Default::default(),
+    )?;
     let (monitor, alerts) = alerts::AlertMonitor::new(config.alerts.clone());
     let mut telemetry = Telemetry::new(config.metrics.per_endpoint_labels, monitor);
     telemetry.register_store(&store);

@@ -12,8 +12,8 @@ use super::AppContext;
 use super::error::ApiError;
 use crate::address_guard::UrlError;
 use crate::destination::{
-    self, BrokerDestination, Credentials, DestinationKind, NatsSettings, RabbitmqSettings,
-    RedisSettings,
+    self, BrokerDestination, Credentials, DestinationKind, KinesisSettings, NatsSettings,
+    RabbitmqSettings, RedisSettings, SnsSettings, SqsSettings,
 };
 use crate::store::EndpointRecord;
 
@@ -76,6 +76,21 @@ impl PartialSchema for DestinationSchema {
                 "redis",
                 "A Redis stream; delivered means `XADD` answered an id.",
                 RedisSettings::schema(),
+            ),
+            tagged(
+                "sqs",
+                "An Amazon SQS queue; delivered means `SendMessage` answered a message id.",
+                SqsSettings::schema(),
+            ),
+            tagged(
+                "sns",
+                "An Amazon SNS topic; delivered means `Publish` answered a message id.",
+                SnsSettings::schema(),
+            ),
+            tagged(
+                "kinesis",
+                "An Amazon Kinesis data stream; delivered means `PutRecord` answered a sequence number.",
+                KinesisSettings::schema(),
             ),
         ];
         let mut one_of = OneOfBuilder::new().description(Some(
@@ -147,15 +162,10 @@ pub(super) async fn checked(
         .as_ref()
         .and_then(BrokerDestination::credentials);
     if let Some(c) = destination.credentials() {
-        for (field, given, kept) in [
-            (
-                "password",
-                &c.password,
-                stored.and_then(|s| s.password.as_ref()),
-            ),
-            ("token", &c.token, stored.and_then(|s| s.token.as_ref())),
-        ] {
-            if given.as_deref() == Some(destination::MASK) && kept.is_none() {
+        let kept = stored.map(Credentials::secrets);
+        for (i, (field, given)) in c.secrets().into_iter().enumerate() {
+            let kept = kept.as_ref().and_then(|k| k[i].1);
+            if given.map(String::as_str) == Some(destination::MASK) && kept.is_none() {
                 return Err(ApiError::validation(
                     format!("destination.credentials.{field}"),
                     format!(
@@ -191,5 +201,6 @@ pub(super) async fn checked(
             }
             other => ApiError::validation("destination.url", other.to_string()),
         })?;
-    Ok((destination.url().to_owned(), Some(destination)))
+    let url = destination.url().into_owned();
+    Ok((url, Some(destination)))
 }

@@ -19,6 +19,7 @@ use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
+use super::aws_transport::AwsTransport;
 use super::connector::{ConnectError, GuardedConnector};
 use crate::address_guard::AddressGuard;
 use crate::destination::{NamedCredentials, Publishers};
@@ -60,8 +61,14 @@ pub(crate) enum SendFailure {
 /// broker destinations behind the same address guard.
 #[derive(Clone)]
 pub(crate) struct DeliveryClient {
-    client: Client<HttpsConnector<GuardedConnector>, Full<Bytes>>,
+    http: HttpSender,
     publishers: Arc<Publishers>,
+}
+
+/// The pooled HTTP(S) client itself, which the AWS SDK also sends through.
+#[derive(Clone)]
+pub(crate) struct HttpSender {
+    client: Client<HttpsConnector<GuardedConnector>, Full<Bytes>>,
 }
 
 fn tls_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, ClientError> {
@@ -92,12 +99,42 @@ fn tls_config(extra_ca: Option<&Path>) -> Result<rustls::ClientConfig, ClientErr
 }
 
 impl DeliveryClient {
-    /// Builds the client.
+    /// Builds the client, its brokers' publishers with the operator's `named`
+    /// credentials.
     ///
     /// # Errors
     /// If `extra_ca` cannot be read or holds no usable certificate.
-    pub(crate) fn new(guard: AddressGuard, extra_ca: Option<&Path>) -> Result<Self, ClientError> {
-        let publishers = Arc::new(Publishers::new(guard.clone(), Default::default()));
+    pub(crate) fn new(
+        guard: AddressGuard,
+        extra_ca: Option<&Path>,
+        named: BTreeMap<String, NamedCredentials>,
+    ) -> Result<Self, ClientError> {
+        let http = HttpSender::new(guard.clone(), extra_ca)?;
+        let aws = AwsTransport::new(http.clone()).shared();
+        let publishers = Arc::new(Publishers::new(guard, named, aws));
+        Ok(Self { http, publishers })
+    }
+
+    /// The publishers of broker destinations.
+    pub(crate) fn publishers(&self) -> &Publishers {
+        &self.publishers
+    }
+
+    /// Sends `req`, all within `timeout`.
+    ///
+    /// # Errors
+    /// A [`SendFailure`] when no status arrived in time.
+    pub(crate) async fn send(
+        &self,
+        req: Request<Full<Bytes>>,
+        timeout: Duration,
+    ) -> Result<HttpResponse, SendFailure> {
+        self.http.send(req, timeout).await
+    }
+}
+
+impl HttpSender {
+    fn new(guard: AddressGuard, extra_ca: Option<&Path>) -> Result<Self, ClientError> {
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls_config(extra_ca)?)
             .https_or_http()
@@ -111,22 +148,7 @@ impl DeliveryClient {
             // Only connections some concurrency opened are kept, for at most 30 s.
             .pool_max_idle_per_host(1024)
             .build(https);
-        Ok(Self { client, publishers })
-    }
-
-    /// This client with the operator's named broker credentials.
-    pub(crate) fn with_named_credentials(
-        mut self,
-        guard: AddressGuard,
-        named: BTreeMap<String, NamedCredentials>,
-    ) -> Self {
-        self.publishers = Arc::new(Publishers::new(guard, named));
-        self
-    }
-
-    /// The publishers of broker destinations.
-    pub(crate) fn publishers(&self) -> &Publishers {
-        &self.publishers
+        Ok(Self { client })
     }
 
     /// Sends `req`, all within `timeout`.

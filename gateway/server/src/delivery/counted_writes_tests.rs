@@ -65,8 +65,9 @@ async fn an_alert_ingest_is_counted_and_delivered() {
         EngineParts {
             store: store.store.clone(),
             clock: ManualClock::new(START_MS),
-            client: DeliveryClient::new(AddressGuard::new(Vec::new()), None).unwrap(),
-            trusted_client: DeliveryClient::new(anywhere, None).unwrap(),
+            client: DeliveryClient::new(AddressGuard::new(Vec::new()), None, Default::default())
+                .unwrap(),
+            trusted_client: DeliveryClient::new(anywhere, None, Default::default()).unwrap(),
             handle,
             default_policy: config.policy.default.clone(),
             grace: Duration::from_secs(1),

@@ -3,6 +3,7 @@
 mod attempt_task;
 #[cfg(test)]
 mod attempt_tests;
+mod aws_transport;
 mod breaker;
 pub(crate) mod client;
 pub(crate) mod connector;

@@ -31,7 +31,8 @@ pub(crate) fn engine_on(
 ) -> Engine {
     let clock = ManualClock::new(START_MS);
     let loopback = vec!["127.0.0.0/8".parse().unwrap()];
-    let client = super::DeliveryClient::new(AddressGuard::new(loopback), None).unwrap();
+    let client =
+        super::DeliveryClient::new(AddressGuard::new(loopback), None, Default::default()).unwrap();
     let config = crate::config::Config::default();
     let (alerts, _) = crate::alerts::AlertMonitor::new(config.alerts.clone());
     let ctx = Arc::new(EngineContext {

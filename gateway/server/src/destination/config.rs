@@ -5,11 +5,13 @@
 //! (views mask them); an operator may instead name credentials from the
 //! config (`[destinations.credentials.NAME]`) that tenants refer to by name.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::DestinationKind;
+use super::aws::{KinesisSettings, SnsSettings, SqsSettings, service_url};
 
 /// What a masked secret reads as; given back in a change, it keeps the stored value.
 pub(crate) const MASK: &str = "********";
@@ -24,6 +26,12 @@ pub(crate) enum BrokerDestination {
     Nats(NatsSettings),
     /// A Redis stream.
     Redis(RedisSettings),
+    /// An Amazon SQS queue.
+    Sqs(SqsSettings),
+    /// An Amazon SNS topic.
+    Sns(SnsSettings),
+    /// An Amazon Kinesis data stream.
+    Kinesis(KinesisSettings),
 }
 
 /// `type: rabbitmq`.
@@ -88,17 +96,40 @@ pub(crate) struct Credentials {
     /// A bearer token (NATS).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) token: Option<String>,
+    /// An AWS access key id (SQS, SNS, Kinesis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) access_key_id: Option<String>,
+    /// The AWS secret access key that goes with `access_key_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) secret_access_key: Option<String>,
+    /// An AWS session token, for temporary keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_token: Option<String>,
 }
 
 impl Credentials {
     /// As views show them: the name or the username, each secret masked.
     pub(crate) fn masked(&self) -> Self {
+        let mask = |secret: &Option<String>| secret.as_ref().map(|_| MASK.to_owned());
         Self {
             name: self.name.clone(),
             username: self.username.clone(),
-            password: self.password.as_ref().map(|_| MASK.to_owned()),
-            token: self.token.as_ref().map(|_| MASK.to_owned()),
+            password: mask(&self.password),
+            token: mask(&self.token),
+            access_key_id: self.access_key_id.clone(),
+            secret_access_key: mask(&self.secret_access_key),
+            session_token: mask(&self.session_token),
         }
+    }
+
+    /// Each secret field by name, with its value: what masking covers.
+    pub(crate) fn secrets(&self) -> [(&'static str, Option<&String>); 4] {
+        [
+            ("password", self.password.as_ref()),
+            ("token", self.token.as_ref()),
+            ("secret_access_key", self.secret_access_key.as_ref()),
+            ("session_token", self.session_token.as_ref()),
+        ]
     }
 
     /// These credentials with each masked secret replaced by `stored`'s.
@@ -110,6 +141,14 @@ impl Credentials {
         };
         keep(&mut self.password, stored.and_then(|s| s.password.as_ref()));
         keep(&mut self.token, stored.and_then(|s| s.token.as_ref()));
+        keep(
+            &mut self.secret_access_key,
+            stored.and_then(|s| s.secret_access_key.as_ref()),
+        );
+        keep(
+            &mut self.session_token,
+            stored.and_then(|s| s.session_token.as_ref()),
+        );
         self
     }
 }
@@ -122,6 +161,9 @@ impl fmt::Debug for Credentials {
             .field("username", &masked.username)
             .field("password", &masked.password)
             .field("token", &masked.token)
+            .field("access_key_id", &masked.access_key_id)
+            .field("secret_access_key", &masked.secret_access_key)
+            .field("session_token", &masked.session_token)
             .finish()
     }
 }
@@ -133,15 +175,22 @@ impl BrokerDestination {
             Self::Rabbitmq(_) => DestinationKind::Rabbitmq,
             Self::Nats(_) => DestinationKind::Nats,
             Self::Redis(_) => DestinationKind::Redis,
+            Self::Sqs(_) => DestinationKind::Sqs,
+            Self::Sns(_) => DestinationKind::Sns,
+            Self::Kinesis(_) => DestinationKind::Kinesis,
         }
     }
 
-    /// The broker's address, without credentials.
-    pub(crate) fn url(&self) -> &str {
+    /// The broker's or service's address, without credentials: for the AWS
+    /// kinds, the endpoint their SDK sends to.
+    pub(crate) fn url(&self) -> Cow<'_, str> {
         match self {
-            Self::Rabbitmq(s) => &s.url,
-            Self::Nats(s) => &s.url,
-            Self::Redis(s) => &s.url,
+            Self::Rabbitmq(s) => Cow::Borrowed(&s.url),
+            Self::Nats(s) => Cow::Borrowed(&s.url),
+            Self::Redis(s) => Cow::Borrowed(&s.url),
+            Self::Sqs(s) => service_url("sqs", &s.region, s.endpoint_url.as_deref()),
+            Self::Sns(s) => service_url("sns", &s.region, s.endpoint_url.as_deref()),
+            Self::Kinesis(s) => service_url("kinesis", &s.region, s.endpoint_url.as_deref()),
         }
     }
 
@@ -151,6 +200,9 @@ impl BrokerDestination {
             Self::Rabbitmq(s) => s.credentials.as_ref(),
             Self::Nats(s) => s.credentials.as_ref(),
             Self::Redis(s) => s.credentials.as_ref(),
+            Self::Sqs(s) => s.credentials.as_ref(),
+            Self::Sns(s) => s.credentials.as_ref(),
+            Self::Kinesis(s) => s.credentials.as_ref(),
         }
     }
 
@@ -159,6 +211,9 @@ impl BrokerDestination {
             Self::Rabbitmq(s) => &mut s.credentials,
             Self::Nats(s) => &mut s.credentials,
             Self::Redis(s) => &mut s.credentials,
+            Self::Sqs(s) => &mut s.credentials,
+            Self::Sns(s) => &mut s.credentials,
+            Self::Kinesis(s) => &mut s.credentials,
         }
     }
 
@@ -180,8 +235,10 @@ impl fmt::Debug for BrokerDestination {
 
 /// Credentials an operator names in the config, for tenants to refer to:
 /// `[destinations.credentials.NAME]` with `username`, and `password` or
-/// `token`, each either inline or read from an environment variable
-/// (`password_env`, `token_env`) when the config is loaded.
+/// `token`, or for the AWS kinds `access_key_id`, `secret_access_key` and
+/// `session_token`; each secret either inline or read from an environment
+/// variable (`password_env`, `token_env`, `secret_access_key_env`,
+/// `session_token_env`) when the config is loaded.
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NamedCredentials {
@@ -204,6 +261,24 @@ pub struct NamedCredentials {
     pub token: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_key_id: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "masked"
+    )]
+    pub secret_access_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_access_key_env: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "masked"
+    )]
+    pub session_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_token_env: Option<String>,
 }
 
 fn masked<S: serde::Serializer>(value: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
@@ -219,6 +294,11 @@ impl fmt::Debug for NamedCredentials {
             .field("password_env", &self.password_env)
             .field("token", &mask(&self.token))
             .field("token_env", &self.token_env)
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &mask(&self.secret_access_key))
+            .field("secret_access_key_env", &self.secret_access_key_env)
+            .field("session_token", &mask(&self.session_token))
+            .field("session_token_env", &self.session_token_env)
             .finish()
     }
 }
@@ -240,6 +320,9 @@ impl NamedCredentials {
             username: self.username.clone(),
             password: read(&self.password, &self.password_env)?,
             token: read(&self.token, &self.token_env)?,
+            access_key_id: self.access_key_id.clone(),
+            secret_access_key: read(&self.secret_access_key, &self.secret_access_key_env)?,
+            session_token: read(&self.session_token, &self.session_token_env)?,
         })
     }
 }

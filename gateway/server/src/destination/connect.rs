@@ -43,12 +43,14 @@ fn default_port(scheme: &str) -> u16 {
         "amqp" => 5672,
         "amqps" => 5671,
         "nats" | "tls" => 4222,
+        "https" => 443,
+        "http" => 80,
         _ => 6379,
     }
 }
 
 fn is_tls(scheme: &str) -> bool {
-    matches!(scheme, "amqps" | "tls" | "rediss")
+    matches!(scheme, "amqps" | "tls" | "rediss" | "https")
 }
 
 impl Target {

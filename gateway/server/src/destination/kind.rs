@@ -18,11 +18,26 @@ pub enum DestinationKind {
     Nats,
     /// A Redis stream; delivered means `XADD` answered an id.
     Redis,
+    /// An Amazon SQS queue; delivered means `SendMessage` answered a message id.
+    Sqs,
+    /// An Amazon SNS topic; delivered means `Publish` answered a message id.
+    Sns,
+    /// An Amazon Kinesis data stream; delivered means `PutRecord` answered a
+    /// sequence number.
+    Kinesis,
 }
 
 impl DestinationKind {
     /// Every kind, in declaration order.
-    pub const ALL: [DestinationKind; 4] = [Self::Http, Self::Rabbitmq, Self::Nats, Self::Redis];
+    pub const ALL: [DestinationKind; 7] = [
+        Self::Http,
+        Self::Rabbitmq,
+        Self::Nats,
+        Self::Redis,
+        Self::Sqs,
+        Self::Sns,
+        Self::Kinesis,
+    ];
 
     /// The snake_case name used in the API, the attempt log and the metrics.
     pub fn as_str(self) -> &'static str {
@@ -31,6 +46,14 @@ impl DestinationKind {
             Self::Rabbitmq => "rabbitmq",
             Self::Nats => "nats",
             Self::Redis => "redis",
+            Self::Sqs => "sqs",
+            Self::Sns => "sns",
+            Self::Kinesis => "kinesis",
         }
+    }
+
+    /// Whether the kind is an AWS service, reached through the AWS SDK.
+    pub fn is_aws(self) -> bool {
+        matches!(self, Self::Sqs | Self::Sns | Self::Kinesis)
     }
 }

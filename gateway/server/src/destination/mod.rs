@@ -3,8 +3,10 @@
 //! engine around it (classification, policy, plugins, breaker, limits, attempt
 //! log, DLQ, replay, metrics) never knows which kind it serves. A new kind is
 //! one more settings struct in `config.rs`, one more module implementing
-//! [`Publisher`], and one more arm in `pool.rs`.
+//! [`Publisher`], and one more arm in `pool.rs`. The AWS kinds (`aws/`) share
+//! the SDK's setup and error mapping.
 
+mod aws;
 mod config;
 mod connect;
 mod kind;
@@ -16,6 +18,9 @@ mod rabbitmq;
 mod redis;
 mod validate;
 
+pub(crate) use aws::{KinesisSettings, SnsSettings, SqsSettings};
+/// The HTTP client the AWS SDK sends through, which the delivery client makes.
+pub(crate) use aws_smithy_runtime_api::client::http::SharedHttpClient as AwsHttpClient;
 pub use config::NamedCredentials;
 pub(crate) use config::{
     BrokerDestination, Credentials, MASK, NatsSettings, RabbitmqSettings, RedisSettings,

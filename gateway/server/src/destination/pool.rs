@@ -16,13 +16,14 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 use tokio::time::Instant;
 
+use super::aws::{self, KinesisPublisher, SnsPublisher, SqsPublisher};
 use super::connect::{ConnectRefusal, Target};
 use super::nats::NatsPublisher;
 use super::rabbitmq::RabbitmqPublisher;
 use super::redis::RedisPublisher;
 use super::{
-    BrokerDestination, BrokerMessage, Credentials, NamedCredentials, PublishFailure, Publisher,
-    Receipt,
+    AwsHttpClient, BrokerDestination, BrokerMessage, Credentials, NamedCredentials, PublishFailure,
+    Publisher, Receipt,
 };
 use crate::address_guard::AddressGuard;
 use crate::policy::FailureKind;
@@ -42,6 +43,8 @@ struct Slot {
 pub(crate) struct Publishers {
     guard: AddressGuard,
     named: BTreeMap<String, NamedCredentials>,
+    /// The guarded HTTP client the AWS kinds' SDK sends through.
+    aws_http: AwsHttpClient,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     epoch: std::time::Instant,
 }
@@ -56,11 +59,16 @@ fn fingerprint(destination: &BrokerDestination) -> u64 {
 
 impl Publishers {
     /// Publishers that connect through `guard`, with the operator's `named`
-    /// credentials.
-    pub(crate) fn new(guard: AddressGuard, named: BTreeMap<String, NamedCredentials>) -> Self {
+    /// credentials; the AWS kinds send through `aws_http`.
+    pub(crate) fn new(
+        guard: AddressGuard,
+        named: BTreeMap<String, NamedCredentials>,
+        aws_http: AwsHttpClient,
+    ) -> Self {
         Self {
             guard,
             named,
+            aws_http,
             slots: Mutex::new(HashMap::new()),
             epoch: std::time::Instant::now(),
         }
@@ -82,7 +90,7 @@ impl Publishers {
         let slot = self.slot(endpoint_id, destination);
         let connect = slot
             .publisher
-            .get_or_try_init(|| self.connect(destination, deadline));
+            .get_or_try_init(|| self.connect(endpoint_id, destination, deadline));
         let publisher = match tokio::time::timeout_at(deadline, connect).await {
             Ok(Ok(p)) => Arc::clone(p),
             Ok(Err(refusal)) => {
@@ -149,10 +157,11 @@ impl Publishers {
 
     async fn connect(
         &self,
+        endpoint_id: &str,
         destination: &BrokerDestination,
         deadline: Instant,
     ) -> Result<Arc<dyn Publisher>, ConnectRefusal> {
-        let url = url::Url::parse(destination.url()).map_err(|e| {
+        let url = url::Url::parse(&destination.url()).map_err(|e| {
             ConnectRefusal::Failed(PublishFailure::new(
                 FailureKind::Protocol,
                 format!("destination url: {e}"),
@@ -169,7 +178,34 @@ impl Publishers {
                 NatsPublisher::connect(s, target, left.max(Duration::from_millis(100))).await?,
             ),
             BrokerDestination::Redis(s) => Arc::new(RedisPublisher::connect(s, target).await?),
+            BrokerDestination::Sqs(s) => {
+                let config = self.aws_config(&s.region, &s.endpoint_url, &target)?;
+                Arc::new(SqsPublisher::new(&config, s, endpoint_id))
+            }
+            BrokerDestination::Sns(s) => {
+                let config = self.aws_config(&s.region, &s.endpoint_url, &target)?;
+                Arc::new(SnsPublisher::new(&config, s, endpoint_id))
+            }
+            BrokerDestination::Kinesis(s) => {
+                let config = self.aws_config(&s.region, &s.endpoint_url, &target)?;
+                Arc::new(KinesisPublisher::new(&config, s, endpoint_id))
+            }
         })
+    }
+
+    /// The AWS SDK's config for a destination whose host `target` vetted.
+    fn aws_config(
+        &self,
+        region: &str,
+        endpoint_url: &Option<String>,
+        target: &Target,
+    ) -> Result<aws_types::SdkConfig, PublishFailure> {
+        aws::sdk_config(
+            region,
+            endpoint_url.as_deref(),
+            target.credentials.as_ref(),
+            self.aws_http.clone(),
+        )
     }
 
     /// The credentials to present: as given, or the operator's by name.

@@ -23,6 +23,15 @@ pub(crate) struct PublishFailure {
     pub(crate) retry_after_s: Option<u64>,
 }
 
+impl std::fmt::Display for PublishFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.message)
+    }
+}
+
+/// So a transport under a client library can carry the failure up whole.
+impl std::error::Error for PublishFailure {}
+
 impl PublishFailure {
     /// A failure of `kind`, in `message`'s words.
     pub(crate) fn new(kind: FailureKind, message: impl Into<String>) -> Self {

@@ -88,6 +88,9 @@ fn wit_destination(kind: DestinationKind) -> wit::DestinationKind {
         DestinationKind::Rabbitmq => wit::DestinationKind::Rabbitmq,
         DestinationKind::Nats => wit::DestinationKind::Nats,
         DestinationKind::Redis => wit::DestinationKind::Redis,
+        DestinationKind::Sqs => wit::DestinationKind::Sqs,
+        DestinationKind::Sns => wit::DestinationKind::Sns,
+        DestinationKind::Kinesis => wit::DestinationKind::Kinesis,
     }
 }
 
