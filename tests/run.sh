@@ -9,7 +9,9 @@
 # generated client imports (httpx, attrs), and Schemathesis, the official Svix
 # SDKs (`svix` from PyPI and npm) that drive the Svix-compatible API, and
 # Debian's Chromium with playwright-core and axe-core for the console's browser
-# and accessibility tests), starts
+# and accessibility tests, the brokers' Python clients (pika, nats-py,
+# redis-py, boto3) and moto, the local Amazon SQS, SNS and Kinesis the AWS
+# destination tests start for themselves), starts
 # PostgreSQL if it is down, then runs every test of the workspace. Extra
 # arguments go to `cargo test`.
 set -euo pipefail
@@ -19,7 +21,7 @@ python3 -m pip install --quiet standardwebhooks==1.1.0 svix==2.9.1 cryptography=
   prometheus-client==0.21.1 \
   schemathesis==4.32.5 openapi-spec-validator==0.9.0 openapi-python-client==0.29.1 \
   httpx==0.28.1 attrs==26.1.0 opentelemetry-proto==1.45.2 \
-  pika==1.4.4 nats-py==2.16.0 redis==8.1.0
+  pika==1.4.4 nats-py==2.16.0 redis==8.1.0 'moto[server]==5.2.1' boto3==1.43.11
 npm ci --prefix tests/scripts --no-audit --no-fund
 # The console's browser tests drive Debian's Chromium; without it they fail.
 if ! command -v chromium >/dev/null; then

@@ -1,10 +1,14 @@
 //! The brokers of the destination tests: the shared RabbitMQ, NATS JetStream
-//! and Redis of this project's machines, and a NATS server a test starts for
+//! and Redis of this project's machines, a NATS server a test starts for
 //! itself when it needs a fault the shared one cannot give (credentials it
-//! refuses, a small `max_payload`). Every test names its own queue, stream or
-//! key and removes it after; nothing touches the shared servers' settings.
-//! The consumer is `scripts/broker_consume.py`: pika, nats-py and redis-py,
-//! with the official `standardwebhooks` verifier.
+//! refuses, a small `max_payload`), and moto for Amazon SQS, SNS and Kinesis
+//! (`crate::moto::OwnMoto`, always a test's own). Every test names its own
+//! queue, stream or key and removes it after; nothing touches the shared
+//! servers' settings. The consumer is `scripts/broker_consume.py`: pika,
+//! nats-py, redis-py and boto3, with the official `standardwebhooks` verifier.
+//! The kinds are the destination types (`rabbitmq`, `nats`, `redis`, `sqs`,
+//! `sns`, `kinesis`); the `_with` helpers add the script's other fields
+//! (`fifo`, `max_message_size`, `access_key_id`, `settle_s`, ...).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -51,27 +55,65 @@ pub fn script(action: &str, cfg: &Value) -> Value {
         "broker_consume.py {action} failed: {}{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    if action == "consume" {
-        serde_json::from_str(stdout.trim()).expect("the consumer prints JSON")
-    } else {
-        Value::Null
-    }
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("broker_consume.py {action} printed no JSON ({e}): {stdout}"))
 }
 
-/// Makes `name` on the broker of `kind` at `url`.
-pub fn setup(kind: &str, url: &str, name: &str) {
-    script("setup", &json!({"kind": kind, "url": url, "name": name}));
+/// The script's config for `name` on the broker of `kind` at `url`, with the
+/// fields of `extra` (an object) added.
+pub fn config(kind: &str, url: &str, name: &str, extra: Value) -> Value {
+    with(json!({"kind": kind, "url": url, "name": name}), extra)
+}
+
+/// `base` with the fields of `extra` (an object, or null) added or replaced.
+fn with(mut base: Value, extra: Value) -> Value {
+    match extra {
+        Value::Object(fields) => base.as_object_mut().unwrap().extend(fields),
+        Value::Null => {}
+        other => panic!("extra config must be an object: {other}"),
+    }
+    base
+}
+
+/// Makes `name` on the broker of `kind` at `url`; what the script printed:
+/// `{}`, or `{"queue_url"}` (sqs), `{"topic_arn", "queue_url",
+/// "subscription_arn"}` (sns), `{"stream_arn"}` (kinesis).
+pub fn setup(kind: &str, url: &str, name: &str) -> Value {
+    setup_with(kind, url, name, json!({}))
+}
+
+/// [`setup`] with more fields: `{"fifo": true}`, `{"max_message_size": 1024}`.
+pub fn setup_with(kind: &str, url: &str, name: &str, extra: Value) -> Value {
+    script("setup", &config(kind, url, name, extra))
 }
 
 /// Removes `name` again.
 pub fn teardown(kind: &str, url: &str, name: &str) {
-    script("teardown", &json!({"kind": kind, "url": url, "name": name}));
+    teardown_with(kind, url, name, json!({}));
+}
+
+/// [`teardown`] with the fields `name` was set up with (`fifo`).
+pub fn teardown_with(kind: &str, url: &str, name: &str, extra: Value) {
+    script("teardown", &config(kind, url, name, extra));
 }
 
 /// Reads `count` messages of `name`, each verified with `secret`.
 pub fn consume(kind: &str, url: &str, name: &str, secret: &str, count: usize) -> Vec<Value> {
-    let cfg = json!({"kind": kind, "url": url, "name": name, "secret": secret,
-                     "count": count, "timeout_s": 30});
+    consume_with(kind, url, name, secret, count, json!({}))
+}
+
+/// [`consume`] with more fields: `fifo`, `settle_s` (read on that long after
+/// `count`, so a duplicate shows), `timeout_s` (30 when absent).
+pub fn consume_with(
+    kind: &str,
+    url: &str,
+    name: &str,
+    secret: &str,
+    count: usize,
+    extra: Value,
+) -> Vec<Value> {
+    let fields = json!({"secret": secret, "count": count, "timeout_s": 30});
+    let cfg = config(kind, url, name, with(fields, extra));
     script("consume", &cfg)["messages"]
         .as_array()
         .unwrap()

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 mod backend;
 pub mod brokers;
 pub mod holding_receiver;
+pub mod moto;
 pub mod otlp_collector;
 mod plugin_files;
 pub mod receiver;

@@ -7,6 +7,8 @@ mod api_endpoints;
 mod api_events;
 mod api_tenants;
 mod attempt_list;
+mod aws_destination_faults;
+mod aws_destinations;
 mod bench_plugin_smoke;
 mod bounded_lists;
 mod cluster_api;

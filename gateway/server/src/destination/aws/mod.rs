@@ -76,9 +76,11 @@ pub(super) fn classify<E>(e: &SdkError<E, HttpResponse>) -> PublishFailure
 where
     E: ProvideErrorMetadata + std::error::Error + 'static,
 {
-    let message = DisplayErrorContext(e).to_string();
-    let kind = match e {
-        SdkError::TimeoutError(_) => FailureKind::Timeout,
+    let (kind, message) = match e {
+        SdkError::TimeoutError(_) => (
+            FailureKind::Timeout,
+            "the service did not answer in time".to_owned(),
+        ),
         SdkError::DispatchFailure(d) => {
             // The gateway's own transport says what went wrong in its terms.
             let mut source = std::error::Error::source(e);
@@ -88,24 +90,49 @@ where
                 }
                 source = err.source();
             }
-            if d.is_timeout() {
+            let kind = if d.is_timeout() {
                 FailureKind::Timeout
             } else {
                 FailureKind::Connect
-            }
+            };
+            (kind, DisplayErrorContext(e).to_string())
         }
-        SdkError::ServiceError(s) => service_kind(
-            e.code().unwrap_or_default(),
-            e.message().unwrap_or_default(),
-            s.raw().status().as_u16(),
-        ),
-        _ => FailureKind::Protocol,
+        SdkError::ServiceError(s) => {
+            let status = s.raw().status().as_u16();
+            let code = e.code().unwrap_or_default();
+            let words = e.message().unwrap_or_default();
+            (
+                service_kind(code, words, status),
+                format!("{status} {code}: {words}"),
+            )
+        }
+        // An answer the SDK could not read (an emulator's XML 403 to a JSON
+        // service, a proxy's page): its status alone says what it was.
+        SdkError::ResponseError(r) => {
+            let status = r.raw().status().as_u16();
+            (
+                by_status(status).unwrap_or(FailureKind::Protocol),
+                format!("{status} with a body the SDK could not read"),
+            )
+        }
+        _ => (FailureKind::Protocol, DisplayErrorContext(e).to_string()),
     };
     let mut failure = PublishFailure::new(kind, message);
     if kind == FailureKind::Throttled {
         failure.retry_after_s = retry_after(e.raw_response());
     }
     failure
+}
+
+/// What a status alone says, where it says something.
+fn by_status(status: u16) -> Option<FailureKind> {
+    match status {
+        401 | 403 => Some(FailureKind::AuthRefused),
+        404 => Some(FailureKind::NotFound),
+        413 => Some(FailureKind::TooLarge),
+        429 | 503 => Some(FailureKind::Throttled),
+        _ => None,
+    }
 }
 
 /// A service error's kind from its code, its words and its status.
@@ -140,14 +167,15 @@ fn service_kind(code: &str, message: &str, status: u16) -> FailureKind {
         "ServiceUnavailable",
     ];
     let lower = message.to_ascii_lowercase();
-    if AUTH.contains(&code) || status == 401 || status == 403 {
+    if AUTH.contains(&code) {
         FailureKind::AuthRefused
-    } else if NOT_FOUND.contains(&code) || status == 404 {
+    } else if NOT_FOUND.contains(&code) {
         FailureKind::NotFound
-    } else if THROTTLED.contains(&code) || status == 429 || status == 503 {
+    } else if THROTTLED.contains(&code) {
         FailureKind::Throttled
-    } else if status == 413
-        || lower.contains("shorter than")
+    } else if let Some(kind) = by_status(status) {
+        kind
+    } else if lower.contains("shorter than")
         || lower.contains("too long")
         || lower.contains("too large")
         || (lower.contains("length less than or equal to") && lower.contains("data"))
