@@ -5,12 +5,14 @@
 //! queue takes each end as docs/destinations.md says. Nothing acknowledged is
 //! lost.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use hookgate_server::{NamedCredentials, RunOptions};
 use hookgate_tests::brokers;
 use hookgate_tests::moto::{ACCOUNT, OwnMoto, REGION};
 use hookgate_tests::tcp_proxy::TcpProxy;
-use hookgate_tests::{TestGateway, is_final};
+use hookgate_tests::{TestGateway, is_final, test_config};
 use serde_json::{Value, json};
 
 use super::aws_destinations::aws_destination;
@@ -107,12 +109,21 @@ async fn a_missing_queue_topic_or_stream_gives_up_after_three_attempts() {
 async fn refused_aws_credentials_give_up_after_three_attempts() {
     let moto = OwnMoto::start_with_auth();
     let url = moto.url();
-    let gw = TestGateway::start().await;
-    let key = gw.tenant("acme").await;
-    let name = brokers::unique("auth");
-    // Keys moto issued, allowed everything: the queue is made and read with them.
+    // Keys moto issued, allowed everything: the queue is made and read with
+    // them, and the operator names them for tenants as `ops`.
     let (id, secret_key) = moto.user(&["*"]);
     let allowed = json!({"access_key_id": id, "secret_access_key": secret_key});
+    let dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = test_config(dir.path());
+    let named = NamedCredentials {
+        access_key_id: Some(id.clone()),
+        secret_access_key: Some(secret_key.clone()),
+        ..NamedCredentials::default()
+    };
+    config.destinations.credentials.insert("ops".into(), named);
+    let gw = TestGateway::start_with(config, dir, RunOptions::default()).await;
+    let key = gw.tenant("acme").await;
+    let name = brokers::unique("auth");
     let mut made = brokers::setup_with("sqs", &url, &name, allowed.clone());
     // Refused before anything is looked up, the topic need not exist.
     made["topic_arn"] = json!(format!("arn:aws:sns:{REGION}:{ACCOUNT}:{name}"));
@@ -135,6 +146,24 @@ async fn refused_aws_credentials_give_up_after_three_attempts() {
         )
         .await;
     let ev = gw.event("acme", &key, "order.paid", json!({"n": 2})).await;
+    let id = ev["deliveries"][0]["id"].as_str().unwrap();
+    let done = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
+    assert_eq!(done["state"], "succeeded", "{done}");
+    let secret = ep["secret"].as_str().unwrap();
+    let got = brokers::consume_with("sqs", &url, &name, secret, 1, allowed.clone());
+    assert_eq!(got[0]["headers"]["webhook-id"], ev["id"], "{got:?}");
+    // So do the operator's, named: the tenant never sees them.
+    let mut dest = aws_destination("sqs", &url, &name, &made);
+    dest["credentials"] = json!({"name": "ops"});
+    let ep = gw
+        .endpoint(
+            "acme",
+            &key,
+            json!({"destination": dest, "policy": quick()}),
+        )
+        .await;
+    assert!(!ep.to_string().contains(&secret_key), "{ep}");
+    let ev = gw.event("acme", &key, "order.paid", json!({"n": 3})).await;
     let id = ev["deliveries"][0]["id"].as_str().unwrap();
     let done = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
     assert_eq!(done["state"], "succeeded", "{done}");
