@@ -1,5 +1,5 @@
-// One endpoint: its name, uid, destination (HTTP, or a broker's kind, target
-// and who it connects as; never a secret), channels, filter, metadata, headers (sensitive
+// One endpoint: its name, uid, destination (HTTP, or a broker's or AWS
+// service's kind, target and who it connects as; never a secret), channels, filter, metadata, headers (sensitive
 // values as the API masks them), signature schemes and header names (with the
 // `v1a` public key a receiver verifies with), state, breaker, limits, plugin
 // binding and effective policy; its delivery history (endpoint_stats.js); the edit form

@@ -1,5 +1,5 @@
 // Endpoints: the tenant's list, each by its name (description, uid or id)
-// with its uid, destination (a broker's kind and target beside its address), channels, filter, state and breaker (as badges), success rate
+// with its uid, destination (a broker's or AWS service's kind and target beside its address), channels, filter, state and breaker (as badges), success rate
 // over the last day (one read of the tenant's stats history) and limits, and
 // the form that creates one. An endpoint's own page (endpoint.js) edits it.
 
@@ -7,7 +7,7 @@ import { $, api, allPages, can, MOST_LISTED, tenantPath, el, cell, link, emptyRo
 import { plain } from "./chart_axes.js";
 import { showFieldError } from "./forms.js";
 import { endpointForm } from "./endpoint_form.js";
-import { KIND_LABELS } from "./destination_picker.js";
+import { KIND_LABELS, awsTarget } from "./destination_picker.js";
 
 /** What people call an endpoint: its description, else its uid, else its id. */
 export const endpointName = (ep) => ep.description || ep.uid || ep.id;
@@ -22,15 +22,15 @@ export function breakerText(breaker) {
   return `${breaker.state} until ${when(breaker.open_until)} (${breaker.trips} trips)`;
 }
 
-/** What a broker destination publishes to, in a few words; nothing for HTTP. */
+/** What a broker or AWS destination publishes to, in a few words; nothing for HTTP. */
 function targetText(d) {
   if (d.type === "rabbitmq") return `exchange ${d.exchange || "(default)"}${d.routing_key ? `, key ${d.routing_key}` : ""}`;
   if (d.type === "nats") return `subject ${d.subject}`;
   if (d.type === "redis") return `stream ${d.stream}`;
-  return "";
+  return awsTarget(d);
 }
 
-/** The destination cell: an HTTP endpoint's URL; a broker's kind, address and target. */
+/** The destination cell: an HTTP endpoint's URL; another kind's kind, address and target. */
 function destinationCell(ep) {
   const d = ep.destination;
   if (!d || d.type === "http") return el("td", { class: "url", text: ep.url });

@@ -1,5 +1,5 @@
 // Destinations: the create form's picker shows each kind's own fields (the
-// URL for HTTP alone); a RabbitMQ endpoint made through it, first refused
+// URL for HTTP alone; the AWS kinds' secrets as password inputs); a RabbitMQ endpoint made through it, first refused
 // with the API's error beside the broker URL; the list and the endpoint's
 // page show its kind and target; the edit form is filled from it (no secret)
 // and saves a new routing key. The API's view is checked by the test.
@@ -28,6 +28,19 @@ export async function destinationsScene(ctx) {
   const nats = await shownFields(page, form);
   await pick(page, form, "redis");
   const redis = await shownFields(page, form);
+  await pick(page, form, "sqs");
+  const sqs = await shownFields(page, form);
+  await pick(page, form, "sns");
+  const sns = await shownFields(page, form);
+  await pick(page, form, "kinesis");
+  const kinesis = await shownFields(page, form);
+  const aws = {
+    streamHint: await page.$eval(`${form} [name="destination.stream"]`, (i) => i.placeholder),
+    credentials: await page.$$eval(`${form} input[name^="destination.credentials."]`, (inputs) =>
+      inputs.filter((i) => i.offsetParent !== null).map((i) => [i.name, i.type]),
+    ),
+    legend: await page.textContent(`${form} fieldset.destination-credentials > legend`),
+  };
   await pick(page, form, "rabbitmq");
   const rabbitmq = await shownFields(page, form);
 
@@ -81,5 +94,5 @@ export async function destinationsScene(ctx) {
   const afterSave = await waitForText(page, "#endpoint-facts dd", "routing key orders.paid");
   const saved = await page.textContent("#notice");
   await page.screenshot({ path: `${outDir}/endpoint-destination.png`, fullPage: true });
-  return { legend, kinds, http, nats, redis, rabbitmq, urlError, focused, cell, created, urlErrorAfter, afterCreate, id, facts, filled, saved, afterSave };
+  return { legend, kinds, http, nats, redis, sqs, sns, kinesis, aws, rabbitmq, urlError, focused, cell, created, urlErrorAfter, afterCreate, id, facts, filled, saved, afterSave };
 }

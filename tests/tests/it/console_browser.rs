@@ -8,7 +8,8 @@
 //! errors, runs the simulator, uploads and rolls back a plugin, makes and
 //! edits an endpoint with the platform model's fields (a sensitive header
 //! among them) and reads an event's payload, makes a RabbitMQ endpoint with
-//! the destination picker (checked here against the API); then the admin sees
+//! the destination picker (checked here against the API, as are the fields
+//! it shows for each kind); then the admin sees
 //! the whole gateway and its history. What the pages showed is checked in
 //! `console_seen.rs` and `console_platform_seen.rs`, against the API and the
 //! receiver. A second journey reads the event-type catalog, by group with
@@ -177,7 +178,15 @@ async fn destinations(gw: &TestGateway, key: &str, seen: &Value) {
         .collect();
     assert_eq!(
         kinds,
-        ["HTTP", "RabbitMQ", "NATS JetStream", "Redis Streams"]
+        [
+            "HTTP",
+            "RabbitMQ",
+            "NATS JetStream",
+            "Redis Streams",
+            "Amazon SQS",
+            "Amazon SNS",
+            "Amazon Kinesis"
+        ]
     );
     let credentials = [
         "destination.credentials.username",
@@ -200,6 +209,33 @@ async fn destinations(gw: &TestGateway, key: &str, seen: &Value) {
     assert_eq!(d["nats"], fields(&["destination.subject"], true), "{d}");
     let redis = ["destination.stream", "destination.max_len"];
     assert_eq!(d["redis"], fields(&redis, false), "{d}");
+    // The AWS kinds: no broker URL; a region, an optional AWS endpoint, keys.
+    let aws_credentials = [
+        ["destination.credentials.access_key_id", "text"],
+        ["destination.credentials.secret_access_key", "password"],
+        ["destination.credentials.session_token", "password"],
+        ["destination.credentials.name", "text"],
+    ];
+    let aws = |own: &[&str], path: &str| {
+        let mut all = own.to_vec();
+        all.extend(["destination.region", "destination.endpoint_url", path]);
+        all.extend(aws_credentials.iter().map(|[name, _]| *name));
+        json!(all)
+    };
+    let group = "destination.message_group_path";
+    assert_eq!(d["sqs"], aws(&["destination.queue_url"], group), "{d}");
+    assert_eq!(d["sns"], aws(&["destination.topic_arn"], group), "{d}");
+    let partition = "destination.partition_key_path";
+    assert_eq!(d["kinesis"], aws(&["destination.stream"], partition), "{d}");
+    assert_eq!(d["aws"]["credentials"], json!(aws_credentials), "{d}");
+    assert_eq!(d["aws"]["streamHint"], "the stream's name or ARN", "{d}");
+    assert!(
+        d["aws"]["legend"]
+            .as_str()
+            .unwrap()
+            .starts_with("AWS credentials"),
+        "{d}"
+    );
     // The API's error, beside the broker URL, which takes the focus; gone once made.
     let url_error = d["urlError"].as_str().unwrap();
     assert!(url_error.contains("amqp"), "{d}");

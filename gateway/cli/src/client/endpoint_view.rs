@@ -94,6 +94,8 @@ fn destination(d: &Value) -> String {
         parts.push(format!("as user {user}"));
     } else if d["credentials"]["token"].is_string() {
         parts.push("with a token".to_owned());
+    } else if let Some(key) = d["credentials"]["access_key_id"].as_str() {
+        parts.push(format!("as key {key}"));
     }
     if parts.is_empty() {
         return kind.to_owned();
@@ -121,8 +123,14 @@ fn target(d: &Value) -> Vec<String> {
             parts.extend(text("stream").map(|s| format!("stream {s}")));
             parts.extend(d["max_len"].as_u64().map(|n| format!("max len ~{n}")));
         }
+        Some("sqs") => parts.extend(text("queue_url").map(|q| format!("queue {q}"))),
+        Some("sns") => parts.extend(text("topic_arn").map(|t| format!("topic {t}"))),
+        Some("kinesis") => parts.extend(text("stream").map(|s| format!("stream {s}"))),
         _ => {}
     }
+    parts.extend(text("region").map(|r| format!("region {r}")));
+    parts.extend(text("message_group_path").map(|p| format!("message group at {p}")));
+    parts.extend(text("partition_key_path").map(|p| format!("partition key at {p}")));
     parts
 }
 
@@ -140,6 +148,9 @@ fn destination_cell(ep: &Value) -> String {
         ("routing_key", "key"),
         ("subject", "subject"),
         ("stream", "stream"),
+        ("queue_url", "queue"),
+        ("topic_arn", "topic"),
+        ("region", "region"),
     ] {
         if let Some(v) = d[field].as_str() {
             let v = if v.is_empty() { "''" } else { v };

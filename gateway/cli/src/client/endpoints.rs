@@ -3,8 +3,8 @@
 //! patch, deleted, their signing secrets, recovery tasks and delivery stats.
 //!
 //! The endpoint's own address is `--endpoint-url`: `--url` is the gateway's. An
-//! endpoint that publishes to a broker instead takes `--destination KIND` and
-//! that kind's options (`endpoint_destination.rs`).
+//! endpoint that publishes to a broker or an AWS service instead takes
+//! `--destination KIND` and that kind's options (`endpoint_destination.rs`).
 
 use clap::{ArgAction, Args, Subcommand};
 use http::Method;
@@ -28,7 +28,9 @@ pub enum EndpointsCommand {
         #[command(flatten)]
         tenant: Tenant,
         /// Where deliveries go (http or https); an http endpoint needs it, a
-        /// broker destination takes --destination-url instead.
+        /// broker destination takes --destination-url instead, and an AWS one
+        /// its queue, topic or stream (--aws-endpoint-url overrides the AWS
+        /// endpoint).
         #[arg(long, value_name = "URL")]
         endpoint_url: Option<String>,
         #[command(flatten)]
