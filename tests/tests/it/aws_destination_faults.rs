@@ -13,26 +13,13 @@ use hookgate_tests::brokers;
 use hookgate_tests::moto::{ACCOUNT, OwnMoto, REGION};
 use hookgate_tests::tcp_proxy::TcpProxy;
 use hookgate_tests::{TestGateway, is_final, test_config};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::aws_destinations::aws_destination;
+use super::destination_faults::{failing_while_cut, one_ending, quick};
 use super::destinations::settled;
 
 const WAIT: Duration = Duration::from_secs(40);
-
-/// Retries a second apart, so a fault's whole course fits in a test.
-fn quick() -> Value {
-    json!({"strategy": "fixed", "base_ms": 1000, "jitter": "none", "max_attempts": 10})
-}
-
-/// One event to a new endpoint with `dest`; its final view.
-async fn one_ending(gw: &TestGateway, key: &str, dest: Value, payload: Value) -> Value {
-    gw.endpoint("acme", key, json!({"destination": dest, "policy": quick()}))
-        .await;
-    let ev = gw.event("acme", key, "order.paid", payload).await;
-    let id = ev["deliveries"][0]["id"].as_str().unwrap();
-    gw.wait_delivery("acme", key, id, WAIT, is_final).await
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aws_service_unreachable_for_a_while_loses_nothing() {
@@ -52,25 +39,14 @@ async fn an_aws_service_unreachable_for_a_while_loses_nothing() {
             .endpoint(
                 "acme",
                 &key,
-                json!({"destination": dest, "policy": quick()}),
+                json!({"destination": dest, "policy": quick(json!({}))}),
             )
             .await;
         let mut events = Vec::new();
         for n in 0..3 {
             events.push(gw.event("acme", &key, "order.paid", json!({"n": n})).await);
         }
-        let first = events[0]["deliveries"][0]["id"].as_str().unwrap();
-        let failed = gw
-            .wait_delivery("acme", &key, first, WAIT, |d| {
-                d["attempts"].as_u64() >= Some(2)
-            })
-            .await;
-        assert_eq!(failed["state"], "pending", "{kind}: {failed}");
-        let error = failed["last_error"].as_str().unwrap_or_default();
-        assert!(
-            ["connect", "reset", "timeout"].contains(&error),
-            "{kind}: {failed}"
-        );
+        failing_while_cut(&gw, &key, kind, &events[0]).await;
         proxy.restore();
         for d in settled(&gw, &key, &events).await {
             assert_eq!(d["state"], "succeeded", "{kind}: {d}");
@@ -96,7 +72,7 @@ async fn a_missing_queue_topic_or_stream_gives_up_after_three_attempts() {
     });
     for kind in ["sqs", "sns", "kinesis"] {
         let dest = aws_destination(kind, &url, &name, &made);
-        let done = one_ending(&gw, &key, dest, json!({"n": 1})).await;
+        let done = one_ending(&gw, &key, dest, quick(json!({})), json!({"n": 1})).await;
         assert_eq!(done["state"], "dead", "{kind}: {done}");
         assert_eq!(done["last_error"], "not_found", "{kind}: {done}");
         assert_eq!(done["attempts"], 3, "{kind}: {done}");
@@ -130,46 +106,28 @@ async fn refused_aws_credentials_give_up_after_three_attempts() {
     for kind in ["sqs", "sns", "kinesis"] {
         // Keys moto never issued.
         let dest = aws_destination(kind, &url, &name, &made);
-        let done = one_ending(&gw, &key, dest, json!({"n": 1})).await;
+        let done = one_ending(&gw, &key, dest, quick(json!({})), json!({"n": 1})).await;
         assert_eq!(done["state"], "dead", "{kind}: {done}");
         assert_eq!(done["last_error"], "auth_refused", "{kind}: {done}");
         assert_eq!(done["attempts"], 3, "{kind}: {done}");
     }
-    // The keys it issued deliver, and the consumer reads the message with them.
-    let mut dest = aws_destination("sqs", &url, &name, &made);
-    dest["credentials"] = allowed.clone();
-    let ep = gw
-        .endpoint(
-            "acme",
-            &key,
-            json!({"destination": dest, "policy": quick()}),
-        )
-        .await;
-    let ev = gw.event("acme", &key, "order.paid", json!({"n": 2})).await;
-    let id = ev["deliveries"][0]["id"].as_str().unwrap();
-    let done = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
-    assert_eq!(done["state"], "succeeded", "{done}");
-    let secret = ep["secret"].as_str().unwrap();
-    let got = brokers::consume_with("sqs", &url, &name, secret, 1, allowed.clone());
-    assert_eq!(got[0]["headers"]["webhook-id"], ev["id"], "{got:?}");
-    // So do the operator's, named: the tenant never sees them.
-    let mut dest = aws_destination("sqs", &url, &name, &made);
-    dest["credentials"] = json!({"name": "ops"});
-    let ep = gw
-        .endpoint(
-            "acme",
-            &key,
-            json!({"destination": dest, "policy": quick()}),
-        )
-        .await;
-    assert!(!ep.to_string().contains(&secret_key), "{ep}");
-    let ev = gw.event("acme", &key, "order.paid", json!({"n": 3})).await;
-    let id = ev["deliveries"][0]["id"].as_str().unwrap();
-    let done = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
-    assert_eq!(done["state"], "succeeded", "{done}");
-    let secret = ep["secret"].as_str().unwrap();
-    let got = brokers::consume_with("sqs", &url, &name, secret, 1, allowed);
-    assert_eq!(got[0]["headers"]["webhook-id"], ev["id"], "{got:?}");
+    // The keys it issued deliver, given or named by the operator (and then
+    // never shown to the tenant); the consumer reads each message with them.
+    for (credentials, n) in [(allowed.clone(), 2), (json!({"name": "ops"}), 3)] {
+        let mut dest = aws_destination("sqs", &url, &name, &made);
+        dest["credentials"] = credentials;
+        let ep = gw
+            .endpoint("acme", &key, json!({"destination": dest}))
+            .await;
+        assert!(!ep.to_string().contains(&secret_key), "{ep}");
+        let ev = gw.event("acme", &key, "order.paid", json!({"n": n})).await;
+        let id = ev["deliveries"][0]["id"].as_str().unwrap();
+        let done = gw.wait_delivery("acme", &key, id, WAIT, is_final).await;
+        assert_eq!(done["state"], "succeeded", "{done}");
+        let secret = ep["secret"].as_str().unwrap();
+        let got = brokers::consume_with("sqs", &url, &name, secret, 1, allowed.clone());
+        assert_eq!(got[0]["headers"]["webhook-id"], ev["id"], "{got:?}");
+    }
     gw.stop().await;
 }
 
@@ -183,12 +141,12 @@ async fn a_message_larger_than_the_queue_takes_gives_up_at_once() {
     let made = brokers::setup_with("sqs", &url, &name, json!({"max_message_size": 1024}));
     let dest = aws_destination("sqs", &url, &name, &made);
     let big = json!({"blob": "x".repeat(4096)});
-    let done = one_ending(&gw, &key, dest.clone(), big).await;
+    let done = one_ending(&gw, &key, dest.clone(), quick(json!({})), big).await;
     assert_eq!(done["state"], "dead", "{done}");
     assert_eq!(done["last_error"], "too_large", "{done}");
     assert_eq!(done["attempts"], 1, "{done}");
     // A small one to the same queue still goes through.
-    let done = one_ending(&gw, &key, dest, json!({"n": 1})).await;
+    let done = one_ending(&gw, &key, dest, quick(json!({})), json!({"n": 1})).await;
     assert_eq!(done["state"], "succeeded", "{done}");
     brokers::teardown("sqs", &url, &name);
     gw.stop().await;

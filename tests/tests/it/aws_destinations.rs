@@ -10,7 +10,7 @@ use hookgate_tests::moto::{ACCOUNT, OwnMoto, REGION};
 use hookgate_tests::{Backend, TestGateway};
 use serde_json::{Value, json};
 
-use super::destinations::settled;
+use super::destinations::{arrived_once, receipt_of, settled};
 
 hookgate_tests::on_each_backend! {
     each_aws_kind_delivers_and_its_consumer_verifies_the_signature,
@@ -74,14 +74,7 @@ async fn each_aws_kind_delivers_and_its_consumer_verifies_the_signature(backend:
             assert_eq!(d["state"], "succeeded", "{kind}: {d}");
         }
         let got = brokers::consume(kind, &url, &name, &secret, 3);
-        let mut ids: Vec<&str> = got
-            .iter()
-            .map(|m| m["headers"]["webhook-id"].as_str().unwrap())
-            .collect();
-        ids.sort_unstable();
-        let mut sent: Vec<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
-        sent.sort_unstable();
-        assert_eq!(ids, sent, "{kind}: every event arrives once, by its id");
+        arrived_once(kind, &got, &events);
         for m in &got {
             assert_eq!(m["headers"]["hookgate-event-type"], "order.paid", "{m}");
             assert_eq!(m["headers"]["content-type"], "application/json", "{m}");
@@ -94,19 +87,7 @@ async fn each_aws_kind_delivers_and_its_consumer_verifies_the_signature(backend:
                 assert!(names.iter().any(|n| n == "hookgate-headers"), "{kind}: {m}");
             }
         }
-        let dlv = events[0]["deliveries"][0]["id"].as_str().unwrap();
-        let (s, attempts) = gw
-            .call(
-                "GET",
-                &format!("/v1/tenants/acme/attempts?delivery={dlv}"),
-                Some(&key),
-                None,
-            )
-            .await;
-        assert_eq!(s, 200, "{attempts}");
-        let first = &attempts["data"][0];
-        assert_eq!(first["verdict"], "delivered", "{first}");
-        let receipt = first["response_snippet"].as_str().unwrap();
+        let receipt = receipt_of(&gw, &key, &events[0]).await;
         let expected = if kind == "kinesis" {
             "shard "
         } else {

@@ -18,7 +18,7 @@ use super::destinations::{destination, settled};
 const WAIT: Duration = Duration::from_secs(40);
 
 /// Retries a second apart, so a fault's whole course fits in a test.
-fn quick(rules: Value) -> Value {
+pub(crate) fn quick(rules: Value) -> Value {
     json!({"strategy": "fixed", "base_ms": 1000, "jitter": "none", "max_attempts": 10,
            "error_rules": rules})
 }
@@ -39,7 +39,7 @@ fn upstream(url: &str) -> SocketAddr {
 }
 
 /// One event to a new endpoint with `dest` and `policy`; its final view.
-async fn one_ending(
+pub(crate) async fn one_ending(
     gw: &TestGateway,
     key: &str,
     dest: Value,
@@ -51,6 +51,23 @@ async fn one_ending(
     let ev = gw.event("acme", key, "order.paid", payload).await;
     let id = ev["deliveries"][0]["id"].as_str().unwrap();
     gw.wait_delivery("acme", key, id, WAIT, is_final).await
+}
+
+/// Waits until `event` has failed twice while the way is cut, and asserts
+/// it failed as a connection failure and waits for another attempt.
+pub(crate) async fn failing_while_cut(gw: &TestGateway, key: &str, kind: &str, event: &Value) {
+    let first = event["deliveries"][0]["id"].as_str().unwrap();
+    let failed = gw
+        .wait_delivery("acme", key, first, WAIT, |d| {
+            d["attempts"].as_u64() >= Some(2)
+        })
+        .await;
+    assert_eq!(failed["state"], "pending", "{kind}: {failed}");
+    let error = failed["last_error"].as_str().unwrap_or_default();
+    assert!(
+        ["connect", "reset", "timeout"].contains(&error),
+        "{kind}: {failed}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -74,19 +91,7 @@ async fn a_broker_unreachable_for_a_while_loses_nothing() {
         for n in 0..3 {
             events.push(gw.event("acme", &key, "order.paid", json!({"n": n})).await);
         }
-        // Each fails while the way is cut, as a connection failure, and waits.
-        let first = events[0]["deliveries"][0]["id"].as_str().unwrap();
-        let failed = gw
-            .wait_delivery("acme", &key, first, WAIT, |d| {
-                d["attempts"].as_u64() >= Some(2)
-            })
-            .await;
-        assert_eq!(failed["state"], "pending", "{kind}: {failed}");
-        let error = failed["last_error"].as_str().unwrap_or_default();
-        assert!(
-            ["connect", "reset", "timeout"].contains(&error),
-            "{kind}: {failed}"
-        );
+        failing_while_cut(&gw, &key, kind, &events[0]).await;
         proxy.restore();
         for d in settled(&gw, &key, &events).await {
             assert_eq!(d["state"], "succeeded", "{kind}: {d}");

@@ -37,6 +37,37 @@ pub(crate) async fn settled(gw: &TestGateway, key: &str, events: &[Value]) -> Ve
     out
 }
 
+/// Asserts that each of `events` is in `got` once, by its `webhook-id`.
+pub(crate) fn arrived_once(kind: &str, got: &[Value], events: &[Value]) {
+    let mut ids: Vec<&str> = got
+        .iter()
+        .map(|m| m["headers"]["webhook-id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let mut sent: Vec<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    sent.sort_unstable();
+    assert_eq!(ids, sent, "{kind}: every event arrives once, by its id");
+}
+
+/// What the broker answered to `event`'s first attempt, which delivered it
+/// with no HTTP status.
+pub(crate) async fn receipt_of(gw: &TestGateway, key: &str, event: &Value) -> String {
+    let dlv = event["deliveries"][0]["id"].as_str().unwrap();
+    let (s, attempts) = gw
+        .call(
+            "GET",
+            &format!("/v1/tenants/acme/attempts?delivery={dlv}"),
+            Some(key),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{attempts}");
+    let first = &attempts["data"][0];
+    assert_eq!(first["verdict"], "delivered", "{first}");
+    assert!(first["status"].is_null(), "{first}");
+    first["response_snippet"].as_str().unwrap().to_owned()
+}
+
 async fn each_kind_delivers_and_its_consumer_verifies_the_signature(backend: Backend) {
     let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
@@ -65,14 +96,7 @@ async fn each_kind_delivers_and_its_consumer_verifies_the_signature(backend: Bac
             assert_eq!(d["state"], "succeeded", "{kind}: {d}");
         }
         let got = brokers::consume(kind, url, &name, &secret, 3);
-        let mut ids: Vec<&str> = got
-            .iter()
-            .map(|m| m["headers"]["webhook-id"].as_str().unwrap())
-            .collect();
-        ids.sort_unstable();
-        let mut sent: Vec<&str> = events.iter().map(|e| e["id"].as_str().unwrap()).collect();
-        sent.sort_unstable();
-        assert_eq!(ids, sent, "{kind}: every event arrives once, by its id");
+        arrived_once(kind, &got, &events);
         for m in &got {
             assert_eq!(m["headers"]["hookgate-event-type"], "order.paid", "{m}");
             assert_eq!(m["headers"]["content-type"], "application/json", "{m}");
@@ -88,20 +112,7 @@ async fn each_kind_delivers_and_its_consumer_verifies_the_signature(backend: Bac
             assert!(got.iter().all(|m| m["id"] == m["headers"]["webhook-id"]));
         }
         // The attempt log keeps what the broker answered.
-        let dlv = events[0]["deliveries"][0]["id"].as_str().unwrap();
-        let (s, attempts) = gw
-            .call(
-                "GET",
-                &format!("/v1/tenants/acme/attempts?delivery={dlv}"),
-                Some(&key),
-                None,
-            )
-            .await;
-        assert_eq!(s, 200, "{attempts}");
-        let first = &attempts["data"][0];
-        assert_eq!(first["verdict"], "delivered", "{first}");
-        assert!(first["status"].is_null(), "{first}");
-        let receipt = first["response_snippet"].as_str().unwrap();
+        let receipt = receipt_of(&gw, &key, &events[0]).await;
         let expected = match kind {
             "rabbitmq" => "confirmed",
             "nats" => "stream ",

@@ -8,7 +8,6 @@
 //! closed.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,8 +32,8 @@ pub(crate) const MAX_CONNECTED: usize = 1024;
 
 /// One endpoint's publisher, made once however many attempts wait for it.
 struct Slot {
-    /// Which settings it was made for: a change to them makes a new one.
-    fingerprint: u64,
+    /// The settings it was made for: a change to them makes a new one.
+    destination: BrokerDestination,
     publisher: OnceCell<Arc<dyn Publisher>>,
     last_used_ms: AtomicU64,
 }
@@ -47,14 +46,6 @@ pub(crate) struct Publishers {
     aws_http: AwsHttpClient,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     epoch: std::time::Instant,
-}
-
-fn fingerprint(destination: &BrokerDestination) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    serde_json::to_string(destination)
-        .unwrap_or_default()
-        .hash(&mut h);
-    h.finish()
 }
 
 impl Publishers {
@@ -120,11 +111,10 @@ impl Publishers {
     /// The endpoint's slot for these settings, made (and the oldest closed,
     /// past [`MAX_CONNECTED`]) if need be.
     fn slot(&self, endpoint_id: &str, destination: &BrokerDestination) -> Arc<Slot> {
-        let print = fingerprint(destination);
         let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(slot) = slots.get(endpoint_id)
-            && slot.fingerprint == print
+            && slot.destination == *destination
         {
             slot.last_used_ms.store(now, Ordering::Relaxed);
             return Arc::clone(slot);
@@ -138,7 +128,7 @@ impl Publishers {
             slots.remove(&oldest);
         }
         let slot = Arc::new(Slot {
-            fingerprint: print,
+            destination: destination.clone(),
             publisher: OnceCell::new(),
             last_used_ms: AtomicU64::new(now),
         });

@@ -6,7 +6,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::destination::BrokerMessage;
+use crate::destination::{BrokerMessage, PublishFailure};
+use crate::policy::FailureKind;
 
 /// The most message attributes SQS and SNS take.
 pub(crate) const MAX_ATTRIBUTES: usize = 10;
@@ -58,6 +59,46 @@ pub(crate) fn message_attributes(message: &BrokerMessage) -> Vec<(String, String
         ));
     }
     out
+}
+
+/// What an SQS send or an SNS publish carries, as both services take it.
+pub(super) struct Queued<'a> {
+    /// The payload, which both carry as text.
+    pub(super) body: &'a str,
+    /// At most [`MAX_ATTRIBUTES`], by [`message_attributes`].
+    pub(super) attributes: Vec<(String, String)>,
+    /// For a FIFO queue or topic: the message group and the deduplication id.
+    pub(super) fifo: Option<(String, String)>,
+}
+
+/// `message` as `service` takes it: the body as text, the attributes that
+/// fit, and for a FIFO target the group (the payload's at `group_path`, or
+/// `endpoint_id`) with the event id as deduplication id.
+pub(super) fn queued<'a>(
+    message: &'a BrokerMessage,
+    service: &str,
+    fifo: bool,
+    group_path: Option<&str>,
+    endpoint_id: &str,
+) -> Result<Queued<'a>, PublishFailure> {
+    // A payload is JSON, so this refuses only what could never be sent.
+    let body = std::str::from_utf8(&message.body).map_err(|_| {
+        PublishFailure::new(
+            FailureKind::Rejected,
+            format!("{service} carries text, and this payload is not UTF-8"),
+        )
+    })?;
+    let fifo = fifo.then(|| {
+        (
+            group_of(message, group_path, endpoint_id),
+            message.event_id.clone(),
+        )
+    });
+    Ok(Queued {
+        body,
+        attributes: message_attributes(message),
+        fifo,
+    })
 }
 
 /// A Kinesis record's data: `{"headers": {...}, "body": "..."}` with every

@@ -2,14 +2,11 @@
 //! message id. A FIFO topic gets the event id as deduplication id and a
 //! message group, as an SQS FIFO queue does.
 
-use std::collections::HashMap;
-
 use aws_sdk_sns::types::MessageAttributeValue;
 use aws_types::SdkConfig;
 
-use super::attributes::{group_of, message_attributes};
+use super::attributes::queued;
 use super::classify;
-use super::sqs::text_body;
 use crate::destination::{
     BoxFuture, BrokerMessage, PublishFailure, Publisher, Receipt, SnsSettings,
 };
@@ -43,31 +40,31 @@ impl Publisher for SnsPublisher {
         message: &'a BrokerMessage,
     ) -> BoxFuture<'a, Result<Receipt, PublishFailure>> {
         Box::pin(async move {
-            let body = text_body(message, "SNS")?;
-            let mut attributes = HashMap::new();
-            for (name, value) in message_attributes(message) {
+            let s = &self.settings;
+            let q = queued(
+                message,
+                "SNS",
+                s.is_fifo(),
+                s.message_group_path.as_deref(),
+                &self.endpoint_id,
+            )?;
+            let mut publish = self
+                .client
+                .publish()
+                .topic_arn(&s.topic_arn)
+                .message(q.body);
+            for (name, value) in q.attributes {
                 let value = MessageAttributeValue::builder()
                     .data_type("String")
                     .string_value(value)
                     .build()
                     .map_err(|e| PublishFailure::new(FailureKind::Protocol, e.to_string()))?;
-                attributes.insert(name, value);
+                publish = publish.message_attributes(name, value);
             }
-            let mut publish = self
-                .client
-                .publish()
-                .topic_arn(&self.settings.topic_arn)
-                .message(body)
-                .set_message_attributes(Some(attributes));
-            if self.settings.is_fifo() {
-                let group = group_of(
-                    message,
-                    self.settings.message_group_path.as_deref(),
-                    &self.endpoint_id,
-                );
+            if let Some((group, dedup)) = q.fifo {
                 publish = publish
                     .message_group_id(group)
-                    .message_deduplication_id(&message.event_id);
+                    .message_deduplication_id(dedup);
             }
             let published = publish.send().await.map_err(|e| classify(&e))?;
             Ok(format!(
