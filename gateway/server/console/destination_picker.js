@@ -29,7 +29,7 @@ export const KIND_LABELS = Object.fromEntries(KINDS.map(([type, label]) => [type
 /** The settings: [field, label, input type, placeholder, the kinds that take it]. */
 const SETTINGS = [
   ["url", "Broker URL", "text", "without credentials", BROKERS],
-  ["queue_url", "Queue URL", "text", "https://sqs.us-east-1.amazonaws.com/123456789012/orders", ["sqs"]],
+  ["queue_url", "Queue URL", "text", "the queue's URL: sqs.REGION.amazonaws.com/ACCOUNT/NAME", ["sqs"]],
   ["topic_arn", "Topic ARN", "text", "arn:aws:sns:us-east-1:123456789012:orders", ["sns"]],
   ["exchange", "Exchange", "text", "empty: the default exchange", ["rabbitmq"]],
   ["routing_key", "Routing key", "text", "empty: the event's type", ["rabbitmq"]],
