@@ -170,7 +170,8 @@ impl Drop for OwnNats {
     }
 }
 
-fn free_port() -> u16 {
+/// A loopback port free at the moment of asking, for a server a test starts.
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

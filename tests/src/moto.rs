@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::brokers::free_port;
+
 /// The account and region of every moto resource.
 pub const ACCOUNT: &str = "123456789012";
 pub const REGION: &str = "us-east-1";
@@ -186,12 +188,4 @@ fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> String {
 /// Whether an answer's status line says 200.
 fn is_200(answer: &str) -> bool {
     answer.split(' ').nth(1) == Some("200")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
