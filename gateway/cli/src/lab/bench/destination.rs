@@ -1,8 +1,10 @@
 //! `bench deliver --destination rabbitmq|nats|redis`: a backlog published into
 //! the local broker at `max_in_flight` 64, against the same-run reference of
 //! the bare client publishing the same messages at the same concurrency with
-//! the same confirmation (publisher confirms, `PubAck`, `XADD`'s id). Each run
-//! makes its own exchange and queue, stream or key, and removes it.
+//! the same confirmation (publisher confirms, `PubAck`, `XADD`'s id), and
+//! against the same backlog delivered over HTTP by the same engine, which says
+//! what the broker kind costs beyond the engine's own per-delivery work. Each
+//! run makes its own exchange and queue, stream or key, and removes it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,8 +19,8 @@ use lapin::types::{AMQPValue, FieldTable, LongString};
 use lapin::{BasicProperties, Connection, ConnectionProperties, ExchangeKind};
 use serde_json::{Value, json};
 
-use super::harness::{BenchGateway, call, tenant_named_with_endpoint};
-use super::ingest::{CLIENTS, ingest_backlog};
+use super::harness::{BenchGateway, CountingReceiver, call, tenant_named_with_endpoint};
+use super::ingest::{CLIENTS, drain_backlog, ingest_backlog};
 use super::{Common, median};
 
 /// The broker kinds `bench deliver` can target.
@@ -180,9 +182,11 @@ fn payload() -> (Bytes, Vec<(&'static str, String)>) {
 /// Runs the scenario.
 pub(super) async fn deliver(c: &Common, kind: BenchDestination) -> anyhow::Result<()> {
     let n = if c.smoke { 300 } else { 20_000 };
-    println!("| run | backlog | deliveries/s | bare client publishes/s | ratio |");
-    println!("|---|---|---|---|---|");
-    let (mut rates, mut ratios) = (Vec::new(), Vec::new());
+    println!(
+        "| run | backlog | deliveries/s | bare client publishes/s | ratio | http deliveries/s | ratio to http |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let (mut rates, mut ratios, mut to_http) = (Vec::new(), Vec::new(), Vec::new());
     for run in 1..=c.runs {
         let target = Target::new(kind);
         target.setup().await?;
@@ -197,17 +201,21 @@ pub(super) async fn deliver(c: &Common, kind: BenchDestination) -> anyhow::Resul
         let bare = bare_client(&reference, n).await;
         reference.teardown().await?;
         let bare = bare?;
+        let http = over_http(n).await?;
         println!(
-            "| {run} | {n} | {rate:.0} | {bare:.0} | {:.2} |",
-            rate / bare
+            "| {run} | {n} | {rate:.0} | {bare:.0} | {:.2} | {http:.0} | {:.2} |",
+            rate / bare,
+            rate / http
         );
         rates.push(rate);
         ratios.push(rate / bare);
+        to_http.push(rate / http);
     }
     println!(
-        "| median | {n} | {:.0} | | {:.2} |",
+        "| median | {n} | {:.0} | | {:.2} | | {:.2} |",
         median(rates),
-        median(ratios)
+        median(ratios),
+        median(to_http)
     );
     Ok(())
 }
@@ -235,6 +243,17 @@ async fn drain(gw: &BenchGateway, target: &Target, n: usize) -> anyhow::Result<(
         bail!("only {arrived} of {n} messages arrived");
     }
     Ok((n, (arrived - held) as f64 / started.elapsed().as_secs_f64()))
+}
+
+/// The engine's own reference: the same backlog delivered by a fresh gateway
+/// over HTTP to a local receiver; deliveries/s.
+async fn over_http(n: usize) -> anyhow::Result<f64> {
+    let dir = tempfile::tempdir()?;
+    let rx = CountingReceiver::start().await?;
+    let gw = BenchGateway::start(dir.path(), |_| {}).await?;
+    let drained = drain_backlog(&gw, &rx, "bench", n).await;
+    gw.stop().await?;
+    Ok(drained?.1)
 }
 
 /// The reference: `CLIENTS` tasks publishing `n` messages in all with the
