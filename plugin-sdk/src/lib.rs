@@ -1,4 +1,8 @@
-//! Write hookgate retry policies in Rust.
+//! Write hookgate retry policies and payload transforms in Rust.
+//!
+//! Transforms ([`Transform`], exported with [`export_transform!`]) shape the
+//! request of an attempt before hookgate signs it; see the `transform` module's
+//! types and `docs/transforms.md`. The rest of this page is about policies.
 //!
 //! A policy is a type implementing [`RetryPolicy`]. Both methods default to
 //! "use the built-in policy's answer", so a policy overrides only what it cares
@@ -123,9 +127,17 @@ static ALLOCATOR: arena::Arena<{ 512 * 1024 }> = arena::Arena::new();
 #[doc(hidden)]
 #[path = "export.rs"]
 pub mod __private;
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+#[path = "transform_export.rs"]
+pub mod __private_transform;
+mod transform;
 
 pub use attempt::{Attempt, AttemptBuilder, Delay, DestinationKind, FailureKind, Outcome, Verdict};
 pub use response::parse_retry_after;
+pub use transform::{
+    Answer, Endpoint, Event, Method, Request, Transform, TransformInput, form_encode,
+};
 
 /// A retry policy. Each method answers one of the two questions the gateway asks
 /// after a failed attempt; the defaults defer to the built-in policy. The

@@ -1,5 +1,5 @@
 //! The SDK carries its own copy of the WIT package it targets
-//! (`hookgate:policy@0.3.0`) so that it builds outside a checkout; the
+//! (`hookgate:policy@0.3.0`, `hookgate:transform@0.1.0`) so that it builds outside a checkout; the
 //! workspace's `wit/` stays the one to edit. This test keeps each vendored file
 //! byte for byte equal to the workspace's file of the same name. It needs the
 //! checkout, so it is left out of the published package.
@@ -30,7 +30,7 @@ fn sdk_dir() -> PathBuf {
 /// What the SDK vendors: the package its `wit_bindgen::generate!` reads. The
 /// workspace's older packages (`policy.wit`, 0.1.0, and `policy-0.2.0.wit`) stay
 /// out: the SDK does not target them.
-const VENDORED: [&str; 1] = ["policy-0.3.0.wit"];
+const VENDORED: [&str; 2] = ["policy-0.3.0.wit", "transform-0.1.0.wit"];
 
 #[test]
 fn the_vendored_wit_is_the_workspaces_byte_for_byte() {
@@ -54,12 +54,15 @@ fn the_vendored_wit_is_the_workspaces_byte_for_byte() {
 }
 
 #[test]
-fn the_sdk_generates_from_the_vendored_package() {
-    let export = std::fs::read_to_string(sdk_dir().join("src/export.rs")).expect("export.rs");
-    for name in VENDORED {
+fn the_sdk_generates_from_the_vendored_packages() {
+    for (file, name) in [
+        ("src/export.rs", VENDORED[0]),
+        ("src/transform_export.rs", VENDORED[1]),
+    ] {
+        let export = std::fs::read_to_string(sdk_dir().join(file)).expect(file);
         assert!(
             export.contains(&format!("path: \"wit/{name}\"")),
-            "src/export.rs must generate from wit/{name}"
+            "{file} must generate from wit/{name}"
         );
     }
 }

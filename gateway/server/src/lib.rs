@@ -78,8 +78,10 @@ pub use destination::{DestinationKind, NamedCredentials};
 pub use ids::{DeliveryId, EndpointId, EventId, TenantId};
 pub use pg_target::PgTarget;
 pub use plugin_runtime::{
-    COMPILE_LIMIT, CheckedPlugin, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, PluginBinding,
-    PluginError, PluginHost, PluginInput, UPLOAD_CHECKS, WitVersion,
+    COMPILE_LIMIT, CheckedPlugin, FUEL_PER_DECISION, FUEL_PER_TRANSFORM, MEMORY_LIMIT_BYTES,
+    PluginBinding, PluginError, PluginHost, PluginInput, PluginKind, TransformFacts,
+    TransformFailure, TransformMethod, TransformRequest, TransformRun, Transformed, UPLOAD_CHECKS,
+    WitVersion,
 };
 pub use policy::{
     AttemptFacts, Attempts, BuiltinPolicy, DEFAULT_ATTEMPT_MS, DeadReason, EffectivePolicy,

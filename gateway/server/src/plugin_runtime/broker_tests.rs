@@ -7,6 +7,7 @@ use super::conformance::samples;
 use super::tests::{TENANT, facts, fixture, module, policy};
 use super::*;
 use crate::destination::DestinationKind;
+use crate::plugin_runtime::engine::Decide;
 use crate::policy::{
     BuiltinPolicy, DeadReason, Decision, FailureKind, NextStep, Outcome, RetryDecider, Verdict,
 };
@@ -252,9 +253,13 @@ fn upload_checks_run_the_broker_samples_for_0_3_0_plugins_only() {
         .sandbox
         .prepare(&prepare(&broker_module(), LIMIT).unwrap().component)
         .unwrap();
-    let (run, _) = host
-        .sandbox
-        .run_measured(&pre, &pre.attempt(attempt).unwrap(), retry);
+    let (run, _) = host.sandbox.run_measured(
+        &pre,
+        &Decide {
+            attempt: pre.attempt(attempt).unwrap(),
+            builtin_retry: retry,
+        },
+    );
     let reason = format!("ERR {}", "x".repeat(1_020));
     assert_eq!(
         run.unwrap().verdict,

@@ -6,8 +6,9 @@
 //! Any `component-type*` section a module brought is stripped first, so a plugin can
 //! never describe its own interface: the host's `wit/` always does. Which of its
 //! versions is chosen by the module's export names alone (`...@0.3.0#decide`,
-//! `...@0.2.0#decide` or `...@0.1.0#classify`), since the module's own metadata
-//! is not trusted.
+//! `...@0.2.0#decide`, `...@0.1.0#classify`, or a transform's
+//! `hookgate:transform/transform@0.1.0#transform`), since the module's own
+//! metadata is not trusted.
 
 use sha2::{Digest, Sha256};
 use wit_component::{ComponentEncoder, StringEncoding};
@@ -15,8 +16,6 @@ use wit_component::{ComponentEncoder, StringEncoding};
 use super::PluginError;
 use super::versions::WitVersion;
 
-/// The world plugins implement.
-const WORLD: &str = "plugin";
 /// The prefix of the custom sections carrying component metadata.
 const COMPONENT_TYPE_PREFIX: &str = "component-type";
 
@@ -82,7 +81,9 @@ pub(crate) fn componentize(module: &[u8]) -> Result<Vec<u8>, PluginError> {
     let mut resolve = wit_component::metadata::Bindgen::default().resolve;
     let (file, text) = version.wit_file();
     let package = resolve.push_str(file, text).map_err(err)?;
-    let world = resolve.select_world(&[package], Some(WORLD)).map_err(err)?;
+    let world = resolve
+        .select_world(&[package], Some(version.world_name()))
+        .map_err(err)?;
     wit_component::embed_component_metadata(&mut module, &resolve, world, StringEncoding::UTF8)
         .map_err(err)?;
     ComponentEncoder::default()
@@ -93,7 +94,7 @@ pub(crate) fn componentize(module: &[u8]) -> Result<Vec<u8>, PluginError> {
         .map_err(err)
 }
 
-/// The `hookgate:policy` version a core module's export names mark.
+/// The WIT version (a policy's or a transform's) a core module's export names mark.
 ///
 /// # Errors
 /// `Componentize`, naming what each accepted version exports, when it marks none.
@@ -112,7 +113,7 @@ fn core_version(module: &[u8]) -> Result<WitVersion, PluginError> {
     WitVersion::of_core_exports(&names).ok_or_else(|| {
         let accepted: Vec<String> = WitVersion::ALL
             .iter()
-            .map(|v| format!("`{}` (hookgate:policy@{v})", v.core_export()))
+            .map(|v| format!("`{}` ({})", v.core_export(), v.package()))
             .collect();
         PluginError::Componentize(format!("it exports neither {}", accepted.join(" nor ")))
     })

@@ -1,4 +1,5 @@
-//! Upload step 9, conformance: the only step that runs tenant code. A fixed set of
+//! Upload step 9, conformance: the only step that runs tenant code. This is a
+//! policy's; a transform's is `transform_conformance`. A fixed set of
 //! sample attempts runs under the production limits (fuel, memory, the epoch
 //! deadline), first each in a fresh instance as decisions do, then all again in
 //! one reused instance. Every run must answer without error, and both passes must
@@ -9,8 +10,8 @@
 use super::PluginError;
 use super::bindings::{Attempt, Delay, DestinationKind, FailureKind, Outcome, Verdict};
 use super::chain::{CallFailure, PluginAnswer};
-use super::engine::{FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Sandbox, Usage};
-use super::versions::{PluginAttempt, PluginPre};
+use super::engine::{Call, Decide, FUEL_PER_DECISION, MEMORY_LIMIT_BYTES, Sandbox, Usage};
+use super::versions::{PluginAttempt, PluginKind, PluginPre};
 
 /// Tries a sample gets when only the wall-clock backstop stopped it: that can
 /// happen to a well-behaved plugin on a busy machine, fuel cannot.
@@ -230,6 +231,9 @@ pub(crate) fn samples() -> Vec<(String, Attempt, bool)> {
 /// (fuel, memory, time, a trap, invalid output), or answers that differ between
 /// a fresh and a reused instance.
 pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceReport, PluginError> {
+    if pre.version().kind() == PluginKind::Transform {
+        return super::transform_conformance::check(sandbox, pre);
+    }
     // In the plugin's version's types; what it cannot name it is never asked.
     let samples: Vec<(String, PluginAttempt, bool)> = samples()
         .into_iter()
@@ -247,7 +251,13 @@ pub(crate) fn check(sandbox: &Sandbox, pre: &PluginPre) -> Result<ConformanceRep
         });
         answers.push(answer);
     }
-    let again: Vec<_> = samples.into_iter().map(|(_, a, r)| (a, r)).collect();
+    let again: Vec<Decide> = samples
+        .into_iter()
+        .map(|(_, attempt, builtin_retry)| Decide {
+            attempt,
+            builtin_retry,
+        })
+        .collect();
     let reused = sandbox
         .run_reused(pre, &again)
         .map_err(|(i, f)| refusal(&runs[i].name, &f))?;
@@ -273,7 +283,20 @@ fn fresh(
     attempt: &PluginAttempt,
     retry: bool,
 ) -> (Result<PluginAnswer, CallFailure>, Usage) {
-    let mut last = sandbox.run_measured(pre, attempt, retry);
+    let decide = Decide {
+        attempt: attempt.clone(),
+        builtin_retry: retry,
+    };
+    fresh_call(sandbox, pre, &decide)
+}
+
+/// One call in a fresh instance, tried again only after an epoch deadline.
+pub(super) fn fresh_call<C: Call>(
+    sandbox: &Sandbox,
+    pre: &PluginPre,
+    call: &C,
+) -> (Result<C::Answer, CallFailure>, Usage) {
+    let mut last = sandbox.run_measured(pre, call);
     for _ in 1..EPOCH_TRIES {
         if !matches!(
             last.0,
@@ -281,14 +304,14 @@ fn fresh(
         ) {
             break;
         }
-        last = sandbox.run_measured(pre, attempt, retry);
+        last = sandbox.run_measured(pre, call);
     }
     last
 }
 
-fn refusal(sample: &str, failure: &CallFailure) -> PluginError {
+pub(super) fn refusal(sample: &str, failure: &CallFailure) -> PluginError {
     let what = match failure {
-        CallFailure::OutOfFuel => format!("overran its fuel ({FUEL_PER_DECISION} per decision)"),
+        CallFailure::OutOfFuel => "overran its fuel".to_owned(),
         CallFailure::MemoryLimit => {
             format!("overran the memory limit ({MEMORY_LIMIT_BYTES} bytes)")
         }

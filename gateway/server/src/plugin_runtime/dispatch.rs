@@ -1,6 +1,7 @@
-//! Where a decision runs (see [`super::budget`]): inline on the calling tokio
-//! worker with the small budget, rerun on the decision pool when it overruns,
-//! or straight on the pool for a version that often does. [`Dispatch`] holds the
+//! Where a plugin call (a decision or a transform) runs (see
+//! [`super::budget`]): inline on the calling tokio worker with the small
+//! budget, rerun on the decision pool when it overruns, or straight on the
+//! pool for a version that often does. [`Dispatch`] holds the
 //! engine and the pool it runs them on, and counts each path.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -9,12 +10,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::budget::{Budget, Deadline, Route};
-use super::chain::{CallFailure, PluginAnswer};
+use super::chain::CallFailure;
 use super::clocks::thread_cpu_time;
 use super::decision_pool::{DecisionPool, PoolError};
-use super::engine::Sandbox;
+use super::engine::{Call, Sandbox};
 use super::registry::LoadedPlugin;
-use super::versions::PluginAttempt;
 
 /// How many plugin decisions took each path since start.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -83,42 +83,38 @@ impl Dispatch {
         }
     }
 
-    /// Runs `plugin` on `attempt` where [`super::budget`] says it should.
-    pub(super) async fn run_plugin(
+    /// Asks `plugin` `call` (a decision or a transform) where
+    /// [`super::budget`] says it should run.
+    pub(super) async fn run_plugin<C: Call>(
         &self,
         plugin: &Arc<LoadedPlugin>,
-        attempt: PluginAttempt,
-        builtin_retry: bool,
-    ) -> Result<PluginAnswer, CallFailure> {
+        call: C,
+    ) -> Result<C::Answer, CallFailure> {
         let inline_first = self.inline_first.load(Ordering::Relaxed);
         if inline_first && plugin.inline.route() == Route::Inline {
-            if let Some(answer) = self.run_inline(plugin, &attempt, builtin_retry) {
+            if let Some(answer) = self.run_inline(plugin, &call) {
                 plugin.inline.record(false);
                 self.inline.fetch_add(1, Ordering::Relaxed);
                 return answer;
             }
             plugin.inline.record(true);
             self.escalated.fetch_add(1, Ordering::Relaxed);
-            return self
-                .run_on_pool(plugin, attempt, builtin_retry, false)
-                .await;
+            return self.run_on_pool(plugin, call, false).await;
         }
         self.pooled.fetch_add(1, Ordering::Relaxed);
-        self.run_on_pool(plugin, attempt, builtin_retry, inline_first)
-            .await
+        self.run_on_pool(plugin, call, inline_first).await
     }
 
     /// The inline run; `None` when it overran the budget and must be rerun. A
     /// panic in the host is caught here, so it costs this decision only.
-    fn run_inline(
+    fn run_inline<C: Call>(
         &self,
         plugin: &LoadedPlugin,
-        attempt: &PluginAttempt,
-        builtin_retry: bool,
-    ) -> Option<Result<PluginAnswer, CallFailure>> {
+        call: &C,
+    ) -> Option<Result<C::Answer, CallFailure>> {
         let ran = catch_unwind(AssertUnwindSafe(|| {
             self.sandbox
-                .run_within(&plugin.pre, attempt, builtin_retry, self.inline_budget())
+                .run_within(&plugin.pre, call, self.inline_budget())
                 .0
         }));
         match ran {
@@ -137,13 +133,12 @@ impl Dispatch {
     /// A run on the decision pool with the full limits, within the tenant's
     /// share. With `record`, what it used is recorded as fitting the inline
     /// budget or not, so a version sent to the pool can come back.
-    async fn run_on_pool(
+    async fn run_on_pool<C: Call>(
         &self,
         plugin: &Arc<LoadedPlugin>,
-        attempt: PluginAttempt,
-        builtin_retry: bool,
+        call: C,
         record: bool,
-    ) -> Result<PluginAnswer, CallFailure> {
+    ) -> Result<C::Answer, CallFailure> {
         let (sandbox, job_plugin) = (Arc::clone(&self.sandbox), Arc::clone(plugin));
         let inline_budget = self.inline_budget();
         let ran = self
@@ -152,8 +147,7 @@ impl Dispatch {
                 // CPU time, not wall time: a pool thread waiting for a core on a
                 // busy machine says nothing about the plugin.
                 let started = thread_cpu_time();
-                let (answer, usage) =
-                    sandbox.run_measured(&job_plugin.pre, &attempt, builtin_retry);
+                let (answer, usage) = sandbox.run_measured(&job_plugin.pre, &call);
                 if record {
                     let cpu = thread_cpu_time().saturating_sub(started);
                     let fits = inline_budget.fits(&usage, cpu);

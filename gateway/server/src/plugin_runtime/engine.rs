@@ -14,19 +14,26 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, Store, Trap};
 
 use super::PluginError;
+use super::bindings::{TransformAnswer, TransformInput};
 use super::budget::{Budget, Deadline};
 use super::chain::{CallFailure, PluginAnswer, wants_delay};
 use super::clocks::{EpochTicker, thread_cpu_time};
 use super::instance_pool::{PoolShape, PoolUsage};
 pub(crate) use super::state::PluginState;
 use super::versions::{
-    Plugin, PluginAttempt, PluginPre, answer_0_2, answer_0_3, delay_0_1, verdict_0_1,
+    Plugin, PluginAttempt, PluginKind, PluginPre, answer_0_2, answer_0_3, delay_0_1, verdict_0_1,
 };
 
 /// Linear memory a plugin may use, in bytes.
 pub const MEMORY_LIMIT_BYTES: usize = 16 << 20;
 /// Fuel for one decision (all its calls): about 1 ms of work, the deterministic limit.
 pub const FUEL_PER_DECISION: u64 = 10_000_000;
+/// Fuel for one transform, [`TRANSFORM_FUEL_FACTOR`] decisions' worth: about
+/// 20 ms of work, enough to parse and rebuild a maximal JSON payload.
+pub const FUEL_PER_TRANSFORM: u64 = FUEL_PER_DECISION * TRANSFORM_FUEL_FACTOR;
+/// How many decisions' fuel a transform gets (tests that lower a decision's
+/// fuel lower a transform's with it).
+const TRANSFORM_FUEL_FACTOR: u64 = 20;
 /// Native stack a plugin's frames may use: well under a tokio worker's 2 MiB,
 /// since decisions run inline on the workers first.
 const MAX_WASM_STACK: usize = 256 << 10;
@@ -168,9 +175,12 @@ impl Sandbox {
         Ok(pre)
     }
 
-    /// The full limits of a decision-pool run.
-    pub(crate) fn full_budget(&self) -> Budget {
-        Budget::full(self.fuel)
+    /// The full limits of a decision-pool run of a plugin of `kind`.
+    pub(crate) fn full_budget(&self, kind: PluginKind) -> Budget {
+        match kind {
+            PluginKind::Policy => Budget::full(self.fuel),
+            PluginKind::Transform => Budget::full(self.fuel * TRANSFORM_FUEL_FACTOR),
+        }
     }
 
     /// A store with `budget`: memory, fuel and the epoch deadline.
@@ -181,29 +191,27 @@ impl Sandbox {
         Ok(store)
     }
 
-    /// Runs one decision in a fresh store with the full limits (see [`call`];
-    /// `builtin_retry` says what `use-default` means). Also says what the
-    /// decision used.
+    /// Runs one call (a decision or a transform) in a fresh store with the
+    /// full limits of the plugin's kind. Also says what it used.
     ///
     /// # Errors
-    /// A [`CallFailure`] for anything that went wrong; the caller falls back.
-    pub(crate) fn run_measured(
+    /// A [`CallFailure`] for anything that went wrong; the caller falls back
+    /// (a decision) or ends the attempt (a transform).
+    pub(crate) fn run_measured<C: Call>(
         &self,
         pre: &PluginPre,
-        attempt: &PluginAttempt,
-        builtin_retry: bool,
-    ) -> (Result<PluginAnswer, CallFailure>, Usage) {
-        self.run_within(pre, attempt, builtin_retry, self.full_budget())
+        call: &C,
+    ) -> (Result<C::Answer, CallFailure>, Usage) {
+        self.run_within(pre, call, self.full_budget(pre.version().kind()))
     }
 
     /// [`Sandbox::run_measured`] within `budget`.
-    pub(crate) fn run_within(
+    pub(crate) fn run_within<C: Call>(
         &self,
         pre: &PluginPre,
-        attempt: &PluginAttempt,
-        builtin_retry: bool,
+        call: &C,
         budget: Budget,
-    ) -> (Result<PluginAnswer, CallFailure>, Usage) {
+    ) -> (Result<C::Answer, CallFailure>, Usage) {
         // Only a deadline in ticks counts spinning; an inline run's deadline is
         // an overrun whatever the CPU did, so it skips the clock's system call.
         let cpu_at_start = matches!(budget.deadline, Deadline::Ticks(_)).then(thread_cpu_time);
@@ -214,7 +222,7 @@ impl Sandbox {
         let answer = pre
             .instantiate(&mut store)
             .map_err(|e| failure(&e, &store, Stage::Instantiate))
-            .and_then(|plugin| call(&mut store, &plugin, attempt, builtin_retry))
+            .and_then(|plugin| call.run(&mut store, &plugin))
             .map_err(|f| match (f, cpu_at_start) {
                 (CallFailure::EpochDeadline, Some(start)) => {
                     let cpu = thread_cpu_time().saturating_sub(start);
@@ -230,35 +238,94 @@ impl Sandbox {
         (answer, usage)
     }
 
-    /// Runs every attempt in turn in **one** instance, refuelled before each: what
+    /// Runs every call in turn in **one** instance, refuelled before each: what
     /// a plugin answers when its instance is reused. Conformance compares it with
     /// fresh instances, so hidden state kept between calls shows.
     ///
     /// # Errors
-    /// The index of the attempt that failed, and why.
-    pub(crate) fn run_reused(
+    /// The index of the call that failed, and why.
+    pub(crate) fn run_reused<C: Call>(
         &self,
         pre: &PluginPre,
-        attempts: &[(PluginAttempt, bool)],
-    ) -> Result<Vec<PluginAnswer>, (usize, CallFailure)> {
-        let budget = self.full_budget();
+        calls: &[C],
+    ) -> Result<Vec<C::Answer>, (usize, CallFailure)> {
+        let budget = self.full_budget(pre.version().kind());
         let mut store = self.new_store(budget).map_err(|e| (0, e))?;
         let plugin = pre
             .instantiate(&mut store)
             .map_err(|e| (0, failure(&e, &store, Stage::Instantiate)))?;
-        let mut out = Vec::with_capacity(attempts.len());
-        for (i, (attempt, builtin_retry)) in attempts.iter().enumerate() {
+        let mut out = Vec::with_capacity(calls.len());
+        for (i, call) in calls.iter().enumerate() {
             budget.apply(&mut store).map_err(|e| (i, e))?;
-            out.push(call(&mut store, &plugin, attempt, *builtin_retry).map_err(|e| (i, e))?);
+            out.push(call.run(&mut store, &plugin).map_err(|e| (i, e))?);
         }
         Ok(out)
     }
 }
 
-/// One decision's calls: for 0.1.0 `classify`, then `next-delay` only when the
-/// final verdict is retry; for 0.2.0 and 0.3.0 one `decide`, its delay kept only
-/// then.
-fn call(
+/// One question put to a plugin instance: a decision or a transform.
+pub(crate) trait Call: Send + Sync + 'static {
+    /// What the plugin answers, in the host's types.
+    type Answer: Send + 'static;
+
+    /// Asks `plugin`, in `store`.
+    ///
+    /// # Errors
+    /// What the call raised, classified; a plugin of the other kind is an
+    /// [`CallFailure::Instantiate`] error, never asked.
+    fn run(
+        &self,
+        store: &mut Store<PluginState>,
+        plugin: &Plugin,
+    ) -> Result<Self::Answer, CallFailure>;
+}
+
+/// A decision: the attempt in the plugin's version's types, and whether the
+/// built-in retries (what `use-default` means).
+#[derive(Debug, Clone)]
+pub(crate) struct Decide {
+    pub(crate) attempt: PluginAttempt,
+    pub(crate) builtin_retry: bool,
+}
+
+impl Call for Decide {
+    type Answer = PluginAnswer;
+
+    /// For 0.1.0 `classify`, then `next-delay` only when the final verdict is
+    /// retry; for 0.2.0 and 0.3.0 one `decide`, its delay kept only then.
+    fn run(
+        &self,
+        store: &mut Store<PluginState>,
+        plugin: &Plugin,
+    ) -> Result<PluginAnswer, CallFailure> {
+        decide(store, plugin, &self.attempt, self.builtin_retry)
+    }
+}
+
+/// A transform of one attempt's request.
+#[derive(Debug, Clone)]
+pub(crate) struct Reshape(pub(crate) TransformInput);
+
+impl Call for Reshape {
+    type Answer = TransformAnswer;
+
+    fn run(
+        &self,
+        store: &mut Store<PluginState>,
+        plugin: &Plugin,
+    ) -> Result<TransformAnswer, CallFailure> {
+        let Plugin::Transform(plugin) = plugin else {
+            let message = "a transform asked of a retry policy";
+            return Err(CallFailure::Instantiate(message.to_owned()));
+        };
+        plugin
+            .hookgate_transform_transform()
+            .call_transform(&mut *store, &self.0)
+            .map_err(|e| failure(&e, store, Stage::Call))
+    }
+}
+
+fn decide(
     store: &mut Store<PluginState>,
     plugin: &Plugin,
     attempt: &PluginAttempt,

@@ -14,13 +14,16 @@ use super::chain::{self, BuiltinView, CallFailure};
 use super::checks::{CheckedPlugin, UploadChecker};
 use super::decision_pool::DecisionPool;
 use super::dispatch::{DecisionPaths, Dispatch};
-use super::engine::Sandbox;
+use super::engine::{Decide, Sandbox};
 use super::events::{PluginEvent, PluginEvents};
 use super::health::PluginStatus;
 use super::input::{PluginInput, attempt_record};
 use super::installs::{Installs, MissingBytes, StoredPlugin};
 use super::instance_pool::{DEFAULT_SLOTS, PoolShape, PoolUsage, ResetMode};
-use super::registry::{PluginSource, PluginView, VersionInfo};
+use super::registry::{LoadedPlugin, PluginSource, PluginView, VersionInfo};
+use super::transform::{
+    TransformFacts, TransformFailure, TransformRun, check_answer, reshape_for, transform_label,
+};
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
 use super::{PluginBinding, PluginError};
 use crate::policy::{
@@ -265,23 +268,12 @@ impl PluginHost {
             return BuiltinPolicy.decide(policy, facts);
         };
         let builtin_retry = builtin.verdict == Verdict::Retry;
-        let answer = self
-            .dispatch
-            .run_plugin(&plugin, attempt, builtin_retry)
-            .await;
-        if plugin.health.record(answer.as_ref().map(|_| ())) {
-            self.events.send(&PluginEvent::Disabled {
-                tenant: plugin.tenant.clone(),
-                name: plugin.name.clone(),
-                version: plugin.version,
-                reason: answer.as_ref().err().map_or("", CallFailure::reason),
-            });
-            tracing::error!(
-                tenant = %plugin.tenant, plugin = %plugin.name, version = plugin.version,
-                failures = super::DISABLE_AFTER_FAILURES,
-                "plugin disabled after consecutive failures; its endpoints use the built-in policy"
-            );
-        }
+        let decide = Decide {
+            attempt,
+            builtin_retry,
+        };
+        let answer = self.dispatch.run_plugin(&plugin, decide).await;
+        self.count_run(&plugin, answer.as_ref().map(|_| ()));
         match answer {
             Ok(answer) => chain::plugin_decision(policy, facts, &builtin, &answer, &plugin.label),
             Err(failure) => {
@@ -291,6 +283,82 @@ impl PluginHost {
                 );
                 chain::fallback_decision(policy, facts, failure.reason())
             }
+        }
+    }
+
+    /// Runs `tenant`'s transform `spec` (`name` or `name@version`) on `facts`,
+    /// for an endpoint at `endpoint_url`: in a fresh store, inline or on the
+    /// decision pool within the tenant's share, like a decision. Its answer is
+    /// checked ([`super::transform`]); a failure, or an answer the host
+    /// refuses, counts toward disabling the version. Never panics.
+    pub async fn transform(
+        &self,
+        tenant: &str,
+        spec: &str,
+        facts: &TransformFacts<'_>,
+        endpoint_url: &url::Url,
+    ) -> TransformRun {
+        let started = std::time::Instant::now();
+        let run_us = || u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let loaded = PluginBinding::parse(tenant, spec)
+            .and_then(|b| self.installs.loaded(b.tenant, b.name, b.version));
+        let Some(plugin) = loaded else {
+            let result = Err(TransformFailure::NotLoaded(spec.to_owned()));
+            return TransformRun {
+                label: None,
+                result,
+                run_us: run_us(),
+            };
+        };
+        let label = transform_label(&plugin);
+        let call = match reshape_for(&plugin, facts) {
+            Ok(call) => call,
+            Err(failure) => {
+                return TransformRun {
+                    label: Some(label),
+                    result: Err(failure),
+                    run_us: run_us(),
+                };
+            }
+        };
+        let answer = self.dispatch.run_plugin(&plugin, call).await;
+        let result = answer
+            .map_err(|f| (TransformFailure::of_call(&label, &f), f))
+            .and_then(|answer| {
+                check_answer(answer, endpoint_url).map_err(|why| {
+                    let failure = CallFailure::InvalidOutput(why.clone());
+                    (
+                        TransformFailure::Invalid {
+                            label: label.clone(),
+                            why,
+                        },
+                        failure,
+                    )
+                })
+            });
+        self.count_run(&plugin, result.as_ref().map(|_| ()).map_err(|(_, f)| f));
+        TransformRun {
+            label: Some(label),
+            result: result.map_err(|(failure, _)| failure),
+            run_us: run_us(),
+        }
+    }
+
+    /// Counts a run toward `plugin`'s health, and reports and logs disabling it.
+    fn count_run(&self, plugin: &LoadedPlugin, result: Result<(), &CallFailure>) {
+        if plugin.health.record(result) {
+            self.events.send(&PluginEvent::Disabled {
+                tenant: plugin.tenant.clone(),
+                name: plugin.name.clone(),
+                version: plugin.version,
+                reason: result.err().map_or("", CallFailure::reason),
+            });
+            tracing::error!(
+                tenant = %plugin.tenant, plugin = %plugin.name, version = plugin.version,
+                failures = super::DISABLE_AFTER_FAILURES,
+                kind = plugin.pre.version().kind().as_str(),
+                "plugin disabled after consecutive failures"
+            );
         }
     }
 

@@ -7,6 +7,7 @@ use super::chain::CallFailure;
 use super::conformance::samples;
 use super::tests::{TENANT, decide_with, fixture, host};
 use super::{DecisionPaths, PluginHost};
+use crate::plugin_runtime::engine::Decide;
 use crate::policy::{NextStep, Verdict};
 
 fn paths(inline: u64, escalated: u64, pool: u64) -> DecisionPaths {
@@ -129,12 +130,13 @@ fn work_that_fuel_does_not_stop_ends_at_the_inline_time_limit() {
         fuel: u64::MAX / 2,
         ..Budget::inline()
     };
-    let (answer, _) = host.sandbox.run_within(
-        &plugin.pre,
-        &plugin.pre.attempt(attempt).unwrap(),
+    let decide = Decide {
+        attempt: plugin.pre.attempt(attempt).unwrap(),
         builtin_retry,
-        unlimited_fuel,
-    );
+    };
+    let (answer, _) = host
+        .sandbox
+        .run_within(&plugin.pre, &decide, unlimited_fuel);
     // An overrun, so the decision escalates; inline, the CPU clock is not read,
     // so it is never told apart as spinning.
     assert_eq!(answer, Err(CallFailure::EpochDeadline));

@@ -4,6 +4,8 @@
 //! slot and so hands it the very slot the first decision used. The control reuses
 //! one instance and does see them, so the fixture is shown to detect a leak.
 
+use crate::plugin_runtime::PluginKind;
+use crate::plugin_runtime::engine::Decide;
 use std::time::Duration;
 
 use super::bindings::{Delay, Verdict};
@@ -56,7 +58,10 @@ fn a_fresh_decision_never_sees_the_markers_of_the_last_one_in_its_slot() {
     for reset in modes() {
         let sandbox = one_slot_sandbox(reset);
         let pre = sandbox.prepare(&component).unwrap();
-        let plugin_attempt = pre.attempt(attempt.clone()).unwrap();
+        let decide = Decide {
+            attempt: pre.attempt(attempt.clone()).unwrap(),
+            builtin_retry,
+        };
         // Inline and pool runs alike: only their limits differ. The fixture grows
         // its heap past the inline budget, so that one gets room for it, and time
         // enough on however busy a machine.
@@ -65,9 +70,9 @@ fn a_fresh_decision_never_sees_the_markers_of_the_last_one_in_its_slot() {
             deadline: Deadline::After(Duration::from_secs(60)),
             ..Budget::inline()
         };
-        let budgets = [inline, sandbox.full_budget()];
+        let budgets = [inline, sandbox.full_budget(PluginKind::Policy)];
         for (decision, budget) in budgets.iter().cycle().take(4).enumerate() {
-            let (answer, _) = sandbox.run_within(&pre, &plugin_attempt, builtin_retry, *budget);
+            let (answer, _) = sandbox.run_within(&pre, &decide, *budget);
             let answer = answer.unwrap();
             assert_eq!(answer.verdict, Verdict::Retry);
             assert_eq!(
@@ -89,7 +94,11 @@ fn a_reused_instance_sees_every_marker() {
     let sandbox = one_slot_sandbox(ResetMode::detect().0);
     let pre = sandbox.prepare(&component).unwrap();
     let attempt = pre.attempt(attempt).unwrap();
-    let twice = [(attempt.clone(), builtin_retry), (attempt, builtin_retry)];
+    let once = Decide {
+        attempt,
+        builtin_retry,
+    };
+    let twice = [once.clone(), once];
     let answers = sandbox.run_reused(&pre, &twice).unwrap();
     assert_eq!(markers_seen(answers[0].delay.clone()), 0);
     assert_eq!(markers_seen(answers[1].delay.clone()), ALL_MARKERS);

@@ -68,6 +68,8 @@ mod shares;
 mod state;
 #[cfg(test)]
 mod tests;
+mod transform;
+mod transform_conformance;
 mod versions;
 
 use std::path::PathBuf;
@@ -81,6 +83,7 @@ pub(crate) use clocks::SPINNING_CPU;
 pub(crate) use componentize::prepare;
 pub(crate) use dispatch::DecisionPaths;
 pub use engine::FUEL_PER_DECISION;
+pub use engine::FUEL_PER_TRANSFORM;
 pub use engine::MEMORY_LIMIT_BYTES;
 pub(crate) use engine::Usage;
 pub(crate) use events::PluginEvent;
@@ -91,7 +94,10 @@ pub use input::PluginInput;
 pub(crate) use installs::{MissingBytes, StoredPlugin, StoredVersion};
 pub(crate) use instance_pool::{DEFAULT_SLOTS, PoolUsage, SLOTS_RANGE};
 pub(crate) use registry::{PluginSource, PluginView, plugin_label};
-pub use versions::WitVersion;
+pub use transform::{
+    TransformFacts, TransformFailure, TransformMethod, TransformRequest, TransformRun, Transformed,
+};
+pub use versions::{PluginKind, WitVersion};
 
 /// Why a plugin could not be loaded, or the host not started.
 #[derive(Debug, thiserror::Error)]

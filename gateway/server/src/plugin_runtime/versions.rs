@@ -1,4 +1,5 @@
-//! The `hookgate:policy` versions the host accepts, and [`PluginPre`]: a plugin
+//! The WIT versions the host accepts (`hookgate:policy`'s and
+//! `hookgate:transform`'s, each a [`PluginKind`]), and [`PluginPre`]: a plugin
 //! pre-instantiated for the version it implements.
 //!
 //! 0.1.0 answers in two calls (`classify`, then `next-delay` on a retry); 0.2.0
@@ -13,11 +14,33 @@
 use wasmtime::AsContextMut;
 use wasmtime::component::InstancePre;
 
-use super::bindings::{Attempt, Decision, Delay, FailureKind, Outcome, Verdict, v0_1, v0_2, v0_3};
+use super::bindings::{
+    Attempt, Decision, Delay, FailureKind, Outcome, Verdict, t0_1, v0_1, v0_2, v0_3,
+};
 use super::chain::{PluginAnswer, wants_delay};
 use super::state::PluginState;
 
-/// A version of the `hookgate:policy` WIT package, as a plugin implements it.
+/// What a plugin is for: deciding after an attempt, or shaping it before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginKind {
+    /// A retry policy (`hookgate:policy`), bound by an endpoint's `plugin`.
+    Policy,
+    /// A payload transform (`hookgate:transform`), bound by its `transform`.
+    Transform,
+}
+
+impl PluginKind {
+    /// The kind's name in the API: `policy` or `transform`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Policy => "policy",
+            Self::Transform => "transform",
+        }
+    }
+}
+
+/// A version of a WIT package a plugin implements: one of `hookgate:policy`'s,
+/// or `hookgate:transform`'s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WitVersion {
     /// `hookgate:policy@0.1.0` (`wit/policy.wit`): `classify`, then `next-delay`.
@@ -27,12 +50,34 @@ pub enum WitVersion {
     /// `hookgate:policy@0.3.0` (`wit/policy-0.3.0.wit`): one `decide`, told the
     /// destination's kind, the error text and the brokers' failure kinds.
     V0_3_0,
+    /// `hookgate:transform@0.1.0` (`wit/transform-0.1.0.wit`): one `transform`.
+    Transform0_1_0,
 }
 
 impl WitVersion {
-    /// Every accepted version, newest first: the one detection prefers when a
-    /// plugin exports several.
-    pub const ALL: [Self; 3] = [Self::V0_3_0, Self::V0_2_0, Self::V0_1_0];
+    /// Every accepted version, policies newest first (the one detection
+    /// prefers when a plugin exports several), then the transform's.
+    pub const ALL: [Self; 4] = [
+        Self::V0_3_0,
+        Self::V0_2_0,
+        Self::V0_1_0,
+        Self::Transform0_1_0,
+    ];
+
+    /// Whether a plugin of this version is a policy or a transform.
+    pub fn kind(self) -> PluginKind {
+        match self {
+            Self::Transform0_1_0 => PluginKind::Transform,
+            Self::V0_1_0 | Self::V0_2_0 | Self::V0_3_0 => PluginKind::Policy,
+        }
+    }
+
+    /// The package, e.g. `hookgate:policy@0.3.0`.
+    pub fn package(self) -> String {
+        let interface = self.interface();
+        let (name, _) = interface.split_once('/').unwrap_or((interface, ""));
+        format!("{name}@{self}")
+    }
 
     /// The exported interface, e.g. `hookgate:policy/decide@0.2.0`.
     pub fn interface(self) -> &'static str {
@@ -40,6 +85,7 @@ impl WitVersion {
             Self::V0_1_0 => "hookgate:policy/decide@0.1.0",
             Self::V0_2_0 => "hookgate:policy/decide@0.2.0",
             Self::V0_3_0 => "hookgate:policy/decide@0.3.0",
+            Self::Transform0_1_0 => "hookgate:transform/transform@0.1.0",
         }
     }
 
@@ -49,7 +95,16 @@ impl WitVersion {
             Self::V0_1_0 => "hookgate:policy/plugin@0.1.0",
             Self::V0_2_0 => "hookgate:policy/plugin@0.2.0",
             Self::V0_3_0 => "hookgate:policy/plugin@0.3.0",
+            Self::Transform0_1_0 => "hookgate:transform/transform-plugin@0.1.0",
         }
+    }
+
+    /// The world's name within its package, e.g. `plugin`.
+    pub(crate) fn world_name(self) -> &'static str {
+        let world = self.world();
+        let start = world.find('/').map_or(0, |i| i + 1);
+        let end = world.find('@').unwrap_or(world.len());
+        &world[start..end]
     }
 
     /// The functions the interface exports, as WIT names them.
@@ -57,6 +112,7 @@ impl WitVersion {
         match self {
             Self::V0_1_0 => &["classify", "next-delay"],
             Self::V0_2_0 | Self::V0_3_0 => &["decide"],
+            Self::Transform0_1_0 => &["transform"],
         }
     }
 
@@ -66,6 +122,10 @@ impl WitVersion {
             Self::V0_1_0 => ("policy.wit", super::bindings::WIT_TEXT_0_1),
             Self::V0_2_0 => ("policy-0.2.0.wit", super::bindings::WIT_TEXT_0_2),
             Self::V0_3_0 => ("policy-0.3.0.wit", super::bindings::WIT_TEXT_0_3),
+            Self::Transform0_1_0 => (
+                "transform-0.1.0.wit",
+                super::bindings::WIT_TEXT_TRANSFORM_0_1,
+            ),
         }
     }
 
@@ -97,6 +157,7 @@ impl std::fmt::Display for WitVersion {
             Self::V0_1_0 => "0.1.0",
             Self::V0_2_0 => "0.2.0",
             Self::V0_3_0 => "0.3.0",
+            Self::Transform0_1_0 => "0.1.0",
         })
     }
 }
@@ -106,6 +167,7 @@ pub(crate) enum PluginPre {
     V0_1(v0_1::PluginPre<PluginState>),
     V0_2(v0_2::PluginPre<PluginState>),
     V0_3(v0_3::PluginPre<PluginState>),
+    Transform(t0_1::TransformPluginPre<PluginState>),
 }
 
 /// The attempt record in the types of the version a plugin implements.
@@ -121,6 +183,7 @@ pub(crate) enum Plugin {
     V0_1(v0_1::Plugin),
     V0_2(v0_2::Plugin),
     V0_3(v0_3::Plugin),
+    Transform(t0_1::TransformPlugin),
 }
 
 impl PluginPre {
@@ -140,6 +203,9 @@ impl PluginPre {
             Some(WitVersion::V0_3_0) => Ok(Self::V0_3(v0_3::PluginPre::new(pre)?)),
             Some(WitVersion::V0_2_0) => Ok(Self::V0_2(v0_2::PluginPre::new(pre)?)),
             Some(WitVersion::V0_1_0) => Ok(Self::V0_1(v0_1::PluginPre::new(pre)?)),
+            Some(WitVersion::Transform0_1_0) => {
+                Ok(Self::Transform(t0_1::TransformPluginPre::new(pre)?))
+            }
             None if exports.is_empty() => Err(wasmtime::format_err!("it exports nothing")),
             None => Err(wasmtime::format_err!("it exports {}", exports.join(", "))),
         }
@@ -151,17 +217,20 @@ impl PluginPre {
             Self::V0_1(_) => WitVersion::V0_1_0,
             Self::V0_2(_) => WitVersion::V0_2_0,
             Self::V0_3(_) => WitVersion::V0_3_0,
+            Self::Transform(_) => WitVersion::Transform0_1_0,
         }
     }
 
     /// `attempt` in the types of this plugin's version, moved, not copied;
     /// `None` when the version has no name for its failure kind (a broker's,
-    /// before 0.3.0): the plugin is not to be asked about it.
+    /// before 0.3.0), or for a transform, which decides nothing: the plugin is
+    /// not to be asked about it.
     pub(crate) fn attempt(&self, attempt: Attempt) -> Option<PluginAttempt> {
         Some(match self {
             Self::V0_1(_) => PluginAttempt::V0_1(attempt_0_1(attempt)?),
             Self::V0_2(_) => PluginAttempt::V0_2(attempt_0_2(attempt)?),
             Self::V0_3(_) => PluginAttempt::V0_3(attempt),
+            Self::Transform(_) => return None,
         })
     }
 
@@ -177,6 +246,7 @@ impl PluginPre {
             Self::V0_1(pre) => Plugin::V0_1(pre.instantiate(store)?),
             Self::V0_2(pre) => Plugin::V0_2(pre.instantiate(store)?),
             Self::V0_3(pre) => Plugin::V0_3(pre.instantiate(store)?),
+            Self::Transform(pre) => Plugin::Transform(pre.instantiate(store)?),
         })
     }
 }

@@ -9,6 +9,7 @@ use super::super::chain::CallFailure;
 use super::super::conformance::samples;
 use super::super::tests::{facts, module, policy};
 use super::*;
+use crate::plugin_runtime::engine::Decide;
 use crate::plugin_runtime::{PluginBinding, PluginError, PluginHost, PluginInput};
 use crate::policy::{DeadReason, Decision, NextStep, Outcome, Verdict as HostVerdict};
 
@@ -56,8 +57,22 @@ fn the_version_comes_from_export_names_the_newest_first() {
         WitVersion::of_component_exports(&["hookgate:policy/decide@0.4.0"]),
         None
     );
-    let names: Vec<String> = WitVersion::ALL.iter().map(ToString::to_string).collect();
-    assert_eq!(names, ["0.3.0", "0.2.0", "0.1.0"]);
+    let names: Vec<String> = WitVersion::ALL.iter().map(|v| v.package()).collect();
+    assert_eq!(
+        names,
+        [
+            "hookgate:policy@0.3.0",
+            "hookgate:policy@0.2.0",
+            "hookgate:policy@0.1.0",
+            "hookgate:transform@0.1.0"
+        ]
+    );
+    assert_eq!(
+        WitVersion::of_core_exports(&["hookgate:transform/transform@0.1.0#transform"]),
+        Some(WitVersion::Transform0_1_0)
+    );
+    assert_eq!(WitVersion::Transform0_1_0.world_name(), "transform-plugin");
+    assert_eq!(WitVersion::V0_2_0.world_name(), "plugin");
     assert_eq!(WitVersion::V0_3_0.world(), "hookgate:policy/plugin@0.3.0");
     assert_eq!(WitVersion::V0_3_0.functions(), ["decide"]);
 }
@@ -182,7 +197,10 @@ async fn a_0_2_0_decision_calls_decide_exactly_once() {
     let plugin = host.installs.loaded(TENANT, "once", None).unwrap();
     let attempts: Vec<_> = samples()
         .into_iter()
-        .map(|(_, a, r)| (plugin.pre.attempt(a).unwrap(), r))
+        .map(|(_, a, r)| Decide {
+            attempt: plugin.pre.attempt(a).unwrap(),
+            builtin_retry: r,
+        })
         .take(2)
         .collect();
     let reused = host.sandbox.run_reused(&plugin.pre, &attempts);
