@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The plugin packages built, as `(package, file stem)`.
-const PLUGINS: [(&str, &str); 5] = [
+const PLUGINS: [(&str, &str); 9] = [
     ("hookgate-plugin-ladder", "hookgate_plugin_ladder"),
     (
         "hookgate-plugin-json-error-code",
@@ -23,6 +23,19 @@ const PLUGINS: [(&str, &str); 5] = [
     (
         "hookgate-plugin-broker-aware",
         "hookgate_plugin_broker_aware",
+    ),
+    (
+        "hookgate-plugin-rename-fields",
+        "hookgate_plugin_rename_fields",
+    ),
+    (
+        "hookgate-plugin-slack-message",
+        "hookgate_plugin_slack_message",
+    ),
+    ("hookgate-plugin-form-body", "hookgate_plugin_form_body"),
+    (
+        "hookgate-plugin-skip-by-field",
+        "hookgate_plugin_skip_by_field",
     ),
 ];
 

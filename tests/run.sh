@@ -23,12 +23,18 @@ python3 -m pip install --quiet standardwebhooks==1.1.0 svix==2.9.1 cryptography=
   httpx==0.28.1 attrs==26.1.0 opentelemetry-proto==1.45.2 \
   pika==1.4.4 nats-py==2.16.0 redis==8.1.0 'moto[server]==5.2.1' boto3==1.43.11
 npm ci --prefix tests/scripts --no-audit --no-fund
-# The console's browser tests drive Debian's Chromium; without it they fail.
-if ! command -v chromium >/dev/null; then
+# The console's browser tests drive Debian's Chromium, and the C example
+# transform (plugins/envelope-c) is built with Debian's clang and lld (wasm-ld);
+# without them those tests fail.
+apt_missing=()
+command -v chromium >/dev/null || apt_missing+=(chromium)
+command -v clang >/dev/null || apt_missing+=(clang)
+command -v wasm-ld >/dev/null || command -v wasm-ld-14 >/dev/null || apt_missing+=(lld)
+if [ "${#apt_missing[@]}" -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y chromium
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${apt_missing[@]}"
 fi
 # The PostgreSQL tests make scratch databases on this server; they fail, never
 # skip, without it. The machine's own server is started when it is down.

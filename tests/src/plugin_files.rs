@@ -19,7 +19,8 @@ pub fn fixture_module(name: &str) -> Vec<u8> {
 }
 
 /// An example plugin from `plugins/` (`ladder`, `json-error-code`,
-/// `event-type-cap`, `tutorial`, `broker-aware`), built for
+/// `event-type-cap`, `tutorial`, `broker-aware`, and the transforms
+/// `rename-fields`, `slack-message`, `form-body`, `skip-by-field`), built for
 /// `wasm32-unknown-unknown` by this package's build script.
 pub fn plugin_wasm(name: &str) -> Vec<u8> {
     let stem = match name {

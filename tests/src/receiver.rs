@@ -56,6 +56,10 @@ pub struct Received {
     pub body: Bytes,
     pub at: Instant,
     pub path: String,
+    /// The method, e.g. `POST`.
+    pub method: String,
+    /// The query, when there was one (without the `?`).
+    pub query: Option<String>,
 }
 
 /// The most arrivals in any sliding `window` (arrivals in order).
@@ -216,6 +220,8 @@ async fn answer(
         })
         .collect();
     let path = req.uri().path().to_owned();
+    let method = req.method().as_str().to_owned();
+    let query = req.uri().query().map(str::to_owned);
     let message = req
         .headers()
         .get("webhook-id")
@@ -238,6 +244,8 @@ async fn answer(
             body,
             at: Instant::now(),
             path,
+            method,
+            query,
         });
         match failing {
             Some(text) => (Reply::status(503), text),

@@ -1,5 +1,6 @@
 //! A tiny run of the benchmark scenarios that need a real plugin (`plugin`,
-//! `decision`), with `json-error-code` built from this checkout. Speed is never
+//! `decision`, `deliver --transform`, `transform`), with `json-error-code` and
+//! `rename-fields` built from this checkout. Speed is never
 //! asserted; the scenarios fail (exit 1) if a delivery or a decision goes wrong.
 
 use hookgate::lab::bench::{BenchCommand, Common, DecisionPath, run};
@@ -11,6 +12,7 @@ fn smoke() -> Common {
         store_url: None,
         traced: false,
         destination: None,
+        transform: None,
         validated: false,
     }
 }
@@ -31,4 +33,24 @@ fn plugin_and_decision_scenarios_run_with_a_real_plugin() {
         path: DecisionPath::Both,
     });
     assert_eq!(code, 0, "bench decision --smoke");
+}
+
+#[test]
+fn transform_scenarios_run_with_the_field_renaming_transform() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = dir.path().join("rename_fields.wasm");
+    std::fs::write(&shape, hookgate_tests::plugin_wasm("rename-fields")).unwrap();
+    let policy = dir.path().join("json_error_code.wasm");
+    std::fs::write(&policy, hookgate_tests::plugin_wasm("json-error-code")).unwrap();
+    let code = run(BenchCommand::Deliver(Common {
+        transform: Some(shape.clone()),
+        ..smoke()
+    }));
+    assert_eq!(code, 0, "bench deliver --transform --smoke");
+    let code = run(BenchCommand::Transform {
+        common: smoke(),
+        plugin: shape,
+        policy,
+    });
+    assert_eq!(code, 0, "bench transform --smoke");
 }

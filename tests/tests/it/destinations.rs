@@ -300,6 +300,7 @@ fn the_destination_bench_runs_for_each_kind() {
             store_url: None,
             traced: false,
             destination: Some(kind),
+            transform: None,
             validated: false,
         };
         assert_eq!(

@@ -724,6 +724,7 @@ fn the_validated_ingest_bench_runs() {
         store_url: None,
         traced: false,
         destination: None,
+        transform: None,
         validated: true,
     };
     assert_eq!(

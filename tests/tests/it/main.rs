@@ -71,3 +71,5 @@ mod tenant_lifecycle;
 mod tenant_places;
 mod tenant_secrets;
 mod traces;
+mod transform_c;
+mod transforms;

@@ -247,6 +247,7 @@ fn the_traced_bench_scenarios_run() {
         store_url: None,
         traced: true,
         destination: None,
+        transform: None,
         validated: false,
     };
     assert_eq!(

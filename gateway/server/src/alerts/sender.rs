@@ -55,6 +55,7 @@ pub(crate) async fn install(
         event_types: cfg.event_types.clone(),
         policy: None,
         plugin: None,
+        transform: None,
         timeout_ms: 15_000,
         max_in_flight: 4,
         rate_limit_per_s: None,

@@ -122,7 +122,7 @@ pub(super) async fn list(
         .as_deref()
         .map(|name| {
             AttemptOutcome::from_name(name).ok_or_else(|| {
-                ApiError::invalid_field("outcome", "outcome must be delivered, retry or dead")
+                ApiError::invalid_field("outcome", "outcome must be delivered, retry, dead or skipped")
             })
         })
         .transpose()?;

@@ -132,10 +132,11 @@ pub(super) async fn list(
         Some("in_flight") => (Some(DeliveryState::Pending), true),
         Some("succeeded") => (Some(DeliveryState::Succeeded), false),
         Some("dead") => (Some(DeliveryState::Dead), false),
+        Some("skipped") => (Some(DeliveryState::Skipped), false),
         Some(_) => {
             return Err(ApiError::invalid_field(
                 "state",
-                "state must be pending, in_flight, succeeded or dead",
+                "state must be pending, in_flight, succeeded, dead or skipped",
             ));
         }
     };

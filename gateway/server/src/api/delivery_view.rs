@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::openapi::DeliveryStateName;
 use crate::clock::rfc3339_ms;
 use crate::policy::{DeadReason, ErrorKind, VerdictKind};
-use crate::store::{AttemptRecord, DeliveryRecord, Recorded};
+use crate::store::{AttemptRecord, DeliveryRecord, Recorded, TransformNote};
 
 /// A delivery as events, lists and replays show it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -101,8 +101,8 @@ pub(super) struct AttemptView {
     /// gateways had ids).
     node_id: Option<String>,
     /// How the attempt ended its turn: `delivered`, `retry` (another attempt
-    /// was scheduled) or `dead`.
-    #[schema(pattern = "^(delivered|retry|dead)$")]
+    /// was scheduled), `dead`, or `skipped` (its transform sent nothing).
+    #[schema(pattern = "^(delivered|retry|dead|skipped)$")]
     outcome: &'static str,
     /// The policy that chose the delay (`endpoint:svix`, `config:default`, ...).
     policy: String,
@@ -117,6 +117,10 @@ pub(super) struct AttemptView {
     status: Option<u16>,
     /// Made for a test event (`send-example`), not the platform's.
     test: bool,
+    /// What the endpoint's transform did, when one ran: the version, its run
+    /// time, and the hash, size, method, path and type of what was sent.
+    #[schema(value_type = Option<Object>)]
+    transform: Option<TransformNote>,
     /// One of the names of [`VerdictKind`]; a name written by another build is shown as it is.
     #[schema(value_type = String)]
     verdict: Recorded<VerdictKind>,
@@ -157,6 +161,7 @@ impl From<&AttemptRecord> for AttemptView {
             started_at: rfc3339_ms(a.started_at_ms),
             status: a.status,
             test: a.of.as_ref().is_some_and(|o| o.test),
+            transform: a.transform.clone(),
             verdict: a.verdict.clone(),
         }
     }

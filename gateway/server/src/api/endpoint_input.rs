@@ -19,6 +19,7 @@ use crate::address_guard::{UrlError, normalize_endpoint_url};
 use crate::context::AppContext;
 use crate::event_type;
 use crate::payload_filter::PayloadFilter;
+use crate::plugin_runtime::PluginKind;
 use crate::policy::PolicySpec;
 use crate::store::EndpointRecord;
 
@@ -58,10 +59,15 @@ pub(super) struct EndpointInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<PolicySpec>)]
     pub(super) policy: Option<Value>,
-    /// A plugin of this tenant (`name`, or `name@version` to pin one) that decides
-    /// retries before the policy does.
+    /// A retry-policy plugin of this tenant (`name`, or `name@version` to pin
+    /// one) that decides retries before the policy does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) plugin: Option<String>,
+    /// A transform plugin of this tenant (`name`, or `name@version` to pin one)
+    /// that shapes each attempt's request before it is signed, or skips it
+    /// (docs/transforms.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) transform: Option<String>,
     /// How long one attempt may take; 15000 when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 100, maximum = 300_000)]
@@ -259,6 +265,7 @@ impl EndpointInput {
             event_types: Some(ep.event_types.clone()),
             policy: ep.policy.clone(),
             plugin: ep.plugin.clone(),
+            transform: ep.transform.clone(),
             timeout_ms: Some(ep.timeout_ms),
             max_in_flight: Some(ep.max_in_flight),
             rate_limit_per_s: ep.rate_limit_per_s,
@@ -322,14 +329,35 @@ impl EndpointInput {
                 .resolve()
                 .map_err(|e| ApiError::validation(e.field, e.message))?;
         }
-        if let Some(p) = &self.plugin
-            && ctx.plugins.resolve(&ep.tenant_id, p).is_none()
-        {
-            // `name` or `name@version` of a plugin loaded for this tenant.
-            return Err(ApiError::validation(
-                "plugin",
-                format!("no plugin named {p:?}"),
-            ));
+        for (field, spec, kind) in [
+            ("plugin", &self.plugin, PluginKind::Policy),
+            ("transform", &self.transform, PluginKind::Transform),
+        ] {
+            let Some(spec) = spec else { continue };
+            // `name` or `name@version` of a plugin of that kind loaded for this tenant.
+            match ctx.plugins.kind_of(&ep.tenant_id, spec) {
+                None => {
+                    return Err(ApiError::validation(
+                        field,
+                        format!("no plugin named {spec:?}"),
+                    ));
+                }
+                Some(found) if found != kind => {
+                    return Err(ApiError::validation(
+                        field,
+                        format!(
+                            "plugin {spec:?} is a {}, not a {}: bind it as `{}`",
+                            found.as_str(),
+                            kind.as_str(),
+                            match found {
+                                PluginKind::Policy => "plugin",
+                                PluginKind::Transform => "transform",
+                            }
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
         }
         let timeout_ms = self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if !(100..=300_000).contains(&timeout_ms) {
@@ -393,6 +421,7 @@ impl EndpointInput {
         ep.event_types = event_types;
         ep.policy = self.policy;
         ep.plugin = self.plugin;
+        ep.transform = self.transform;
         ep.timeout_ms = timeout_ms;
         ep.max_in_flight = max_in_flight;
         ep.rate_limit_per_s = self.rate_limit_per_s;

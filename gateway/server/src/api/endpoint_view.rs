@@ -63,6 +63,8 @@ pub(super) struct EndpointView {
     /// The signature schemes and the header names requests are sent with.
     signature: SignatureSettings,
     timeout_ms: u64,
+    /// The transform bound, run before each attempt is signed.
+    transform: Option<String>,
     /// The tenant's own identifier for it.
     uid: Option<String>,
     /// The last change made through the API.
@@ -104,6 +106,7 @@ impl EndpointView {
             max_in_flight: ep.max_in_flight,
             metadata: ep.metadata.clone(),
             plugin: ep.plugin.clone(),
+            transform: ep.transform.clone(),
             policy: ep.policy.clone(),
             policy_effective: effective_policy(ep, default).0,
             public_key: None,

@@ -17,6 +17,7 @@
 //! `checks` is null where no results are known: versions stored by older builds,
 //! and preloaded plugins (loaded with checks 1–8; conformance never runs on them).
 
+use crate::plugin_runtime::PluginKind;
 use serde::Serialize;
 
 use super::openapi::PluginSourceName;
@@ -76,6 +77,10 @@ pub(super) struct PluginObject {
     #[schema(format = DateTime)]
     created_at: Option<String>,
     disabled: bool,
+    /// `policy` (bound by an endpoint's `plugin`) or `transform` (bound by its
+    /// `transform`); null when no version is loaded.
+    #[schema(value_type = Option<String>, example = "policy")]
+    kind: Option<&'static str>,
     name: String,
     sha256: Option<String>,
     size: Option<u64>,
@@ -99,7 +104,13 @@ pub(super) struct PluginVersionView {
     version: u32,
 }
 
-fn render(name: &str, source: &'static str, active: u32, rows: &[Row]) -> PluginObject {
+fn render(
+    name: &str,
+    source: &'static str,
+    kind: Option<PluginKind>,
+    active: u32,
+    rows: &[Row],
+) -> PluginObject {
     let versions = rows
         .iter()
         .map(|r| PluginVersionView {
@@ -119,6 +130,7 @@ fn render(name: &str, source: &'static str, active: u32, rows: &[Row]) -> Plugin
         active_version: active,
         created_at: current.map(|r| rfc3339_ms(r.created_at_ms)),
         disabled: current.is_some_and(|r| r.disabled),
+        kind: kind.map(PluginKind::as_str),
         name: name.to_owned(),
         sha256: current.map(|r| r.sha256.clone()),
         size: current.map(|r| r.size),
@@ -148,7 +160,8 @@ pub(super) fn plugin_view(ctx: &AppContext, rec: &PluginRecord) -> PluginObject 
             }
         })
         .collect();
-    render(&rec.name, "upload", rec.active, &rows)
+    let kind = ctx.plugins.kind_of(&rec.tenant_id, &rec.name);
+    render(&rec.name, "upload", kind, rec.active, &rows)
 }
 
 /// A plugin from `[[plugins.preload]]`, from the host alone.
@@ -167,7 +180,7 @@ pub(super) fn preloaded_view(view: &PluginView) -> PluginObject {
             checks: None,
         })
         .collect();
-    render(&view.name, "preload", view.active, &rows)
+    render(&view.name, "preload", Some(view.kind), view.active, &rows)
 }
 
 #[cfg(test)]
@@ -198,6 +211,7 @@ mod tests {
         json!({
             "name": name,
             "source": source,
+            "kind": "policy",
             "active_version": active,
             "sha256": current.map(|r| r.sha256.as_str()),
             "size": current.map(|r| r.size),
@@ -230,7 +244,14 @@ mod tests {
         // The active version disabled, then none of the rows active (all `null`).
         for (source, active) in [("upload", 2), ("preload", 3), ("upload", 9)] {
             assert_eq!(
-                serde_json::to_string(&render("json-error-code", source, active, &rows)).unwrap(),
+                serde_json::to_string(&render(
+                    "json-error-code",
+                    source,
+                    Some(PluginKind::Policy),
+                    active,
+                    &rows
+                ))
+                .unwrap(),
                 serde_json::to_string(&render_json("json-error-code", source, active, &rows))
                     .unwrap()
             );

@@ -62,6 +62,10 @@ impl utoipa::ToSchema for WasmBytes {}
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub(super) struct UploadedVersion {
     checks: UploadChecksView,
+    /// `policy` (bound by an endpoint's `plugin`) or `transform` (bound by its
+    /// `transform`): what the plugin exports.
+    #[schema(example = "policy")]
+    kind: &'static str,
     name: String,
     /// SHA-256 of the bytes as uploaded, hex.
     sha256: String,
@@ -88,6 +92,7 @@ pub(super) async fn upload(
     let up = ctx.plugins.upload(admitted, bytes).await?;
     let body = UploadedVersion {
         checks: UploadChecksView::from(&up.checks),
+        kind: up.kind.as_str(),
         name: up.name,
         sha256: up.sha256,
         size: up.size,

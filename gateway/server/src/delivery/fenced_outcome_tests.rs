@@ -83,6 +83,7 @@ async fn another_attempt_succeeds(e: &Engine, d: &DeliveryRecord, lease: &Lease)
         policy: "config:default".into(),
         node_id: Some("the-other-node".into()),
         late: false,
+        transform: None,
     };
     let written = e.store.store.record_attempt(AttemptWrite {
         delivery: &done,

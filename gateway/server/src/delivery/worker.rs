@@ -12,10 +12,11 @@ use crate::clock::Clock;
 use crate::destination::ConnectRefusal;
 use crate::plugin_runtime::{PluginHost, PluginInput};
 use crate::policy::{
-    AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, NextStep, Outcome, Verdict,
+    AttemptFacts, BUILTIN_DECIDER, DeadReason, Decision, FailureKind, NextStep, Outcome, Verdict,
 };
 use crate::store::{
     DeliveryRecord, EndpointRecord, Interrupted, Interruption, SentRequest, Store, StoreError,
+    TransformNote,
 };
 use crate::telemetry::TraceSpan;
 
@@ -79,8 +80,10 @@ struct Finished<'a> {
     policy_label: &'a str,
     /// How long a bound plugin's decision took.
     plugin_decision_us: Option<u64>,
-    /// What the attempt log keeps of the request.
-    sent: SentRequest,
+    /// What the attempt log keeps of the request; `None` when nothing was sent.
+    sent: Option<SentRequest>,
+    /// What the endpoint's transform did, when one ran.
+    transform: Option<TransformNote>,
 }
 
 /// Makes one attempt of the delivery named by a due schedule entry.
@@ -140,7 +143,25 @@ impl DeliveryWorker {
         let started = ctx.clock.now_ms();
         // The receiver's trace continues the event's, under this attempt's span.
         let (span, trace) = ctx.traces.attempt(body.trace.as_ref());
-        let (outgoing, sent) = match self.outgoing(&d, payload, started, trace) {
+        let (shaped, transform) = match self.shape(&d, &payload).await? {
+            Shaping::Plain => (None, None),
+            Shaping::Send(request, note) => (Some(request), Some(note)),
+            // Nothing is sent: the attempt is recorded as what the transform did.
+            Shaping::Skip(reason, note) => {
+                let result = Ok(Answer::Skipped(reason));
+                return self
+                    .finish(d, started, 0, result, None, None, Some(note), span)
+                    .await;
+            }
+            Shaping::Failed(message, note) => {
+                let kind = FailureKind::TransformFailed;
+                let result = Err(SendFailure::Transport { kind, message });
+                return self
+                    .finish(d, started, 0, result, None, None, Some(note), span)
+                    .await;
+            }
+        };
+        let (outgoing, sent) = match self.outgoing(&d, payload, shaped, started, trace) {
             Ok(r) => r,
             Err(e) => {
                 let why = format!("no valid request for {}: {e}", ep.url);
@@ -157,6 +178,36 @@ impl DeliveryWorker {
         let sent_at = Instant::now();
         let (result, retry_hint) = self.send(outgoing, timeout).await;
         let duration_ms = u64::try_from(sent_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.finish(
+            d,
+            started,
+            duration_ms,
+            result,
+            retry_hint,
+            Some(sent),
+            transform,
+            span,
+        )
+        .await
+    }
+
+    /// Decides on an attempt's `result` and records it.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one attempt's parts, each distinct"
+    )]
+    async fn finish(
+        &self,
+        d: DeliveryRecord,
+        started: u64,
+        duration_ms: u64,
+        result: Result<Answer, SendFailure>,
+        retry_hint: Option<String>,
+        sent: Option<SentRequest>,
+        transform: Option<TransformNote>,
+        span: TraceSpan,
+    ) -> Result<AttemptReport, StoreError> {
+        let (ctx, ep) = (&self.ctx, &self.endpoint);
         let ended = ctx.clock.now_ms();
         let attempt = d.attempts + 1;
         let policy = &self.policy.effective;
@@ -164,10 +215,21 @@ impl DeliveryWorker {
             Ok(Answer::Http(r)) => (Some(Outcome::Status(r.status)), Some(r)),
             Ok(Answer::Published(_)) => (Some(Outcome::Published), None),
             Err(SendFailure::Transport { kind, .. }) => (Some(Outcome::Failure(*kind)), None),
-            Err(SendFailure::Blocked(_)) => (None, None),
+            Err(SendFailure::Blocked(_)) | Ok(Answer::Skipped(_)) => (None, None),
         };
         let mut plugin_decision_us = None;
         let decision = match &outcome {
+            // A skip is the transform's decision: the delivery ends, skipped.
+            None if let Ok(Answer::Skipped(reason)) = &result => Decision {
+                verdict: Verdict::Skipped {
+                    reason: reason.clone(),
+                },
+                next: NextStep::Skipped,
+                decided_by: transform.as_ref().map_or_else(
+                    || "transform".to_owned(),
+                    |t| format!("transform:{}", t.plugin),
+                ),
+            },
             // The host alone decides a blocked address: dead, not counted by the breaker.
             None => Decision {
                 verdict: Verdict::GiveUp {
@@ -234,6 +296,7 @@ impl DeliveryWorker {
             policy_label: &self.policy.label,
             plugin_decision_us,
             sent,
+            transform,
         };
         describe_attempt(&span, &d, ep, &finished);
         let commit = ctx.traces.child(&span, "store.commit");
@@ -340,6 +403,7 @@ fn describe_attempt(span: &TraceSpan, d: &DeliveryRecord, ep: &EndpointRecord, f
     match f.result {
         Ok(Answer::Http(r)) => span.set("http.response.status_code", i64::from(r.status)),
         Ok(Answer::Published(receipt)) => span.set_str("hookgate.receipt", receipt),
+        Ok(Answer::Skipped(reason)) => span.set_str("hookgate.skipped", reason),
         Err(SendFailure::Transport { kind, message }) => {
             span.set("error.type", kind.as_str());
             span.fail(message);
@@ -355,9 +419,11 @@ fn describe_attempt(span: &TraceSpan, d: &DeliveryRecord, ep: &EndpointRecord, f
 
 mod outgoing;
 mod record;
+mod shaping;
 pub(crate) use outgoing::{Answer, Outgoing};
 #[cfg(test)]
 use record::clock_skew_ms;
+use shaping::Shaping;
 
 #[cfg(test)]
 mod tests;

@@ -24,3 +24,14 @@ pub(crate) struct BrokerMessage {
     /// in lower case.
     pub(crate) attributes: Vec<(String, String)>,
 }
+
+impl BrokerMessage {
+    /// The body's media type: its `content-type` attribute (a transform may
+    /// have chosen it), else JSON.
+    pub(crate) fn content_type(&self) -> &str {
+        self.attributes
+            .iter()
+            .find(|(name, _)| name == "content-type")
+            .map_or("application/json", |(_, value)| value.as_str())
+    }
+}

@@ -65,7 +65,7 @@ impl Publisher for RabbitmqPublisher {
             let properties = BasicProperties::default()
                 .with_message_id(message.event_id.as_str().into())
                 .with_type(message.event_type.as_str().into())
-                .with_content_type("application/json".into())
+                .with_content_type(message.content_type().into())
                 .with_timestamp(u64::try_from(message.timestamp_s).unwrap_or(0))
                 // 2: persistent, so a durable queue keeps it across a broker restart.
                 .with_delivery_mode(2)

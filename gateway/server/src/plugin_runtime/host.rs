@@ -25,7 +25,7 @@ use super::transform::{
     TransformFacts, TransformFailure, TransformRun, check_answer, reshape_for, transform_label,
 };
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
-use super::{PluginBinding, PluginError};
+use super::{PluginBinding, PluginError, PluginKind};
 use crate::policy::{
     AttemptFacts, BuiltinPolicy, Decision, EffectivePolicy, PluginDecider, RetryDecider, Verdict,
 };
@@ -216,6 +216,14 @@ impl PluginHost {
         Some((p.name.clone(), p.version))
     }
 
+    /// The kind of the plugin an endpoint's `plugin` or `transform` field
+    /// names for `tenant`; `None` if it names no loaded plugin.
+    pub fn kind_of(&self, tenant: &str, spec: &str) -> Option<PluginKind> {
+        let b = PluginBinding::parse(tenant, spec)?;
+        let p = self.installs.loaded(b.tenant, b.name, b.version)?;
+        Some(p.pre.version().kind())
+    }
+
     /// The health of `tenant`'s `name` (its active version).
     pub fn status(&self, tenant: &str, name: &str) -> Option<PluginStatus> {
         self.installs.status(tenant, name, None)
@@ -262,7 +270,7 @@ impl PluginHost {
         }
         let builtin = BuiltinView::of(policy, facts);
         let record = attempt_record(policy, facts, input, &builtin);
-        let Some(attempt) = plugin.pre.attempt(record) else {
+        let Some(attempt) = record.and_then(|r| plugin.pre.attempt(r)) else {
             // A plugin of a world older than 0.3.0 has no name for a broker's
             // failure kind: it is never asked, and the built-in decides alone.
             return BuiltinPolicy.decide(policy, facts);

@@ -65,8 +65,10 @@ fn plugin_headers(headers: Option<&HeaderMap>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn wit_failure(kind: FailureKind) -> wit::FailureKind {
-    match kind {
+/// The kind in 0.3.0's words; `None` for a failed transform, which no
+/// policy world names (the host decides it alone).
+fn wit_failure(kind: FailureKind) -> Option<wit::FailureKind> {
+    Some(match kind {
         FailureKind::Timeout => wit::FailureKind::Timeout,
         FailureKind::Connect => wit::FailureKind::Connect,
         FailureKind::Dns => wit::FailureKind::Dns,
@@ -79,7 +81,8 @@ fn wit_failure(kind: FailureKind) -> wit::FailureKind {
         FailureKind::TooLarge => wit::FailureKind::TooLarge,
         FailureKind::Throttled => wit::FailureKind::Throttled,
         FailureKind::Rejected => wit::FailureKind::Rejected,
-    }
+        FailureKind::TransformFailed => return None,
+    })
 }
 
 fn wit_destination(kind: DestinationKind) -> wit::DestinationKind {
@@ -107,22 +110,25 @@ fn wit_verdict(verdict: &Verdict) -> wit::Verdict {
         Verdict::Retry => wit::Verdict::Retry,
         Verdict::GiveUp { reason } => wit::Verdict::GiveUp(reason.clone()),
         Verdict::DisableEndpoint => wit::Verdict::GiveUp("gone".into()),
+        // Only a transform skips, before any attempt: never the built-in.
+        Verdict::Skipped { reason } => wit::Verdict::GiveUp(reason.clone()),
     }
 }
 
 /// Builds the record a plugin receives, in 0.3.0's types (`versions` converts
-/// it for an older plugin, when that version can name its failure kind).
+/// it for an older plugin, when that version can name its failure kind);
+/// `None` when no version can (a failed transform).
 pub(crate) fn attempt_record(
     policy: &EffectivePolicy,
     facts: &AttemptFacts<'_>,
     input: &PluginInput<'_>,
     builtin: &BuiltinView,
-) -> Attempt {
+) -> Option<Attempt> {
     let outcome = match *facts.outcome {
         Outcome::Status(status) => wit::Outcome::Status(status),
         // Never reaches a plugin: the host decides a confirmation alone.
         Outcome::Published => wit::Outcome::Status(200),
-        Outcome::Failure(kind) => wit::Outcome::Failure(wit_failure(kind)),
+        Outcome::Failure(kind) => wit::Outcome::Failure(wit_failure(kind)?),
     };
     let body = &input.body[..input.body.len().min(MAX_BODY_BYTES)];
     let error_message = match facts.outcome {
@@ -131,7 +137,7 @@ pub(crate) fn attempt_record(
             cut(input.error_message, MAX_ERROR_MESSAGE_BYTES)
         }
     };
-    Attempt {
+    Some(Attempt {
         attempt: facts.attempt,
         max_attempts: policy.max_attempts,
         elapsed_ms: facts.now_ms.saturating_sub(facts.first_attempt_at_ms),
@@ -147,7 +153,7 @@ pub(crate) fn attempt_record(
         seed: facts.seed,
         destination: wit_destination(input.destination),
         error_message: error_message.to_owned(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -209,7 +215,7 @@ mod tests {
             verdict: Verdict::Retry,
             delay_ms: 7_000,
         };
-        let a = attempt_record(&policy, &facts, &input, &builtin);
+        let a = attempt_record(&policy, &facts, &input, &builtin).unwrap();
         assert_eq!((a.attempt, a.max_attempts, a.elapsed_ms), (3, 40, 5_000));
         assert_eq!(a.outcome, wit::Outcome::Status(429));
         assert_eq!(a.retry_after_ms, Some(7_000));
@@ -243,7 +249,7 @@ mod tests {
             ..PluginInput::default()
         };
         let builtin = BuiltinView::of(&policy, &facts);
-        let a = attempt_record(&policy, &facts, &input, &builtin);
+        let a = attempt_record(&policy, &facts, &input, &builtin).unwrap();
         assert_eq!(
             a.outcome,
             wit::Outcome::Failure(wit::FailureKind::AuthRefused)
@@ -254,13 +260,17 @@ mod tests {
             error_message: "ACCESS_REFUSED",
             ..input
         };
-        let a = attempt_record(&policy, &facts, &short, &builtin);
+        let a = attempt_record(&policy, &facts, &short, &builtin).unwrap();
         assert_eq!(a.error_message, "ACCESS_REFUSED");
         // Each kind maps to the WIT case of its own name (`FailureKind::AuthRefused`
         // for `auth_refused`), so none is read as another.
         let case = |debug: String| debug.rsplit("::").next().unwrap().to_lowercase();
         for kind in FailureKind::ALL {
-            let name = case(format!("{:?}", wit_failure(kind)));
+            let Some(wit) = wit_failure(kind) else {
+                assert_eq!(kind, FailureKind::TransformFailed);
+                continue;
+            };
+            let name = case(format!("{wit:?}"));
             assert_eq!(name, kind.as_str().replace('_', ""), "{kind:?}");
         }
         for kind in DestinationKind::ALL {

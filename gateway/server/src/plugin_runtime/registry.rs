@@ -3,6 +3,7 @@
 //! its health. A plugin comes either from `[[plugins.preload]]` (config-owned) or
 //! from an upload (stored, restored at start).
 
+use super::versions::PluginKind;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -44,6 +45,8 @@ pub struct PluginView {
     pub source: PluginSource,
     /// The version a binding of the bare name uses.
     pub active: u32,
+    /// What the active version is: a policy or a transform.
+    pub kind: PluginKind,
     /// Oldest first.
     pub versions: Vec<VersionView>,
 }
@@ -218,6 +221,11 @@ fn view(name: &str, e: &Entry) -> PluginView {
         name: name.to_owned(),
         source: e.source,
         active: e.active,
+        kind: e
+            .versions
+            .iter()
+            .find(|p| p.version == e.active)
+            .map_or(PluginKind::Policy, |p| p.pre.version().kind()),
         versions: e
             .versions
             .iter()

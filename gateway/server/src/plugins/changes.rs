@@ -7,6 +7,7 @@
 //! [`PluginService::prune`]), and each is one store operation, atomic in the
 //! store: the lock orders this process's host, it does not make the store safe.
 
+use crate::plugin_runtime::PluginKind;
 use std::sync::OnceLock;
 
 use crate::ids::TenantId;
@@ -35,6 +36,8 @@ pub(crate) struct UploadedPlugin {
     pub size: u64,
     /// What the upload checks found, as stored with the version.
     pub checks: StoredChecks,
+    /// A retry policy or a transform: what the plugin exports.
+    pub kind: PluginKind,
 }
 
 /// The runtime's check results as the store keeps them.
@@ -111,7 +114,7 @@ impl PluginService {
         let checked = self.gate.check(&self.host, bytes.clone()).await?;
         let _changes = self.gate.changes().await;
         let now = self.clock.now_ms();
-        let (sha256, size) = (checked.sha256.clone(), checked.size);
+        let (sha256, size, kind) = (checked.sha256.clone(), checked.size, checked.wit.kind());
         let checks = stored_checks(checked.results());
         let new = NewPluginVersion {
             bytes: &bytes,
@@ -133,6 +136,7 @@ impl PluginService {
             sha256,
             size,
             checks,
+            kind,
         })
     }
 

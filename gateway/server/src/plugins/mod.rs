@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::ids::TenantId;
+use crate::plugin_runtime::PluginKind;
 use crate::plugin_runtime::{PluginError, PluginHost, PluginSource, PluginStatus};
 use crate::store::{Store, StoreError};
 
@@ -121,10 +122,9 @@ impl PluginService {
         &self.host
     }
 
-    /// Resolves an endpoint's `plugin` field for `tenant` to (name, version);
-    /// `None` if it names no loaded plugin.
-    pub(crate) fn resolve(&self, tenant: &TenantId, spec: &str) -> Option<(String, u32)> {
-        self.host.resolve(tenant, spec)
+    /// The kind of plugin `spec` names for `tenant`; `None` if none is loaded.
+    pub(crate) fn kind_of(&self, tenant: &TenantId, spec: &str) -> Option<PluginKind> {
+        self.host.kind_of(tenant, spec)
     }
 
     /// Where a loaded plugin came from.

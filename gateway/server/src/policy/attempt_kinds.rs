@@ -16,6 +16,7 @@ pub enum VerdictKind {
     Retry,
     GiveUp,
     DisableEndpoint,
+    Skipped,
 }
 
 impl VerdictKind {
@@ -26,6 +27,7 @@ impl VerdictKind {
             Self::Retry => "retry",
             Self::GiveUp => "give_up",
             Self::DisableEndpoint => "disable_endpoint",
+            Self::Skipped => "skipped",
         }
     }
 }
@@ -90,7 +92,7 @@ mod tests {
     use super::*;
     use crate::policy::Verdict;
 
-    const FAILURES: [FailureKind; 12] = FailureKind::ALL;
+    const FAILURES: [FailureKind; 13] = FailureKind::ALL;
 
     #[test]
     fn error_kinds_serialise_as_their_names_and_read_back() {
@@ -111,6 +113,7 @@ mod tests {
             Verdict::Retry,
             Verdict::GiveUp { reason: "x".into() },
             Verdict::DisableEndpoint,
+            Verdict::Skipped { reason: "x".into() },
         ];
         for verdict in verdicts {
             let kind = verdict.kind();

@@ -76,6 +76,7 @@ pub(crate) fn next_step(
         Verdict::Delivered => NextStep::Done,
         Verdict::GiveUp { .. } => NextStep::Dead(DeadReason::GiveUp),
         Verdict::DisableEndpoint => NextStep::Dead(DeadReason::EndpointDisabled),
+        Verdict::Skipped { .. } => NextStep::Skipped,
         Verdict::Retry if facts.attempt >= policy.max_attempts => {
             NextStep::Dead(DeadReason::MaxAttempts)
         }

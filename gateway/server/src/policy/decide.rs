@@ -17,12 +17,16 @@ pub trait PluginDecider: Sync {
     ) -> impl Future<Output = Decision> + Send;
 }
 
-/// Outcomes the host decides alone, without calling a plugin: 2xx, 410 and a
-/// broker's confirmation (a blocked address never reaches a decision).
+/// Outcomes the host decides alone, without calling a plugin: 2xx, 410, a
+/// broker's confirmation, and a failed transform, which no policy world has a
+/// name for (its `error_rules` decide it; a blocked address never reaches a
+/// decision).
 pub(crate) fn host_decides_alone(outcome: &Outcome) -> bool {
     matches!(
         outcome,
-        Outcome::Status(200..=299 | 410) | Outcome::Published
+        Outcome::Status(200..=299 | 410)
+            | Outcome::Published
+            | Outcome::Failure(super::FailureKind::TransformFailed)
     )
 }
 

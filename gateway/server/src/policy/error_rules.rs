@@ -50,12 +50,13 @@ impl utoipa::ToSchema for Attempts {}
 pub type ErrorRules = BTreeMap<FailureKind, ErrorRule>;
 
 /// The documented default for `kind`: `too_large` gives up at once,
-/// `auth_refused` and `not_found` after [`DEFAULT_GIVE_UP_AFTER`] attempts, and
-/// every other kind retries (`throttled` honouring the service's hint).
+/// `auth_refused`, `not_found` and `transform_failed` after
+/// [`DEFAULT_GIVE_UP_AFTER`] attempts, and every other kind retries
+/// (`throttled` honouring the service's hint).
 pub(crate) fn default_rule(kind: FailureKind) -> ErrorRule {
     match kind {
         FailureKind::TooLarge => ErrorRule::GiveUp,
-        FailureKind::AuthRefused | FailureKind::NotFound => {
+        FailureKind::AuthRefused | FailureKind::NotFound | FailureKind::TransformFailed => {
             ErrorRule::GiveUpAfter(Attempts(DEFAULT_GIVE_UP_AFTER))
         }
         _ => ErrorRule::Retry,
@@ -123,6 +124,8 @@ mod tests {
         assert_eq!(name(FailureKind::AuthRefused, 2), "retry");
         assert_eq!(name(FailureKind::AuthRefused, 3), "give_up");
         assert_eq!(name(FailureKind::NotFound, 3), "give_up");
+        assert_eq!(name(FailureKind::TransformFailed, 2), "retry");
+        assert_eq!(name(FailureKind::TransformFailed, 3), "give_up");
         for kind in [
             FailureKind::Timeout,
             FailureKind::Connect,

@@ -77,6 +77,12 @@ pub enum Verdict {
     },
     /// 410 Gone: the endpoint is disabled and the delivery goes dead.
     DisableEndpoint,
+    /// The endpoint's transform skipped the event: nothing was sent, and the
+    /// delivery ends as skipped.
+    Skipped {
+        /// The transform's reason.
+        reason: String,
+    },
 }
 
 impl Verdict {
@@ -87,6 +93,7 @@ impl Verdict {
             Self::Retry => VerdictKind::Retry,
             Self::GiveUp { .. } => VerdictKind::GiveUp,
             Self::DisableEndpoint => VerdictKind::DisableEndpoint,
+            Self::Skipped { .. } => VerdictKind::Skipped,
         }
     }
 
@@ -178,6 +185,8 @@ pub enum NextStep {
     },
     /// The delivery is dead (it goes to the DLQ).
     Dead(DeadReason),
+    /// The endpoint's transform skipped it; nothing more to do.
+    Skipped,
 }
 
 /// The result of deciding on one attempt.

@@ -47,11 +47,14 @@ pub enum FailureKind {
     Throttled,
     /// The broker took the message and refused it (a RabbitMQ nack).
     Rejected,
+    /// The endpoint's transform trapped, overran its limits, or answered a
+    /// request the host refuses: nothing was sent.
+    TransformFailed,
 }
 
 impl FailureKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 12] = [
+    pub const ALL: [FailureKind; 13] = [
         Self::Timeout,
         Self::Connect,
         Self::Dns,
@@ -64,6 +67,7 @@ impl FailureKind {
         Self::TooLarge,
         Self::Throttled,
         Self::Rejected,
+        Self::TransformFailed,
     ];
 
     /// The snake_case name used in the attempt log, metrics and the WIT `failure-kind`.
@@ -81,6 +85,7 @@ impl FailureKind {
             Self::TooLarge => "too_large",
             Self::Throttled => "throttled",
             Self::Rejected => "rejected",
+            Self::TransformFailed => "transform_failed",
         }
     }
 

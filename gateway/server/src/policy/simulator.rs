@@ -95,7 +95,8 @@ impl Tally {
                 seed: attempt_seed(cfg.seed, index, attempt),
             };
             match BuiltinPolicy.decide(&cfg.policy, &facts).next {
-                NextStep::Done => {
+                // The built-in never skips: only a transform does.
+                NextStep::Done | NextStep::Skipped => {
                     self.delivered += 1;
                     self.last_delivery_ms = self.last_delivery_ms.max(Some(end_ms));
                     return Ok(());

@@ -7,7 +7,7 @@
 //! on their delivery's log.
 
 use super::pages::{IdOrder, IdWindow, Page, PageQuery, Paged, read_page};
-use super::{AttemptOf, AttemptRecord, Store, StoreError};
+use super::{AttemptOf, AttemptRecord, Recorded, Store, StoreError};
 use crate::ids::{ATTEMPT, AttemptId, DeliveryId, EndpointId, EventId, TenantId};
 
 /// An attempt as a list or a read by id shows it: the record with its id and
@@ -164,16 +164,17 @@ fn in_window(
 }
 
 /// How an attempt ended its turn: the delivery was settled delivered, a retry
-/// was scheduled, or the delivery ended dead.
+/// was scheduled, the delivery ended dead, or its transform skipped it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttemptOutcome {
     Delivered,
     Retry,
     Dead,
+    Skipped,
 }
 
 impl AttemptOutcome {
-    pub const ALL: [Self; 3] = [Self::Delivered, Self::Retry, Self::Dead];
+    pub const ALL: [Self; 4] = [Self::Delivered, Self::Retry, Self::Dead, Self::Skipped];
 
     /// The name the API shows and filters by.
     pub fn as_str(self) -> &'static str {
@@ -181,6 +182,7 @@ impl AttemptOutcome {
             Self::Delivered => "delivered",
             Self::Retry => "retry",
             Self::Dead => "dead",
+            Self::Skipped => "skipped",
         }
     }
 
@@ -230,7 +232,9 @@ impl StatusClass {
 impl AttemptRecord {
     /// How the attempt ended its turn.
     pub fn outcome(&self) -> AttemptOutcome {
-        if self.dead_reason.is_some() {
+        if self.verdict == Recorded::Known(crate::policy::VerdictKind::Skipped) {
+            AttemptOutcome::Skipped
+        } else if self.dead_reason.is_some() {
             AttemptOutcome::Dead
         } else if self.next_attempt_at_ms.is_some() {
             AttemptOutcome::Retry

@@ -140,6 +140,10 @@ pub struct EndpointRecord {
     /// The policy as the tenant gave it (the policy object of docs/policies.md), if any.
     pub policy: Option<serde_json::Value>,
     pub plugin: Option<String>,
+    /// The transform bound (`name` or `name@version`), run before each
+    /// attempt is signed. Absent in records made before transforms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<String>,
     pub timeout_ms: u64,
     pub max_in_flight: u32,
     pub rate_limit_per_s: Option<u32>,
@@ -212,6 +216,7 @@ impl EndpointRecord {
             event_types: Vec::new(),
             policy: None,
             plugin: None,
+            transform: None,
             timeout_ms: 0,
             max_in_flight: 0,
             rate_limit_per_s: None,
@@ -327,6 +332,8 @@ pub enum DeliveryState {
     Pending,
     Succeeded,
     Dead,
+    /// The endpoint's transform skipped the event: nothing was sent.
+    Skipped,
 }
 
 impl DeliveryState {
@@ -336,6 +343,7 @@ impl DeliveryState {
             Self::Pending => "pending",
             Self::Succeeded => "succeeded",
             Self::Dead => "dead",
+            Self::Skipped => "skipped",
         }
     }
 }
@@ -477,6 +485,31 @@ pub struct AttemptRecord {
     /// nothing. Absent in records written before late attempts were logged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub late: bool,
+    /// What the endpoint's transform did, when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<TransformNote>,
+}
+
+/// What a transform did in an attempt: which version ran, how long it took,
+/// and the body it answered (its hash and size; the body itself is not kept).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransformNote {
+    /// `name@version`, or the binding as given when nothing loaded ran.
+    pub plugin: String,
+    pub run_us: u64,
+    /// Hex SHA-256 of the body sent; absent when nothing was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_bytes: Option<u64>,
+    /// The method and path sent, when the transform changed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The content type sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
 }
 
 /// The delivery, endpoint and event an attempt was made for: an attempt read
@@ -534,8 +567,13 @@ impl AttemptRecord {
             name: name.to_owned(),
             value,
         };
+        let content_type = self
+            .transform
+            .as_ref()
+            .and_then(|t| t.content_type.clone())
+            .unwrap_or_else(|| SentRequest::CONTENT_TYPE.to_owned());
         let mut out = vec![
-            header("content-type", SentRequest::CONTENT_TYPE.to_owned()),
+            header("content-type", content_type),
             header("user-agent", SentRequest::USER_AGENT.to_owned()),
         ];
         for [id, timestamp, signature] in sent.header_set.names() {

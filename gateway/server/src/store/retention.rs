@@ -23,7 +23,9 @@ impl RetentionRules {
     /// Whether a finished delivery is past its retention (never a pending one).
     pub(crate) fn finished_expired(&self, d: &DeliveryRecord) -> bool {
         match d.state {
-            DeliveryState::Succeeded => self.expired(d.updated_at_ms, self.retention_ms),
+            DeliveryState::Succeeded | DeliveryState::Skipped => {
+                self.expired(d.updated_at_ms, self.retention_ms)
+            }
             DeliveryState::Dead => self.expired(d.updated_at_ms, self.dlq_retention_ms),
             DeliveryState::Pending => false,
         }

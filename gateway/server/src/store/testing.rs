@@ -202,6 +202,7 @@ pub(crate) fn endpoint(tenant: &str, id: &str) -> EndpointRecord {
         event_types: vec!["*".into()],
         policy: None,
         plugin: None,
+        transform: None,
         timeout_ms: 15_000,
         max_in_flight: 16,
         rate_limit_per_s: None,

@@ -54,6 +54,12 @@ pub(crate) struct PathLabel {
     pub(crate) path: &'static str,
 }
 
+/// What a transform run came to: `sent`, `skipped` or `failed`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct TransformResultLabel {
+    pub(crate) result: &'static str,
+}
+
 /// The database pool's connections by `state` (`open`, `in_use`, `max`).
 pub(crate) type PoolGauges = Family<SlotStateLabel, Gauge>;
 
@@ -76,6 +82,8 @@ pub(crate) struct Metrics {
     pub(crate) breakers_open: Gauge,
     pub(crate) decisions: Family<DeciderLabel, Counter>,
     pub(crate) decision_seconds: Histogram,
+    pub(crate) transform_runs: Family<TransformResultLabel, Counter>,
+    pub(crate) transform_seconds: Histogram,
     pub(crate) clock_skew_seconds: Gauge,
     pub(crate) plugins_disabled: Counter,
     pub(crate) ingest_held: Counter,
@@ -188,6 +196,18 @@ impl Metrics {
             "Time to decide with a plugin bound",
             decision_seconds.clone(),
         );
+        let transform_runs = Family::<TransformResultLabel, Counter>::default();
+        registry.register(
+            "transform_runs",
+            "Transform runs by result: sent, skipped or failed",
+            transform_runs.clone(),
+        );
+        let transform_seconds = Histogram::new(exponential_buckets(0.000_005, 2.0, 16));
+        registry.register(
+            "transform_seconds",
+            "Time to run an endpoint's transform",
+            transform_seconds.clone(),
+        );
         let clock_skew_seconds = Gauge::default();
         registry.register(
             "receiver_clock_skew_seconds",
@@ -259,6 +279,8 @@ impl Metrics {
             breakers_open,
             decisions,
             decision_seconds,
+            transform_runs,
+            transform_seconds,
             clock_skew_seconds,
             plugins_disabled,
             ingest_held,

@@ -201,6 +201,20 @@ impl Telemetry {
     }
 
     /// Records one finished attempt.
+    /// Counts one transform run by its result, and its time.
+    pub(crate) fn observe_transform(&self, run: &crate::plugin_runtime::TransformRun) {
+        let result = match &run.result {
+            Ok(crate::plugin_runtime::Transformed::Send(_)) => "sent",
+            Ok(crate::plugin_runtime::Transformed::Skip(_)) => "skipped",
+            Err(_) => "failed",
+        };
+        let m = &self.metrics;
+        m.transform_runs
+            .get_or_create(&metrics::TransformResultLabel { result })
+            .inc();
+        m.transform_seconds.observe(run.run_us as f64 / 1e6);
+    }
+
     pub(crate) fn observe_attempt(&self, o: &AttemptObservation<'_>) {
         let m = &self.metrics;
         let outcome = match (o.status, o.error_kind) {
@@ -246,6 +260,7 @@ impl Telemetry {
         let (retry, done, dead) = match o.next {
             NextStep::RetryAt { .. } => (true, false, None),
             NextStep::Done => (false, true, None),
+            NextStep::Skipped => (false, false, None),
             NextStep::Dead(r) => (false, false, Some(r.as_str())),
         };
         if retry {

@@ -226,7 +226,7 @@ async fn run(
         }
         Load::Deliver => {
             let event = shape.event(build, 960);
-            drain_shaped_backlog(&gw, &rx, "bench", backlog, &extra, &event)
+            drain_shaped_backlog(&gw, &rx, "bench", backlog, &extra, &event, None)
                 .await?
                 .1
         }

@@ -158,6 +158,20 @@ pub(super) async fn tenant_named_with_endpoint(
     tenant: &str,
     endpoint: Value,
 ) -> anyhow::Result<(String, String)> {
+    tenant_with_plugin_and_endpoint(gw, tenant, None, endpoint).await
+}
+
+/// A plugin to upload before the endpoint that binds it: its name and bytes.
+pub(super) type BenchPlugin<'a> = (&'a str, &'a [u8]);
+
+/// [`tenant_named_with_endpoint`], uploading `plugin` between the tenant and
+/// the endpoint, so the endpoint can bind it.
+pub(super) async fn tenant_with_plugin_and_endpoint(
+    gw: &BenchGateway,
+    tenant: &str,
+    plugin: Option<BenchPlugin<'_>>,
+    endpoint: Value,
+) -> anyhow::Result<(String, String)> {
     let base = &gw.base;
     let (s, t) = call(
         &gw.api,
@@ -171,6 +185,9 @@ pub(super) async fn tenant_named_with_endpoint(
         bail!("creating the tenant: {s} {t}");
     }
     let key = t["api_key"].as_str().unwrap_or_default().to_owned();
+    if let Some((name, wasm)) = plugin {
+        upload_plugin(gw, tenant, &key, name, wasm).await?;
+    }
     let (s, e) = call(
         &gw.api,
         "POST",
@@ -183,6 +200,29 @@ pub(super) async fn tenant_named_with_endpoint(
         bail!("creating the endpoint: {s} {e}");
     }
     Ok((key, e["id"].as_str().unwrap_or_default().to_owned()))
+}
+
+/// Uploads `wasm` as `tenant`'s plugin `name`.
+pub(super) async fn upload_plugin(
+    gw: &BenchGateway,
+    tenant: &str,
+    key: &str,
+    name: &str,
+    wasm: &[u8],
+) -> anyhow::Result<()> {
+    let path = format!("/v1/tenants/{tenant}/plugins/{name}");
+    let request = crate::client::ApiRequest::path(http::Method::PUT, &path)
+        .token(Some(key))
+        .raw_body(wasm.to_vec());
+    let answer = gw.api.client().exchange(request).await?;
+    if answer.status != 201 {
+        bail!(
+            "uploading plugin {name}: {} {}",
+            answer.status,
+            String::from_utf8_lossy(&answer.body)
+        );
+    }
+    Ok(())
 }
 
 /// A receiver that answers 200 (at once, or after a set latency) and records

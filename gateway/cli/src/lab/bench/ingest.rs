@@ -11,8 +11,8 @@ use http_body_util::Full;
 use serde_json::json;
 
 use super::harness::{
-    BenchGateway, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
-    tenant_named_with_endpoint, with_fields,
+    BenchGateway, BenchPlugin, CountingReceiver, HttpClient, call, client, tenant_and_endpoint,
+    tenant_with_plugin_and_endpoint, with_fields,
 };
 use super::{Common, median, quantile};
 
@@ -173,11 +173,11 @@ pub(super) async fn drain_backlog(
     n: usize,
 ) -> anyhow::Result<(usize, f64)> {
     let body = json!({"event_type": "bench.event", "payload": {"pad": "x".repeat(960)}});
-    drain_shaped_backlog(gw, rx, tenant, n, &json!({}), &body).await
+    drain_shaped_backlog(gw, rx, tenant, n, &json!({}), &body, None).await
 }
 
-/// [`drain_backlog`] with `endpoint_extra`'s fields on the endpoint and
-/// `body` as each event.
+/// [`drain_backlog`] with `endpoint_extra`'s fields on the endpoint, `body` as
+/// each event, and `plugin` uploaded first for the endpoint to bind.
 pub(super) async fn drain_shaped_backlog(
     gw: &BenchGateway,
     rx: &CountingReceiver,
@@ -185,12 +185,13 @@ pub(super) async fn drain_shaped_backlog(
     n: usize,
     endpoint_extra: &serde_json::Value,
     body: &serde_json::Value,
+    plugin: Option<BenchPlugin<'_>>,
 ) -> anyhow::Result<(usize, f64)> {
     let ep = with_fields(
         json!({"url": rx.url(), "max_in_flight": CLIENTS, "rate_limit_per_s": 1}),
         endpoint_extra,
     );
-    let (key, ep_id) = tenant_named_with_endpoint(gw, tenant, ep).await?;
+    let (key, ep_id) = tenant_with_plugin_and_endpoint(gw, tenant, plugin, ep).await?;
     let n = ingest_backlog(gw, tenant, &key, n, body).await?;
     let held = rx.count();
     let started = Instant::now();

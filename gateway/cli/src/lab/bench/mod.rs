@@ -16,6 +16,7 @@ mod on_postgres;
 mod plugin;
 mod schedule;
 mod traced;
+mod transform;
 
 use clap::{Args, Subcommand};
 pub use cluster::ClusterOptions;
@@ -50,6 +51,10 @@ pub struct Common {
     /// messages with the same confirmation.
     #[arg(long, value_enum, conflicts_with_all = ["traced", "store_url"])]
     pub destination: Option<BenchDestination>,
+    /// `deliver`: each run twice, with this transform (a `.wasm`) bound to the
+    /// endpoint and without, alternately: the ratio with ÷ without.
+    #[arg(long, conflicts_with_all = ["traced", "store_url", "destination"])]
+    pub transform: Option<std::path::PathBuf>,
 }
 
 /// The scenarios.
@@ -91,6 +96,18 @@ pub enum BenchCommand {
         /// alone lets `strace` or `perf stat` count what that way costs.
         #[arg(long, value_enum, default_value = "both")]
         path: DecisionPath,
+    },
+    /// One transform run of a 1 KiB JSON event through the host, against one
+    /// decision of a policy plugin in the same host and run.
+    Transform {
+        #[command(flatten)]
+        common: Common,
+        /// The transform: a `.wasm` core module or component.
+        #[arg(long)]
+        plugin: std::path::PathBuf,
+        /// The retry-policy plugin whose decision is the reference.
+        #[arg(long)]
+        policy: std::path::PathBuf,
     },
     /// Deliveries/s with 1, 2 and 3 gateways on one PostgreSQL database (needs
     /// --store-url): latency-bound by each node's in-flight cap, then CPU-bound.
@@ -141,9 +158,10 @@ pub fn run(command: BenchCommand) -> i32 {
             }
             BenchCommand::Deliver(c) if c.traced => traced::deliver(&c).await,
             BenchCommand::Ingest(c) => ingest::ingest(&c).await,
-            BenchCommand::Deliver(c) => match c.destination {
-                Some(kind) => destination::deliver(&c, kind).await,
-                None => ingest::deliver(&c).await,
+            BenchCommand::Deliver(c) => match (c.destination, &c.transform) {
+                (Some(kind), _) => destination::deliver(&c, kind).await,
+                (None, Some(file)) => transform::deliver(&c, file).await,
+                (None, None) => ingest::deliver(&c).await,
             },
             BenchCommand::Schedule { common, pending } => {
                 schedule::lateness(&common, pending).await
@@ -154,6 +172,11 @@ pub fn run(command: BenchCommand) -> i32 {
                 plugin,
                 path,
             } => decision::decision(&common, &plugin, path).await,
+            BenchCommand::Transform {
+                common,
+                plugin,
+                policy,
+            } => transform::latency(&common, &plugin, &policy).await,
             BenchCommand::Cluster { common, options } => cluster::cluster(&common, &options).await,
             BenchCommand::E2e(options) => e2e::e2e(&options).await,
             BenchCommand::Compare(options) => compare::compare(&options).await,

@@ -4,12 +4,10 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use http::Method;
 use serde_json::json;
 
-use super::harness::{BenchGateway, CountingReceiver, call, tenant_and_endpoint};
+use super::harness::{BenchGateway, CountingReceiver, call, tenant_and_endpoint, upload_plugin};
 use super::{Common, median};
-use crate::client::ApiRequest;
 
 /// Concurrent clients that ingest the backlog.
 const INGEST_CLIENTS: usize = 64;
@@ -27,7 +25,7 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let (key, ep_id) = tenant_and_endpoint(&gw, ep).await?;
     let ep_url = format!("{}/v1/tenants/bench/endpoints/{ep_id}", gw.base);
     if let Some(wasm) = plugin {
-        upload(&gw, &key, wasm).await?;
+        upload_plugin(&gw, "bench", &key, "policy", wasm).await?;
         let (s, b) = call(
             &gw.api,
             "PATCH",
@@ -79,22 +77,6 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
     let rate = (rx.count() - held) as f64 / 2.0 / started.elapsed().as_secs_f64();
     gw.stop().await?;
     Ok(rate)
-}
-
-/// Uploads `wasm` as the tenant's plugin `policy`.
-async fn upload(gw: &BenchGateway, key: &str, wasm: &[u8]) -> anyhow::Result<()> {
-    let request = ApiRequest::path(Method::PUT, "/v1/tenants/bench/plugins/policy")
-        .token(Some(key))
-        .raw_body(wasm.to_vec());
-    let answer = gw.api.client().exchange(request).await?;
-    if answer.status != 201 {
-        bail!(
-            "uploading the plugin: {} {}",
-            answer.status,
-            String::from_utf8_lossy(&answer.body)
-        );
-    }
-    Ok(())
 }
 
 /// `hookgate bench plugin --plugin FILE`.

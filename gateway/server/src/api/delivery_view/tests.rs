@@ -51,6 +51,7 @@ fn attempt() -> AttemptRecord {
         policy: "endpoint:svix".into(),
         node_id: None,
         late: false,
+        transform: None,
     }
 }
 
@@ -100,6 +101,7 @@ fn attempt_json(a: &AttemptRecord) -> Value {
         "id": a.id,
         "outcome": a.outcome().as_str(),
         "test": a.of.as_ref().is_some_and(|o| o.test),
+        "transform": a.transform,
         "request_headers": a.request_headers().iter()
             .map(|h| json!({"name": h.name, "value": h.value}))
             .collect::<Vec<_>>(),

@@ -14,6 +14,8 @@ pub(in crate::api) enum DeliveryStateName {
     InFlight,
     Succeeded,
     Dead,
+    /// The endpoint's transform skipped it: nothing was sent.
+    Skipped,
 }
 
 /// Where a plugin comes from: uploaded over the API, or preloaded by the config.

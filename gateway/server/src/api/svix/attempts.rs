@@ -35,6 +35,8 @@ pub(super) const SUCCESS: Status = (0, "success");
 pub(super) const PENDING: Status = (1, "pending");
 pub(super) const FAIL: Status = (2, "fail");
 pub(super) const SENDING: Status = (3, "sending");
+/// Svix's `canceled`: a delivery the endpoint's transform skipped.
+pub(super) const CANCELED: Status = (4, "canceled");
 
 /// An ended attempt's status, from its v1 outcome.
 fn attempt_status(outcome: &str) -> Status {

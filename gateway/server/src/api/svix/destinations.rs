@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::attempts::{
-    FAIL, MessageFilter, PENDING, Reads, SENDING, SUCCESS, Status, empty_list, find_endpoint,
-    status_param,
+    CANCELED, FAIL, MessageFilter, PENDING, Reads, SENDING, SUCCESS, Status, empty_list,
+    find_endpoint, status_param,
 };
 use super::error::SvixError;
 use super::forward::{Caller, V1, seg, with_query};
@@ -26,18 +26,20 @@ fn delivery_status(state: &str) -> Status {
         "succeeded" => SUCCESS,
         "pending" => PENDING,
         "in_flight" => SENDING,
+        "skipped" => CANCELED,
         _ => FAIL,
     }
 }
 
-/// The v1 delivery state a Svix `status` filter names; `None` for one no
-/// delivery has (4, canceled).
+/// The v1 delivery state a Svix `status` filter names (4, canceled, is a
+/// delivery the endpoint's transform skipped); `None` for any other.
 fn state_of(status: u8) -> Option<&'static str> {
     match status {
         0 => Some("succeeded"),
         1 => Some("pending"),
         2 => Some("dead"),
         3 => Some("in_flight"),
+        4 => Some("skipped"),
         _ => None,
     }
 }

@@ -8,6 +8,7 @@ use http_body_util::Full;
 use super::DeliveryWorker;
 use crate::delivery::client::HttpResponse;
 use crate::destination::{BrokerMessage, EVENT_TYPE_ATTRIBUTE, Receipt};
+use crate::plugin_runtime::TransformRequest;
 use crate::signing::{Ed25519Key, SignatureScheme, SigningSecret, sign_with};
 use crate::store::{DeliveryRecord, EndpointHeader, SentHeader, SentRequest, TraceContext};
 
@@ -17,13 +18,15 @@ pub(crate) enum Outgoing {
     Broker(BrokerMessage),
 }
 
-/// What came back from a sent attempt.
+/// What came back from an attempt.
 #[derive(Debug)]
 pub(crate) enum Answer {
     /// An HTTP receiver's response.
     Http(HttpResponse),
     /// A broker's confirmation.
     Published(Receipt),
+    /// Nothing was sent: the endpoint's transform skipped it, for this reason.
+    Skipped(String),
 }
 
 impl Answer {
@@ -31,18 +34,21 @@ impl Answer {
     pub(crate) fn http(&self) -> Option<&HttpResponse> {
         match self {
             Self::Http(r) => Some(r),
-            Self::Published(_) => None,
+            Self::Published(_) | Self::Skipped(_) => None,
         }
     }
 }
 
 impl DeliveryWorker {
     /// The signed request, and what of it the attempt log keeps: its signature
-    /// and the endpoint's own headers, a sensitive one's value masked.
+    /// and the endpoint's own headers, a sensitive one's value masked. With a
+    /// transform's `shaped` request, that is what is signed and sent: its
+    /// method, path, headers (instead of the endpoint's), body and type.
     pub(super) fn outgoing(
         &self,
         d: &DeliveryRecord,
         payload: String,
+        shaped: Option<TransformRequest>,
         now_ms: u64,
         trace: Option<TraceContext>,
     ) -> Result<(Outgoing, SentRequest), http::Error> {
@@ -69,17 +75,41 @@ impl DeliveryWorker {
         } else {
             Vec::new()
         };
+        let (body, content_type, own_headers, method, target) = match shaped {
+            Some(r) => {
+                let target = url::Url::parse(&ep.url)
+                    .and_then(|u| u.join(&r.path))
+                    .map_or_else(|_| ep.url.clone(), |u| u.to_string());
+                (
+                    Bytes::from(r.body),
+                    r.content_type,
+                    r.headers,
+                    r.method.as_str(),
+                    target,
+                )
+            }
+            None => (
+                Bytes::from(payload),
+                SentRequest::CONTENT_TYPE.to_owned(),
+                ep.headers
+                    .iter()
+                    .map(|h| (h.name.clone(), h.value.clone()))
+                    .collect(),
+                "POST",
+                ep.url.clone(),
+            ),
+        };
         let signature = sign_with(
             &settings.schemes,
             &secrets,
             &keys,
             &d.event_id,
             now_s,
-            payload.as_bytes(),
+            &body,
         );
         let timestamp = now_s.to_string();
-        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(8 + ep.headers.len());
-        headers.push(("content-type", SentRequest::CONTENT_TYPE));
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(8 + own_headers.len());
+        headers.push(("content-type", content_type.as_str()));
         for [id, at, signed] in settings.headers.names() {
             headers.push((*id, d.event_id.as_str()));
             headers.push((*at, timestamp.as_str()));
@@ -91,17 +121,22 @@ impl DeliveryWorker {
                 headers.push(("tracestate", state.as_str()));
             }
         }
-        // The endpoint's own headers, validated when set: none replaces one of
-        // hookgate's, and a sensitive one's value is never in the attempt's log.
-        let mut kept = Vec::with_capacity(ep.headers.len());
-        for h in &ep.headers {
-            headers.push((h.name.as_str(), h.value.as_str()));
+        // The endpoint's own headers (or its transform's), validated when set:
+        // none replaces one of hookgate's, and a value the endpoint marks
+        // sensitive is never in the attempt's log.
+        let mut kept = Vec::with_capacity(own_headers.len());
+        for (name, value) in &own_headers {
+            headers.push((name.as_str(), value.as_str()));
+            let sensitive = ep
+                .headers
+                .iter()
+                .any(|h| h.sensitive && h.name.eq_ignore_ascii_case(name));
             kept.push(SentHeader {
-                name: h.name.clone(),
-                value: if h.sensitive {
+                name: name.clone(),
+                value: if sensitive {
                     EndpointHeader::MASK.to_owned()
                 } else {
-                    h.value.clone()
+                    value.clone()
                 },
             });
         }
@@ -115,16 +150,18 @@ impl DeliveryWorker {
                 event_id: d.event_id.to_string(),
                 event_type: d.event_type.clone(),
                 timestamp_s: now_s,
-                body: Bytes::from(payload),
+                body,
                 attributes,
             })
         } else {
-            let mut request =
-                Request::post(ep.url.as_str()).header("user-agent", SentRequest::USER_AGENT);
+            let mut request = Request::builder()
+                .method(method)
+                .uri(target.as_str())
+                .header("user-agent", SentRequest::USER_AGENT);
             for (name, value) in headers {
                 request = request.header(name, value);
             }
-            Outgoing::Http(request.body(Full::new(Bytes::from(payload)))?)
+            Outgoing::Http(request.body(Full::new(body))?)
         };
         let sent = SentRequest {
             signature,

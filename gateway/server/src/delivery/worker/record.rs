@@ -37,10 +37,12 @@ pub(super) async fn record(
         policy_label,
         plugin_decision_us,
         sent,
+        transform,
     } = f;
     let (expected_series, expected_attempts) = (d.series, d.attempts);
     let (status, error_kind, snippet) = match result {
         Ok(Answer::Published(receipt)) => (None, None, receipt.clone()),
+        Ok(Answer::Skipped(reason)) => (None, None, reason.clone()),
         Ok(Answer::Http(r)) => {
             let snip =
                 String::from_utf8_lossy(&r.body[..r.body.len().min(SNIPPET_BYTES)]).into_owned();
@@ -61,6 +63,7 @@ pub(super) async fn record(
             (Some(*delay_ms), Some(ended.saturating_add(*delay_ms)), None)
         }
         NextStep::Dead(r) => (None, None, Some(*r)),
+        NextStep::Skipped => (None, None, None),
     };
     d.attempts = attempt;
     d.first_attempt_at_ms.get_or_insert(started);
@@ -74,6 +77,7 @@ pub(super) async fn record(
         NextStep::Done => DeliveryState::Succeeded,
         NextStep::RetryAt { .. } => DeliveryState::Pending,
         NextStep::Dead(_) => DeliveryState::Dead,
+        NextStep::Skipped => DeliveryState::Skipped,
     };
     let log = AttemptRecord {
         id: Some(AttemptId::generate(started)),
@@ -84,7 +88,7 @@ pub(super) async fn record(
             event_type: d.event_type.clone(),
             test: d.test,
         }),
-        sent: Some(sent),
+        sent,
         series: d.series,
         attempt,
         started_at_ms: started,
@@ -100,6 +104,7 @@ pub(super) async fn record(
         policy: policy_label.to_owned(),
         node_id: Some(worker.ctx.store.node_id().to_owned()),
         late: false,
+        transform,
     };
     tracing::info!(
         node_id = worker.ctx.store.node_id(),
@@ -120,9 +125,10 @@ pub(super) async fn record(
     let mut report = AttemptReport {
         endpoint_changed: disable.is_some(),
         outcome: match result {
-            Err(SendFailure::Blocked(_)) => RawOutcome::Neutral,
+            // Nothing reached the receiver: not its doing.
+            _ if !reached_receiver(result) => RawOutcome::Neutral,
             _ if outcome.is_some_and(Outcome::delivered) => RawOutcome::Success,
-            Ok(_) | Err(SendFailure::Transport { .. }) => RawOutcome::Failure,
+            _ => RawOutcome::Failure,
         },
         shared: None,
     };
@@ -155,7 +161,7 @@ pub(super) async fn record(
         // Sent, but not recorded: it will be sent again once storage works.
         worker.ctx.telemetry.internal_error("outcome_unrecorded");
     })?;
-    if written == WriteResult::Stale && !matches!(result, Err(SendFailure::Blocked(_))) {
+    if written == WriteResult::Stale && reached_receiver(result) {
         // It was sent, and its outcome came after its lease had passed on
         // (its node was paused): logged as late, changing nothing else.
         tracing::warn!(
@@ -200,6 +206,20 @@ pub(super) async fn record(
     }
     Ok(report)
 }
+/// Whether the attempt sent anything: not when the address was blocked, nor
+/// when the endpoint's transform skipped or failed.
+fn reached_receiver(result: &Result<Answer, SendFailure>) -> bool {
+    !matches!(
+        result,
+        Err(SendFailure::Blocked(_)
+            | SendFailure::Transport {
+                kind: crate::policy::FailureKind::TransformFailed,
+                ..
+            })
+            | Ok(Answer::Skipped(_))
+    )
+}
+
 /// Tells operator endpoints what the written attempt did: a delivery failing,
 /// exhausted or recovered, and an endpoint a 410 disabled (read back, so every
 /// gateway names the same disabling by its first time).

@@ -123,6 +123,7 @@ pub(super) fn attempt(series: u32, status: u16, next_ms: Option<u64>) -> Attempt
         policy: "builtin:default".into(),
         node_id: None,
         late: false,
+        transform: None,
     }
 }
 

@@ -33,6 +33,7 @@ fn bench_endpoint(tenant: &str) -> EndpointRecord {
         event_types: vec!["*".into()],
         policy: None,
         plugin: None,
+        transform: None,
         timeout_ms: 15_000,
         max_in_flight: 64,
         rate_limit_per_s: None,

@@ -49,6 +49,7 @@ fn bench_attempt(d: &DeliveryRecord) -> AttemptRecord {
         policy: "builtin:default".into(),
         node_id: None,
         late: false,
+        transform: None,
     }
 }
 

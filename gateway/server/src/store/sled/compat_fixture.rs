@@ -117,6 +117,7 @@ async fn attempt(store: &SledStore, d: &mut DeliveryRecord, s: Step, disable: Op
         policy: "builtin:default".into(),
         node_id: None,
         late: false,
+        transform: None,
     };
     let written = store
         .record_attempt(AttemptWrite {

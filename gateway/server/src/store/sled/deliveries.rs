@@ -112,7 +112,7 @@ impl SledStore {
             match d.state {
                 DeliveryState::Pending => e.0 += 1,
                 DeliveryState::Dead => e.1 += 1,
-                DeliveryState::Succeeded => {}
+                DeliveryState::Succeeded | DeliveryState::Skipped => {}
             }
         }
         Ok(out)

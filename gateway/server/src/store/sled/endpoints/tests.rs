@@ -29,6 +29,7 @@ fn success(series: u32) -> AttemptRecord {
         policy: "builtin:default".into(),
         node_id: None,
         late: false,
+        transform: None,
     }
 }
 

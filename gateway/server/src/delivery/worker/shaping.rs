@@ -1,0 +1,106 @@
+//! An endpoint's transform, run before the attempt is signed: the request it
+//! answers is the one signed and sent; a skip or a failure sends nothing.
+
+use sha2::{Digest, Sha256};
+
+use super::DeliveryWorker;
+use crate::plugin_runtime::{TransformFacts, TransformMethod, TransformRequest, Transformed};
+use crate::store::{DeliveryRecord, SentRequest, StoreError, TransformNote};
+
+/// What the endpoint's transform made of the attempt.
+pub(super) enum Shaping {
+    /// No transform is bound: hookgate's own request.
+    Plain,
+    /// Send this request instead.
+    Send(TransformRequest, TransformNote),
+    /// Send nothing: the delivery ends as skipped, for this reason.
+    Skip(String, TransformNote),
+    /// Send nothing: the attempt failed as `transform_failed`, for this reason.
+    Failed(String, TransformNote),
+}
+
+impl DeliveryWorker {
+    /// Runs the endpoint's transform, if one is bound, on the attempt of `d`
+    /// carrying `payload`.
+    pub(super) async fn shape(
+        &self,
+        d: &DeliveryRecord,
+        payload: &str,
+    ) -> Result<Shaping, StoreError> {
+        let ep = &self.endpoint;
+        let Some(spec) = &ep.transform else {
+            return Ok(Shaping::Plain);
+        };
+        let Ok(url) = url::Url::parse(&ep.url) else {
+            let note = note(spec, 0);
+            return Ok(Shaping::Failed(
+                format!("endpoint url {:?} does not parse", ep.url),
+                note,
+            ));
+        };
+        // Channels and tags live on the event record, read only for transforms.
+        let event = self.ctx.store.event(&ep.tenant_id, &d.event_id).await?;
+        let (channels, tags, created_at_ms) = event.map_or_else(
+            || (Vec::new(), Vec::new(), d.created_at_ms),
+            |e| (e.labels.channels, e.labels.tags, e.created_at_ms),
+        );
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_owned(),
+        };
+        let facts = TransformFacts {
+            event_id: d.event_id.as_str(),
+            event_type: &d.event_type,
+            timestamp_ms: created_at_ms,
+            payload: payload.as_bytes(),
+            channels: &channels,
+            tags: &tags,
+            endpoint_id: ep.id.as_str(),
+            endpoint_uid: ep.uid.as_deref(),
+            metadata: &ep.metadata,
+            destination: ep.destination_kind(),
+            request: TransformRequest {
+                method: TransformMethod::Post,
+                path,
+                headers: ep
+                    .headers
+                    .iter()
+                    .map(|h| (h.name.to_ascii_lowercase(), h.value.clone()))
+                    .collect(),
+                body: payload.as_bytes().to_vec(),
+                content_type: SentRequest::CONTENT_TYPE.to_owned(),
+            },
+        };
+        let run = self
+            .ctx
+            .decider
+            .transform(ep.tenant_id.as_str(), spec, &facts, &url)
+            .await;
+        let mut note = note(run.label.as_deref().unwrap_or(spec), run.run_us);
+        self.ctx.telemetry.observe_transform(&run);
+        Ok(match run.result {
+            Ok(Transformed::Send(request)) => {
+                note.body_sha256 = Some(hex::encode(Sha256::digest(&request.body)));
+                note.body_bytes = Some(request.body.len() as u64);
+                note.method = Some(request.method.as_str().to_owned());
+                note.path = Some(request.path.clone());
+                note.content_type = Some(request.content_type.clone());
+                Shaping::Send(request, note)
+            }
+            Ok(Transformed::Skip(reason)) => Shaping::Skip(reason, note),
+            Err(failure) => Shaping::Failed(failure.to_string(), note),
+        })
+    }
+}
+
+fn note(plugin: &str, run_us: u64) -> TransformNote {
+    TransformNote {
+        plugin: plugin.to_owned(),
+        run_us,
+        body_sha256: None,
+        body_bytes: None,
+        method: None,
+        path: None,
+        content_type: None,
+    }
+}
