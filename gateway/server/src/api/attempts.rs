@@ -122,7 +122,10 @@ pub(super) async fn list(
         .as_deref()
         .map(|name| {
             AttemptOutcome::from_name(name).ok_or_else(|| {
-                ApiError::invalid_field("outcome", "outcome must be delivered, retry, dead or skipped")
+                ApiError::invalid_field(
+                    "outcome",
+                    "outcome must be delivered, retry, dead or skipped",
+                )
             })
         })
         .transpose()?;
