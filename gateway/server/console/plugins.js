@@ -1,6 +1,7 @@
-// Plugins: the tenant's plugins, each version with its upload checks' results,
-// upload from a file picker, rollback to the version before, and the
-// endpoints bound to each (bind and unbind edit the endpoint's `plugin`).
+// Plugins: the tenant's plugins (retry policies and transforms), each version
+// with its upload checks' results and its runs on this gateway, upload from a
+// file picker, rollback to the version before, and the endpoints bound to each
+// (bind and unbind edit the endpoint's `plugin`, or `transform` for a transform).
 
 import { $, api, tenantPath, el, cell, when, pressed, showNotice } from "./api.js";
 import { showFieldError } from "./forms.js";
@@ -14,6 +15,17 @@ function checksText(checks) {
   return `${checks.passed.length} passed (${checks.passed.join(", ")}); fuel ${checks.fuel_used} of ${checks.fuel_limit}; memory ${kib(checks.memory_used_bytes)} of ${kib(checks.memory_limit_bytes)}`;
 }
 
+function runsText(runs) {
+  if (!runs || runs.count === 0) return "none yet";
+  const parts = [`${runs.count} runs`, `${runs.failed} failed`];
+  if (runs.skipped) parts.push(`${runs.skipped} skipped`);
+  parts.push(`mean ${Math.round(runs.time_us / runs.count)} µs`);
+  return parts.join(", ");
+}
+
+/** The endpoint field that binds a plugin of this kind. */
+const bindingField = (plugin) => (plugin.kind === "transform" ? "transform" : "plugin");
+
 function versionRow(v) {
   const state = [v.active ? "active" : null, v.loaded ? "loaded" : null, v.disabled ? "disabled" : null].filter(Boolean).join(", ");
   return el(
@@ -23,21 +35,24 @@ function versionRow(v) {
     cell(state || "kept"),
     cell(v.consecutive_failures),
     cell(checksText(v.checks)),
+    cell(runsText(v.runs)),
     cell(`${kib(v.size)}, sha256 ${v.sha256.slice(0, 12)}…`),
     cell(when(v.created_at)),
   );
 }
 
-/** PATCHes an endpoint's plugin binding, then redraws. */
-async function bind(endpointId, plugin) {
+/** PATCHes an endpoint's `field` binding (`plugin` or `transform`), then redraws. */
+async function bind(endpointId, field, plugin) {
   const path = `${tenantPath()}/endpoints/${encodeURIComponent(endpointId)}`;
-  await api(path, "PATCH", { plugin }, "application/merge-patch+json");
+  await api(path, "PATCH", { [field]: plugin }, "application/merge-patch+json");
   await show();
-  showNotice(plugin ? `${endpointId} now asks ${plugin}.` : `${endpointId} is unbound: its policy decides.`);
+  const unbound = field === "transform" ? "it sends what hookgate builds" : "its policy decides";
+  showNotice(plugin ? `${endpointId} now runs ${plugin}.` : `${endpointId} is unbound: ${unbound}.`);
 }
 
 function pluginCard(plugin, endpoints) {
-  const bound = endpoints.filter((ep) => ep.plugin === plugin.name || (ep.plugin || "").startsWith(`${plugin.name}@`));
+  const field = bindingField(plugin);
+  const bound = endpoints.filter((ep) => ep[field] === plugin.name || (ep[field] || "").startsWith(`${plugin.name}@`));
   const rollback = el("button", { type: "button", text: "Roll back", "data-plugin": plugin.name, "data-needs": "manage_plugins", disabled: plugin.versions.length < 2 });
   rollback.addEventListener("click", () =>
     pressed(rollback, async () => {
@@ -50,20 +65,20 @@ function pluginCard(plugin, endpoints) {
   const picker = el("select", { "aria-label": `Endpoint to bind to ${plugin.name}`, "data-needs": "manage_endpoints" }, ...unboundChoices.map((ep) => el("option", { value: ep.id, text: ep.id })));
   // Binding edits the endpoint: a portal session needs manage_endpoints for it.
   const bindButton = el("button", { type: "button", text: "Bind", disabled: unboundChoices.length === 0, "data-bind": plugin.name, "data-needs": "manage_endpoints" });
-  bindButton.addEventListener("click", () => pressed(bindButton, () => bind(picker.value, plugin.name)));
+  bindButton.addEventListener("click", () => pressed(bindButton, () => bind(picker.value, field, plugin.name)));
   const bindings = bound.map((ep) => {
     const unbind = el("button", { type: "button", text: "Unbind", "data-unbind": ep.id, "data-needs": "manage_endpoints" });
-    unbind.addEventListener("click", () => pressed(unbind, () => bind(ep.id, null)));
-    return el("li", {}, `${ep.id} (${ep.plugin}) `, unbind);
+    unbind.addEventListener("click", () => pressed(unbind, () => bind(ep.id, field, null)));
+    return el("li", {}, `${ep.id} (${ep[field]}) `, unbind);
   });
   return el(
     "article",
     { class: "plugin", "data-plugin": plugin.name },
-    el("h3", { text: `${plugin.name}: version ${plugin.active_version} active${plugin.disabled ? ", disabled" : ""} (${plugin.source})` }),
+    el("h3", { text: `${plugin.name}: ${plugin.kind || "plugin"}, version ${plugin.active_version} active${plugin.disabled ? ", disabled" : ""} (${plugin.source})` }),
     el(
       "table",
       {},
-      el("thead", {}, el("tr", {}, ...["Version", "State", "Failures in a row", "Checks", "Size", "Uploaded"].map((h) => el("th", { text: h })))),
+      el("thead", {}, el("tr", {}, ...["Version", "State", "Failures in a row", "Checks", "Runs here", "Size", "Uploaded"].map((h) => el("th", { text: h })))),
       el("tbody", {}, ...plugin.versions.map(versionRow)),
     ),
     el("p", { class: "actions" }, rollback),

@@ -17,7 +17,7 @@
 //! `checks` is null where no results are known: versions stored by older builds,
 //! and preloaded plugins (loaded with checks 1–8; conformance never runs on them).
 
-use crate::plugin_runtime::PluginKind;
+use crate::plugin_runtime::{PluginKind, RunCounts};
 use serde::Serialize;
 
 use super::openapi::PluginSourceName;
@@ -35,7 +35,30 @@ struct Row {
     disabled: bool,
     loaded: bool,
     consecutive_failures: u32,
+    runs: RunCounts,
     checks: Option<StoredChecks>,
+}
+
+/// A version's runs on the gateway that answers, since it started: decisions
+/// or transforms in all, those that failed, those a transform skipped, and the
+/// time they took in all.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct RunsView {
+    count: u64,
+    failed: u64,
+    skipped: u64,
+    time_us: u64,
+}
+
+impl From<RunCounts> for RunsView {
+    fn from(r: RunCounts) -> Self {
+        Self {
+            count: r.count,
+            failed: r.failed,
+            skipped: r.skipped,
+            time_us: r.time_us,
+        }
+    }
 }
 
 /// What a version's upload checks found.
@@ -99,6 +122,7 @@ pub(super) struct PluginVersionView {
     created_at: String,
     disabled: bool,
     loaded: bool,
+    runs: RunsView,
     sha256: String,
     size: u64,
     version: u32,
@@ -120,6 +144,7 @@ fn render(
             created_at: rfc3339_ms(r.created_at_ms),
             disabled: r.disabled,
             loaded: r.loaded,
+            runs: RunsView::from(r.runs),
             sha256: r.sha256.clone(),
             size: r.size,
             version: r.version,
@@ -156,6 +181,7 @@ pub(super) fn plugin_view(ctx: &AppContext, rec: &PluginRecord) -> PluginObject 
                 disabled: v.disabled || status.is_some_and(|s| s.disabled),
                 loaded: status.is_some(),
                 consecutive_failures: status.map_or(0, |s| s.consecutive_failures),
+                runs: status.map_or_else(RunCounts::default, |s| s.runs),
                 checks: v.checks.clone(),
             }
         })
@@ -177,6 +203,7 @@ pub(super) fn preloaded_view(view: &PluginView) -> PluginObject {
             disabled: v.status.disabled,
             loaded: true,
             consecutive_failures: v.status.consecutive_failures,
+            runs: v.status.runs,
             checks: None,
         })
         .collect();
@@ -203,6 +230,8 @@ mod tests {
                     "disabled": r.disabled,
                     "loaded": r.loaded,
                     "consecutive_failures": r.consecutive_failures,
+                    "runs": {"count": r.runs.count, "failed": r.runs.failed,
+                             "skipped": r.runs.skipped, "time_us": r.runs.time_us},
                     "checks": r.checks,
                 })
             })
@@ -230,6 +259,12 @@ mod tests {
             disabled,
             loaded,
             consecutive_failures: version * 3,
+            runs: RunCounts {
+                count: u64::from(version) * 10,
+                failed: u64::from(version),
+                skipped: 0,
+                time_us: 77,
+            },
             checks: None,
         }
     }

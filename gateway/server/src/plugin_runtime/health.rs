@@ -1,8 +1,9 @@
-//! A plugin version's health: counted failures in a row, and whether 20 of them
-//! disabled it. An epoch deadline counts only when the plugin spent it
+//! A plugin version's health: counted failures in a row, whether 20 of them
+//! disabled it, and its runs since this gateway started (decisions or
+//! transforms, failed and skipped ones, and their time). An epoch deadline counts only when the plugin spent it
 //! spinning on the CPU (`CallFailure::Spinning`), never when it was starved.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::chain::CallFailure;
 
@@ -19,6 +20,30 @@ pub struct PluginStatus {
     pub disabled: bool,
     /// Counted failures since its last clean decision.
     pub consecutive_failures: u32,
+    /// Its runs on this gateway since it started.
+    pub runs: RunCounts,
+}
+
+/// A version's runs on this gateway since it started: every decision or
+/// transform, those that failed, those that skipped (transforms only), and
+/// the time they took in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    pub count: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub time_us: u64,
+}
+
+/// How one run ended, for [`RunCounts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunEnd {
+    /// Answered: a decision, or a transform's request to send.
+    Answered,
+    /// A transform's skip.
+    Skipped,
+    /// Failed, for whatever reason.
+    Failed,
 }
 
 /// A plugin's failure streak and whether it is disabled.
@@ -26,6 +51,10 @@ pub struct PluginStatus {
 pub(crate) struct PluginHealth {
     failures: AtomicU32,
     disabled: AtomicBool,
+    runs: AtomicU64,
+    failed: AtomicU64,
+    skipped: AtomicU64,
+    time_us: AtomicU64,
 }
 
 impl PluginHealth {
@@ -47,6 +76,21 @@ impl PluginHealth {
         }
     }
 
+    /// Counts one run that ended `end` after `time_us`.
+    pub(crate) fn count_run(&self, end: RunEnd, time_us: u64) {
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        self.time_us.fetch_add(time_us, Ordering::Relaxed);
+        match end {
+            RunEnd::Answered => {}
+            RunEnd::Skipped => {
+                self.skipped.fetch_add(1, Ordering::Relaxed);
+            }
+            RunEnd::Failed => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Whether the plugin is disabled.
     pub(crate) fn is_disabled(&self) -> bool {
         self.disabled.load(Ordering::Relaxed)
@@ -58,6 +102,12 @@ impl PluginHealth {
             version,
             disabled: self.is_disabled(),
             consecutive_failures: self.failures.load(Ordering::Relaxed),
+            runs: RunCounts {
+                count: self.runs.load(Ordering::Relaxed),
+                failed: self.failed.load(Ordering::Relaxed),
+                skipped: self.skipped.load(Ordering::Relaxed),
+                time_us: self.time_us.load(Ordering::Relaxed),
+            },
         }
     }
 
@@ -105,7 +155,25 @@ mod tests {
             PluginStatus {
                 version: 2,
                 disabled: false,
-                consecutive_failures: 19
+                consecutive_failures: 19,
+                runs: RunCounts::default(),
+            }
+        );
+    }
+
+    #[test]
+    fn runs_are_counted_by_how_they_ended() {
+        let h = PluginHealth::default();
+        h.count_run(RunEnd::Answered, 5);
+        h.count_run(RunEnd::Skipped, 7);
+        h.count_run(RunEnd::Failed, 11);
+        assert_eq!(
+            h.status(1).runs,
+            RunCounts {
+                count: 3,
+                failed: 1,
+                skipped: 1,
+                time_us: 23
             }
         );
     }

@@ -16,13 +16,14 @@ use super::decision_pool::DecisionPool;
 use super::dispatch::{DecisionPaths, Dispatch};
 use super::engine::{Decide, Sandbox};
 use super::events::{PluginEvent, PluginEvents};
-use super::health::PluginStatus;
+use super::health::{PluginStatus, RunEnd};
 use super::input::{PluginInput, attempt_record};
 use super::installs::{Installs, MissingBytes, StoredPlugin};
 use super::instance_pool::{DEFAULT_SLOTS, PoolShape, PoolUsage, ResetMode};
 use super::registry::{LoadedPlugin, PluginSource, PluginView, VersionInfo};
 use super::transform::{
-    TransformFacts, TransformFailure, TransformRun, check_answer, reshape_for, transform_label,
+    TransformFacts, TransformFailure, TransformRun, Transformed, check_answer, reshape_for,
+    transform_label,
 };
 use super::{FUEL_PER_DECISION, SPINNING_CPU};
 use super::{PluginBinding, PluginError, PluginKind};
@@ -280,8 +281,16 @@ impl PluginHost {
             attempt,
             builtin_retry,
         };
+        let started = std::time::Instant::now();
         let answer = self.dispatch.run_plugin(&plugin, decide).await;
         self.count_run(&plugin, answer.as_ref().map(|_| ()));
+        let end = if answer.is_ok() {
+            RunEnd::Answered
+        } else {
+            RunEnd::Failed
+        };
+        let time_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        plugin.health.count_run(end, time_us);
         match answer {
             Ok(answer) => chain::plugin_decision(policy, facts, &builtin, &answer, &plugin.label),
             Err(failure) => {
@@ -345,10 +354,17 @@ impl PluginHost {
                 })
             });
         self.count_run(&plugin, result.as_ref().map(|_| ()).map_err(|(_, f)| f));
+        let run_us = run_us();
+        let end = match &result {
+            Ok(Transformed::Skip(_)) => RunEnd::Skipped,
+            Ok(Transformed::Send(_)) => RunEnd::Answered,
+            Err(_) => RunEnd::Failed,
+        };
+        plugin.health.count_run(end, run_us);
         TransformRun {
             label: Some(label),
             result: result.map_err(|(failure, _)| failure),
-            run_us: run_us(),
+            run_us,
         }
     }
 

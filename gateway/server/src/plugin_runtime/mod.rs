@@ -87,7 +87,7 @@ pub use engine::FUEL_PER_TRANSFORM;
 pub use engine::MEMORY_LIMIT_BYTES;
 pub(crate) use engine::Usage;
 pub(crate) use events::PluginEvent;
-pub(crate) use health::{DISABLE_AFTER_FAILURES, PluginStatus};
+pub(crate) use health::{DISABLE_AFTER_FAILURES, PluginStatus, RunCounts};
 pub use host::PluginHost;
 pub(crate) use host::PreloadFile;
 pub use input::PluginInput;
