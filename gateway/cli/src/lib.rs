@@ -1,7 +1,8 @@
 //! The `hookgate` command line over the `hookgate-server` library, its
 //! subcommands grouped by who uses them:
 //! - [`client`]: tenants' and operators' calls to a running gateway's API;
-//! - [`ops`]: tools that need no gateway (admin, plugin-check, plugin new, policy);
+//! - [`ops`]: tools that need no gateway (admin, plugin-check, plugin new, policy,
+//!   transform try);
 //! - [`lab`]: a gateway put to work for demos, drills, chaos and benchmarks.
 
 pub mod client;
@@ -53,8 +54,15 @@ pub enum Command {
         #[command(subcommand)]
         command: lab::bench::BenchCommand,
     },
+    /// Payload transforms: run one on an event and see the request it would
+    /// send (no gateway needed).
+    Transform {
+        #[command(subcommand)]
+        command: ops::transform_try::TransformCommand,
+    },
     /// Run a plugin through upload checks 1-9 locally and report its fuel and
-    /// memory against the gateway's limits (no gateway needed).
+    /// memory against the gateway's limits; with --event, then run a transform
+    /// on that event (no gateway needed).
     #[command(name = "plugin-check")]
     PluginCheck(ops::plugin_check::PluginCheckArgs),
     /// Drills that show the promises hold under stress: crash (nothing is lost

@@ -89,6 +89,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Bench { command } => return Ok(exit_code(lab::bench::run(command))),
         Command::Chaos(args) => return Ok(exit_code(lab::chaos::run(args))),
         Command::Demo(args) => return Ok(exit_code(lab::demo::run(args))),
+        Command::Transform { command } => return Ok(exit_code(ops::transform_try::run(command))),
         Command::PluginCheck(args) => {
             return Ok(exit_code(ops::plugin_check::run(args)));
         }

@@ -47,7 +47,8 @@ async function bind(endpointId, field, plugin) {
   await api(path, "PATCH", { [field]: plugin }, "application/merge-patch+json");
   await show();
   const unbound = field === "transform" ? "it sends what hookgate builds" : "its policy decides";
-  showNotice(plugin ? `${endpointId} now runs ${plugin}.` : `${endpointId} is unbound: ${unbound}.`);
+  const now = field === "transform" ? `${endpointId} now runs ${plugin} before signing.` : `${endpointId} now asks ${plugin}.`;
+  showNotice(plugin ? now : `${endpointId} is unbound: ${unbound}.`);
 }
 
 function pluginCard(plugin, endpoints) {

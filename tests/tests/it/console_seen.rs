@@ -429,6 +429,12 @@ pub(crate) async fn plugins(gw: &TestGateway, key: &str, seen: &Value, id: &str)
             .contains("passed"),
         "{plugins_seen}"
     );
+    // Each version's runs on this gateway: none yet, just uploaded.
+    assert_eq!(
+        plugins_seen["before"][0][4].as_str(),
+        Some("none yet"),
+        "{plugins_seen}"
+    );
     assert!(
         plugins_seen["rolledBack"]
             .as_str()

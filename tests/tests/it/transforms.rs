@@ -196,6 +196,38 @@ async fn a_skip_sends_nothing_and_ends_the_delivery_skipped_with_its_reason() {
         .await;
     assert_eq!(s, 200);
     assert_eq!(listed["data"][0]["id"], skipped, "{listed}");
+    // The version's runs, as the console shows them, and the metrics.
+    let (_, plugin) = gw
+        .call("GET", "/v1/tenants/acme/plugins/skipper", Some(&key), None)
+        .await;
+    let runs = &plugin["versions"][0]["runs"];
+    assert_eq!(
+        (
+            runs["count"].as_u64(),
+            runs["skipped"].as_u64(),
+            runs["failed"].as_u64()
+        ),
+        (Some(2), Some(1), Some(0)),
+        "{plugin}"
+    );
+    assert!(
+        runs["time_us"].as_u64().is_some_and(|us| us > 0),
+        "{plugin}"
+    );
+    let answer = gw
+        .exchange(hookgate_tests::ApiRequest::path(
+            http::Method::GET,
+            "/metrics",
+        ))
+        .await;
+    let metrics = String::from_utf8_lossy(&answer.body);
+    for sample in [
+        "hookgate_transform_runs_total{result=\"skipped\"} 1\n",
+        "hookgate_transform_runs_total{result=\"sent\"} 1\n",
+        "hookgate_transform_seconds_count 2\n",
+    ] {
+        assert!(metrics.contains(sample), "{sample} in:\n{metrics}");
+    }
 }
 
 /// A gateway with the hostile transform fixtures preloaded for tenant `acme`

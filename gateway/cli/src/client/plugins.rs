@@ -21,7 +21,8 @@ use super::{Connection, Session, Tenant, list_items, next_page};
 #[derive(Subcommand, Debug)]
 pub enum PluginGroup {
     /// Create a plugin crate that builds on its own, with a copy of the SDK (or
-    /// the SDK from git or crates.io), a policy skeleton with tests, and a README.
+    /// the SDK from git or crates.io), a policy or (with `--kind transform`)
+    /// transform skeleton with tests, and a README.
     #[command(
         after_help = "Exit codes:\n  0  created\n  2  a bad NAME or SDK flag, \
                             or a --dir that exists and is not empty"

@@ -1,15 +1,25 @@
-//! `hookgate plugin-check FILE`: runs upload checks 1–9 (docs/plugins.md) on a plugin locally,
-//! exactly as the gateway would, and reports the fuel and memory its conformance
-//! samples used against the production limits. Exit codes: 0 passed, 1 refused
-//! (the output names the check), 2 the file could not be read.
+//! `hookgate plugin-check FILE [--event EVENT.json]`: runs upload checks 1–9 (docs/plugins.md)
+//! on a plugin locally, exactly as the gateway would, and reports the fuel and memory its
+//! conformance samples used against the production limits. With `--event`, a transform that
+//! passed is then run on that event and the request it would send printed, as
+//! `transform try` prints it (the code is shared: [`super::transform_try`]).
+//!
+//! Exit codes: 0 passed (and the transform sent or skipped); 1 refused (the output names the
+//! check), or the transform failed on the event; 2 the file or the event could not be read,
+//! or `--event` was given for a retry policy.
 //!
 //! (Most of the `plugin` subcommand family talks to a running gateway; this one
 //! never does, hence its own name.)
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
-use hookgate_server::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost};
+use hookgate_server::{COMPILE_LIMIT, CheckedPlugin, PluginError, PluginHost, PluginKind};
+
+use super::transform_try::{
+    EndpointArgs, Rendered, TRANSFORM_FAILED, TRY_NAME, TRY_TENANT, TryEndpoint, TryError,
+    TryEvent, read_event, render, run_transform,
+};
 
 /// Arguments of `plugin-check`.
 #[derive(clap::Args, Debug)]
@@ -19,6 +29,20 @@ pub struct PluginCheckArgs {
     /// The size limit of check 1, in bytes (the gateway's `limits.plugin_upload_bytes`).
     #[arg(long, default_value_t = 512 * 1024)]
     pub max_bytes: usize,
+    /// Once the checks pass, run the transform on this event (the JSON body a
+    /// platform POSTs to /v1/tenants/{t}/events) and print the request it would
+    /// send. Transforms only.
+    #[arg(long, value_name = "EVENT.json")]
+    pub event: Option<PathBuf>,
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+}
+
+/// An event to run a transform on once it passed, and the endpoint it goes to.
+#[derive(Debug)]
+pub struct EventRun {
+    pub event: TryEvent,
+    pub endpoint: TryEndpoint,
 }
 
 /// Why a check run did not pass.
@@ -30,24 +54,55 @@ pub enum CheckFailure {
     /// A check refused the plugin; the text names it.
     #[error("{0}")]
     Refused(String),
+    /// The plugin passed, and `--event` asks for what a retry policy cannot
+    /// do; the report comes first.
+    #[error("{} is a retry policy; --event runs a transform on an event", path.display())]
+    EventForPolicy { report: String, path: PathBuf },
+    /// The plugin passed, and the transform failed on the event.
+    #[error("{0}")]
+    TransformFailed(String),
 }
 
 /// Runs `plugin-check`; returns the exit code.
 pub fn run(args: PluginCheckArgs) -> i32 {
-    match check_file(&args.file, args.max_bytes) {
+    let event_run = match args
+        .event
+        .as_deref()
+        .map(|path| event_run(path, &args.endpoint))
+    {
+        None => None,
+        Some(Ok(event_run)) => Some(event_run),
+        Some(Err(message)) => {
+            eprintln!("hookgate plugin-check: {message}");
+            return 2;
+        }
+    };
+    match check_file_with_event(&args.file, args.max_bytes, event_run.as_ref()) {
         Ok(report) => {
             print!("{report}");
             0
         }
-        Err(CheckFailure::Refused(report)) => {
+        Err(CheckFailure::Refused(report) | CheckFailure::TransformFailed(report)) => {
             print!("{report}");
             1
         }
-        Err(CheckFailure::Usage(message)) => {
-            eprintln!("hookgate plugin-check: {message}");
+        Err(e) => {
+            if let CheckFailure::EventForPolicy { report, .. } = &e {
+                print!("{report}");
+            }
+            eprintln!("hookgate plugin-check: {e}");
             2
         }
     }
+}
+
+/// The event file and endpoint options, read before any check runs so that a
+/// mistake in them costs no compile.
+fn event_run(path: &Path, endpoint: &EndpointArgs) -> Result<EventRun, TryError> {
+    Ok(EventRun {
+        event: read_event(path)?,
+        endpoint: endpoint.parse()?,
+    })
 }
 
 /// Checks the plugin in `path` and renders the report.
@@ -55,14 +110,30 @@ pub fn run(args: PluginCheckArgs) -> i32 {
 /// # Errors
 /// `Usage` for an unreadable file; `Refused` with the report naming the check.
 pub fn check_file(path: &Path, max_bytes: usize) -> Result<String, CheckFailure> {
+    check_file_with_event(path, max_bytes, None)
+}
+
+/// Checks the plugin in `path` and renders the report; when it passed and
+/// `event_run` is given, runs the transform on it and adds what it answered.
+///
+/// # Errors
+/// As [`check_file`]; `EventForPolicy` for an event given to a retry policy,
+/// `TransformFailed` with the report for a transform that failed on it.
+pub fn check_file_with_event(
+    path: &Path,
+    max_bytes: usize,
+    event_run: Option<&EventRun>,
+) -> Result<String, CheckFailure> {
     let bytes = std::fs::read(path)
         .map_err(|e| CheckFailure::Usage(format!("cannot read {}: {e}", path.display())))?;
     let host = PluginHost::new(max_bytes).map_err(|e| CheckFailure::Usage(e.to_string()))?;
+    let host = Arc::new(host);
     let head = format!("plugin-check {}\n", path.display());
     // The compile limit applies here as at upload: the checks run on a thread.
     let (tx, rx) = mpsc::channel();
+    let checker = Arc::clone(&host);
     std::thread::spawn(move || {
-        let _ = tx.send(host.check(&bytes));
+        let _ = tx.send(checker.check(&bytes));
     });
     let checked = match rx.recv_timeout(COMPILE_LIMIT) {
         Ok(checked) => checked,
@@ -71,13 +142,35 @@ pub fn check_file(path: &Path, max_bytes: usize) -> Result<String, CheckFailure>
             COMPILE_LIMIT.as_secs()
         ))),
     };
-    match checked {
-        Ok(c) => Ok(head + &passed(&c, max_bytes)),
-        Err(e) => Err(CheckFailure::Refused(format!(
-            "{head}refused by check {}: {e}\n",
-            e.check().unwrap_or("?")
-        ))),
+    let checked = match checked {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(CheckFailure::Refused(format!(
+                "{head}refused by check {}: {e}\n",
+                e.check().unwrap_or("?")
+            )));
+        }
+    };
+    let report = head + &passed(&checked, max_bytes);
+    let Some(event_run) = event_run else {
+        return Ok(report);
+    };
+    if checked.wit.kind() != PluginKind::Transform {
+        return Err(CheckFailure::EventForPolicy {
+            report,
+            path: path.to_owned(),
+        });
     }
+    // Installed as it passed: no second compile.
+    host.install(TRY_TENANT, TRY_NAME, 1, 0, checked);
+    let run = run_transform(&host, &event_run.event, &event_run.endpoint)
+        .map_err(|e| CheckFailure::Usage(e.to_string()))?;
+    let Rendered { stdout, code } = render(&run, &event_run.endpoint.url);
+    let report = format!("{report}\n{stdout}");
+    if code == TRANSFORM_FAILED {
+        return Err(CheckFailure::TransformFailed(report));
+    }
+    Ok(report)
 }
 
 fn mib(bytes: u64) -> String {

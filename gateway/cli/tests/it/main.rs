@@ -23,4 +23,5 @@ mod openapi_command;
 mod plugin_new;
 mod policy_props;
 mod readme_quickstart;
+mod transform_cli;
 mod user_errors;

@@ -1,7 +1,9 @@
 //! `hookgate plugin new`: a plugin created outside the workspace, with the SDK
 //! copy the binary carries, passes its own tests, builds for
 //! `wasm32-unknown-unknown`, passes `plugin-check` without ever growing its
-//! memory (the SDK's arena), and uploads; bad input is refused with exit 2.
+//! memory (the SDK's arena), and uploads; a transform (`--kind transform`)
+//! passes the host's checks as one and runs on its own `event.json`; bad input
+//! is refused with exit 2.
 
 use std::path::PathBuf;
 
@@ -93,6 +95,84 @@ fn a_new_plugin_tests_builds_checks_and_uploads_outside_the_workspace() {
     let uploaded = tenant.ok(&upload);
     let expected = format!("uploaded plugin {name} version 1");
     assert!(uploaded.stdout.contains(&expected), "{}", uploaded.stdout);
+}
+
+#[test]
+fn a_new_transform_tests_builds_and_passes_the_checks_as_a_transform() {
+    let tmp = tempfile::tempdir().expect("a temp dir");
+    let dir = tmp.path().join("transform");
+    // Its own name: the target dir is shared, and so is the .wasm's path in it.
+    let name = format!("shaped-{}", std::process::id());
+    let created = hookgate_in(
+        tmp.path(),
+        &format!("plugin new {name} --kind transform --dir {}", dir.display()),
+    );
+    assert_eq!(created.code, 0, "{}", created.stderr);
+    assert!(
+        created
+            .stdout
+            .contains(&format!("created transform plugin {name}")),
+        "{}",
+        created.stdout
+    );
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "README.md",
+        "event.json",
+        "hookgate-plugin-sdk/src/transform.rs",
+        "hookgate-plugin-sdk/src/transform_export.rs",
+        "hookgate-plugin-sdk/wit/transform-0.1.0.wit",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} was written");
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
+    for command in [
+        "cargo test",
+        "--target wasm32-unknown-unknown --release",
+        "hookgate transform try",
+        "hookgate plugin-check",
+        "hookgate plugin upload",
+    ] {
+        assert!(readme.contains(command), "the README shows `{command}`");
+    }
+
+    let target = scaffold_target_dir();
+    cargo_in(&dir, &["test", "--offline"], &target);
+    cargo_in(
+        &dir,
+        &[
+            "build",
+            "--offline",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--release",
+        ],
+        &target,
+    );
+    let wasm = target
+        .join("wasm32-unknown-unknown/release")
+        .join(format!("{}.wasm", name.replace('-', "_")));
+
+    let bytes = std::fs::read(&wasm).expect("the built transform");
+    let host = hookgate_server::PluginHost::new(512 * 1024).expect("a plugin host");
+    let checked = host.check(&bytes).expect("passes checks 1-9");
+    assert_eq!(checked.wit.kind(), hookgate_server::PluginKind::Transform);
+
+    // The skeleton adds its header to the request of the event it came with.
+    let tried = hookgate_in(
+        &dir,
+        &format!(
+            "transform try --plugin {} --event event.json",
+            wasm.display()
+        ),
+    );
+    assert_eq!(tried.code, 0, "{}\n{}", tried.stdout, tried.stderr);
+    assert!(
+        tried.stdout.contains("\nx-event-type: invoice.paid\n"),
+        "{}",
+        tried.stdout
+    );
 }
 
 #[test]

@@ -199,6 +199,7 @@ proptest! {
                 }
                 NextStep::Dead(reason) => break reason,
                 NextStep::Done => prop_assert!(false, "a 503 is never delivered"),
+                NextStep::Skipped => prop_assert!(false, "only a transform skips"),
             }
         };
         prop_assert!(attempt <= policy.max_attempts);

@@ -1,8 +1,9 @@
-//! `hookgate plugin new NAME [--dir D]`: a new retry-policy plugin crate that
-//! builds on its own, outside any hookgate checkout. It holds a policy skeleton
-//! with native tests, a README with the commands to test, build, check and
-//! upload it, and, unless the SDK is to come from git or crates.io, a copy of the
-//! SDK next to it.
+//! `hookgate plugin new NAME [--kind policy|transform] [--dir D]`: a new plugin
+//! crate that builds on its own, outside any hookgate checkout. It holds a
+//! retry-policy or payload-transform skeleton with native tests (a transform
+//! also an `event.json` to try it on), a README with the commands to test,
+//! build, check and upload it, and, unless the SDK is to come from git or
+//! crates.io, a copy of the SDK next to it.
 //!
 //! Exit codes: 0 created; 2 a bad name or SDK source, a target that exists and is
 //! not an empty directory, or a file that cannot be written.
@@ -20,6 +21,10 @@ pub struct PluginNewArgs {
     /// The plugin's name: its package name, and the name to upload it under. 1 to
     /// 63 of a-z, 0-9, - and _, starting with a letter.
     pub name: String,
+    /// What the plugin is: a retry policy (decides after a failed attempt) or a
+    /// payload transform (reshapes or skips each attempt's request).
+    #[arg(long, value_enum, default_value_t = ScaffoldKind::Policy)]
+    pub kind: ScaffoldKind,
     /// The directory to create it in (default: ./NAME); it must not exist, or be
     /// empty.
     #[arg(long, value_name = "D")]
@@ -31,6 +36,15 @@ pub struct PluginNewArgs {
     /// plugin.
     #[arg(long, value_name = "V")]
     pub sdk_version: Option<String>,
+}
+
+/// The kind of plugin `plugin new` creates.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaffoldKind {
+    /// A retry policy (`hookgate:policy`), bound by an endpoint's `plugin`.
+    Policy,
+    /// A payload transform (`hookgate:transform`), bound by its `transform`.
+    Transform,
 }
 
 /// Why no plugin was created; every case is the user's to fix.
@@ -57,7 +71,7 @@ pub enum PluginNewError {
 pub fn run(args: &PluginNewArgs) -> i32 {
     match create(args) {
         Ok(dir) => {
-            print!("{}", next_steps(&args.name, &dir));
+            print!("{}", next_steps(&args.name, args.kind, &dir));
             0
         }
         Err(e) => {
@@ -84,7 +98,7 @@ pub fn create(args: &PluginNewArgs) -> Result<PathBuf, PluginNewError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(&args.name));
     check_free(&dir)?;
-    for (relative, contents) in plugin_files(&args.name, &sdk) {
+    for (relative, contents) in plugin_files(&args.name, args.kind, &sdk) {
         let path = dir.join(relative);
         write_file(&path, &contents).map_err(|source| PluginNewError::Write { path, source })?;
     }
@@ -163,16 +177,23 @@ fn write_file(path: &Path, contents: &str) -> std::io::Result<()> {
 }
 
 /// What to do next, printed after creating the plugin.
-fn next_steps(name: &str, dir: &Path) -> String {
+fn next_steps(name: &str, kind: ScaffoldKind, dir: &Path) -> String {
     let wasm = format!(
         "target/wasm32-unknown-unknown/release/{}.wasm",
         name.replace('-', "_")
     );
+    let (what, try_it) = match kind {
+        ScaffoldKind::Policy => ("plugin", String::new()),
+        ScaffoldKind::Transform => (
+            "transform plugin",
+            format!("hookgate transform try --plugin {wasm} --event event.json\n  "),
+        ),
+    };
     format!(
-        "created plugin {name} in {dir}\n\nnext, in {dir} (README.md says more):\n  \
+        "created {what} {name} in {dir}\n\nnext, in {dir} (README.md says more):\n  \
          cargo test\n  \
          cargo build --target wasm32-unknown-unknown --release\n  \
-         hookgate plugin-check {wasm}\n  \
+         {try_it}hookgate plugin-check {wasm}\n  \
          hookgate plugin upload --tenant TENANT {name} {wasm}\n",
         dir = dir.display()
     )

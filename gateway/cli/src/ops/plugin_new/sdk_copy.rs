@@ -22,13 +22,22 @@ pub(super) const SDK_PACKAGE: &str = "hookgate-plugin-sdk";
 
 /// Every file the SDK is built from, as `(path in the crate, contents)`, except
 /// its manifest (see [`standalone_manifest`]).
-pub(super) const SDK_FILES: [(&str, &str); 6] = [
+pub(super) const SDK_FILES: [(&str, &str); 9] = [
     ("src/lib.rs", sdk_file!("src/lib.rs")),
     ("src/arena.rs", sdk_file!("src/arena.rs")),
     ("src/attempt.rs", sdk_file!("src/attempt.rs")),
     ("src/export.rs", sdk_file!("src/export.rs")),
     ("src/response.rs", sdk_file!("src/response.rs")),
+    ("src/transform.rs", sdk_file!("src/transform.rs")),
+    (
+        "src/transform_export.rs",
+        sdk_file!("src/transform_export.rs"),
+    ),
     ("wit/policy-0.3.0.wit", sdk_file!("wit/policy-0.3.0.wit")),
+    (
+        "wit/transform-0.1.0.wit",
+        sdk_file!("wit/transform-0.1.0.wit"),
+    ),
 ];
 
 const SDK_MANIFEST: &str = sdk_file!("Cargo.toml");
