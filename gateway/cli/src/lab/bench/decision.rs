@@ -15,7 +15,7 @@ use hookgate_server::{AttemptFacts, EffectivePolicy, Outcome};
 use hookgate_server::{PluginBinding, PluginHost, PluginInput};
 
 /// Latencies in µs of `n` decisions, sorted; `binding` selects the plugin, if any.
-async fn decide_n(
+pub(super) async fn decide_n(
     host: &PluginHost,
     binding: Option<&PluginBinding<'_>>,
     n: usize,

@@ -194,6 +194,43 @@ pub fn run(command: BenchCommand) -> i32 {
     }
 }
 
+/// Runs `measure` with the feature (`true`) and without it in each of
+/// `c.runs` runs, alternating which goes first so drift on a shared machine
+/// favours neither, and prints each run's deliveries/s and their ratio, and the
+/// median ratio. `what` names the run size's column (`backlog`, `events`),
+/// `feature` the thing measured.
+pub(crate) async fn with_and_without<F, Fut>(
+    c: &Common,
+    n: usize,
+    what: &str,
+    feature: &str,
+    measure: F,
+) -> anyhow::Result<()>
+where
+    F: Fn(bool) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<f64>>,
+{
+    println!("| run | {what} | with {feature} deliveries/s | without deliveries/s | ratio |");
+    println!("|---|---|---|---|---|");
+    let mut ratios = Vec::new();
+    for run in 1..=c.runs {
+        let (with, without) = if run % 2 == 1 {
+            let with = measure(true).await?;
+            (with, measure(false).await?)
+        } else {
+            let without = measure(false).await?;
+            (measure(true).await?, without)
+        };
+        println!(
+            "| {run} | {n} | {with:.0} | {without:.0} | {:.2} |",
+            with / without
+        );
+        ratios.push(with / without);
+    }
+    println!("| median | {n} | | | {:.2} |", median(ratios));
+    Ok(())
+}
+
 /// The median of some figures.
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

@@ -7,7 +7,7 @@ use anyhow::{Context as _, bail};
 use serde_json::json;
 
 use super::harness::{BenchGateway, CountingReceiver, call, tenant_and_endpoint, upload_plugin};
-use super::{Common, median};
+use super::{Common, with_and_without};
 
 /// Concurrent clients that ingest the backlog.
 const INGEST_CLIENTS: usize = 64;
@@ -83,24 +83,9 @@ async fn run_once(n: usize, plugin: Option<&[u8]>) -> anyhow::Result<f64> {
 pub(super) async fn plugin(c: &Common, file: &std::path::Path) -> anyhow::Result<()> {
     let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let n = if c.smoke { 256 } else { 20_000 };
-    println!("| run | events | with plugin deliveries/s | without deliveries/s | ratio |");
-    println!("|---|---|---|---|---|");
-    let mut ratios = Vec::new();
-    for run in 1..=c.runs {
-        // Alternate which goes first, so drift on a shared machine favours neither.
-        let (with, without) = if run % 2 == 1 {
-            let with = run_once(n, Some(&wasm)).await?;
-            (with, run_once(n, None).await?)
-        } else {
-            let without = run_once(n, None).await?;
-            (run_once(n, Some(&wasm)).await?, without)
-        };
-        println!(
-            "| {run} | {n} | {with:.0} | {without:.0} | {:.2} |",
-            with / without
-        );
-        ratios.push(with / without);
-    }
-    println!("| median | {n} | | | {:.2} |", median(ratios));
-    Ok(())
+    let wasm = &wasm;
+    with_and_without(c, n, "events", "plugin", |with| async move {
+        run_once(n, with.then_some(&wasm[..])).await
+    })
+    .await
 }

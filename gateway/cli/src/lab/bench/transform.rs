@@ -13,14 +13,15 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use hookgate_server::{
-    AttemptFacts, DestinationKind, EffectivePolicy, Outcome, PluginBinding, PluginHost,
-    PluginInput, TransformFacts, TransformMethod, TransformRequest, Transformed,
+    DestinationKind, PluginBinding, PluginHost, TransformFacts, TransformMethod,
+    TransformRequest, Transformed,
 };
 use serde_json::json;
 
 use super::harness::{BenchGateway, CountingReceiver};
+use super::decision::decide_n;
 use super::ingest::{backlog, drain_shaped_backlog};
-use super::{Common, median, quantile};
+use super::{Common, median, quantile, with_and_without};
 
 /// The event every run carries: about 1 KiB of JSON, one field to rename.
 fn payload() -> serde_json::Value {
@@ -47,26 +48,11 @@ async fn drain(n: usize, transform: Option<&[u8]>) -> anyhow::Result<f64> {
 pub(super) async fn deliver(c: &Common, file: &Path) -> anyhow::Result<()> {
     let wasm = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
     let n = backlog(c);
-    println!("| run | backlog | with transform deliveries/s | without deliveries/s | ratio |");
-    println!("|---|---|---|---|---|");
-    let mut ratios = Vec::new();
-    for run in 1..=c.runs {
-        // Alternate which goes first, so drift on a shared machine favours neither.
-        let (with, without) = if run % 2 == 1 {
-            let with = drain(n, Some(&wasm)).await?;
-            (with, drain(n, None).await?)
-        } else {
-            let without = drain(n, None).await?;
-            (drain(n, Some(&wasm)).await?, without)
-        };
-        println!(
-            "| {run} | {n} | {with:.0} | {without:.0} | {:.2} |",
-            with / without
-        );
-        ratios.push(with / without);
-    }
-    println!("| median | {n} | | | {:.2} |", median(ratios));
-    Ok(())
+    let wasm = &wasm;
+    with_and_without(c, n, "backlog", "transform", |with| async move {
+        drain(n, with.then_some(&wasm[..])).await
+    })
+    .await
 }
 
 /// Latencies in µs of `n` transform runs of the 1 KiB event, sorted.
@@ -106,40 +92,6 @@ async fn transform_n(host: &PluginHost, n: usize) -> anyhow::Result<Vec<f64>> {
     Ok(out)
 }
 
-/// Latencies in µs of `n` decisions of the policy plugin, sorted.
-async fn decide_n(host: &PluginHost, n: usize) -> anyhow::Result<Vec<f64>> {
-    let policy = EffectivePolicy::default_preset();
-    let outcome = Outcome::Status(503);
-    let binding = PluginBinding::parse("bench", "policy").context("the binding")?;
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let facts = AttemptFacts {
-            outcome: &outcome,
-            attempt: 1,
-            first_attempt_at_ms: 1_000,
-            now_ms: 1_010,
-            retry_after: None,
-            date: None,
-            prev_delay_ms: None,
-            seed: i as u64,
-        };
-        let input = PluginInput {
-            body: br#"{"error":"try_again"}"#,
-            event_type: "bench.event",
-            ..PluginInput::default()
-        };
-        let t = Instant::now();
-        let plugin = host.bind(binding, &input);
-        let decision = hookgate_server::decide(&policy, &facts, Some(&plugin)).await;
-        out.push(t.elapsed().as_secs_f64() * 1e6);
-        if !decision.decided_by.starts_with("plugin:") {
-            bail!("decision {i} fell back: {}", decision.decided_by);
-        }
-    }
-    out.sort_by(f64::total_cmp);
-    Ok(out)
-}
-
 /// `hookgate bench transform --plugin FILE --policy FILE`.
 pub(super) async fn latency(c: &Common, transform: &Path, policy: &Path) -> anyhow::Result<()> {
     let host = PluginHost::new(2 << 20)?;
@@ -147,6 +99,7 @@ pub(super) async fn latency(c: &Common, transform: &Path, policy: &Path) -> anyh
         .with_context(|| format!("loading {}", transform.display()))?;
     host.load_file("bench", "policy", policy)
         .with_context(|| format!("loading {}", policy.display()))?;
+    let binding = PluginBinding::parse("bench", "policy").context("the binding")?;
     let n = if c.smoke { 200 } else { 20_000 };
     println!(
         "| run | runs | transform p50 µs | transform p99 µs | decision p50 µs | decision p99 µs | p50 ratio |"
@@ -156,9 +109,9 @@ pub(super) async fn latency(c: &Common, transform: &Path, policy: &Path) -> anyh
     for run in 1..=c.runs {
         // Warm the instance slots and the caches before measuring.
         transform_n(&host, n / 10).await?;
-        decide_n(&host, n / 10).await?;
+        decide_n(&host, Some(&binding), n / 10).await?;
         let shaped = transform_n(&host, n).await?;
-        let decided = decide_n(&host, n).await?;
+        let decided = decide_n(&host, Some(&binding), n).await?;
         let (t50, d50) = (quantile(&shaped, 0.5), quantile(&decided, 0.5));
         println!(
             "| {run} | {n} | {t50:.1} | {:.1} | {d50:.1} | {:.1} | {:.2} |",
