@@ -13,13 +13,13 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use hookgate_server::{
-    DestinationKind, PluginBinding, PluginHost, TransformFacts, TransformMethod,
-    TransformRequest, Transformed,
+    DestinationKind, PluginBinding, PluginHost, TransformFacts, TransformMethod, TransformRequest,
+    Transformed,
 };
 use serde_json::json;
 
-use super::harness::{BenchGateway, CountingReceiver};
 use super::decision::decide_n;
+use super::harness::{BenchGateway, CountingReceiver};
 use super::ingest::{backlog, drain_shaped_backlog};
 use super::{Common, median, quantile, with_and_without};
 
