@@ -6,14 +6,20 @@
 //! that never send the untransformed payload; a new version on replay; and
 //! two tenants' transforms apart.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use hookgate_server::PreloadPlugin;
 use hookgate_tests::receiver::{Received, Receiver, Reply};
 use hookgate_tests::verify::verify_with_official_library;
-use hookgate_tests::{TestGateway, fixture_module, is_final, test_config, upload_example};
+use hookgate_tests::{Backend, TestGateway, fixture_module, is_final, upload_example};
 use serde_json::{Value, json};
+
+hookgate_tests::on_each_backend! {
+    each_example_transform_changes_what_the_receiver_gets_and_stays_verifiable,
+    a_skip_sends_nothing_and_ends_the_delivery_skipped_with_its_reason,
+    hostile_transforms_end_as_transform_failed_and_never_send_the_payload,
+    a_new_version_applies_to_a_replay,
+}
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -68,9 +74,10 @@ fn last_attempt(d: &Value) -> &Value {
     d["attempt_log"].as_array().unwrap().last().unwrap()
 }
 
-#[tokio::test]
-async fn each_example_transform_changes_what_the_receiver_gets_and_stays_verifiable() {
-    let gw = TestGateway::start().await;
+async fn each_example_transform_changes_what_the_receiver_gets_and_stays_verifiable(
+    backend: Backend,
+) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     for (name, example) in [
         ("rename", "rename-fields"),
@@ -135,9 +142,8 @@ async fn each_example_transform_changes_what_the_receiver_gets_and_stays_verifia
     }
 }
 
-#[tokio::test]
-async fn a_skip_sends_nothing_and_ends_the_delivery_skipped_with_its_reason() {
-    let gw = TestGateway::start().await;
+async fn a_skip_sends_nothing_and_ends_the_delivery_skipped_with_its_reason(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     upload_example(&gw, &key, "skipper", "skip-by-field", 1).await;
     let rx = Receiver::start(vec![Reply::status(200)]).await;
@@ -232,9 +238,10 @@ async fn a_skip_sends_nothing_and_ends_the_delivery_skipped_with_its_reason() {
 
 /// A gateway with the hostile transform fixtures preloaded for tenant `acme`
 /// (upload's conformance check refuses them; preloading runs checks 1–8 only).
-async fn gateway_with_hostile_transforms() -> TestGateway {
-    let dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = test_config(dir.path());
+async fn gateway_with_hostile_transforms(backend: Backend) -> TestGateway {
+    let mut bed = backend.bed().await;
+    let dir = std::sync::Arc::clone(&bed.dir);
+    let config = &mut bed.config;
     config.breaker.failure_threshold = 1_000;
     for name in [
         "transform_trap",
@@ -250,12 +257,11 @@ async fn gateway_with_hostile_transforms() -> TestGateway {
             path,
         });
     }
-    TestGateway::start_with(config, dir, hookgate_server::RunOptions::default()).await
+    TestGateway::start_bed(bed, hookgate_server::RunOptions::default()).await
 }
 
-#[tokio::test]
-async fn hostile_transforms_end_as_transform_failed_and_never_send_the_payload() {
-    let gw = gateway_with_hostile_transforms().await;
+async fn hostile_transforms_end_as_transform_failed_and_never_send_the_payload(backend: Backend) {
+    let gw = gateway_with_hostile_transforms(backend).await;
     let key = gw.tenant("acme").await;
     let rx = Receiver::start(vec![Reply::status(200)]).await;
     let policy = json!({"strategy": "fixed", "base_ms": 1000, "jitter": "none"});
@@ -328,7 +334,7 @@ async fn a_transform_answering_an_invalid_request_is_refused_and_retried_per_the
     // rename-fields answers `/hooks`, but a binding at `/hooks` to a transform
     // that answers `/` would fail; the bad-variant fixture stands in for any
     // invalid answer above, so here the rules decide: one attempt, then dead.
-    let gw = gateway_with_hostile_transforms().await;
+    let gw = gateway_with_hostile_transforms(Backend::Sled).await;
     let key = gw.tenant("acme").await;
     let rx = Receiver::start(vec![Reply::status(200)]).await;
     let policy = json!({"error_rules": {"transform_failed": "give_up"}});
@@ -344,9 +350,8 @@ async fn a_transform_answering_an_invalid_request_is_refused_and_retried_per_the
     assert!(rx.received().is_empty());
 }
 
-#[tokio::test]
-async fn a_new_version_applies_to_a_replay() {
-    let gw = TestGateway::start().await;
+async fn a_new_version_applies_to_a_replay(backend: Backend) {
+    let gw = TestGateway::start_on(backend).await;
     let key = gw.tenant("acme").await;
     upload_example(&gw, &key, "shape", "rename-fields", 1).await;
     let rx = Receiver::start(vec![Reply::status(200), Reply::status(200)]).await;
