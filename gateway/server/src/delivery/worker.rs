@@ -132,7 +132,7 @@ impl DeliveryWorker {
             let why = format!("event {} is missing from the store", d.event_id);
             return self.end(DeadReason::EventMissing, &why).await;
         };
-        let payload = body.payload;
+        let (payload, seen) = (body.payload, body.seen);
         if payload == crate::store::EXPUNGED {
             let why = format!("event {}'s payload was expunged", d.event_id);
             return self.end(DeadReason::PayloadExpunged, &why).await;
@@ -143,7 +143,7 @@ impl DeliveryWorker {
         let started = ctx.clock.now_ms();
         // The receiver's trace continues the event's, under this attempt's span.
         let (span, trace) = ctx.traces.attempt(body.trace.as_ref());
-        let (shaped, transform) = match self.shape(&d, &payload).await? {
+        let (shaped, transform) = match self.shape(&d, &payload, seen).await? {
             Shaping::Plain => (None, None),
             Shaping::Send(request, note) => (Some(request), Some(note)),
             // Nothing is sent: the attempt is recorded as what the transform did.

@@ -316,6 +316,18 @@ pub struct TraceContext {
 pub struct EventBody {
     pub payload: String,
     pub trace: Option<TraceContext>,
+    /// The event's channels, tags and arrival, when the read that found the
+    /// payload had them at hand (an endpoint's transform is told them);
+    /// `None` where the payload came without them.
+    pub seen: Option<EventSeen>,
+}
+
+/// What a transform is told of an event besides its payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventSeen {
+    pub channels: Vec<String>,
+    pub tags: Vec<String>,
+    pub created_at_ms: u64,
 }
 
 impl EventLabels {

@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 
 use super::DeliveryWorker;
 use crate::plugin_runtime::{TransformFacts, TransformMethod, TransformRequest, Transformed};
-use crate::store::{DeliveryRecord, SentRequest, StoreError, TransformNote};
+use crate::store::{DeliveryRecord, EventSeen, SentRequest, StoreError, TransformNote};
 
 /// What the endpoint's transform made of the attempt.
 pub(super) enum Shaping {
@@ -21,11 +21,13 @@ pub(super) enum Shaping {
 
 impl DeliveryWorker {
     /// Runs the endpoint's transform, if one is bound, on the attempt of `d`
-    /// carrying `payload`.
+    /// carrying `payload`; `seen` is the event's channels, tags and arrival
+    /// when the payload's read had them.
     pub(super) async fn shape(
         &self,
         d: &DeliveryRecord,
         payload: &str,
+        seen: Option<EventSeen>,
     ) -> Result<Shaping, StoreError> {
         let ep = &self.endpoint;
         let Some(spec) = &ep.transform else {
@@ -38,11 +40,24 @@ impl DeliveryWorker {
                 note,
             ));
         };
-        // Channels and tags live on the event record, read only for transforms.
-        let event = self.ctx.store.event(&ep.tenant_id, &d.event_id).await?;
-        let (channels, tags, created_at_ms) = event.map_or_else(
+        // Channels and tags live on the event record: read again only where
+        // the payload's read did not bring them.
+        let seen = match seen {
+            Some(seen) => Some(seen),
+            None => self
+                .ctx
+                .store
+                .event(&ep.tenant_id, &d.event_id)
+                .await?
+                .map(|e| EventSeen {
+                    channels: e.labels.channels,
+                    tags: e.labels.tags,
+                    created_at_ms: e.created_at_ms,
+                }),
+        };
+        let (channels, tags, created_at_ms) = seen.map_or_else(
             || (Vec::new(), Vec::new(), d.created_at_ms),
-            |e| (e.labels.channels, e.labels.tags, e.created_at_ms),
+            |s| (s.channels, s.tags, s.created_at_ms),
         );
         let path = match url.query() {
             Some(q) => format!("{}?{q}", url.path()),

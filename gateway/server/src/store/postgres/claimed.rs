@@ -60,5 +60,9 @@ pub(super) fn event_body(payload: String, trace: Option<String>) -> Result<Event
         Some(text) => Some(from_json(&text, "event trace context")?),
         None => None,
     };
-    Ok(EventBody { payload, trace })
+    Ok(EventBody {
+        payload,
+        trace,
+        seen: None,
+    })
 }

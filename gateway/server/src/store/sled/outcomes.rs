@@ -144,6 +144,11 @@ impl SledStore {
             crate::store::EventBody {
                 payload,
                 trace: e.labels.trace,
+                seen: Some(crate::store::EventSeen {
+                    channels: e.labels.channels,
+                    tags: e.labels.tags,
+                    created_at_ms: e.created_at_ms,
+                }),
             }
         }))
     }
