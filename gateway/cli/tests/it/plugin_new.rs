@@ -11,9 +11,17 @@ use crate::common::{
     ADMIN, CliClient, Gateway, bash_in, cargo_in, hookgate_in, run_cli, target_dir_beside_workspace,
 };
 
-/// The target dir every run of this test shares: the SDK's dependencies build once.
+/// The target dir every run of the policy scaffold's test shares: the SDK's
+/// dependencies build once.
 fn scaffold_target_dir() -> PathBuf {
     target_dir_beside_workspace("scaffold")
+}
+
+/// The transform scaffold's own target dir: the two tests run at once, and two
+/// builds of SDK copies at different paths in one dir remove each other's
+/// artifacts mid-build.
+fn transform_scaffold_target_dir() -> PathBuf {
+    target_dir_beside_workspace("scaffold-transform")
 }
 
 /// The first `N.NN MiB` in `line`, in MiB.
@@ -137,7 +145,7 @@ fn a_new_transform_tests_builds_and_passes_the_checks_as_a_transform() {
         assert!(readme.contains(command), "the README shows `{command}`");
     }
 
-    let target = scaffold_target_dir();
+    let target = transform_scaffold_target_dir();
     cargo_in(&dir, &["test", "--offline"], &target);
     cargo_in(
         &dir,
