@@ -117,13 +117,42 @@ pub(super) struct AttemptView {
     status: Option<u16>,
     /// Made for a test event (`send-example`), not the platform's.
     test: bool,
-    /// What the endpoint's transform did, when one ran: the version, its run
-    /// time, and the hash, size, method, path and type of what was sent.
-    #[schema(value_type = Option<Object>)]
-    transform: Option<TransformNote>,
+    /// What the endpoint's transform did, when one ran.
+    transform: Option<TransformNoteView>,
     /// One of the names of [`VerdictKind`]; a name written by another build is shown as it is.
     #[schema(value_type = String)]
     verdict: Recorded<VerdictKind>,
+}
+
+/// What an endpoint's transform did in an attempt: the version that ran, its
+/// run time, and what was sent (all `null` when nothing was: a skip or a
+/// failure). The body itself is not kept; its hash and size are.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub(super) struct TransformNoteView {
+    body_bytes: Option<u64>,
+    /// Hex SHA-256 of the body sent.
+    body_sha256: Option<String>,
+    content_type: Option<String>,
+    method: Option<String>,
+    /// The path and query sent.
+    path: Option<String>,
+    /// `name@version`.
+    plugin: String,
+    run_us: u64,
+}
+
+impl From<&TransformNote> for TransformNoteView {
+    fn from(t: &TransformNote) -> Self {
+        Self {
+            body_bytes: t.body_bytes,
+            body_sha256: t.body_sha256.clone(),
+            content_type: t.content_type.clone(),
+            method: t.method.clone(),
+            path: t.path.clone(),
+            plugin: t.plugin.clone(),
+            run_us: t.run_us,
+        }
+    }
 }
 
 /// One header of a request as sent.
@@ -161,7 +190,7 @@ impl From<&AttemptRecord> for AttemptView {
             started_at: rfc3339_ms(a.started_at_ms),
             status: a.status,
             test: a.of.as_ref().is_some_and(|o| o.test),
-            transform: a.transform.clone(),
+            transform: a.transform.as_ref().map(TransformNoteView::from),
             verdict: a.verdict.clone(),
         }
     }
