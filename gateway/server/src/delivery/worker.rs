@@ -145,7 +145,7 @@ impl DeliveryWorker {
         let (span, trace) = ctx.traces.attempt(body.trace.as_ref());
         let (shaped, transform) = match self.shape(&d, &payload, seen).await? {
             Shaping::Plain => (None, None),
-            Shaping::Send(request, note) => (Some(request), Some(note)),
+            Shaping::Send(request, target, note) => (Some((request, target)), Some(note)),
             // Nothing is sent: the attempt is recorded as what the transform did.
             Shaping::Skip(reason, note) => {
                 let result = Ok(Answer::Skipped(reason));

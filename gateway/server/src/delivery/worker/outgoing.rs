@@ -42,13 +42,13 @@ impl Answer {
 impl DeliveryWorker {
     /// The signed request, and what of it the attempt log keeps: its signature
     /// and the endpoint's own headers, a sensitive one's value masked. With a
-    /// transform's `shaped` request, that is what is signed and sent: its
+    /// transform's `shaped` request and the URL it goes to, that is what is signed and sent: its
     /// method, path, headers (instead of the endpoint's), body and type.
     pub(super) fn outgoing(
         &self,
         d: &DeliveryRecord,
         payload: String,
-        shaped: Option<TransformRequest>,
+        shaped: Option<(TransformRequest, String)>,
         now_ms: u64,
         trace: Option<TraceContext>,
     ) -> Result<(Outgoing, SentRequest), http::Error> {
@@ -76,18 +76,13 @@ impl DeliveryWorker {
             Vec::new()
         };
         let (body, content_type, own_headers, method, target) = match shaped {
-            Some(r) => {
-                let target = url::Url::parse(&ep.url)
-                    .and_then(|u| u.join(&r.path))
-                    .map_or_else(|_| ep.url.clone(), |u| u.to_string());
-                (
-                    Bytes::from(r.body),
-                    r.content_type,
-                    r.headers,
-                    r.method.as_str(),
-                    target,
-                )
-            }
+            Some((r, target)) => (
+                Bytes::from(r.body),
+                r.content_type,
+                r.headers,
+                r.method.as_str(),
+                target,
+            ),
             None => (
                 Bytes::from(payload),
                 SentRequest::CONTENT_TYPE.to_owned(),

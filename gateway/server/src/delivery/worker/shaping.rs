@@ -11,8 +11,9 @@ use crate::store::{DeliveryRecord, EventSeen, SentRequest, StoreError, Transform
 pub(super) enum Shaping {
     /// No transform is bound: hookgate's own request.
     Plain,
-    /// Send this request instead.
-    Send(TransformRequest, TransformNote),
+    /// Send this request instead, to this URL (the endpoint's joined with the
+    /// path the transform answered, which the host checked stays under it).
+    Send(TransformRequest, String, TransformNote),
     /// Send nothing: the delivery ends as skipped, for this reason.
     Skip(String, TransformNote),
     /// Send nothing: the attempt failed as `transform_failed`, for this reason.
@@ -95,12 +96,16 @@ impl DeliveryWorker {
         self.ctx.telemetry.observe_transform(&run);
         Ok(match run.result {
             Ok(Transformed::Send(request)) => {
+                let Ok(target) = url.join(&request.path) else {
+                    let why = format!("path {:?} does not join {}", request.path, ep.url);
+                    return Ok(Shaping::Failed(why, note));
+                };
                 note.body_sha256 = Some(hex::encode(Sha256::digest(&request.body)));
                 note.body_bytes = Some(request.body.len() as u64);
                 note.method = Some(request.method.as_str().to_owned());
                 note.path = Some(request.path.clone());
                 note.content_type = Some(request.content_type.clone());
-                Shaping::Send(request, note)
+                Shaping::Send(request, target.to_string(), note)
             }
             Ok(Transformed::Skip(reason)) => Shaping::Skip(reason, note),
             Err(failure) => Shaping::Failed(failure.to_string(), note),
