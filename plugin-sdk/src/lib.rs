@@ -131,6 +131,7 @@ pub mod __private;
 #[doc(hidden)]
 #[path = "transform_export.rs"]
 pub mod __private_transform;
+mod json_fields;
 mod transform;
 
 pub use attempt::{Attempt, AttemptBuilder, Delay, DestinationKind, FailureKind, Outcome, Verdict};

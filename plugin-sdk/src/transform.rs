@@ -6,6 +6,7 @@
 //! WIT on `wasm32`.
 
 use crate::DestinationKind;
+use crate::json_fields::{self, ObjectFields};
 
 /// The HTTP methods a transform may choose. A `Get` carries no body.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -52,6 +53,16 @@ impl Event {
     /// The payload parsed as JSON; `None` if it is not JSON.
     pub fn json(&self) -> Option<serde_json::Value> {
         serde_json::from_slice(&self.payload).ok()
+    }
+
+    /// The payload's top-level fields in their order, each value as written
+    /// (not parsed); `None` if the payload is not a JSON object. With
+    /// [`Request::set_fields`], renaming, dropping or adding fields costs a
+    /// fraction of [`Event::json`] and [`Request::set_json`].
+    pub fn fields(&self) -> Option<Vec<(String, &serde_json::value::RawValue)>> {
+        serde_json::from_slice::<ObjectFields<'_>>(&self.payload)
+            .ok()
+            .map(|f| f.0)
     }
 }
 
@@ -127,6 +138,13 @@ impl Request {
     /// Makes `value` the body, as JSON.
     pub fn set_json(&mut self, value: &serde_json::Value) {
         self.body = value.to_string().into_bytes();
+        self.content_type = "application/json".to_owned();
+    }
+
+    /// Makes `fields` the body: one JSON object, the fields in their order,
+    /// each value as written (see [`Event::fields`]).
+    pub fn set_fields<K: AsRef<str>>(&mut self, fields: &[(K, &serde_json::value::RawValue)]) {
+        self.body = json_fields::encode(fields);
         self.content_type = "application/json".to_owned();
     }
 
@@ -323,5 +341,32 @@ mod tests {
         assert_eq!(input.event.json(), Some(serde_json::json!({"id": 3})));
         assert_eq!(input.request.body, input.event.payload);
         assert_eq!(input.endpoint.metadata("none"), None);
+    }
+
+    #[test]
+    fn fields_read_and_write_an_object_without_parsing_its_values() {
+        let mut input = TransformInput::of_json("a.b", &serde_json::json!({}));
+        input.event.payload = br#" {"a\nb": "x\u0041", "n": [1,  2], "n": 3} "#.to_vec();
+        let fields = input.event.fields().expect("an object");
+        let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a\nb", "n", "n"]);
+        assert_eq!(fields[0].1.get(), r#""x\u0041""#);
+        let mut r = input.request;
+        r.set_fields(&fields);
+        assert_eq!(r.body, br#"{"a\nb":"x\u0041","n":[1,  2],"n":3}"#);
+        assert_eq!(r.content_type, "application/json");
+        let empty: [(&str, &serde_json::value::RawValue); 0] = [];
+        r.set_fields(&empty);
+        assert_eq!(r.body, b"{}");
+    }
+
+    #[test]
+    fn fields_of_what_is_not_an_object_are_none() {
+        let mut event = TransformInput::of_json("a.b", &serde_json::json!([1])).event;
+        assert!(event.fields().is_none());
+        for payload in [&b"not json"[..], b"", b"{\"a\": }", b"{} trailing"] {
+            event.payload = payload.to_vec();
+            assert!(event.fields().is_none(), "{payload:?}");
+        }
     }
 }

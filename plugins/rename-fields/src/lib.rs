@@ -3,11 +3,12 @@
 //!
 //! Each metadata entry `rename.OLD` = `NEW` renames field `OLD` to `NEW`; a
 //! field no entry names keeps its name, and an entry whose field is absent does
-//! nothing. The fields come out in name order (the SDK's JSON keeps objects
-//! sorted). A payload that is not a JSON object is sent as it came.
+//! nothing. The fields keep their order, and their values go as they came
+//! (read and written with the SDK's `Event::fields` and `Request::set_fields`,
+//! never parsed, which keeps a large payload cheap). A payload that is not a
+//! JSON object is sent as it came.
 
 use hookgate_plugin_sdk::{Answer, Transform, TransformInput, export_transform};
-use serde_json::Value;
 
 /// The metadata prefix of a renaming.
 pub const PREFIX: &str = "rename.";
@@ -19,20 +20,18 @@ pub struct RenameFields;
 impl Transform for RenameFields {
     fn transform(&self, input: TransformInput) -> Answer {
         let mut request = input.request;
-        let Some(Value::Object(fields)) = input.event.json() else {
+        let Some(mut fields) = input.event.fields() else {
             return Answer::Send(request);
         };
-        let renamed = fields
-            .into_iter()
-            .map(|(name, value)| {
-                let to = input
-                    .endpoint
-                    .metadata(&format!("{PREFIX}{name}"))
-                    .map_or(name, str::to_owned);
-                (to, value)
-            })
-            .collect();
-        request.set_json(&Value::Object(renamed));
+        let mut key = String::from(PREFIX);
+        for (name, _) in &mut fields {
+            key.truncate(PREFIX.len());
+            key.push_str(name);
+            if let Some(to) = input.endpoint.metadata(&key) {
+                *name = to.to_owned();
+            }
+        }
+        request.set_fields(&fields);
         Answer::Send(request)
     }
 }
@@ -42,7 +41,7 @@ export_transform!(RenameFields);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn renames_what_the_metadata_names_and_keeps_the_rest() {
@@ -56,6 +55,22 @@ mod tests {
         };
         let body: Value = serde_json::from_slice(&r.body).unwrap();
         assert_eq!(body, json!({"id": 1, "amount": 5, "x": null}));
+        assert_eq!(r.content_type, "application/json");
+    }
+
+    #[test]
+    fn fields_keep_their_order_and_their_values_as_written() {
+        let payload = br#"{"z": [1, 2], "amt": {"v": "a\"b"}, "a": 1.50}"#;
+        let mut input = TransformInput::of_json("a.b", &json!({}));
+        input.event.payload = payload.to_vec();
+        input.endpoint.metadata = vec![("rename.amt".into(), "amount".into())];
+        let Answer::Send(r) = RenameFields.transform(input) else {
+            panic!("skipped")
+        };
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            r#"{"z":[1, 2],"amount":{"v": "a\"b"},"a":1.50}"#
+        );
     }
 
     #[test]

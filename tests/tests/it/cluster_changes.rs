@@ -2,14 +2,17 @@
 //! force on the other. A plugin uploaded through one is loaded by the other
 //! from the bytes in the database and decides the deliveries it attempts; an
 //! endpoint disabled through one gets no more deliveries from events sent to the
-//! other; a tenant key rotated through one stops working on the other. Each
-//! delay is polled for with a generous deadline and reported.
+//! other; a tenant key rotated through one stops working on the other; a
+//! transform uploaded through one, and its next version, shape what the other
+//! sends. Each delay is polled for with a generous deadline and reported.
 
 use std::time::Duration;
 
 use hookgate_server::RunOptions;
+use hookgate_tests::receiver::{Receiver, Reply};
+use hookgate_tests::verify::verify_with_official_library;
 use hookgate_tests::{Backend, TestGateway, body_receiver, is_final, upload_example};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::time::Instant;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -136,4 +139,80 @@ async fn a_plugin_uploaded_through_one_gateway_decides_on_another() {
         "{d}"
     );
     println!("gateway b loaded the plugin {loaded_after:?} after gateway a stored it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transform_uploaded_through_one_gateway_shapes_what_another_sends() {
+    let (a, b) = two_gateways().await;
+    let key = a.tenant("acme").await;
+    upload_example(&a, &key, "shape", "rename-fields", 1).await;
+    let uploaded = Instant::now();
+
+    // Gateway b accepts the binding only once it has the transform loaded.
+    let rx = Receiver::start(vec![Reply::status(200), Reply::status(200)]).await;
+    let body = json!({"url": rx.url(), "transform": "shape",
+                      "metadata": {"rename.n": "number"}});
+    let path = "/v1/tenants/acme/endpoints";
+    let deadline = uploaded + WAIT;
+    let (status, ep) = loop {
+        let (s, answer) = b.call("POST", path, Some(&key), Some(body.clone())).await;
+        if s == 201 || Instant::now() >= deadline {
+            break (s, answer);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status, 201, "gateway b never loaded the transform: {ep}");
+    let loaded_after = uploaded.elapsed();
+    let secret = ep["secret"].as_str().unwrap().to_owned();
+
+    // Either gateway may attempt it: both run version 1.
+    let first = shaped_delivery(&b, &key, 1).await;
+    assert_eq!(first["transform"]["plugin"], "shape@1", "{first}");
+
+    // Version 2, uploaded through a, becomes b's active version.
+    upload_example(&a, &key, "shape", "slack-message", 2).await;
+    let uploaded = Instant::now();
+    let plugin = "/v1/tenants/acme/plugins/shape";
+    let active_on_b = || async {
+        let (s, view) = b.call("GET", plugin, Some(&key), None).await;
+        let loaded = view["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|v| v["version"] == 2 && v["loaded"] == true);
+        s == 200 && view["active_version"] == 2 && loaded
+    };
+    let moved_after = within(active_on_b).await;
+    assert!(
+        moved_after.is_some(),
+        "gateway b never made version 2 active"
+    );
+
+    // Only b is left to attempt: it sends version 2's shape.
+    a.stop().await;
+    let second = shaped_delivery(&b, &key, 2).await;
+    assert_eq!(second["transform"]["plugin"], "shape@2", "{second}");
+    let got = rx.wait_for(2, WAIT).await;
+    let bodies: Vec<Value> = got
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(
+        bodies,
+        [json!({"number": 1}), json!({"text": "*order.paid*\nn: 2"})]
+    );
+    verify_with_official_library(&secret, &got);
+    println!(
+        "gateway b loaded the transform {loaded_after:?} after a stored it, and its version 2 {moved_after:?} after"
+    );
+}
+
+/// Sends `{"n": n}` through `gw` and waits for its delivery to succeed; its
+/// last attempt.
+async fn shaped_delivery(gw: &TestGateway, key: &str, n: u64) -> Value {
+    let ev = gw.event("acme", key, "order.paid", json!({"n": n})).await;
+    let dlv = ev["deliveries"][0]["id"].as_str().unwrap();
+    let d = gw.wait_delivery("acme", key, dlv, WAIT, is_final).await;
+    assert_eq!(d["state"], "succeeded", "{d}");
+    d["attempt_log"].as_array().unwrap().last().unwrap().clone()
 }

@@ -122,7 +122,7 @@ fn rename_fields_sends_the_renamed_body_to_the_endpoint() {
             "content-type: application/json",
             "x-team: 7",
             "",
-            r#"{"amount":5,"id":1}"#,
+            r#"{"id":1,"amount":5}"#,
         ],
         "{}",
         run.stdout
