@@ -171,7 +171,6 @@ async fn a_transform_uploaded_through_one_gateway_shapes_what_another_sends() {
 
     // Version 2, uploaded through a, becomes b's active version.
     upload_example(&a, &key, "shape", "slack-message", 2).await;
-    let uploaded = Instant::now();
     let plugin = "/v1/tenants/acme/plugins/shape";
     let active_on_b = || async {
         let (s, view) = b.call("GET", plugin, Some(&key), None).await;
