@@ -22,11 +22,12 @@ pub(super) const SDK_PACKAGE: &str = "hookgate-plugin-sdk";
 
 /// Every file the SDK is built from, as `(path in the crate, contents)`, except
 /// its manifest (see [`standalone_manifest`]).
-pub(super) const SDK_FILES: [(&str, &str); 9] = [
+pub(super) const SDK_FILES: [(&str, &str); 10] = [
     ("src/lib.rs", sdk_file!("src/lib.rs")),
     ("src/arena.rs", sdk_file!("src/arena.rs")),
     ("src/attempt.rs", sdk_file!("src/attempt.rs")),
     ("src/export.rs", sdk_file!("src/export.rs")),
+    ("src/json_fields.rs", sdk_file!("src/json_fields.rs")),
     ("src/response.rs", sdk_file!("src/response.rs")),
     ("src/transform.rs", sdk_file!("src/transform.rs")),
     (
