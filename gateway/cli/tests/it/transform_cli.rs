@@ -264,7 +264,7 @@ fn plugin_check_runs_a_transform_that_passed_on_the_event() {
         .unwrap_or_else(|| panic!("no request after the report:\n{}", run.stdout));
     assert!(report.contains("passed checks 1-9"), "{report}");
     assert!(
-        request.contains("\n\n{\"amount\":5,\"id\":1}\ntransform try@1 ran in "),
+        request.contains("\n\n{\"id\":1,\"amount\":5}\ntransform try@1 ran in "),
         "{request}"
     );
 
