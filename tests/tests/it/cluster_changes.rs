@@ -101,15 +101,7 @@ async fn a_plugin_uploaded_through_one_gateway_decides_on_another() {
     // Gateway b accepts a binding only once it has the plugin loaded.
     let url = body_receiver(vec![(400, r#"{"error":"try_again"}"#)]).await;
     let body = json!({"url": url, "plugin": "coded"});
-    let path = "/v1/tenants/acme/endpoints";
-    let deadline = uploaded + WAIT;
-    let (status, answer) = loop {
-        let (s, answer) = b.call("POST", path, Some(&key), Some(body.clone())).await;
-        if s == 201 || Instant::now() >= deadline {
-            break (s, answer);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (status, answer) = create_endpoint_once_loaded(&b, &key, &body, uploaded).await;
     assert_eq!(status, 201, "gateway b never loaded the plugin: {answer}");
     let loaded_after = uploaded.elapsed();
     let (s, listed) = b
@@ -152,15 +144,7 @@ async fn a_transform_uploaded_through_one_gateway_shapes_what_another_sends() {
     let rx = Receiver::start(vec![Reply::status(200), Reply::status(200)]).await;
     let body = json!({"url": rx.url(), "transform": "shape",
                       "metadata": {"rename.n": "number"}});
-    let path = "/v1/tenants/acme/endpoints";
-    let deadline = uploaded + WAIT;
-    let (status, ep) = loop {
-        let (s, answer) = b.call("POST", path, Some(&key), Some(body.clone())).await;
-        if s == 201 || Instant::now() >= deadline {
-            break (s, answer);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (status, ep) = create_endpoint_once_loaded(&b, &key, &body, uploaded).await;
     assert_eq!(status, 201, "gateway b never loaded the transform: {ep}");
     let loaded_after = uploaded.elapsed();
     let secret = ep["secret"].as_str().unwrap().to_owned();
@@ -204,6 +188,25 @@ async fn a_transform_uploaded_through_one_gateway_shapes_what_another_sends() {
     println!(
         "gateway b loaded the transform {loaded_after:?} after a stored it, and its version 2 {moved_after:?} after"
     );
+}
+
+/// Creates an endpoint of `body` through `gw`, again and again until it is
+/// created or [`WAIT`] after `since` (a binding is refused until the plugin it
+/// names is loaded); the last status and answer.
+async fn create_endpoint_once_loaded(
+    gw: &TestGateway,
+    key: &str,
+    body: &Value,
+    since: Instant,
+) -> (u16, Value) {
+    let path = "/v1/tenants/acme/endpoints";
+    loop {
+        let (s, answer) = gw.call("POST", path, Some(key), Some(body.clone())).await;
+        if s == 201 || Instant::now() >= since + WAIT {
+            return (s, answer);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Sends `{"n": n}` through `gw` and waits for its delivery to succeed; its
