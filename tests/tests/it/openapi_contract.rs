@@ -237,16 +237,6 @@ hookgate_tests::on_each_backend! {
     schemathesis_finds_no_failures_with_a_tenant_key,
 }
 
-/// Examples per operation: the full depth on sled; on PostgreSQL, which is
-/// here for the store's own failures (the generated inputs go through the same
-/// API code either way), fewer, which halves the slowest tests of the suite.
-pub(crate) fn max_examples(backend: Backend) -> u32 {
-    match backend {
-        Backend::Sled => 25,
-        Backend::Postgres => 12,
-    }
-}
-
 /// Who the fuzzing run authenticates as.
 #[derive(Clone, Copy)]
 enum Role {
@@ -307,7 +297,7 @@ async fn fuzz(backend: Backend, role: Role) {
         format!("--wasm={}", wasm.display()),
         format!("--workdir={}", work.path().display()),
         "--seed=20261201".into(),
-        format!("--max-examples={}", max_examples(backend)),
+        "--max-examples=25".into(),
     ];
     run(
         &format!("fuzz_api.py (Schemathesis, {role})"),

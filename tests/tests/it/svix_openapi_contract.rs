@@ -88,10 +88,6 @@ async fn schemathesis_finds_no_failures_in_the_svix_face(backend: Backend) {
         "--spare-event-type=spare.type".into(),
         format!("--receiver={}", ok.url()),
         format!("--workdir={}", work.path().display()),
-        format!(
-            "--max-examples={}",
-            crate::openapi_contract::max_examples(backend)
-        ),
     ];
     run("fuzz_svix.py (Schemathesis, Svix face)", "python3", args).await;
 }
